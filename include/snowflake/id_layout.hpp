@@ -1,0 +1,99 @@
+#pragma once
+// The bit layout of a snowflake ID.
+//
+//    63   62 ............................................................ 0
+//   +---+--------------------+------------------+------------------------+
+//   | 0 | time (time_bits)   | worker (w_bits)  | sequence (seq_bits)    |
+//   +---+--------------------+------------------+------------------------+
+//
+// time = whole time units since the layout's epoch. The sign bit is always 0,
+// so an ID is a positive signed 64-bit integer (SQL BIGINT, Java long).
+// The default, 41/10/12 bits with 1 ms units and an epoch of
+// 2025-01-01T00:00:00Z, gives 1024 workers x 4096 IDs per ms each and lasts
+// until 2094-09-07. An instant past the layout's range is an error, never a
+// wrapped or negative ID.
+
+#include <cstdint>
+#include <string>
+
+#include "snowflake/result.hpp"
+
+namespace snowflake {
+
+// 2025-01-01T00:00:00Z: recent, so the 41-bit default lasts ~69 years.
+inline constexpr std::int64_t kDefaultEpochMs = 1'735'689'600'000;
+inline constexpr int kIdBits = 63;
+
+struct LayoutSettings {
+  int time_bits = 41;
+  int worker_bits = 10;
+  int sequence_bits = 12;
+  std::int64_t time_unit_ms = 1;
+  std::int64_t epoch_ms = kDefaultEpochMs;
+
+  bool operator==(const LayoutSettings&) const = default;
+};
+
+// What is wrong and with which setting: `field` is "time_bits", "epoch", ...,
+// or empty when the fault is in the combination (such as the bit sum).
+struct LayoutError {
+  std::string field;
+  std::string message;
+};
+
+struct DecodedId {
+  std::uint64_t id = 0;
+  std::int64_t timestamp_ms = 0;  // start of the ID's time unit, Unix ms
+  std::uint32_t worker_id = 0;
+  std::uint32_t sequence = 0;
+};
+
+class IdLayout {
+ public:
+  // Validates the settings once; `now_ms` (Unix ms) rejects a future epoch.
+  static Result<IdLayout, LayoutError> create(const LayoutSettings& settings, std::int64_t now_ms);
+
+  const LayoutSettings& settings() const noexcept { return settings_; }
+  std::uint32_t max_worker_id() const noexcept { return max_worker_; }
+  std::uint32_t max_sequence() const noexcept { return max_sequence_; }
+  std::int64_t max_time_unit() const noexcept { return max_unit_; }
+  // The first instant (Unix ms) this layout can no longer encode.
+  std::int64_t end_of_life_ms() const noexcept { return unit_start_ms(max_unit_ + 1); }
+
+  Result<void, LayoutError> check_worker_id(std::int64_t worker_id) const;
+
+  // Checked: every field must be in range and the instant within the layout.
+  // The timestamp is truncated to its time unit.
+  Result<std::uint64_t, LayoutError> compose(std::int64_t timestamp_ms, std::int64_t worker_id,
+                                             std::int64_t sequence) const;
+  // Rejects only what no layout can produce: the sign bit set.
+  Result<DecodedId, LayoutError> decompose(std::uint64_t id) const;
+
+  // Unchecked, for the generator, which keeps every field in range itself.
+  std::uint64_t compose_unit(std::int64_t unit, std::uint32_t worker_id,
+                             std::uint32_t sequence) const noexcept {
+    return (static_cast<std::uint64_t>(unit) << time_shift_) |
+           (static_cast<std::uint64_t>(worker_id) << settings_.sequence_bits) | sequence;
+  }
+
+  // Time unit containing `unix_ms` (floor; negative before the epoch).
+  std::int64_t unit_of_ms(std::int64_t unix_ms) const noexcept;
+  // Unix ms at which time unit `unit` starts.
+  std::int64_t unit_start_ms(std::int64_t unit) const noexcept {
+    return settings_.epoch_ms + unit * settings_.time_unit_ms;
+  }
+
+  // "41/10/12 bits, 1 ms unit, epoch 2025-01-01T00:00:00.000Z, ends 2094-..."
+  std::string describe() const;
+
+ private:
+  explicit IdLayout(const LayoutSettings& settings);
+
+  LayoutSettings settings_;
+  int time_shift_;
+  std::uint32_t max_worker_;
+  std::uint32_t max_sequence_;
+  std::int64_t max_unit_;
+};
+
+}  // namespace snowflake

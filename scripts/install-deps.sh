@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs, from Debian 12's archive, every package that building, running,
+# testing and benchmarking snowflaked needs. Idempotent: packages already
+# present are skipped, and apt is not touched at all when nothing is missing.
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake pkg-config
+  # libraries on the design card (+ what the system gives)
+  libboost-dev libboost-program-options-dev
+  libzookeeper-mt-dev nlohmann-json3-dev libspdlog-dev libsystemd-dev
+  # run: a local ZooKeeper for the README's run command and the tests
+  zookeeper default-jre-headless
+  # tests and benchmarks
+  catch2 curl wrk nginx-light libfaketime faketime
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=()
+[ "$(id -u)" -ne 0 ] && SUDO=(sudo)
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -qq
+"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

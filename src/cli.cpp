@@ -1,0 +1,88 @@
+#include "cli.hpp"
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include <sstream>
+#include <vector>
+
+namespace snowflake {
+
+namespace po = boost::program_options;
+
+namespace {
+
+po::options_description visible_options() {
+  po::options_description options("Options");
+  options.add_options()
+      ("help,h", "print this help and exit")
+      ("version", "print the version and exit")
+      ("config,c", po::value<std::string>()->value_name("FILE"), "JSON config file")
+      ("log-level", po::value<std::string>()->value_name("LEVEL"),
+       "trace, debug, info, warn, error, critical or off (overrides the config)");
+  return options;
+}
+
+}  // namespace
+
+std::string usage_text() {
+  std::ostringstream out;
+  out << "Usage:\n"
+         "  snowflaked [--config FILE] [--log-level LEVEL]   run the daemon\n"
+         "  snowflaked decode ID [--config FILE]             print an ID's fields as JSON\n"
+         "  snowflaked check-config FILE                     validate a config file\n"
+         "\n"
+      << visible_options()
+      << "\nExit codes: 0 success, 1 runtime failure, 2 bad command line or config.\n";
+  return out.str();
+}
+
+Result<CommandLine, std::string> parse_command_line(int argc, const char* const* argv) {
+  po::options_description all = visible_options();
+  all.add_options()
+      ("command", po::value<std::string>())
+      ("args", po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add("command", 1).add("args", -1);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return std::string(e.what());
+  }
+
+  CommandLine cl;
+  if (vm.count("config")) cl.config_path = vm["config"].as<std::string>();
+  if (vm.count("log-level")) cl.log_level = vm["log-level"].as<std::string>();
+  if (vm.count("help")) {
+    cl.action = Action::help;
+    return cl;
+  }
+  if (vm.count("version")) {
+    cl.action = Action::version;
+    return cl;
+  }
+
+  const std::vector<std::string> args =
+      vm.count("args") ? vm["args"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (!vm.count("command")) return cl;  // run the daemon
+  const std::string command = vm["command"].as<std::string>();
+  if (command == "decode") {
+    if (args.size() != 1) return std::string("decode takes exactly one ID");
+    cl.action = Action::decode;
+    cl.id_text = args[0];
+  } else if (command == "check-config") {
+    if (args.size() > 1 || (args.empty() && !cl.config_path)) {
+      return std::string("check-config takes exactly one FILE");
+    }
+    cl.action = Action::check_config;
+    if (!args.empty()) cl.config_path = args[0];
+  } else {
+    return fmt::format("unknown command \"{}\"", command);
+  }
+  return cl;
+}
+
+}  // namespace snowflake

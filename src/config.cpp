@@ -1,0 +1,134 @@
+#include "snowflake/config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <regex>
+#include <sstream>
+
+#include "json_section.hpp"
+#include "snowflake/time_format.hpp"
+
+namespace snowflake {
+
+namespace {
+
+constexpr std::int64_t kMaxWaitMs = 60'000;
+constexpr std::uint32_t kDefaultRandomSequenceBound = 64;
+
+std::int64_t read_epoch(JsonSection& layout, std::int64_t fallback) {
+  const auto& v = layout.raw("epoch");
+  if (v.is_null()) return fallback;
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_string()) {
+    if (auto ms = parse_iso8601_ms(v.get<std::string>())) return *ms;
+  }
+  layout.fail("epoch", fmt::format("must be a UTC time such as \"2025-01-01T00:00:00Z\" or "
+                                   "Unix milliseconds, got {}",
+                                   v.dump()));
+}
+
+LayoutSettings read_layout(JsonSection layout) {
+  const LayoutSettings d;
+  LayoutSettings s;
+  // Wide integer ranges here: IdLayout::create owns the real limits and its
+  // messages, so they are not written twice.
+  const auto bits = [&](const char* key, int fallback) {
+    return static_cast<int>(layout.integer(key, fallback, std::numeric_limits<int>::min(),
+                                           std::numeric_limits<int>::max()));
+  };
+  s.time_bits = bits("time_bits", d.time_bits);
+  s.worker_bits = bits("worker_bits", d.worker_bits);
+  s.sequence_bits = bits("sequence_bits", d.sequence_bits);
+  s.time_unit_ms = layout.integer("time_unit_ms", d.time_unit_ms,
+                                  std::numeric_limits<std::int64_t>::min(),
+                                  std::numeric_limits<std::int64_t>::max());
+  s.epoch_ms = read_epoch(layout, d.epoch_ms);
+  layout.finish();
+  return s;
+}
+
+GeneratorOptions read_generator(JsonSection gen, const IdLayout& layout) {
+  const GeneratorOptions d;
+  GeneratorOptions g;
+  g.max_backward_wait = std::chrono::milliseconds(
+      gen.integer("max_backward_wait_ms", d.max_backward_wait.count(), 0, kMaxWaitMs));
+  g.max_floor_wait = std::chrono::milliseconds(
+      gen.integer("max_floor_wait_ms", d.max_floor_wait.count(), 0, kMaxWaitMs));
+  const std::string start = gen.choice("sequence_start", "zero", {"zero", "random"});
+  g.sequence_start = start == "random" ? SequenceStart::random : SequenceStart::zero;
+  const std::int64_t capacity = std::int64_t{layout.max_sequence()} + 1;
+  g.random_sequence_bound = static_cast<std::uint32_t>(gen.integer(
+      "random_sequence_bound", std::min<std::int64_t>(kDefaultRandomSequenceBound, capacity), 1,
+      capacity));
+  gen.finish();
+  return g;
+}
+
+CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) {
+  CoordinatorSettings c;
+  c.type = coord.choice("type", c.type, {"static"});
+  c.static_worker_id = static_cast<std::uint32_t>(
+      coord.integer("static_worker_id", c.static_worker_id, 0, layout.max_worker_id()));
+  coord.finish();
+  return c;
+}
+
+Config read_config(const nlohmann::json& document, std::int64_t now_ms) {
+  JsonSection root(document, "");
+  Config c;
+  c.service = root.string("service", c.service);
+  // The service name becomes a ZooKeeper path element and a metrics label.
+  static const std::regex kServiceName("[A-Za-z0-9._-]{1,64}");
+  if (!std::regex_match(c.service, kServiceName)) {
+    root.fail("service", fmt::format("must match [A-Za-z0-9._-]{{1,64}}, got \"{}\"", c.service));
+  }
+  c.log_level = root.choice("log_level", c.log_level,
+                            {"trace", "debug", "info", "warn", "error", "critical", "off"});
+
+  c.layout = read_layout(root.section("layout"));
+  auto layout = IdLayout::create(c.layout, now_ms);
+  if (!layout) {
+    const auto& e = layout.error();
+    throw ConfigFault({e.field.empty() ? "layout" : "layout." + e.field, e.message});
+  }
+  c.generator = read_generator(root.section("generator"), layout.value());
+  c.coordinator = read_coordinator(root.section("coordinator"), layout.value());
+  root.finish();
+  return c;
+}
+
+}  // namespace
+
+std::string ConfigError::describe(const std::string& source) const {
+  return key.empty() ? fmt::format("{}: {}", source, message)
+                     : fmt::format("{}: {}: {}", source, key, message);
+}
+
+Result<Config, ConfigError> parse_config(const nlohmann::json& document, std::int64_t now_ms) {
+  try {
+    return read_config(document, now_ms);
+  } catch (const ConfigFault& fault) {
+    return fault.error;
+  }
+}
+
+Result<Config, ConfigError> load_config_file(const std::string& path, std::int64_t now_ms) {
+  std::ifstream in(path);
+  if (!in) return ConfigError{"", fmt::format("cannot open: {}", std::strerror(errno))};
+  std::ostringstream text;
+  text << in.rdbuf();
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    return ConfigError{"", fmt::format("invalid JSON: {}", e.what())};
+  }
+  return parse_config(document, now_ms);
+}
+
+}  // namespace snowflake

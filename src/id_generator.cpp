@@ -1,0 +1,217 @@
+#include "snowflake/id_generator.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+namespace snowflake {
+
+namespace {
+
+constexpr std::int64_t kNsPerMs = 1'000'000;
+// Waiting for a deadline: sleep until this long before it, then spin. A
+// sleep wakes up late by tens of microseconds (more on a VM); spinning the
+// last stretch starts the next unit on time without burning a core for long.
+constexpr std::int64_t kSpinMarginNs = 100'000;
+// A spin is bounded so that a clock which does not move (a manual clock in a
+// test) falls through to sleep_for, which advances it.
+constexpr int kMaxSpins = 2000;
+
+std::chrono::milliseconds ceil_ms(std::int64_t ns) {
+  return std::chrono::milliseconds((ns + kNsPerMs - 1) / kNsPerMs);
+}
+
+// splitmix64, one stream per thread: only used when a new unit starts.
+std::uint64_t thread_random() {
+  thread_local std::uint64_t x = std::random_device{}() ^
+                                 (std::uint64_t{std::random_device{}()} << 32);
+  std::uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+std::string_view to_string(GenerateErrc code) noexcept {
+  switch (code) {
+    case GenerateErrc::clock_moved_backwards: return "clock_moved_backwards";
+    case GenerateErrc::clock_behind_floor: return "clock_behind_floor";
+    case GenerateErrc::clock_before_epoch: return "clock_before_epoch";
+    case GenerateErrc::time_exhausted: return "time_exhausted";
+  }
+  return "unknown";
+}
+
+std::string GenerateError::message() const {
+  switch (code) {
+    case GenerateErrc::clock_moved_backwards:
+      return fmt::format("wall clock is {} ms behind the last issued ID; refusing until it "
+                         "catches up", gap.count());
+    case GenerateErrc::clock_behind_floor:
+      return fmt::format("wall clock is {} ms behind the floor (the last time an earlier "
+                         "owner of this worker ID may have used)", gap.count());
+    case GenerateErrc::clock_before_epoch:
+      return fmt::format("wall clock is {} ms before the layout's epoch", gap.count());
+    case GenerateErrc::time_exhausted:
+      return "wall clock is past the layout's end of life; no more IDs can be issued";
+  }
+  return "unknown error";
+}
+
+Result<std::unique_ptr<IdGenerator>, GenerateError> IdGenerator::create(
+    const IdLayout& layout, std::uint32_t worker_id, const GeneratorOptions& options,
+    Clock& clock) {
+  if (!layout.check_worker_id(worker_id)) {
+    throw std::invalid_argument(layout.check_worker_id(worker_id).error().message);
+  }
+  if (options.sequence_start == SequenceStart::random &&
+      (options.random_sequence_bound < 1 ||
+       options.random_sequence_bound - 1 > layout.max_sequence())) {
+    throw std::invalid_argument("random_sequence_bound must be within 1 .. 2^sequence_bits");
+  }
+  std::unique_ptr<IdGenerator> generator(new IdGenerator(layout, worker_id, options, clock));
+
+  // The first usable unit is the one after the floor's; wait for it if the
+  // wall clock is behind, but only briefly: a big gap means a wrong clock.
+  const std::int64_t first_ns =
+      layout.unit_start_ms(generator->unit_of(generator->state_.load()) + 1) * kNsPerMs;
+  const std::int64_t behind_ns = first_ns - clock.wall_ns();
+  if (options.floor_ms && behind_ns > 0) {
+    if (behind_ns > std::chrono::nanoseconds(options.max_floor_wait).count()) {
+      return GenerateError{GenerateErrc::clock_behind_floor, ceil_ms(behind_ns)};
+    }
+    generator->wait_until_ns(first_ns);
+  }
+  return generator;
+}
+
+IdGenerator::IdGenerator(const IdLayout& layout, std::uint32_t worker_id,
+                         const GeneratorOptions& options, Clock& clock)
+    : layout_(layout),
+      worker_id_(worker_id),
+      options_(options),
+      clock_(clock),
+      seq_bits_(layout.settings().sequence_bits),
+      max_seq_(layout.max_sequence()),
+      unit_is_ms_(layout.settings().time_unit_ms == 1),
+      real_clock_(dynamic_cast<SystemClock*>(&clock) != nullptr) {
+  // Start as if the floor's unit (or unit -1) were used up, so the first ID
+  // lands in a later unit.
+  const std::int64_t floor_unit =
+      options.floor_ms ? std::max<std::int64_t>(layout.unit_of_ms(*options.floor_ms), -1) : -1;
+  state_.store(pack(floor_unit, max_seq_));
+}
+
+std::uint32_t IdGenerator::first_sequence() const noexcept {
+  if (options_.sequence_start == SequenceStart::zero) return 0;
+  return static_cast<std::uint32_t>(thread_random() % options_.random_sequence_bound);
+}
+
+// Inlined into next(): it is the whole hot path.
+[[gnu::always_inline]] inline Result<IdGenerator::Reservation, GenerateError> IdGenerator::reserve(
+    std::uint32_t want) {
+  for (;;) {
+    // Load the state before reading the clock: whoever stored it read its
+    // clock earlier, so a later unit here is a real step back, not a race.
+    std::uint64_t state = state_.load(std::memory_order_acquire);
+    const std::int64_t now_ns = wall_ns();
+    const std::int64_t now_ms = now_ns / kNsPerMs;
+    const std::int64_t now_unit =
+        unit_is_ms_ ? now_ms - layout_.settings().epoch_ms : layout_.unit_of_ms(now_ms);
+    const std::int64_t last_unit = unit_of(state);
+    const std::uint32_t last_seq = seq_of(state);
+
+    Reservation r;
+    std::uint64_t next_state;
+    if (now_unit > last_unit) [[likely]] {
+      if (now_unit > layout_.max_time_unit()) [[unlikely]] {
+        return GenerateError{GenerateErrc::time_exhausted};
+      }
+      const std::uint32_t first = first_sequence();
+      r = {now_unit, first, std::min(want, max_seq_ - first + 1)};
+      next_state = pack(now_unit, first + r.count - 1);
+    } else if (now_unit == last_unit && last_seq < max_seq_) {
+      r = {last_unit, last_seq + 1, std::min(want, max_seq_ - last_seq)};
+      next_state = state + r.count;
+    } else if (now_unit == last_unit) {
+      // This unit's sequence is used up: wait for the next unit.
+      sequence_waits_.fetch_add(1, std::memory_order_relaxed);
+      wait_until_ns(layout_.unit_start_ms(last_unit + 1) * kNsPerMs);
+      continue;
+    } else if (now_unit < 0) {
+      return GenerateError{GenerateErrc::clock_before_epoch,
+                           ceil_ms(layout_.settings().epoch_ms * kNsPerMs - now_ns)};
+    } else {
+      // The wall clock is behind the newest unit issued.
+      const std::int64_t catch_up_ns = layout_.unit_start_ms(last_unit) * kNsPerMs;
+      const std::int64_t gap_ns = catch_up_ns - now_ns;
+      if (gap_ns > std::chrono::nanoseconds(options_.max_backward_wait).count()) {
+        backward_refusals_.fetch_add(1, std::memory_order_relaxed);
+        return GenerateError{GenerateErrc::clock_moved_backwards, ceil_ms(gap_ns)};
+      }
+      backward_waits_.fetch_add(1, std::memory_order_relaxed);
+      wait_until_ns(catch_up_ns);
+      continue;
+    }
+    // Losing the race means another thread issued first: start over with a
+    // fresh clock reading, since its unit may be newer than our reading.
+    if (state_.compare_exchange_strong(state, next_state, std::memory_order_acq_rel,
+                                       std::memory_order_relaxed)) [[likely]] {
+      return r;
+    }
+  }
+}
+
+Result<std::uint64_t, GenerateError> IdGenerator::next() {
+  BOOST_OUTCOME_TRY(r, reserve(1));
+  return layout_.compose_unit(r.unit, worker_id_, r.first);
+}
+
+Result<void, GenerateError> IdGenerator::next_n(std::size_t n, std::vector<std::uint64_t>& out) {
+  const std::size_t original_size = out.size();
+  out.reserve(original_size + n);
+  std::size_t remaining = n;
+  while (remaining > 0) {
+    const auto want = static_cast<std::uint32_t>(std::min<std::size_t>(remaining, max_seq_ + 1ULL));
+    auto r = reserve(want);
+    if (!r) {
+      out.resize(original_size);
+      return r.error();
+    }
+    // Consecutive sequences in one unit are consecutive ID numbers.
+    const std::uint64_t first_id = layout_.compose_unit(r.value().unit, worker_id_, r.value().first);
+    for (std::uint32_t i = 0; i < r.value().count; ++i) out.push_back(first_id + i);
+    remaining -= r.value().count;
+  }
+  return outcome::success();
+}
+
+void IdGenerator::wait_until_ns(std::int64_t target_ns) {
+  for (int spins = 0;; ++spins) {
+    const std::int64_t remaining = target_ns - wall_ns();
+    if (remaining <= 0) return;
+    if (remaining > kSpinMarginNs) {
+      clock_.sleep_for(std::chrono::nanoseconds(remaining - kSpinMarginNs));
+    } else if (spins < kMaxSpins) {
+      std::this_thread::yield();
+    } else {
+      clock_.sleep_for(std::chrono::nanoseconds(remaining));
+    }
+  }
+}
+
+std::int64_t IdGenerator::high_water_mark_ms() const noexcept {
+  return layout_.unit_start_ms(unit_of(state_.load(std::memory_order_acquire)));
+}
+
+IdGenerator::Stats IdGenerator::stats() const noexcept {
+  return {sequence_waits_.load(std::memory_order_relaxed),
+          backward_waits_.load(std::memory_order_relaxed),
+          backward_refusals_.load(std::memory_order_relaxed)};
+}
+
+}  // namespace snowflake

@@ -1,0 +1,80 @@
+#include "json_section.hpp"
+
+#include <fmt/format.h>
+
+namespace snowflake {
+
+namespace {
+const nlohmann::json kEmptyObject = nlohmann::json::object();
+const nlohmann::json kNull;
+}  // namespace
+
+JsonSection::JsonSection(const nlohmann::json& value, std::string path)
+    : value_(value), path_(std::move(path)) {
+  if (!value_.is_object()) {
+    throw ConfigFault({path_, fmt::format("must be a JSON object, got {}", value_.type_name())});
+  }
+}
+
+std::string JsonSection::key_path(std::string_view key) const {
+  return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
+}
+
+void JsonSection::fail(std::string_view key, std::string message) const {
+  throw ConfigFault({key_path(key), std::move(message)});
+}
+
+const nlohmann::json* JsonSection::find(std::string_view key) {
+  read_.emplace(key);
+  const auto it = value_.find(key);
+  return it == value_.end() ? nullptr : &*it;
+}
+
+const nlohmann::json& JsonSection::raw(std::string_view key) {
+  const auto* v = find(key);
+  return v ? *v : kNull;
+}
+
+std::int64_t JsonSection::integer(std::string_view key, std::int64_t fallback, std::int64_t min,
+                                  std::int64_t max) {
+  const auto* v = find(key);
+  if (!v) return fallback;
+  if (!v->is_number_integer()) fail(key, fmt::format("must be an integer, got {}", v->dump()));
+  const auto range = fmt::format("must be from {} to {}", min, max);
+  // Unsigned JSON numbers above INT64_MAX are out of every range we accept.
+  if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
+    fail(key, fmt::format("{}, got {}", range, v->dump()));
+  }
+  const auto n = v->get<std::int64_t>();
+  if (n < min || n > max) fail(key, fmt::format("{}, got {}", range, n));
+  return n;
+}
+
+std::string JsonSection::string(std::string_view key, std::string fallback) {
+  const auto* v = find(key);
+  if (!v) return fallback;
+  if (!v->is_string()) fail(key, fmt::format("must be a string, got {}", v->dump()));
+  return v->get<std::string>();
+}
+
+std::string JsonSection::choice(std::string_view key, std::string fallback,
+                                std::initializer_list<std::string_view> allowed) {
+  std::string s = string(key, std::move(fallback));
+  for (auto a : allowed) {
+    if (s == a) return s;
+  }
+  fail(key, fmt::format("must be one of \"{}\", got \"{}\"", fmt::join(allowed, "\", \""), s));
+}
+
+JsonSection JsonSection::section(std::string_view key) {
+  const auto* v = find(key);
+  return JsonSection(v ? *v : kEmptyObject, key_path(key));
+}
+
+void JsonSection::finish() const {
+  for (const auto& [key, _] : value_.items()) {
+    if (!read_.contains(key)) fail(key, "unknown key");
+  }
+}
+
+}  // namespace snowflake

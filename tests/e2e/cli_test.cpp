@@ -1,0 +1,108 @@
+// The real snowflaked binary, run as a user would.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+
+#include "../support/child_process.hpp"
+
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+
+namespace {
+const std::string kBinary = SNOWFLAKED_PATH;
+}
+
+TEST_CASE("--help and --version", "[cli]") {
+  const auto help = run_process({kBinary, "--help"});
+  CHECK(help.status.code == 0);
+  CHECK_THAT(help.out, Catch::Contains("snowflaked decode ID"));
+  const auto version = run_process({kBinary, "--version"});
+  CHECK(version.status.code == 0);
+  CHECK_THAT(version.out, Catch::StartsWith("snowflaked 0."));
+}
+
+TEST_CASE("bad command lines exit 2 with the usage", "[cli]") {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {kBinary, "--bogus"}, {kBinary, "frobnicate"}, {kBinary, "decode"},
+           {kBinary, "decode", "1", "2"}, {kBinary, "check-config"}}) {
+    const auto r = run_process(args);
+    INFO(args.back());
+    CHECK(r.status.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("Usage:"));
+  }
+}
+
+TEST_CASE("decode prints the fields as JSON, with the config's layout", "[cli]") {
+  // (1000 << 22) | (1 << 12) | 5: 1000 ms after the default epoch.
+  const auto r = run_process({kBinary, "decode", "4194308101"});
+  REQUIRE(r.status.code == 0);
+  const auto json = nlohmann::json::parse(r.out);
+  CHECK(json["id"] == "4194308101");
+  CHECK(json["time"] == "2025-01-01T00:00:01.000Z");
+  CHECK(json["worker_id"] == 1);
+  CHECK(json["sequence"] == 5);
+
+  TempDir dir;
+  const auto config = dir.write("c.json", R"({"layout": {"time_bits": 39, "worker_bits": 12,
+      "sequence_bits": 12, "time_unit_ms": 10, "epoch": "2020-01-01T00:00:00Z"}})");
+  const auto custom = run_process({kBinary, "decode", "4194308101", "--config", config.string()});
+  REQUIRE(custom.status.code == 0);
+  const auto j2 = nlohmann::json::parse(custom.out);
+  // (250 << 24) | (1 << 12) | 5: 250 units of 10 ms after the epoch.
+  CHECK(j2["time"] == "2020-01-01T00:00:02.500Z");
+  CHECK(j2["worker_id"] == 1);
+  CHECK(j2["sequence"] == 5);
+}
+
+TEST_CASE("decode rejects what is not an ID", "[cli]") {
+  for (const char* bad : {"abc", "9223372036854775808", "1.5"}) {
+    const auto r = run_process({kBinary, "decode", bad});
+    INFO(bad);
+    CHECK(r.status.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("is not an ID"));
+  }
+}
+
+TEST_CASE("check-config: OK, or exit 2 naming file and key", "[cli]") {
+  TempDir dir;
+  const auto good = dir.write("good.json", R"({"coordinator": {"static_worker_id": 3}})");
+  const auto ok = run_process({kBinary, "check-config", good.string()});
+  CHECK(ok.status.code == 0);
+  CHECK_THAT(ok.out, Catch::Contains("OK"));
+
+  const auto bad = dir.write("config.json", R"({"layout": {"time_bits": 70}})");
+  const auto r = run_process({kBinary, "check-config", bad.string()});
+  CHECK(r.status.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("config.json: layout.time_bits: must be"));
+
+  const auto typo = dir.write("typo.json", R"({"coordinater": {}})");
+  const auto t = run_process({kBinary, "check-config", typo.string()});
+  CHECK(t.status.code == 2);
+  CHECK_THAT(t.err, Catch::Contains("typo.json: coordinater: unknown key"));
+}
+
+TEST_CASE("the daemon refuses a bad config with exit 2", "[cli]") {
+  TempDir dir;
+  const auto bad = dir.write("config.json", R"({"coordinator": {"static_worker_id": -1}})");
+  const auto r = run_process({kBinary, "--config", bad.string()});
+  CHECK(r.status.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("config.json: coordinator.static_worker_id: must be from 0"));
+  const auto level = run_process({kBinary, "--log-level", "loud"});
+  CHECK(level.status.code == 2);
+  CHECK_THAT(level.err, Catch::Contains("--log-level"));
+}
+
+TEST_CASE("the daemon starts in static mode and stops on SIGTERM with exit 0", "[cli]") {
+  TempDir dir;
+  const auto config = dir.write("c.json", R"({"coordinator": {"static_worker_id": 42}})");
+  ChildProcess daemon({kBinary, "--config", config.string()});
+  REQUIRE(daemon.wait_for_stderr("started", 10s));
+  CHECK_THAT(daemon.stderr_text(), Catch::Contains("worker 42 (static)"));
+  daemon.send_signal(SIGTERM);
+  const auto status = daemon.wait_for_exit(10s);
+  REQUIRE(status.has_value());
+  CHECK(status->code == 0);
+  CHECK_THAT(daemon.stderr_text(), Catch::Contains("received SIGTERM"));
+}

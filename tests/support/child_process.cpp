@@ -1,0 +1,148 @@
+#include "child_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace snowflake::test {
+
+namespace {
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+ExitStatus decode_status(int status) {
+  if (WIFEXITED(status)) return {WEXITSTATUS(status), 0};
+  return {-1, WIFSIGNALED(status) ? WTERMSIG(status) : 0};
+}
+
+std::filesystem::path make_temp_dir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "snowflake-test-XXXXXX").string();
+  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+  return pattern;
+}
+
+}  // namespace
+
+ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env)
+    : dir_(make_temp_dir()) {
+  // Environment: the test's own, with `env` laid over it.
+  std::map<std::string, std::string> merged;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const auto eq = entry.find('=');
+    if (eq != std::string::npos) merged[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  for (auto& [k, v] : env) merged[k] = v;
+  std::vector<std::string> env_strings;
+  for (auto& [k, v] : merged) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  for (auto& s : argv) args.push_back(s.data());
+  args.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, (dir_ / "stdout").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, (dir_ / "stderr").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // The child starts with no signals blocked, whatever this thread blocks.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  const int rc = posix_spawn(&pid_, args[0], &actions, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw std::runtime_error("posix_spawn " + argv[0] + ": " + std::strerror(rc));
+}
+
+ChildProcess::~ChildProcess() {
+  if (!status_ && pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+void ChildProcess::send_signal(int signal) const {
+  if (pid_ > 0) ::kill(pid_, signal);
+}
+
+bool ChildProcess::running() {
+  if (status_) return false;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    status_ = decode_status(status);
+    return false;
+  }
+  return true;
+}
+
+std::optional<ExitStatus> ChildProcess::wait_for_exit(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (running()) {
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return status_;
+}
+
+std::string ChildProcess::stdout_text() const { return read_file(dir_ / "stdout"); }
+std::string ChildProcess::stderr_text() const { return read_file(dir_ / "stderr"); }
+
+bool ChildProcess::wait_for_stderr(const std::string& text, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (stderr_text().find(text) != std::string::npos) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+RunResult run_process(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
+  ChildProcess child(std::move(argv));
+  auto status = child.wait_for_exit(timeout);
+  if (!status) {
+    child.send_signal(SIGKILL);
+    status = child.wait_for_exit(std::chrono::seconds(5));
+  }
+  return {status.value_or(ExitStatus{-1, SIGKILL}), child.stdout_text(), child.stderr_text()};
+}
+
+TempDir::TempDir() : path_(make_temp_dir()) {}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::filesystem::path TempDir::write(const std::string& name, const std::string& content) const {
+  const auto file = path_ / name;
+  std::ofstream(file) << content;
+  return file;
+}
+
+}  // namespace snowflake::test

@@ -1,0 +1,72 @@
+#pragma once
+// Runs a real program for a test: its stdout and stderr go to files (no pipe
+// can fill up and block it), waits have deadlines, and the destructor kills
+// only the process it started, by pid.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace snowflake::test {
+
+struct ExitStatus {
+  int code = -1;    // exit code, or -1 if killed by a signal
+  int signal = 0;   // the signal that ended it, or 0
+};
+
+class ChildProcess {
+ public:
+  // `env` entries are added to (or replace those of) the test's environment.
+  ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env = {});
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void send_signal(int signal) const;
+  // The exit status, or nullopt if still running at the deadline.
+  std::optional<ExitStatus> wait_for_exit(std::chrono::milliseconds timeout);
+  bool running();
+
+  std::string stdout_text() const;
+  std::string stderr_text() const;
+  // Polls stderr until it contains `text`; false at the deadline.
+  bool wait_for_stderr(const std::string& text, std::chrono::milliseconds timeout);
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<ExitStatus> status_;
+  std::filesystem::path dir_;
+};
+
+// Runs to completion; a process still running after `timeout` is killed and
+// reported with signal SIGKILL.
+struct RunResult {
+  ExitStatus status;
+  std::string out;
+  std::string err;
+};
+RunResult run_process(std::vector<std::string> argv, std::chrono::milliseconds timeout =
+                                                         std::chrono::seconds(30));
+
+// A fresh directory under the system temp dir, removed with its contents.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  // Writes `content` to a file in the directory and returns its path.
+  std::filesystem::path write(const std::string& name, const std::string& content) const;
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace snowflake::test

@@ -1,0 +1,140 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "../support/child_process.hpp"
+#include "snowflake/config.hpp"
+
+using namespace snowflake;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::int64_t kNow = 1'800'000'000'000;
+
+ConfigError error_of(const json& doc) {
+  auto r = parse_config(doc, kNow);
+  REQUIRE(r.has_error());
+  return r.error();
+}
+
+}  // namespace
+
+TEST_CASE("an empty config gives every default", "[config]") {
+  const Config c = parse_config(json::object(), kNow).value();
+  CHECK(c.service == "default");
+  CHECK(c.log_level == "info");
+  CHECK(c.layout == LayoutSettings{});
+  CHECK(c.generator.max_backward_wait == std::chrono::milliseconds(5));
+  CHECK(c.generator.sequence_start == SequenceStart::zero);
+  CHECK(c.generator.random_sequence_bound == 64);
+  CHECK(c.coordinator.type == "static");
+  CHECK(c.coordinator.static_worker_id == 0);
+}
+
+TEST_CASE("a full config is read", "[config]") {
+  const Config c = parse_config(json::parse(R"({
+      "service": "orders", "log_level": "debug",
+      "layout": {"time_bits": 39, "worker_bits": 8, "sequence_bits": 16, "time_unit_ms": 10,
+                 "epoch": "2020-06-01T00:00:00Z"},
+      "generator": {"max_backward_wait_ms": 20, "max_floor_wait_ms": 3000,
+                    "sequence_start": "random", "random_sequence_bound": 100},
+      "coordinator": {"type": "static", "static_worker_id": 255}})"), kNow).value();
+  CHECK(c.service == "orders");
+  CHECK(c.layout.time_bits == 39);
+  CHECK(c.layout.time_unit_ms == 10);
+  CHECK(c.layout.epoch_ms == 1'590'969'600'000);
+  CHECK(c.generator.max_backward_wait == std::chrono::milliseconds(20));
+  CHECK(c.generator.max_floor_wait == std::chrono::milliseconds(3000));
+  CHECK(c.generator.sequence_start == SequenceStart::random);
+  CHECK(c.generator.random_sequence_bound == 100);
+  CHECK(c.coordinator.static_worker_id == 255);
+}
+
+TEST_CASE("the epoch may be Unix milliseconds", "[config]") {
+  const Config c = parse_config(json{{"layout", {{"epoch", 1288834974657}}}}, kNow).value();
+  CHECK(c.layout.epoch_ms == 1288834974657);  // Twitter's epoch
+}
+
+TEST_CASE("every config error names its key", "[config]") {
+  struct Case {
+    const char* doc;
+    const char* key;
+    const char* message_part;
+  };
+  const Case cases[] = {
+      {R"([])", "", "must be a JSON object"},
+      {R"({"servce": "x"})", "servce", "unknown key"},
+      {R"({"layout": {"time_bit": 41}})", "layout.time_bit", "unknown key"},
+      {R"({"coordinator": {"worker": 1}})", "coordinator.worker", "unknown key"},
+      {R"({"layout": 5})", "layout", "must be a JSON object"},
+      {R"({"service": ""})", "service", "must match"},
+      {R"({"service": "a/b"})", "service", "must match"},
+      {R"({"service": 7})", "service", "must be a string"},
+      {R"({"log_level": "loud"})", "log_level", "must be one of"},
+      {R"({"layout": {"time_bits": "41"}})", "layout.time_bits", "must be an integer"},
+      {R"({"layout": {"time_bits": 41.5}})", "layout.time_bits", "must be an integer"},
+      {R"({"layout": {"time_bits": 0}})", "layout.time_bits", "from 1 to 61"},
+      {R"({"layout": {"worker_bits": 40}})", "layout.worker_bits", "from 1 to 31"},
+      {R"({"layout": {"sequence_bits": 13}})", "layout", "must be 63"},
+      {R"({"layout": {"time_unit_ms": 0}})", "layout.time_unit_ms", "from 1 to"},
+      {R"({"layout": {"epoch": "2025-01-01"}})", "layout.epoch", "UTC time"},
+      {R"({"layout": {"epoch": "2025-02-30T00:00:00Z"}})", "layout.epoch", "UTC time"},
+      {R"({"layout": {"epoch": "2030-01-01T00:00:00Z"}})", "layout.epoch", "future"},
+      {R"({"layout": {"epoch": true}})", "layout.epoch", "UTC time"},
+      {R"({"generator": {"max_backward_wait_ms": -1}})", "generator.max_backward_wait_ms",
+       "from 0 to 60000"},
+      {R"({"generator": {"max_floor_wait_ms": 60001}})", "generator.max_floor_wait_ms",
+       "from 0 to 60000"},
+      {R"({"generator": {"sequence_start": "middle"}})", "generator.sequence_start",
+       R"(must be one of "zero", "random", got "middle")"},
+      {R"({"generator": {"random_sequence_bound": 0}})", "generator.random_sequence_bound",
+       "from 1 to 4096"},
+      {R"({"generator": {"random_sequence_bound": 4097}})", "generator.random_sequence_bound",
+       "from 1 to 4096"},
+      {R"({"coordinator": {"type": "etcd"}})", "coordinator.type", "must be one of"},
+      {R"({"coordinator": {"static_worker_id": 1024}})", "coordinator.static_worker_id",
+       "from 0 to 1023"},
+      {R"({"coordinator": {"static_worker_id": 18446744073709551615}})",
+       "coordinator.static_worker_id", "from 0 to 1023"},
+      {R"({"layout": {"worker_bits": 5, "time_bits": 46},
+           "coordinator": {"static_worker_id": 32}})",
+       "coordinator.static_worker_id", "from 0 to 31"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.doc);
+    const auto e = error_of(json::parse(c.doc));
+    CHECK(e.key == c.key);
+    CHECK_THAT(e.message, Catch::Contains(c.message_part));
+  }
+}
+
+TEST_CASE("the random bound's default shrinks to a small sequence space", "[config]") {
+  const Config c = parse_config(
+      json{{"layout", {{"time_bits", 51}, {"worker_bits", 8}, {"sequence_bits", 4}}}}, kNow)
+                       .value();
+  CHECK(c.generator.random_sequence_bound == 16);
+}
+
+TEST_CASE("config files: errors are printed as file: key: message", "[config]") {
+  test::TempDir dir;
+  SECTION("a valid file") {
+    const auto path = dir.write("ok.json", R"({"coordinator": {"static_worker_id": 9}})");
+    CHECK(load_config_file(path.string(), kNow).value().coordinator.static_worker_id == 9);
+  }
+  SECTION("a bad key") {
+    const auto path = dir.write("config.json", R"({"layout": {"time_bits": 99}})");
+    const auto e = load_config_file(path.string(), kNow).error();
+    CHECK(e.describe("config.json") ==
+          "config.json: layout.time_bits: must be an integer from 1 to 61, got 99");
+  }
+  SECTION("invalid JSON, with its position") {
+    const auto path = dir.write("broken.json", "{\n  \"service\": \"x\",\n}");
+    const auto e = load_config_file(path.string(), kNow).error();
+    CHECK(e.key.empty());
+    CHECK_THAT(e.message, Catch::Contains("invalid JSON") && Catch::Contains("line 3"));
+  }
+  SECTION("a missing file") {
+    const auto e = load_config_file((dir.path() / "nope.json").string(), kNow).error();
+    CHECK(e.describe("nope.json") == "nope.json: cannot open: No such file or directory");
+  }
+}
