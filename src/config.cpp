@@ -7,10 +7,10 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <regex>
 #include <sstream>
 
 #include "json_section.hpp"
+#include "snowflake/names.hpp"
 #include "snowflake/time_format.hpp"
 
 namespace snowflake {
@@ -83,8 +83,7 @@ Config read_config(const nlohmann::json& document, std::int64_t now_ms) {
   Config c;
   c.service = root.string("service", c.service);
   // The service name becomes a ZooKeeper path element and a metrics label.
-  static const std::regex kServiceName("[A-Za-z0-9._-]{1,64}");
-  if (!std::regex_match(c.service, kServiceName)) {
+  if (!is_valid_name(c.service)) {
     root.fail("service", fmt::format("must match [A-Za-z0-9._-]{{1,64}}, got \"{}\"", c.service));
   }
   c.log_level = root.choice("log_level", c.log_level,

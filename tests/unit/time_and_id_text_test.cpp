@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "snowflake/id_json.hpp"
+#include "snowflake/names.hpp"
 #include "snowflake/time_format.hpp"
 
 using namespace snowflake;
@@ -46,4 +47,15 @@ TEST_CASE("a decoded ID as JSON: the ID as a string, time in ISO-8601", "[id_tex
   CHECK(json.dump() ==
         R"({"id":"4194304005","timestamp_ms":1735689601000,"time":"2025-01-01T00:00:01.000Z",)"
         R"("worker_id":1,"sequence":5})");
+}
+
+TEST_CASE("names (service, tags): [A-Za-z0-9._-]{1,64}", "[id_text]") {
+  CHECK(is_valid_name("order"));
+  CHECK(is_valid_name("Order_v2.eu-1"));
+  CHECK(is_valid_name(std::string(64, 'a')));
+  for (const std::string& bad : {std::string(), std::string(65, 'a'), std::string("a/b"),
+                                std::string("a b"), std::string("ä"), std::string("a%2F"),
+                                std::string("a\0b", 3)}) {
+    CHECK_FALSE(is_valid_name(bad));
+  }
 }
