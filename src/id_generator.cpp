@@ -65,8 +65,8 @@ std::string GenerateError::message() const {
 Result<std::unique_ptr<IdGenerator>, GenerateError> IdGenerator::create(
     const IdLayout& layout, std::uint32_t worker_id, const GeneratorOptions& options,
     Clock& clock) {
-  if (!layout.check_worker_id(worker_id)) {
-    throw std::invalid_argument(layout.check_worker_id(worker_id).error().message);
+  if (auto valid = layout.check_worker_id(worker_id); !valid) {
+    throw std::invalid_argument(valid.error().message);
   }
   if (options.sequence_start == SequenceStart::random &&
       (options.random_sequence_bound < 1 ||
