@@ -19,7 +19,9 @@ po::options_description visible_options() {
       ("version", "print the version and exit")
       ("config,c", po::value<std::string>()->value_name("FILE"), "JSON config file")
       ("log-level", po::value<std::string>()->value_name("LEVEL"),
-       "trace, debug, info, warn, error, critical or off (overrides the config)");
+       "trace, debug, info, warn, error, critical or off (overrides the config)")
+      ("listen", po::value<std::string>()->value_name("ADDR"),
+       "address to serve HTTP on, e.g. 127.0.0.1:8080 or [::1]:8080 (overrides the config)");
   return options;
 }
 
@@ -28,7 +30,8 @@ po::options_description visible_options() {
 std::string usage_text() {
   std::ostringstream out;
   out << "Usage:\n"
-         "  snowflaked [--config FILE] [--log-level LEVEL]   run the daemon\n"
+         "  snowflaked [--config FILE] [--listen ADDR] [--log-level LEVEL]\n"
+         "                                                 run the daemon\n"
          "  snowflaked decode ID [--config FILE]             print an ID's fields as JSON\n"
          "  snowflaked check-config FILE                     validate a config file\n"
          "\n"
@@ -56,6 +59,7 @@ Result<CommandLine, std::string> parse_command_line(int argc, const char* const*
   CommandLine cl;
   if (vm.count("config")) cl.config_path = vm["config"].as<std::string>();
   if (vm.count("log-level")) cl.log_level = vm["log-level"].as<std::string>();
+  if (vm.count("listen")) cl.listen = vm["listen"].as<std::string>();
   if (vm.count("help")) {
     cl.action = Action::help;
     return cl;

@@ -15,6 +15,7 @@ struct CommandLine {
   Action action = Action::run;
   std::optional<std::string> config_path;
   std::optional<std::string> log_level;
+  std::optional<std::string> listen;
   std::string id_text;  // decode
 };
 

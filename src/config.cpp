@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "json_section.hpp"
+#include "snowflake/http/listen_address.hpp"
 #include "snowflake/names.hpp"
 #include "snowflake/time_format.hpp"
 
@@ -78,6 +79,32 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
   return c;
 }
 
+HttpSettings read_http(JsonSection http) {
+  const HttpSettings d;
+  HttpSettings h;
+  h.listen = http.string("listen", d.listen);
+  if (!http::parse_listen_address(h.listen)) {
+    http.fail("listen", fmt::format("must be IPv4:port or [IPv6]:port, such as \"127.0.0.1:8080\" "
+                                    "or \"[::1]:8080\", got \"{}\"",
+                                    h.listen));
+  }
+  h.io_threads = static_cast<unsigned>(http.integer("io_threads", d.io_threads, 0, 1024));
+  h.max_batch = static_cast<std::uint32_t>(http.integer("max_batch", d.max_batch, 1, 1'000'000));
+  h.max_connections =
+      static_cast<std::uint32_t>(http.integer("max_connections", d.max_connections, 1, 1'000'000));
+  const auto ms = [&](const char* key, std::chrono::milliseconds fallback) {
+    return std::chrono::milliseconds(http.integer(key, fallback.count(), 1, 3'600'000));
+  };
+  h.idle_timeout = ms("idle_timeout_ms", d.idle_timeout);
+  h.request_timeout = ms("request_timeout_ms", d.request_timeout);
+  h.drain_timeout = ms("drain_timeout_ms", d.drain_timeout);
+  h.tag_allowlist = http.string_list("tag_allowlist", is_valid_name, "a tag ([A-Za-z0-9._-]{1,64})");
+  h.max_metric_tags =
+      static_cast<std::uint32_t>(http.integer("max_metric_tags", d.max_metric_tags, 0, 100'000));
+  http.finish();
+  return h;
+}
+
 Config read_config(const nlohmann::json& document, std::int64_t now_ms) {
   JsonSection root(document, "");
   Config c;
@@ -97,6 +124,7 @@ Config read_config(const nlohmann::json& document, std::int64_t now_ms) {
   }
   c.generator = read_generator(root.section("generator"), layout.value());
   c.coordinator = read_coordinator(root.section("coordinator"), layout.value());
+  c.http = read_http(root.section("http"));
   root.finish();
   return c;
 }

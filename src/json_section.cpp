@@ -66,6 +66,22 @@ std::string JsonSection::choice(std::string_view key, std::string fallback,
   fail(key, fmt::format("must be one of \"{}\", got \"{}\"", fmt::join(allowed, "\", \""), s));
 }
 
+std::vector<std::string> JsonSection::string_list(std::string_view key,
+                                                  bool (*valid)(std::string_view),
+                                                  std::string_view what) {
+  std::vector<std::string> out;
+  const auto* v = find(key);
+  if (!v) return out;
+  if (!v->is_array()) fail(key, fmt::format("must be an array of strings, got {}", v->dump()));
+  for (const auto& item : *v) {
+    if (!item.is_string() || !valid(item.get<std::string>())) {
+      fail(key, fmt::format("every entry must be {}, got {}", what, item.dump()));
+    }
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
 JsonSection JsonSection::section(std::string_view key) {
   const auto* v = find(key);
   return JsonSection(v ? *v : kEmptyObject, key_path(key));

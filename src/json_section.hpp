@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "snowflake/config.hpp"
 
@@ -32,6 +33,9 @@ class JsonSection {
   std::string string(std::string_view key, std::string fallback);
   std::string choice(std::string_view key, std::string fallback,
                      std::initializer_list<std::string_view> allowed);
+  // An array of strings, each accepted by `valid` (else `what` says why).
+  std::vector<std::string> string_list(std::string_view key, bool (*valid)(std::string_view),
+                                       std::string_view what);
   // A missing key reads as an empty object, so all its keys take defaults.
   JsonSection section(std::string_view key);
   // The raw value, for keys with more than one accepted form; null if absent.

@@ -5,9 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <algorithm>
 #include <csignal>
-#include <cstdio>
 #include <iostream>
+#include <thread>
+#include <vector>
 
 #include "cli.hpp"
 #include "logging.hpp"
@@ -16,6 +21,12 @@
 #include "snowflake/id_generator.hpp"
 #include "snowflake/id_json.hpp"
 #include "snowflake/id_layout.hpp"
+#include "snowflake/http/listen_address.hpp"
+#include "snowflake/http/router.hpp"
+#include "snowflake/http/server.hpp"
+#include "snowflake/lease.hpp"
+#include "snowflake/metrics.hpp"
+#include "snowflake/time_format.hpp"
 #include "snowflake/version.hpp"
 
 namespace {
@@ -64,6 +75,11 @@ int check_config(const CommandLine& cl) {
   return 0;
 }
 
+unsigned io_thread_count(const HttpSettings& http) {
+  if (http.io_threads > 0) return http.io_threads;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 int run_daemon(const CommandLine& cl) {
   auto config = load_config(cl);
   if (!config) return kExitUsage;
@@ -74,15 +90,14 @@ int run_daemon(const CommandLine& cl) {
     }
     config->log_level = *cl.log_level;
   }
+  if (cl.listen) config->http.listen = *cl.listen;
+  const auto endpoint = http::parse_listen_address(config->http.listen);
+  if (!endpoint) {
+    std::cerr << "--listen: must be IPv4:port or [IPv6]:port, got \"" << config->http.listen
+              << "\"\n";
+    return kExitUsage;
+  }
   configure_logging(config->log_level);
-
-  // Block the stop signals before any thread starts, so that every thread
-  // inherits the mask and only sigwait below receives them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   const IdLayout layout = make_layout(*config);
   const std::uint32_t worker_id = config->coordinator.static_worker_id;
@@ -92,13 +107,54 @@ int run_daemon(const CommandLine& cl) {
                      to_string(generator.error().code));
     return kExitFailure;
   }
-  spdlog::info("snowflaked {} started: service {}, worker {} ({}), layout {}", kVersion,
-               config->service, worker_id, config->coordinator.type, layout.describe());
+  Lease lease;
+  Metrics metrics(config->http.max_metric_tags);
+  const unsigned threads = io_thread_count(config->http);
+  http::RouterContext router{*generator.value(), lease, metrics, config->http,
+                             {config->service, config->coordinator.type,
+                              std::chrono::steady_clock::now(), threads}};
 
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
-  spdlog::info("received {}, stopping; high-water mark {}", signal == SIGTERM ? "SIGTERM" : "SIGINT",
-               generator.value()->high_water_mark_ms());
+  boost::asio::io_context ioc(static_cast<int>(threads));
+  http::HttpServer server(
+      ioc,
+      {.endpoint = *endpoint,
+       .max_connections = config->http.max_connections,
+       .idle_timeout = config->http.idle_timeout,
+       .request_timeout = config->http.request_timeout,
+       .drain_timeout = config->http.drain_timeout},
+      {.handle = [&router](const http::Request& req) { return http::handle_request(req, router); },
+       .reject = [&router](http::Status status, std::string_view code, std::string_view message) {
+         return http::reject_request(status, code, message, router);
+       }});
+  const auto bound = server.listen();
+  if (!bound) {
+    spdlog::critical("{}", bound.error());
+    return kExitFailure;
+  }
+
+  boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&server](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    spdlog::info("received {}", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    server.stop();
+  });
+
+  // Static mode owns its worker ID from the start.
+  lease.grant_indefinitely();
+  server.start();
+  const auto address = bound.value().address();
+  spdlog::info("snowflaked {} started: listening on {}{}{}:{} with {} io thread(s); service {}, "
+               "worker {} ({}), layout {}",
+               kVersion, address.is_v6() ? "[" : "", address.to_string(), address.is_v6() ? "]" : "",
+               bound.value().port(), threads, config->service, worker_id,
+               config->coordinator.type, layout.describe());
+
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&ioc] { ioc.run(); });
+  ioc.run();
+  for (auto& t : pool) t.join();
+  spdlog::info("stopped; high-water mark {}",
+               format_iso8601_ms(generator.value()->high_water_mark_ms()));
   return 0;
 }
 

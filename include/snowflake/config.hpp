@@ -5,8 +5,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "snowflake/id_generator.hpp"
 #include "snowflake/id_layout.hpp"
@@ -27,12 +29,30 @@ struct CoordinatorSettings {
   std::uint32_t static_worker_id = 0;
 };
 
+struct HttpSettings {
+  std::string listen = "127.0.0.1:8080";
+  unsigned io_threads = 0;  // 0: one per core
+  std::uint32_t max_batch = 10'000;  // largest ?count=
+  std::uint32_t max_connections = 10'000;
+  // A keep-alive connection with no request in flight is closed after this.
+  std::chrono::milliseconds idle_timeout{60'000};
+  // A request must arrive whole within this once its first byte has (so a
+  // slow client cannot hold a connection), and a response be taken up in it.
+  std::chrono::milliseconds request_timeout{10'000};
+  // On SIGTERM, connections still busy after this are closed.
+  std::chrono::milliseconds drain_timeout{10'000};
+  // Empty: every valid tag. Otherwise other tags get 404 unknown_tag.
+  std::vector<std::string> tag_allowlist;
+  std::uint32_t max_metric_tags = 1000;  // per-tag series before they are lumped together
+};
+
 struct Config {
   std::string service = "default";
   std::string log_level = "info";
   LayoutSettings layout;
   GeneratorOptions generator;
   CoordinatorSettings coordinator;
+  HttpSettings http;
 };
 
 // `now_ms` (Unix ms) is what "the epoch must not be in the future" is judged

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include <optional>
+#include <string_view>
+
+namespace snowflake::http {
+
+// "127.0.0.1:8080", "0.0.0.0:8080", "[::1]:8080", "[::]:8080". Port 0 asks
+// the system for a free port (the daemon logs the one it got).
+std::optional<boost::asio::ip::tcp::endpoint> parse_listen_address(std::string_view text);
+
+}  // namespace snowflake::http

@@ -1,0 +1,46 @@
+#pragma once
+// The HTTP API as a pure function: request in, response out. No sockets, so
+// every route, format and error is unit-tested (and fuzzed) directly; the
+// server only moves bytes.
+//
+//   GET /id/<tag>[?count=N][&format=text|json]   IDs (JSON, or text if asked)
+//   GET /decode/<id>                             an ID's fields
+//   GET /health /ready /status /metrics          liveness, readiness, state, Prometheus
+// HEAD works wherever GET does.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "snowflake/config.hpp"
+#include "snowflake/http/responses.hpp"
+#include "snowflake/id_generator.hpp"
+#include "snowflake/lease.hpp"
+#include "snowflake/metrics.hpp"
+
+namespace snowflake::http {
+
+struct ServiceInfo {
+  std::string service;
+  std::string mode;  // coordinator type: "static", ...
+  std::chrono::steady_clock::time_point started;
+  unsigned io_threads = 1;
+};
+
+struct RouterContext {
+  IdGenerator& generator;
+  const Lease& lease;
+  Metrics& metrics;
+  const HttpSettings& settings;
+  ServiceInfo info;
+};
+
+Response handle_request(const Request& request, RouterContext& context);
+
+// For requests the server could not parse or refused before routing (too
+// large, malformed, timed out): the error response, counted in the metrics.
+Response reject_request(Status status, std::string_view code, std::string_view message,
+                        RouterContext& context);
+
+}  // namespace snowflake::http

@@ -1,0 +1,67 @@
+#pragma once
+// The HTTP/1.x server on Boost.Beast. It moves bytes and enforces limits;
+// what a request means is the handler's business (see router.hpp).
+//
+//  - one session per connection on its own strand; keep-alive; pipelined
+//    requests are answered in order (they wait in the read buffer);
+//  - limits: header bytes (431), header count (431), no request bodies (413),
+//    max connections (further ones are closed at once);
+//  - timeouts: an idle keep-alive connection closes after idle_timeout; once
+//    a request's first byte arrives the whole request must follow within
+//    request_timeout (408), so a byte-at-a-time client cannot pin a
+//    connection; a response must be taken up within request_timeout too;
+//  - stop(): no new connections, idle ones closed, busy ones finish their
+//    current response and close; after drain_timeout the rest are cut.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "snowflake/http/responses.hpp"
+#include "snowflake/result.hpp"
+
+namespace snowflake::http {
+
+struct ServerSettings {
+  boost::asio::ip::tcp::endpoint endpoint;
+  std::size_t max_connections = 10'000;
+  std::chrono::milliseconds idle_timeout{60'000};
+  std::chrono::milliseconds request_timeout{10'000};
+  std::chrono::milliseconds drain_timeout{10'000};
+  std::size_t header_limit = 8 * 1024;
+  std::size_t max_header_fields = 100;
+};
+
+struct Handlers {
+  std::function<Response(const Request&)> handle;
+  // Answers a request refused before it could be handled.
+  std::function<Response(Status, std::string_view code, std::string_view message)> reject;
+};
+
+struct ServerState;  // shared by the server and its sessions
+
+class HttpServer {
+ public:
+  HttpServer(boost::asio::io_context& ioc, ServerSettings settings, Handlers handlers);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Opens, binds and listens; the error says why not ("address in use").
+  Result<boost::asio::ip::tcp::endpoint, std::string> listen();
+  void start();
+  // Thread-safe. The io_context runs out of work once every session is gone.
+  void stop();
+  std::size_t connections() const;
+
+ private:
+  std::shared_ptr<ServerState> state_;  // sessions hold it too: they may outlive a stop()
+};
+
+}  // namespace snowflake::http

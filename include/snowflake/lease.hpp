@@ -1,0 +1,57 @@
+#pragma once
+// "May this process issue IDs right now, and if not, why?" — one answer,
+// read on every ID request, written by whoever earns the right to issue:
+// static mode grants it once at start; the ZooKeeper heartbeat extends it to
+// a deadline on the monotonic clock. Lock-free: two atomics.
+
+#include <atomic>
+#include <climits>
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+#include "snowflake/clock.hpp"
+
+namespace snowflake {
+
+enum class LeaseState : std::uint8_t {
+  not_ready,  // never granted yet (starting up), or taken back on purpose
+  valid,      // IDs may be issued
+  expired,    // the deadline passed without an extension
+};
+
+// Stable names: "not_ready", "valid", "lease_expired".
+std::string_view to_string(LeaseState state) noexcept;
+
+class Lease {
+ public:
+  struct Status {
+    LeaseState state;
+    // Time left before the deadline; -1 ms when there is no deadline (an
+    // indefinite grant, or no grant).
+    std::chrono::milliseconds remaining;
+  };
+
+  explicit Lease(const Clock& clock = SystemClock::instance()) : clock_(clock) {}
+
+  // Valid until revoked (static mode).
+  void grant_indefinitely() noexcept;
+  // Valid until `deadline` on the monotonic clock.
+  void extend_until(std::chrono::steady_clock::time_point deadline) noexcept;
+  void revoke() noexcept;
+
+  bool may_issue() const noexcept { return state() == LeaseState::valid; }
+  LeaseState state() const noexcept;
+  Status status() const noexcept;
+
+ private:
+  static constexpr std::int64_t kNever = INT64_MAX;  // deadline of an indefinite grant
+  static constexpr std::int64_t kNone = INT64_MIN;   // no grant
+
+  std::int64_t now_ns() const noexcept;
+
+  const Clock& clock_;
+  std::atomic<std::int64_t> deadline_ns_{kNone};  // monotonic clock, ns since its epoch
+};
+
+}  // namespace snowflake

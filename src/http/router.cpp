@@ -1,0 +1,301 @@
+#include "snowflake/http/router.hpp"
+
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+
+#include "snowflake/id_json.hpp"
+#include "snowflake/names.hpp"
+#include "snowflake/time_format.hpp"
+#include "snowflake/version.hpp"
+
+namespace snowflake::http {
+
+namespace {
+
+using beast_http::field;
+using beast_http::verb;
+
+// Longer targets get 414; the header limit bounds the whole request anyway.
+constexpr std::size_t kMaxTargetLength = 2048;
+constexpr auto kRetrySoon = std::chrono::seconds(1);
+
+enum class Format { json, text };
+
+struct Rejection {
+  Status status;
+  std::string code;
+  std::string message;
+};
+
+struct IdQuery {
+  std::uint32_t count = 1;
+  bool batch = false;  // ?count= given: answer with a list, even of one
+  std::optional<Format> format;
+};
+
+// "count=5&format=text" -> values. No percent-decoding: no valid value
+// needs it, so an encoded one is simply invalid.
+Result<IdQuery, Rejection> parse_id_query(std::string_view query, std::uint32_t max_batch) {
+  IdQuery q;
+  bool seen_count = false;
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    const auto eq = pair.find('=');
+    const std::string_view key = pair.substr(0, eq);
+    const std::string_view value =
+        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+    if (key == "count") {
+      const std::string range = fmt::format("count must be an integer from 1 to {}", max_batch);
+      if (seen_count) return Rejection{Status::bad_request, "bad_count", "count is given more than once"};
+      seen_count = true;
+      std::uint32_t n = 0;
+      const bool digits = !value.empty() && value.size() <= 10 &&
+                          std::all_of(value.begin(), value.end(),
+                                      [](char c) { return c >= '0' && c <= '9'; });
+      if (!digits || std::from_chars(value.data(), value.data() + value.size(), n).ec != std::errc{} ||
+          n < 1 || n > max_batch) {
+        return Rejection{Status::bad_request, "bad_count",
+                         fmt::format("{}, got \"{}\"", range, value)};
+      }
+      q.count = n;
+      q.batch = true;
+    } else if (key == "format") {
+      if (q.format) return Rejection{Status::bad_request, "bad_format", "format is given more than once"};
+      if (value == "json") {
+        q.format = Format::json;
+      } else if (value == "text") {
+        q.format = Format::text;
+      } else {
+        return Rejection{Status::bad_request, "bad_format",
+                         fmt::format("format must be json or text, got \"{}\"", value)};
+      }
+    } else {
+      return Rejection{Status::bad_request, "unknown_parameter",
+                       fmt::format("unknown query parameter \"{}\" (known: count, format)", key)};
+    }
+  }
+  return q;
+}
+
+// Without ?format=, plain text only for a client that asks for it and not for JSON.
+Format negotiate(const Request& req, const IdQuery& q) {
+  if (q.format) return *q.format;
+  const std::string_view accept = to_std(req[field::accept]);
+  const bool text = accept.find("text/plain") != std::string_view::npos;
+  const bool json = accept.find("application/json") != std::string_view::npos;
+  return text && !json ? Format::text : Format::json;
+}
+
+void append_id(std::string& out, std::uint64_t id) {
+  char buf[20];
+  const auto end = std::to_chars(buf, buf + sizeof buf, id).ptr;
+  out.append(buf, end);
+}
+
+std::string ids_body(std::string_view tag, const std::vector<std::uint64_t>& ids, Format format,
+                     bool batch) {
+  std::string out;
+  out.reserve(ids.size() * 22 + tag.size() + 24);
+  if (format == Format::text) {
+    for (auto id : ids) {
+      append_id(out, id);
+      out.push_back('\n');
+    }
+    return out;
+  }
+  // The tag is [A-Za-z0-9._-]: nothing in it needs JSON escaping.
+  if (!batch) {
+    out.append("{\"id\":\"");
+    append_id(out, ids.front());
+    out.append("\",\"tag\":\"").append(tag).append("\"}");
+    return out;
+  }
+  out.append("{\"tag\":\"").append(tag).append("\",\"ids\":[");
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i) out.push_back(',');
+    out.push_back('"');
+    append_id(out, ids[i]);
+    out.push_back('"');
+  }
+  out.append("]}");
+  return out;
+}
+
+Response lease_unavailable(LeaseState state) {
+  if (state == LeaseState::expired) {
+    return unavailable_response(to_string(state),
+                                "this daemon's worker-ID lease has expired; it may not issue IDs "
+                                "until its coordinator renews it",
+                                kRetrySoon);
+  }
+  return unavailable_response("not_ready", "this daemon does not own a worker ID yet", kRetrySoon);
+}
+
+Response issue_ids(const Request& req, std::string_view tag, std::string_view query,
+                   RouterContext& ctx) {
+  if (!is_valid_name(tag)) {
+    return error_response(Status::bad_request, "bad_tag",
+                          "tag must match [A-Za-z0-9._-]{1,64}");
+  }
+  const auto q = parse_id_query(query, ctx.settings.max_batch);
+  if (!q) return error_response(q.error().status, q.error().code, q.error().message);
+  const auto& allow = ctx.settings.tag_allowlist;
+  if (!allow.empty() && std::find(allow.begin(), allow.end(), tag) == allow.end()) {
+    return error_response(Status::not_found, "unknown_tag",
+                          fmt::format("tag \"{}\" is not in this service's tag_allowlist", tag));
+  }
+  if (const auto state = ctx.lease.state(); state != LeaseState::valid) {
+    return lease_unavailable(state);
+  }
+
+  std::vector<std::uint64_t> ids;
+  const auto issued = ctx.generator.next_n(q.value().count, ids);
+  if (!issued) {
+    const GenerateError& e = issued.error();
+    return unavailable_response(to_string(e.code), e.message(), e.gap);
+  }
+  ctx.metrics.count_ids(tag, ids.size());
+  const Format format = negotiate(req, q.value());
+  auto body = ids_body(tag, ids, format, q.value().batch);
+  return format == Format::text ? text_response(Status::ok, std::move(body))
+                                : json_response(Status::ok, std::move(body));
+}
+
+Response decode(std::string_view id_text, RouterContext& ctx) {
+  const auto id = parse_id(id_text);
+  if (!id) {
+    return error_response(Status::bad_request, "bad_id",
+                          "an ID is decimal digits, at most 9223372036854775807");
+  }
+  const auto decoded = ctx.generator.layout().decompose(*id);
+  return json_response(Status::ok, decoded_id_to_json(decoded.value()).dump());
+}
+
+Response ready(RouterContext& ctx) {
+  if (const auto state = ctx.lease.state(); state != LeaseState::valid) {
+    return lease_unavailable(state);
+  }
+  nlohmann::ordered_json body{{"ready", true}, {"worker_id", ctx.generator.worker_id()}};
+  return json_response(Status::ok, body.dump());
+}
+
+Response status(RouterContext& ctx) {
+  const auto& layout = ctx.generator.layout();
+  const auto& s = layout.settings();
+  const auto lease = ctx.lease.status();
+  const auto uptime = std::chrono::steady_clock::now() - ctx.info.started;
+  nlohmann::ordered_json body{
+      {"service", ctx.info.service},
+      {"version", kVersion},
+      {"mode", ctx.info.mode},
+      {"worker_id", ctx.generator.worker_id()},
+      {"lease",
+       {{"state", to_string(lease.state)},
+        {"remaining_ms",
+         lease.remaining.count() < 0 ? nlohmann::json(nullptr) : nlohmann::json(lease.remaining.count())}}},
+      {"layout",
+       {{"time_bits", s.time_bits},
+        {"worker_bits", s.worker_bits},
+        {"sequence_bits", s.sequence_bits},
+        {"time_unit_ms", s.time_unit_ms},
+        {"epoch", format_iso8601_ms(s.epoch_ms)},
+        {"end_of_life", format_iso8601_ms(layout.end_of_life_ms())}}},
+      {"high_water_mark_ms", ctx.generator.high_water_mark_ms()},
+      {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},
+      {"io_threads", ctx.info.io_threads}};
+  return json_response(Status::ok, body.dump());
+}
+
+Response metrics(RouterContext& ctx) {
+  Response res{Status::ok, kHttp11};
+  res.set(field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+  res.set(field::cache_control, "no-store");
+  res.body() = ctx.metrics.render({ctx.generator.stats(), ctx.lease.state(),
+                                   ctx.generator.worker_id(), kVersion, ctx.info.service});
+  res.prepare_payload();
+  return res;
+}
+
+struct Routed {
+  Route route;
+  Response response;
+};
+
+Routed route(const Request& req, RouterContext& ctx) {
+  const std::string_view target = to_std(req.target());
+  if (target.size() > kMaxTargetLength) {
+    return {Route::other, error_response(Status::uri_too_long, "uri_too_long",
+                                         fmt::format("the request target is over {} bytes",
+                                                     kMaxTargetLength))};
+  }
+  if (!target.starts_with('/')) {
+    return {Route::other,
+            error_response(Status::bad_request, "bad_request", "the request target must be a path")};
+  }
+  const auto qmark = target.find('?');
+  const std::string_view path = target.substr(0, qmark);
+  const std::string_view query =
+      qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1);
+
+  Route r = Route::other;
+  if (path.starts_with("/id/")) r = Route::id;
+  else if (path.starts_with("/decode/")) r = Route::decode;
+  else if (path == "/health") r = Route::health;
+  else if (path == "/ready") r = Route::ready;
+  else if (path == "/status") r = Route::status;
+  else if (path == "/metrics") r = Route::metrics;
+  else return {r, error_response(Status::not_found, "not_found", fmt::format("no route for {}", path))};
+
+  if (req.method() != verb::get && req.method() != verb::head) {
+    Response res = error_response(Status::method_not_allowed, "method_not_allowed",
+                                  fmt::format("{} only answers GET and HEAD", path));
+    res.set(field::allow, "GET, HEAD");
+    return {r, std::move(res)};
+  }
+  switch (r) {
+    case Route::id: return {r, issue_ids(req, path.substr(4), query, ctx)};
+    case Route::decode: return {r, decode(path.substr(8), ctx)};
+    case Route::health: return {r, json_response(Status::ok, R"({"status":"ok"})")};
+    case Route::ready: return {r, ready(ctx)};
+    case Route::status: return {r, status(ctx)};
+    case Route::metrics: return {r, metrics(ctx)};
+    case Route::other: break;
+  }
+  return {r, error_response(Status::not_found, "not_found", "no such route")};
+}
+
+}  // namespace
+
+Response handle_request(const Request& req, RouterContext& ctx) {
+  Routed routed = route(req, ctx);
+  Response& res = routed.response;
+  ctx.metrics.count_request(routed.route, res.result_int());
+  res.version(req.version());
+  res.keep_alive(req.keep_alive());
+  if (req.method() == verb::head) {
+    // The headers a GET would get, Content-Length included, without the body.
+    const auto length = res.body().size();
+    res.body().clear();
+    res.content_length(length);
+  }
+  return std::move(res);
+}
+
+Response reject_request(Status status, std::string_view code, std::string_view message,
+                        RouterContext& ctx) {
+  Response res = error_response(status, code, message);
+  ctx.metrics.count_request(Route::other, res.result_int());
+  res.keep_alive(false);
+  return res;
+}
+
+}  // namespace snowflake::http

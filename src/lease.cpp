@@ -1,0 +1,47 @@
+#include "snowflake/lease.hpp"
+
+#include <algorithm>
+
+namespace snowflake {
+
+std::string_view to_string(LeaseState state) noexcept {
+  switch (state) {
+    case LeaseState::not_ready: return "not_ready";
+    case LeaseState::valid: return "valid";
+    case LeaseState::expired: return "lease_expired";
+  }
+  return "unknown";
+}
+
+void Lease::grant_indefinitely() noexcept { deadline_ns_.store(kNever); }
+
+void Lease::extend_until(std::chrono::steady_clock::time_point deadline) noexcept {
+  deadline_ns_.store(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count());
+}
+
+void Lease::revoke() noexcept { deadline_ns_.store(kNone); }
+
+std::int64_t Lease::now_ns() const noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             clock_.monotonic().time_since_epoch())
+      .count();
+}
+
+LeaseState Lease::state() const noexcept {
+  const std::int64_t deadline = deadline_ns_.load(std::memory_order_acquire);
+  if (deadline == kNone) return LeaseState::not_ready;
+  if (deadline == kNever) return LeaseState::valid;
+  return now_ns() < deadline ? LeaseState::valid : LeaseState::expired;
+}
+
+Lease::Status Lease::status() const noexcept {
+  const std::int64_t deadline = deadline_ns_.load(std::memory_order_acquire);
+  const LeaseState s = state();
+  if (deadline == kNone || deadline == kNever) return {s, std::chrono::milliseconds(-1)};
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::nanoseconds(deadline - now_ns()));
+  return {s, std::max(left, std::chrono::milliseconds(0))};
+}
+
+}  // namespace snowflake

@@ -1,0 +1,128 @@
+#include "snowflake/metrics.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+namespace snowflake {
+
+std::string_view to_string(Route route) noexcept {
+  switch (route) {
+    case Route::id: return "id";
+    case Route::decode: return "decode";
+    case Route::health: return "health";
+    case Route::ready: return "ready";
+    case Route::status: return "status";
+    case Route::metrics: return "metrics";
+    case Route::other: return "other";
+  }
+  return "other";
+}
+
+Metrics::Metrics(std::size_t max_tags) : max_tags_(max_tags) {}
+
+std::size_t Metrics::status_index(unsigned status) noexcept {
+  const auto* it = std::find(kStatuses.begin(), kStatuses.end() - 1, status);
+  return static_cast<std::size_t>(it - kStatuses.begin());  // the last slot is "other"
+}
+
+void Metrics::count_request(Route route, unsigned status) noexcept {
+  requests_[static_cast<std::size_t>(route)][status_index(status)].fetch_add(
+      1, std::memory_order_relaxed);
+}
+
+void Metrics::count_ids(std::string_view tag, std::uint64_t n) {
+  ids_total_.fetch_add(n, std::memory_order_relaxed);
+  {
+    std::shared_lock lock(tags_mutex_);
+    if (const auto it = tags_.find(tag); it != tags_.end()) {
+      it->second->fetch_add(n, std::memory_order_relaxed);
+      return;
+    }
+  }
+  std::unique_lock lock(tags_mutex_);
+  auto it = tags_.find(tag);
+  if (it == tags_.end()) {
+    if (tags_.size() >= max_tags_) {
+      ids_untracked_tags_.fetch_add(n, std::memory_order_relaxed);
+      return;
+    }
+    it = tags_.emplace(std::string(tag), std::make_unique<std::atomic<std::uint64_t>>(0)).first;
+  }
+  it->second->fetch_add(n, std::memory_order_relaxed);
+}
+
+std::string Metrics::render(const Snapshot& s) const {
+  fmt::memory_buffer out;
+  auto line = [&out]<class... Args>(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
+    out.push_back('\n');
+  };
+
+  line("# HELP snowflake_build_info Build and identity of this daemon.");
+  line("# TYPE snowflake_build_info gauge");
+  line("snowflake_build_info{{version=\"{}\",service=\"{}\",worker_id=\"{}\"}} 1", s.version,
+       s.service, s.worker_id);
+
+  line("# HELP snowflake_http_requests_total HTTP requests by route and status code.");
+  line("# TYPE snowflake_http_requests_total counter");
+  for (std::size_t r = 0; r < kRouteCount; ++r) {
+    for (std::size_t i = 0; i < kStatuses.size(); ++i) {
+      const auto n = requests_[r][i].load(std::memory_order_relaxed);
+      if (n == 0) continue;
+      const auto route = to_string(static_cast<Route>(r));
+      if (kStatuses[i] == 0) {
+        line("snowflake_http_requests_total{{route=\"{}\",code=\"other\"}} {}", route, n);
+      } else {
+        line("snowflake_http_requests_total{{route=\"{}\",code=\"{}\"}} {}", route, kStatuses[i], n);
+      }
+    }
+  }
+
+  line("# HELP snowflake_ids_issued_total IDs issued, all tags.");
+  line("# TYPE snowflake_ids_issued_total counter");
+  line("snowflake_ids_issued_total {}", ids_total_.load(std::memory_order_relaxed));
+
+  line("# HELP snowflake_tag_ids_issued_total IDs issued per tag (the first {} tags seen).",
+       max_tags_);
+  line("# TYPE snowflake_tag_ids_issued_total counter");
+  {
+    std::shared_lock lock(tags_mutex_);
+    std::vector<std::pair<std::string_view, std::uint64_t>> rows;
+    rows.reserve(tags_.size());
+    for (const auto& [tag, n] : tags_) rows.emplace_back(tag, n->load(std::memory_order_relaxed));
+    std::sort(rows.begin(), rows.end());
+    // Tags are [A-Za-z0-9._-]: nothing to escape in a label value.
+    for (const auto& [tag, n] : rows) line("snowflake_tag_ids_issued_total{{tag=\"{}\"}} {}", tag, n);
+  }
+  line("# HELP snowflake_untracked_tag_ids_issued_total IDs issued for tags beyond the cap.");
+  line("# TYPE snowflake_untracked_tag_ids_issued_total counter");
+  line("snowflake_untracked_tag_ids_issued_total {}",
+       ids_untracked_tags_.load(std::memory_order_relaxed));
+
+  line("# HELP snowflake_sequence_waits_total Times a time unit's sequence was used up and the "
+       "generator waited for the next unit.");
+  line("# TYPE snowflake_sequence_waits_total counter");
+  line("snowflake_sequence_waits_total {}", s.generator.sequence_waits);
+  line("# HELP snowflake_clock_backward_waits_total Small wall-clock steps back waited out.");
+  line("# TYPE snowflake_clock_backward_waits_total counter");
+  line("snowflake_clock_backward_waits_total {}", s.generator.backward_waits);
+  line("# HELP snowflake_clock_backward_refusals_total Requests refused because the wall clock "
+       "was behind the last issued ID.");
+  line("# TYPE snowflake_clock_backward_refusals_total counter");
+  line("snowflake_clock_backward_refusals_total {}", s.generator.backward_refusals);
+
+  line("# HELP snowflake_lease_valid 1 while this daemon may issue IDs.");
+  line("# TYPE snowflake_lease_valid gauge");
+  line("snowflake_lease_valid {}", s.lease_state == LeaseState::valid ? 1 : 0);
+  line("# HELP snowflake_lease_state Lease state (one series set to 1).");
+  line("# TYPE snowflake_lease_state gauge");
+  for (auto state : {LeaseState::not_ready, LeaseState::valid, LeaseState::expired}) {
+    line("snowflake_lease_state{{state=\"{}\"}} {}", to_string(state), state == s.lease_state ? 1 : 0);
+  }
+  return fmt::to_string(out);
+}
+
+}  // namespace snowflake
