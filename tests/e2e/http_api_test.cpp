@@ -1,0 +1,216 @@
+// The real snowflaked over real sockets: the API as a client sees it.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <thread>
+
+#include "../support/daemon.hpp"
+#include "../support/http_client.hpp"
+
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+const std::string kConfig = R"({"coordinator": {"static_worker_id": 77},
+                                "http": {"io_threads": 2}})";
+
+std::uint64_t id_of(const HttpReply& r) {
+  return std::stoull(json::parse(r.body)["id"].get<std::string>());
+}
+
+}  // namespace
+
+TEST_CASE("every endpoint answers over HTTP", "[http]") {
+  Daemon d(kConfig);
+  const auto id = http_get(d.port(), "/id/order");
+  REQUIRE(id);
+  CHECK(id->status == 200);
+  CHECK(id->headers.at("content-type") == "application/json");
+  CHECK(json::parse(id->body)["tag"] == "order");
+
+  const auto text = http_get(d.port(), "/id/order?format=text");
+  REQUIRE(text);
+  CHECK(text->body.back() == '\n');
+  const auto decoded = http_get(d.port(), "/decode/" + text->body.substr(0, text->body.size() - 1));
+  REQUIRE(decoded);
+  CHECK(json::parse(decoded->body)["worker_id"] == 77);
+
+  const auto batch = http_get(d.port(), "/id/order?count=100");
+  REQUIRE(batch);
+  CHECK(json::parse(batch->body)["ids"].size() == 100);
+
+  CHECK(http_get(d.port(), "/health")->status == 200);
+  CHECK(http_get(d.port(), "/ready")->status == 200);
+  CHECK(json::parse(http_get(d.port(), "/status")->body)["worker_id"] == 77);
+  const auto metrics = http_get(d.port(), "/metrics");
+  CHECK_THAT(metrics->body, Catch::Contains("snowflake_ids_issued_total 102"));
+  CHECK(http_get(d.port(), "/nope")->status == 404);
+  HttpConnection c(d.port());
+  const auto post = c.request("/id/x", "POST", "Content-Length: 0\r\n");
+  REQUIRE(post);
+  CHECK(post->status == 405);
+  CHECK(post->headers.at("allow") == "GET, HEAD");
+  const auto head = c.request("/ready", "HEAD");
+  REQUIRE(head);
+  CHECK(head->status == 200);
+}
+
+TEST_CASE("keep-alive: one connection serves many requests", "[http]") {
+  Daemon d(kConfig);
+  HttpConnection c(d.port());
+  std::uint64_t last = 0;
+  for (int i = 0; i < 200; ++i) {
+    const auto r = c.request("/id/ka");
+    REQUIRE(r);
+    REQUIRE(r->status == 200);
+    REQUIRE(r->keep_alive);
+    const auto id = id_of(*r);
+    REQUIRE(id > last);
+    last = id;
+  }
+}
+
+TEST_CASE("pipelined requests are answered in order", "[http]") {
+  Daemon d(kConfig);
+  HttpConnection c(d.port());
+  std::string burst;
+  for (int i = 0; i < 20; ++i) {
+    burst += (i % 2 ? "GET /id/p HTTP/1.1\r\nHost: x\r\n\r\n" : "GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+  }
+  c.send(burst);
+  std::uint64_t last = 0;
+  for (int i = 0; i < 20; ++i) {
+    const auto r = c.read_reply();
+    REQUIRE(r);
+    REQUIRE(r->status == 200);
+    if (i % 2) {
+      REQUIRE(id_of(*r) > last);
+      last = id_of(*r);
+    } else {
+      REQUIRE(json::parse(r->body)["status"] == "ok");
+    }
+  }
+}
+
+TEST_CASE("HTTP/1.0: answered, then closed unless keep-alive is asked for", "[http]") {
+  Daemon d(kConfig);
+  {
+    HttpConnection c(d.port());
+    c.send("GET /id/old HTTP/1.0\r\n\r\n");
+    const auto r = c.read_reply();
+    REQUIRE(r);
+    CHECK(r->status == 200);
+    CHECK(c.closed_by_server(5s));
+  }
+  HttpConnection c(d.port());
+  c.send("GET /id/old HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+  REQUIRE(c.read_reply());
+  c.send("GET /id/old HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+  const auto again = c.read_reply();
+  REQUIRE(again);
+  CHECK(again->status == 200);
+}
+
+TEST_CASE("10k IDs over parallel keep-alive connections: no duplicate", "[http]") {
+  Daemon d(kConfig);
+  constexpr int kConnections = 8;
+  constexpr int kPerConnection = 1250;  // mixing single IDs and batches of 5
+  std::vector<std::vector<std::uint64_t>> got(kConnections);
+  std::vector<std::thread> clients;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < kConnections; ++c) {
+    clients.emplace_back([&, c] {
+      HttpConnection conn(d.port());
+      while (got[c].size() < kPerConnection) {
+        const bool batch = got[c].size() % 10 == 5;
+        const auto r = conn.request(batch ? "/id/load?count=5&format=text" : "/id/load?format=text");
+        if (!r || r->status != 200) {
+          ++failures;
+          return;
+        }
+        std::size_t pos = 0;
+        while (pos < r->body.size()) {
+          const auto nl = r->body.find('\n', pos);
+          got[c].push_back(std::stoull(r->body.substr(pos, nl - pos)));
+          pos = nl + 1;
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  REQUIRE(failures == 0);
+  std::vector<std::uint64_t> all;
+  for (auto& ids : got) {
+    REQUIRE(std::is_sorted(ids.begin(), ids.end()));  // each connection sees increasing IDs
+    all.insert(all.end(), ids.begin(), ids.end());
+  }
+  REQUIRE(all.size() >= 10'000);
+  std::sort(all.begin(), all.end());
+  CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());
+}
+
+TEST_CASE("IPv6 loopback works too", "[http]") {
+  Daemon d(kConfig, "[::1]:0");
+  const auto r = HttpConnection(d.port(), "::1").request("/id/six");
+  REQUIRE(r);
+  CHECK(r->status == 200);
+}
+
+TEST_CASE("a port already in use: exit non-zero, saying so", "[http]") {
+  Daemon first(kConfig);
+  TempDir dir;
+  const auto config = dir.write("c.json", kConfig);
+  const auto r = run_process({SNOWFLAKED_PATH, "--config", config.string(), "--listen",
+                              "127.0.0.1:" + std::to_string(first.port())});
+  CHECK(r.status.code == 1);
+  CHECK_THAT(r.err, Catch::Contains("cannot listen on 127.0.0.1:" + std::to_string(first.port())));
+  CHECK_THAT(r.err, Catch::Contains("in use"));
+}
+
+TEST_CASE("SIGTERM during load: in-flight requests complete, exit 0", "[http]") {
+  Daemon d(kConfig);
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0}, bad{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 6; ++c) {
+    clients.emplace_back([&] {
+      while (!stop) {
+        try {
+          HttpConnection conn(d.port());
+          while (!stop) {
+            const auto r = conn.request("/id/drain?count=50");
+            if (!r) break;  // closed by the drain: fine, a whole response or none
+            if (r->status == 200 && json::parse(r->body)["ids"].size() == 50) {
+              ++ok;
+            } else {
+              ++bad;
+            }
+          }
+        } catch (const std::exception&) {
+          // Connection refused once the listener is gone: wait for `stop`.
+          std::this_thread::sleep_for(1ms);
+        }
+      }
+    });
+  }
+  // Let load build up, bounded in time.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (ok < 500 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  REQUIRE(ok >= 500);
+  d.process().send_signal(SIGTERM);
+  const auto status = d.process().wait_for_exit(15s);
+  stop = true;
+  for (auto& t : clients) t.join();
+  REQUIRE(status);
+  CHECK(status->code == 0);
+  CHECK(bad == 0);
+  const auto log = d.process().stderr_text();
+  CHECK_THAT(log, Catch::Contains("received SIGTERM"));
+  CHECK_THAT(log, Catch::Contains("stopped; high-water mark"));
+}

@@ -1,0 +1,50 @@
+#pragma once
+// A blocking HTTP/1.1 client for e2e tests, over a real socket. Every read
+// has a timeout, so a test can fail but never hang.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace snowflake::test {
+
+struct HttpReply {
+  unsigned status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+  bool keep_alive = false;
+};
+
+class HttpConnection {
+ public:
+  explicit HttpConnection(unsigned short port, const std::string& host = "127.0.0.1",
+                          std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+  void send(std::string_view bytes);
+  // One response; nullopt if the connection closed or timed out first. A
+  // response to HEAD has a Content-Length but no body: say so.
+  std::optional<HttpReply> read_reply(bool to_head = false);
+  // GET (or another method) with keep-alive; the reply or nullopt.
+  std::optional<HttpReply> request(const std::string& target, const std::string& method = "GET",
+                                   const std::string& extra_headers = "");
+  // True if the server closes the connection (EOF or reset) within `within`
+  // without sending anything more.
+  bool closed_by_server(std::chrono::milliseconds within);
+
+ private:
+  boost::asio::io_context ioc_;
+  boost::asio::ip::tcp::socket socket_;
+  boost::beast::flat_buffer buffer_;
+};
+
+// One request on a fresh connection.
+std::optional<HttpReply> http_get(unsigned short port, const std::string& target,
+                                  const std::string& extra_headers = "");
+
+}  // namespace snowflake::test

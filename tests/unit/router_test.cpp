@@ -1,0 +1,276 @@
+// The router is a pure function: requests in, responses out, no sockets.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/verb.hpp>
+
+#include "../support/manual_clock.hpp"
+#include "snowflake/http/router.hpp"
+
+using namespace snowflake;
+using namespace snowflake::http;
+using namespace std::chrono_literals;
+using boost::beast::http::field;
+using boost::beast::http::verb;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::int64_t kStart = kDefaultEpochMs + 5'000'000;
+
+struct Fixture {
+  explicit Fixture(HttpSettings s = {}) : settings(std::move(s)) { lease.grant_indefinitely(); }
+
+  Response get(std::string target, std::vector<std::pair<field, std::string>> headers = {},
+               verb method = verb::get, unsigned version = 11) {
+    Request req{method, target, version};
+    for (auto& [f, v] : headers) req.set(f, v);
+    return handle_request(req, context);
+  }
+
+  test::ManualClock clock{kStart};
+  IdLayout layout = IdLayout::create({}, kStart).value();
+  std::unique_ptr<IdGenerator> generator = IdGenerator::create(layout, 9, {}, clock).value();
+  Lease lease{clock};
+  Metrics metrics{3};
+  HttpSettings settings;
+  RouterContext context{*generator, lease, metrics, settings, {"svc", "static", clock.monotonic(), 2}};
+};
+
+json body_json(const Response& r) { return json::parse(r.body()); }
+
+std::string header(const Response& r, field f) { return std::string(to_std(r[f])); }
+
+void check_error(const Response& r, unsigned status, const std::string& code) {
+  INFO(r.body());
+  CHECK(r.result_int() == status);
+  CHECK(header(r, field::content_type) == "application/json");
+  const auto j = body_json(r);
+  CHECK(j["error"] == code);
+  CHECK(j["message"].is_string());
+  CHECK_FALSE(j["message"].get<std::string>().empty());
+}
+
+std::uint64_t to_id(const json& v) { return std::stoull(v.get<std::string>()); }
+
+}  // namespace
+
+TEST_CASE("GET /id/<tag>: one ID as JSON, the ID a decimal string", "[router]") {
+  Fixture f;
+  const auto r = f.get("/id/order");
+  CHECK(r.result_int() == 200);
+  CHECK(header(r, field::content_type) == "application/json");
+  CHECK(header(r, field::cache_control) == "no-store");
+  const auto j = body_json(r);
+  CHECK(j["tag"] == "order");
+  const auto decoded = f.layout.decompose(to_id(j["id"])).value();
+  CHECK(decoded.worker_id == 9);
+  CHECK(decoded.timestamp_ms == kStart);
+  CHECK(f.get("/id/order").body() != r.body());
+}
+
+TEST_CASE("text format by ?format=text or Accept: text/plain", "[router]") {
+  Fixture f;
+  for (const auto& r : {f.get("/id/order?format=text"),
+                        f.get("/id/order", {{field::accept, "text/plain"}}),
+                        f.get("/id/order?format=text", {{field::accept, "application/json"}})}) {
+    CHECK(r.result_int() == 200);
+    CHECK(header(r, field::content_type) == "text/plain; charset=utf-8");
+    REQUIRE(r.body().size() > 1);
+    CHECK(r.body().back() == '\n');
+    CHECK(r.body().find_first_not_of("0123456789") == r.body().size() - 1);
+  }
+  for (const char* accept : {"*/*", "application/json", "text/plain, application/json"}) {
+    CHECK(header(f.get("/id/order", {{field::accept, accept}}), field::content_type) ==
+          "application/json");
+  }
+  CHECK(header(f.get("/id/order?format=json", {{field::accept, "text/plain"}}),
+               field::content_type) == "application/json");
+}
+
+TEST_CASE("?count=N: N strictly increasing IDs, JSON list or one per line", "[router]") {
+  Fixture f;
+  const auto j = body_json(f.get("/id/batch?count=5"));
+  CHECK(j["tag"] == "batch");
+  REQUIRE(j["ids"].size() == 5);
+  for (std::size_t i = 1; i < 5; ++i) CHECK(to_id(j["ids"][i]) > to_id(j["ids"][i - 1]));
+  CHECK(body_json(f.get("/id/batch?count=1"))["ids"].size() == 1);  // a list even of one
+
+  const auto text = f.get("/id/batch?count=3&format=text").body();
+  CHECK(std::count(text.begin(), text.end(), '\n') == 3);
+
+  const auto max = body_json(f.get("/id/batch?count=10000"));
+  CHECK(max["ids"].size() == 10000);
+  CHECK(f.metrics.render({}).find("snowflake_ids_issued_total 10009") != std::string::npos);
+}
+
+TEST_CASE("bad count, format or parameters: 400 with a stable code, nothing issued",
+          "[router]") {
+  Fixture f;
+  for (const char* q : {"count=0", "count=-1", "count=10001", "count=99999999999999999999",
+                        "count=abc", "count=", "count", "count=1.5", "count=%35", "count=+5",
+                        "count=5&count=5"}) {
+    INFO(q);
+    check_error(f.get(std::string("/id/order?") + q), 400, "bad_count");
+  }
+  check_error(f.get("/id/order?format=xml"), 400, "bad_format");
+  check_error(f.get("/id/order?format=text&format=text"), 400, "bad_format");
+  check_error(f.get("/id/order?cout=5"), 400, "unknown_parameter");
+  CHECK(f.generator->high_water_mark_ms() < kStart);  // no ID was issued
+}
+
+TEST_CASE("bad tags: 400 bad_tag", "[router]") {
+  Fixture f;
+  for (const std::string& tag : {std::string(""), std::string(65, 'a'), std::string("a/b"),
+                                std::string("a%20b"), std::string("\xc3\xa4"), std::string("a:b")}) {
+    INFO(tag);
+    check_error(f.get("/id/" + tag), 400, "bad_tag");
+  }
+  CHECK(f.get("/id/" + std::string(64, 'a')).result_int() == 200);
+  CHECK(f.get("/id/A-z_0.9").result_int() == 200);
+}
+
+TEST_CASE("a tag allowlist turns other tags into 404 unknown_tag", "[router]") {
+  HttpSettings s;
+  s.tag_allowlist = {"order", "user"};
+  Fixture f(s);
+  CHECK(f.get("/id/order").result_int() == 200);
+  check_error(f.get("/id/invoice"), 404, "unknown_tag");
+  check_error(f.get("/id/in%20voice"), 400, "bad_tag");  // still a bad tag first
+}
+
+TEST_CASE("no lease: 503 not_ready or lease_expired with Retry-After", "[router]") {
+  Fixture f;
+  f.lease.revoke();
+  auto r = f.get("/id/order");
+  check_error(r, 503, "not_ready");
+  CHECK(header(r, field::retry_after) == "1");
+  check_error(f.get("/ready"), 503, "not_ready");
+
+  f.lease.extend_until(f.clock.monotonic() + 100ms);
+  CHECK(f.get("/id/order").result_int() == 200);
+  CHECK(body_json(f.get("/status"))["lease"]["remaining_ms"] == 100);
+  f.clock.advance(100ms);
+  r = f.get("/id/order");
+  check_error(r, 503, "lease_expired");
+  CHECK(header(r, field::retry_after) == "1");
+  check_error(f.get("/ready"), 503, "lease_expired");
+  CHECK(f.get("/health").result_int() == 200);  // alive all the same
+}
+
+TEST_CASE("a clock step back: 503 clock_moved_backwards, Retry-After covers the gap",
+          "[router]") {
+  Fixture f;
+  REQUIRE(f.get("/id/order").result_int() == 200);
+  f.clock.set_wall_ms(kStart - 10'000);
+  const auto r = f.get("/id/order");
+  check_error(r, 503, "clock_moved_backwards");
+  CHECK(header(r, field::retry_after) == "10");
+  CHECK(f.metrics.render({f.generator->stats(), LeaseState::valid, 9, "v", "svc"})
+            .find("snowflake_clock_backward_refusals_total 1") != std::string::npos);
+}
+
+TEST_CASE("GET /decode/<id>", "[router]") {
+  Fixture f;
+  const auto j = body_json(f.get("/decode/4194308101"));
+  CHECK(j["id"] == "4194308101");
+  CHECK(j["time"] == "2025-01-01T00:00:01.000Z");
+  CHECK(j["timestamp_ms"] == kDefaultEpochMs + 1000);
+  CHECK(j["worker_id"] == 1);
+  CHECK(j["sequence"] == 5);
+  for (const char* bad : {"/decode/", "/decode/abc", "/decode/-1", "/decode/9223372036854775808"}) {
+    INFO(bad);
+    check_error(f.get(bad), 400, "bad_id");
+  }
+}
+
+TEST_CASE("/health, /ready, /status", "[router]") {
+  Fixture f;
+  CHECK(body_json(f.get("/health"))["status"] == "ok");
+  const auto ready = body_json(f.get("/ready"));
+  CHECK(ready["ready"] == true);
+  CHECK(ready["worker_id"] == 9);
+  const auto s = body_json(f.get("/status"));
+  CHECK(s["service"] == "svc");
+  CHECK(s["mode"] == "static");
+  CHECK(s["worker_id"] == 9);
+  CHECK(s["lease"]["state"] == "valid");
+  CHECK(s["lease"]["remaining_ms"].is_null());
+  CHECK(s["layout"]["sequence_bits"] == 12);
+  CHECK(s["layout"]["end_of_life"] == "2094-09-07T15:47:35.552Z");
+  CHECK(s["version"].is_string());
+  CHECK(s["io_threads"] == 2);
+}
+
+TEST_CASE("/metrics: Prometheus text, per-tag series capped", "[router]") {
+  Fixture f;  // cap of 3 tags
+  for (const char* tag : {"a", "b", "c", "d", "e"}) REQUIRE(f.get(std::string("/id/") + tag).result_int() == 200);
+  f.get("/nope");
+  f.get("/id/x%y");
+  const auto r = f.get("/metrics");
+  CHECK(r.result_int() == 200);
+  CHECK(header(r, field::content_type) == "text/plain; version=0.0.4; charset=utf-8");
+  const std::string& m = r.body();
+  CHECK_THAT(m, Catch::Contains("snowflake_http_requests_total{route=\"id\",code=\"200\"} 5"));
+  CHECK_THAT(m, Catch::Contains("snowflake_http_requests_total{route=\"id\",code=\"400\"} 1"));
+  CHECK_THAT(m, Catch::Contains("snowflake_http_requests_total{route=\"other\",code=\"404\"} 1"));
+  CHECK_THAT(m, Catch::Contains("snowflake_tag_ids_issued_total{tag=\"a\"} 1"));
+  CHECK_THAT(m, Catch::Contains("snowflake_tag_ids_issued_total{tag=\"c\"} 1"));
+  CHECK_THAT(m, !Catch::Contains("tag=\"d\""));
+  CHECK_THAT(m, Catch::Contains("snowflake_untracked_tag_ids_issued_total 2"));
+  CHECK_THAT(m, Catch::Contains("snowflake_ids_issued_total 5"));
+  CHECK_THAT(m, Catch::Contains("snowflake_lease_valid 1"));
+  CHECK_THAT(m, Catch::Contains("snowflake_lease_state{state=\"valid\"} 1"));
+  CHECK_THAT(m, Catch::Contains("snowflake_build_info{version="));
+  CHECK_THAT(m, Catch::Contains("snowflake_sequence_waits_total 0"));
+}
+
+TEST_CASE("unknown paths 404, wrong methods 405 with Allow", "[router]") {
+  Fixture f;
+  for (const char* path : {"/", "/id", "/ids/x", "/health/", "/x\xff\xfe"}) {
+    INFO(path);
+    check_error(f.get(path), 404, "not_found");
+  }
+  for (verb m : {verb::post, verb::put, verb::delete_, verb::patch, verb::options}) {
+    const auto r = f.get("/id/order", {}, m);
+    check_error(r, 405, "method_not_allowed");
+    CHECK(header(r, field::allow) == "GET, HEAD");
+  }
+  check_error(f.get("http://example.com/id/x"), 400, "bad_request");
+  check_error(f.get("/id/" + std::string(3000, 'a')), 414, "uri_too_long");
+}
+
+TEST_CASE("HEAD: GET's headers, Content-Length included, no body", "[router]") {
+  Fixture f;
+  const auto get = f.get("/health");
+  const auto head = f.get("/health", {}, verb::head);
+  CHECK(head.result_int() == 200);
+  CHECK(head.body().empty());
+  CHECK(header(head, field::content_length) == std::to_string(get.body().size()));
+  CHECK(f.get("/id/order", {}, verb::head).result_int() == 200);
+  CHECK(f.get("/ready", {}, verb::head).result_int() == 200);
+}
+
+TEST_CASE("responses follow the request's version and keep-alive", "[router]") {
+  Fixture f;
+  const auto r11 = f.get("/health");
+  CHECK(r11.version() == 11);
+  CHECK(r11.keep_alive());
+  CHECK_FALSE(f.get("/health", {{field::connection, "close"}}).keep_alive());
+  const auto r10 = f.get("/health", {}, verb::get, 10);
+  CHECK(r10.version() == 10);
+  CHECK_FALSE(r10.keep_alive());
+  CHECK(f.get("/health", {{field::connection, "keep-alive"}}, verb::get, 10).keep_alive());
+}
+
+TEST_CASE("reject_request: the error, closing, counted", "[router]") {
+  Fixture f;
+  const auto r = reject_request(Status::request_header_fields_too_large, "headers_too_large",
+                                "too big", f.context);
+  check_error(r, 431, "headers_too_large");
+  CHECK_FALSE(r.keep_alive());
+  CHECK_THAT(f.get("/metrics").body(),
+             Catch::Contains("snowflake_http_requests_total{route=\"other\",code=\"431\"} 1"));
+}
