@@ -111,6 +111,39 @@ std::uint32_t IdGenerator::first_sequence() const noexcept {
   return static_cast<std::uint32_t>(thread_random() % options_.random_sequence_bound);
 }
 
+// Inlined into reserve() and check(): the one place that decides what the
+// wall clock, read at now_ns, allows against the newest issued unit.
+[[gnu::always_inline]] inline IdGenerator::Standing IdGenerator::judge(
+    std::uint64_t state, std::int64_t now_ns) const noexcept {
+  const std::int64_t now_ms = now_ns / kNsPerMs;
+  const std::int64_t now_unit =
+      unit_is_ms_ ? now_ms - layout_.settings().epoch_ms : layout_.unit_of_ms(now_ms);
+  const std::int64_t last_unit = unit_of(state);
+  if (now_unit > last_unit) [[likely]] {
+    if (now_unit > layout_.max_time_unit()) [[unlikely]] {
+      return {Standing::refused, now_unit, 0, GenerateError{GenerateErrc::time_exhausted}};
+    }
+    return {Standing::new_unit, now_unit};
+  }
+  if (now_unit == last_unit) {
+    if (seq_of(state) < max_seq_) return {Standing::same_unit, now_unit};
+    return {Standing::sequence_used_up, now_unit, layout_.unit_start_ms(last_unit + 1) * kNsPerMs};
+  }
+  if (now_unit < 0) {
+    return {Standing::refused, now_unit, 0,
+            GenerateError{GenerateErrc::clock_before_epoch,
+                          ceil_ms(layout_.settings().epoch_ms * kNsPerMs - now_ns)}};
+  }
+  // The wall clock is behind the newest unit issued.
+  const std::int64_t catch_up_ns = layout_.unit_start_ms(last_unit) * kNsPerMs;
+  const std::int64_t gap_ns = catch_up_ns - now_ns;
+  if (gap_ns > std::chrono::nanoseconds(options_.max_backward_wait).count()) {
+    return {Standing::refused, now_unit, 0,
+            GenerateError{GenerateErrc::clock_moved_backwards, ceil_ms(gap_ns)}};
+  }
+  return {Standing::clock_behind, now_unit, catch_up_ns};
+}
+
 // Inlined into next(): it is the whole hot path.
 [[gnu::always_inline]] inline Result<IdGenerator::Reservation, GenerateError> IdGenerator::reserve(
     std::uint32_t want) {
@@ -118,44 +151,35 @@ std::uint32_t IdGenerator::first_sequence() const noexcept {
     // Load the state before reading the clock: whoever stored it read its
     // clock earlier, so a later unit here is a real step back, not a race.
     std::uint64_t state = state_.load(std::memory_order_acquire);
-    const std::int64_t now_ns = wall_ns();
-    const std::int64_t now_ms = now_ns / kNsPerMs;
-    const std::int64_t now_unit =
-        unit_is_ms_ ? now_ms - layout_.settings().epoch_ms : layout_.unit_of_ms(now_ms);
-    const std::int64_t last_unit = unit_of(state);
-    const std::uint32_t last_seq = seq_of(state);
-
+    const Standing standing = judge(state, wall_ns());
     Reservation r;
     std::uint64_t next_state;
-    if (now_unit > last_unit) [[likely]] {
-      if (now_unit > layout_.max_time_unit()) [[unlikely]] {
-        return GenerateError{GenerateErrc::time_exhausted};
+    switch (standing.kind) {
+      case Standing::new_unit: {
+        const std::uint32_t first = first_sequence();
+        r = {standing.now_unit, first, std::min(want, max_seq_ - first + 1)};
+        next_state = pack(standing.now_unit, first + r.count - 1);
+        break;
       }
-      const std::uint32_t first = first_sequence();
-      r = {now_unit, first, std::min(want, max_seq_ - first + 1)};
-      next_state = pack(now_unit, first + r.count - 1);
-    } else if (now_unit == last_unit && last_seq < max_seq_) {
-      r = {last_unit, last_seq + 1, std::min(want, max_seq_ - last_seq)};
-      next_state = state + r.count;
-    } else if (now_unit == last_unit) {
-      // This unit's sequence is used up: wait for the next unit.
-      sequence_waits_.fetch_add(1, std::memory_order_relaxed);
-      wait_until_ns(layout_.unit_start_ms(last_unit + 1) * kNsPerMs);
-      continue;
-    } else if (now_unit < 0) {
-      return GenerateError{GenerateErrc::clock_before_epoch,
-                           ceil_ms(layout_.settings().epoch_ms * kNsPerMs - now_ns)};
-    } else {
-      // The wall clock is behind the newest unit issued.
-      const std::int64_t catch_up_ns = layout_.unit_start_ms(last_unit) * kNsPerMs;
-      const std::int64_t gap_ns = catch_up_ns - now_ns;
-      if (gap_ns > std::chrono::nanoseconds(options_.max_backward_wait).count()) {
-        backward_refusals_.fetch_add(1, std::memory_order_relaxed);
-        return GenerateError{GenerateErrc::clock_moved_backwards, ceil_ms(gap_ns)};
+      case Standing::same_unit: {
+        const std::uint32_t last_seq = seq_of(state);
+        r = {standing.now_unit, last_seq + 1, std::min(want, max_seq_ - last_seq)};
+        next_state = state + r.count;
+        break;
       }
-      backward_waits_.fetch_add(1, std::memory_order_relaxed);
-      wait_until_ns(catch_up_ns);
-      continue;
+      case Standing::sequence_used_up:
+        sequence_waits_.fetch_add(1, std::memory_order_relaxed);
+        wait_until_ns(standing.wait_until_ns);
+        continue;
+      case Standing::clock_behind:
+        backward_waits_.fetch_add(1, std::memory_order_relaxed);
+        wait_until_ns(standing.wait_until_ns);
+        continue;
+      case Standing::refused:
+        if (standing.error->code == GenerateErrc::clock_moved_backwards) {
+          backward_refusals_.fetch_add(1, std::memory_order_relaxed);
+        }
+        return *standing.error;
     }
     // Losing the race means another thread issued first: start over with a
     // fresh clock reading, since its unit may be newer than our reading.
@@ -164,6 +188,12 @@ std::uint32_t IdGenerator::first_sequence() const noexcept {
       return r;
     }
   }
+}
+
+std::optional<GenerateError> IdGenerator::check() const noexcept {
+  const Standing standing = judge(state_.load(std::memory_order_acquire), wall_ns());
+  if (standing.kind == Standing::refused) return standing.error;
+  return std::nullopt;
 }
 
 Result<std::uint64_t, GenerateError> IdGenerator::next() {

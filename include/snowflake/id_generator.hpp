@@ -92,6 +92,10 @@ class IdGenerator {
   // never issued again).
   Result<void, GenerateError> next_n(std::size_t n, std::vector<std::uint64_t>& out);
 
+  // What next() would answer right now, without issuing anything: the error
+  // it would return, or nullopt if it would issue (perhaps after a short wait).
+  std::optional<GenerateError> check() const noexcept;
+
   // The high-water mark: Unix ms at which the newest issued time unit starts
   // (before any ID, the floor's unit). A later owner of this worker ID that
   // takes this as its floor can never repeat one of our IDs.
@@ -109,9 +113,18 @@ class IdGenerator {
     std::uint32_t count;
   };
 
+  // How the wall clock stands against the newest issued unit.
+  struct Standing {
+    enum Kind { new_unit, same_unit, sequence_used_up, clock_behind, refused } kind;
+    std::int64_t now_unit = 0;
+    std::int64_t wait_until_ns = 0;  // sequence_used_up, clock_behind
+    std::optional<GenerateError> error{};  // refused
+  };
+
   IdGenerator(const IdLayout& layout, std::uint32_t worker_id, const GeneratorOptions& options,
               Clock& clock);
 
+  Standing judge(std::uint64_t state, std::int64_t now_ns) const noexcept;
   Result<Reservation, GenerateError> reserve(std::uint32_t want);
   std::int64_t wall_ns() const noexcept {
     return real_clock_ ? SystemClock::read_wall_ns() : clock_.wall_ns();

@@ -184,6 +184,9 @@ Response ready(RouterContext& ctx) {
   if (const auto state = ctx.lease.state(); state != LeaseState::valid) {
     return lease_unavailable(state);
   }
+  if (const auto refusal = ctx.generator.check()) {
+    return unavailable_response(to_string(refusal->code), refusal->message(), refusal->gap);
+  }
   nlohmann::ordered_json body{{"ready", true}, {"worker_id", ctx.generator.worker_id()}};
   return json_response(Status::ok, body.dump());
 }

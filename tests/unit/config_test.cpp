@@ -29,6 +29,26 @@ TEST_CASE("an empty config gives every default", "[config]") {
   CHECK(c.generator.random_sequence_bound == 64);
   CHECK(c.coordinator.type == "static");
   CHECK(c.coordinator.static_worker_id == 0);
+  CHECK(c.http.listen == "127.0.0.1:8080");
+  CHECK(c.http.io_threads == 0);
+  CHECK(c.http.max_batch == 10000);
+  CHECK(c.http.tag_allowlist.empty());
+}
+
+TEST_CASE("http settings are read", "[config]") {
+  const Config c = parse_config(json::parse(R"({"http": {"listen": "[::1]:9000", "io_threads": 3,
+      "max_batch": 50, "max_connections": 9, "idle_timeout_ms": 100, "request_timeout_ms": 200,
+      "drain_timeout_ms": 300, "tag_allowlist": ["a", "b.c"], "max_metric_tags": 0}})"), kNow)
+                       .value();
+  CHECK(c.http.listen == "[::1]:9000");
+  CHECK(c.http.io_threads == 3);
+  CHECK(c.http.max_batch == 50);
+  CHECK(c.http.max_connections == 9);
+  CHECK(c.http.idle_timeout == std::chrono::milliseconds(100));
+  CHECK(c.http.request_timeout == std::chrono::milliseconds(200));
+  CHECK(c.http.drain_timeout == std::chrono::milliseconds(300));
+  CHECK(c.http.tag_allowlist == std::vector<std::string>{"a", "b.c"});
+  CHECK(c.http.max_metric_tags == 0);
 }
 
 TEST_CASE("a full config is read", "[config]") {
@@ -96,6 +116,18 @@ TEST_CASE("every config error names its key", "[config]") {
        "from 0 to 1023"},
       {R"({"coordinator": {"static_worker_id": 18446744073709551615}})",
        "coordinator.static_worker_id", "from 0 to 1023"},
+      {R"({"http": {"listen": "localhost:8080"}})", "http.listen", "IPv4:port or [IPv6]:port"},
+      {R"({"http": {"listen": "::1:8080"}})", "http.listen", "IPv4:port or [IPv6]:port"},
+      {R"({"http": {"listen": "127.0.0.1:70000"}})", "http.listen", "IPv4:port"},
+      {R"({"http": {"listen": "127.0.0.1"}})", "http.listen", "IPv4:port"},
+      {R"({"http": {"io_threads": -1}})", "http.io_threads", "from 0 to 1024"},
+      {R"({"http": {"max_batch": 0}})", "http.max_batch", "from 1 to"},
+      {R"({"http": {"idle_timeout_ms": 0}})", "http.idle_timeout_ms", "from 1 to"},
+      {R"({"http": {"tag_allowlist": "order"}})", "http.tag_allowlist", "array of strings"},
+      {R"({"http": {"tag_allowlist": ["order", "a b"]}})", "http.tag_allowlist",
+       "every entry must be a tag"},
+      {R"({"http": {"tag_allowlist": [7]}})", "http.tag_allowlist", "every entry must be a tag"},
+      {R"({"http": {"port": 8080}})", "http.port", "unknown key"},
       {R"({"layout": {"worker_bits": 5, "time_bits": 46},
            "coordinator": {"static_worker_id": 32}})",
        "coordinator.static_worker_id", "from 0 to 31"},

@@ -91,6 +91,9 @@ TEST_CASE("a big clock step back is refused with the gap until the clock catches
   const auto before = g->next().value();
 
   clock.set_wall_ms(kStart - 1000);
+  REQUIRE(g->check().has_value());
+  CHECK(g->check()->code == GenerateErrc::clock_moved_backwards);
+  CHECK(g->stats().backward_refusals == 0);  // check() is not a refusal
   for (int i = 0; i < 3; ++i) {
     const auto r = g->next();
     REQUIRE(r.has_error());
@@ -106,6 +109,7 @@ TEST_CASE("a big clock step back is refused with the gap until the clock catches
   clock.set_wall_ms(kStart - 6);  // still too far
   CHECK(g->next().error().gap == 6ms);
   clock.set_wall_ms(kStart - 5);  // within the wait: waits and succeeds
+  CHECK_FALSE(g->check().has_value());
   const auto after = g->next().value();
   CHECK(after > before);
   CHECK(g->stats().backward_refusals == 5);

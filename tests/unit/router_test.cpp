@@ -168,6 +168,9 @@ TEST_CASE("a clock step back: 503 clock_moved_backwards, Retry-After covers the 
   const auto r = f.get("/id/order");
   check_error(r, 503, "clock_moved_backwards");
   CHECK(header(r, field::retry_after) == "10");
+  check_error(f.get("/ready"), 503, "clock_moved_backwards");
+  f.clock.set_wall_ms(kStart);
+  CHECK(f.get("/ready").result_int() == 200);
   CHECK(f.metrics.render({f.generator->stats(), LeaseState::valid, 9, "v", "svc"})
             .find("snowflake_clock_backward_refusals_total 1") != std::string::npos);
 }
