@@ -7,14 +7,16 @@
 #include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/status.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <atomic>
 #include <iterator>
 #include <mutex>
 #include <optional>
@@ -26,23 +28,29 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 using tcp = net::ip::tcp;
 using error_code = beast::error_code;
+using Clock = std::chrono::steady_clock;
+// Concrete types, not any_io_executor: no type-erased call on every operation.
+using Strand = net::strand<net::io_context::executor_type>;
+using Socket = net::basic_stream_socket<tcp, Strand>;
 
 class Session;
 
 // What the server and its sessions share: settings, handlers, the registry of
-// live sessions (for stop() and the connection limit), the drain timer.
+// live sessions (for stop(), the connection limit and the deadline sweep),
+// and the server's timers (on the acceptor's strand).
 struct ServerState {
   ServerState(net::io_context& ioc_, ServerSettings s, Handlers h)
       : ioc(ioc_), settings(std::move(s)), handlers(std::move(h)),
         acceptor(net::make_strand(ioc_)), retry_timer(acceptor.get_executor()),
-        drain_timer(acceptor.get_executor()) {}
+        sweep_timer(acceptor.get_executor()), drain_timer(acceptor.get_executor()) {}
 
   net::io_context& ioc;
   const ServerSettings settings;
   const Handlers handlers;
-  tcp::acceptor acceptor;
-  net::steady_timer retry_timer;  // backs off after an accept error
-  net::steady_timer drain_timer;
+  net::basic_socket_acceptor<tcp, Strand> acceptor;
+  net::basic_waitable_timer<Clock, net::wait_traits<Clock>, Strand> retry_timer;
+  net::basic_waitable_timer<Clock, net::wait_traits<Clock>, Strand> sweep_timer;
+  net::basic_waitable_timer<Clock, net::wait_traits<Clock>, Strand> drain_timer;
 
   mutable std::mutex mutex;
   bool stopping = false;
@@ -51,12 +59,20 @@ struct ServerState {
 
   // Forgets a session; true if it was the last one of a drain.
   bool remove(std::uint64_t id);
+
+  // The live sessions that `pick` selects. Never act on sessions while
+  // holding the mutex: a session whose last owner is released there would
+  // run its destructor, which takes the mutex again.
+  template <class Pick>
+  std::vector<std::shared_ptr<Session>> live_sessions(Pick pick);
 };
 
+// One connection. Timeouts are a deadline per session (a plain number, no
+// timer per read or write); the server's sweep closes sessions past theirs.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket&& socket, std::shared_ptr<ServerState> state, std::uint64_t id)
-      : stream_(std::move(socket)), state_(std::move(state)), id_(id) {}
+  Session(Socket&& socket, std::shared_ptr<ServerState> state, std::uint64_t id)
+      : socket_(std::move(socket)), state_(std::move(state)), id_(id) {}
   ~Session() {
     if (state_->remove(id_)) {
       // Nothing left to drain: stop the drain timer (on the acceptor's
@@ -66,21 +82,36 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void run() {
-    net::dispatch(stream_.get_executor(),
+    net::dispatch(socket_.get_executor(),
                   beast::bind_front_handler(&Session::do_read, shared_from_this()));
   }
 
-  // On the session's strand: stop after the current response; an idle
-  // connection closes now.
+  // The rest run on the session's strand.
+
+  // Stop after the current response; an idle connection closes now.
   void drain() {
     draining_ = true;
-    if (idle_) stream_.socket().close();
+    if (idle_) close();
   }
-  void cut() { stream_.socket().close(); }
-  auto executor() { return stream_.get_executor(); }
+  void cut() { close(); }
+  // From the sweep: act if the deadline has really passed (it may have moved).
+  void check_deadline(Clock::time_point now) {
+    if (deadline() > now) return;
+    timed_out_ = true;
+    error_code ignored;
+    socket_.cancel(ignored);  // the pending read or write ends with operation_aborted
+  }
+  Clock::time_point deadline() const {
+    return Clock::time_point(Clock::duration(deadline_.load(std::memory_order_relaxed)));
+  }
+  Strand executor() { return socket_.get_executor(); }
 
  private:
   const ServerSettings& settings() const { return state_->settings; }
+  void set_deadline(std::chrono::milliseconds from_now) {
+    deadline_.store((Clock::now() + from_now).time_since_epoch().count(),
+                    std::memory_order_relaxed);
+  }
 
   void do_read() {
     if (draining_) return close();
@@ -90,24 +121,24 @@ class Session : public std::enable_shared_from_this<Session> {
     // Bytes of a pipelined request already buffered: the request has begun.
     started_ = buffer_.size() > 0;
     idle_ = !started_;
-    stream_.expires_after(started_ ? settings().request_timeout : settings().idle_timeout);
+    set_deadline(started_ ? settings().request_timeout : settings().idle_timeout);
     read_some();
   }
 
   void read_some() {
-    beast::http::async_read_some(stream_, buffer_, *parser_,
+    beast::http::async_read_some(socket_, buffer_, *parser_,
                                  beast::bind_front_handler(&Session::on_read, shared_from_this()));
   }
 
   void on_read(error_code ec, std::size_t bytes) {
     idle_ = false;
     using he = beast::http::error;
-    if (ec == he::end_of_stream || ec == net::error::operation_aborted) return close();
-    if (ec == beast::error::timeout) {
-      if (!started_) return close();  // idle keep-alive connection
+    if (timed_out_) {
+      if (!started_ && bytes == 0) return close();  // an idle keep-alive connection
       return reject(Status::request_timeout, "request_timeout",
                     "the request did not arrive in time");
     }
+    if (ec == he::end_of_stream || ec == net::error::operation_aborted) return close();
     if (ec == he::header_limit) {
       return reject(Status::request_header_fields_too_large, "headers_too_large",
                     fmt::format("request headers are over {} bytes", settings().header_limit));
@@ -126,7 +157,7 @@ class Session : public std::enable_shared_from_this<Session> {
       // First bytes of a request: from now on the whole of it must arrive
       // within request_timeout, however slowly it trickles in.
       started_ = true;
-      stream_.expires_after(settings().request_timeout);
+      set_deadline(settings().request_timeout);
     }
     if (!parser_->is_done()) return read_some();
 
@@ -136,45 +167,78 @@ class Session : public std::enable_shared_from_this<Session> {
       return reject(Status::request_header_fields_too_large, "headers_too_large",
                     fmt::format("more than {} header fields", settings().max_header_fields));
     }
-    response_ = state_->handlers.handle(request);
-    if (draining_) response_.keep_alive(false);
-    write();
+    Response response = state_->handlers.handle(request);
+    if (draining_) response.keep_alive(false);
+    write(response);
   }
 
   void reject(Status status, std::string_view code, std::string_view message) {
-    response_ = state_->handlers.reject(status, code, message);
-    response_.keep_alive(false);
-    write();
+    Response response = state_->handlers.reject(status, code, message);
+    response.keep_alive(false);
+    timed_out_ = false;  // the answer gets its own deadline
+    write(response);
   }
 
-  void write() {
-    stream_.expires_after(settings().request_timeout);
-    beast::http::async_write(stream_, response_,
-                             beast::bind_front_handler(&Session::on_write, shared_from_this()));
+  // Serialises into one reused buffer and sends it with one write: our
+  // responses are small and complete (the router set every header).
+  void write(const Response& response) {
+    keep_alive_ = response.keep_alive();
+    out_.clear();
+    out_.append(response.version() == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+    out_.append(std::to_string(response.result_int()));
+    out_.push_back(' ');
+    out_.append(to_std(beast::http::obsolete_reason(response.result())));
+    out_.append("\r\n");
+    for (const auto& field : response) {
+      out_.append(to_std(field.name_string())).append(": ").append(to_std(field.value())).append("\r\n");
+    }
+    out_.append("\r\n");
+    out_.append(response.body());
+    set_deadline(settings().request_timeout);
+    net::async_write(socket_, net::buffer(out_),
+                     beast::bind_front_handler(&Session::on_write, shared_from_this()));
   }
 
   void on_write(error_code ec, std::size_t) {
-    if (ec) return close();
-    if (!response_.keep_alive() || draining_) return close();
+    if (ec || timed_out_ || !keep_alive_ || draining_) return close();
     do_read();
   }
 
   void close() {
     error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.socket().close(ignored);
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    socket_.close(ignored);
   }
 
-  beast::tcp_stream stream_;
+  Socket socket_;
   beast::flat_buffer buffer_;
   std::optional<beast::http::request_parser<beast::http::empty_body>> parser_;
-  Response response_;
+  std::string out_;
   std::shared_ptr<ServerState> state_;
   const std::uint64_t id_;
-  bool started_ = false;   // bytes of the current request have arrived
-  bool idle_ = false;      // waiting for a request with none begun
+  // Steady-clock ticks; read by the sweep from another strand.
+  std::atomic<Clock::rep> deadline_{Clock::time_point::max().time_since_epoch().count()};
+  bool started_ = false;    // bytes of the current request have arrived
+  bool idle_ = false;       // waiting for a request with none begun
+  bool keep_alive_ = false;
   bool draining_ = false;
+  bool timed_out_ = false;
 };
+
+template <class Pick>
+std::vector<std::shared_ptr<Session>> ServerState::live_sessions(Pick pick) {
+  std::vector<std::shared_ptr<Session>> live;
+  {
+    std::lock_guard lock(mutex);
+    live.reserve(sessions.size());
+    // lock() and move: no owning pointer is released while the mutex is held.
+    for (auto& [id, weak] : sessions) {
+      if (auto s = weak.lock()) live.push_back(std::move(s));
+    }
+  }
+  std::erase_if(live, [&pick](const std::shared_ptr<Session>& s) { return !pick(*s); });
+  return live;
+}
 
 bool ServerState::remove(std::uint64_t id) {
   std::lock_guard lock(mutex);
@@ -184,9 +248,28 @@ bool ServerState::remove(std::uint64_t id) {
 
 namespace {
 
+// How often deadlines are checked: a quarter of the shortest timeout, so a
+// timeout fires at most 25 % late, within 10 ms .. 1 s.
+std::chrono::milliseconds sweep_interval(const ServerSettings& s) {
+  return std::clamp(std::min(s.idle_timeout, s.request_timeout) / 4, std::chrono::milliseconds(10),
+                    std::chrono::milliseconds(1000));
+}
+
+void sweep(const std::shared_ptr<ServerState>& state) {
+  state->sweep_timer.expires_after(sweep_interval(state->settings));
+  state->sweep_timer.async_wait([state](error_code ec) {
+    if (ec) return;  // stopped
+    const auto now = Clock::now();
+    for (auto& s : state->live_sessions([now](const Session& s) { return s.deadline() <= now; })) {
+      net::post(s->executor(), [s, now] { s->check_deadline(now); });
+    }
+    sweep(state);
+  });
+}
+
 void do_accept(const std::shared_ptr<ServerState>& state);
 
-void on_accept(const std::shared_ptr<ServerState>& state, error_code ec, tcp::socket socket) {
+void on_accept(const std::shared_ptr<ServerState>& state, error_code ec, Socket socket) {
   if (ec == net::error::operation_aborted || !state->acceptor.is_open()) return;  // stopped
   if (ec) {
     // Out of file descriptors and the like: back off instead of spinning.
@@ -217,7 +300,7 @@ void on_accept(const std::shared_ptr<ServerState>& state, error_code ec, tcp::so
 void do_accept(const std::shared_ptr<ServerState>& state) {
   // Each connection gets its own strand: its handlers never run concurrently.
   state->acceptor.async_accept(net::make_strand(state->ioc),
-                               [state](error_code ec, tcp::socket socket) {
+                               [state](error_code ec, Socket socket) {
                                  on_accept(state, ec, std::move(socket));
                                });
 }
@@ -245,25 +328,26 @@ Result<tcp::endpoint, std::string> HttpServer::listen() {
 }
 
 void HttpServer::start() {
-  net::dispatch(state_->acceptor.get_executor(), [state = state_] { do_accept(state); });
+  net::dispatch(state_->acceptor.get_executor(), [state = state_] {
+    do_accept(state);
+    sweep(state);
+  });
 }
 
 void HttpServer::stop() {
-  std::vector<std::shared_ptr<Session>> live;
   {
     std::lock_guard lock(state_->mutex);
     if (state_->stopping) return;
     state_->stopping = true;
-    for (auto& [id, weak] : state_->sessions) {
-      if (auto s = weak.lock()) live.push_back(std::move(s));
-    }
   }
+  const auto live = state_->live_sessions([](const Session&) { return true; });
   spdlog::info("stopping: no new connections; draining {} open connection(s), at most {} ms",
                live.size(), state_->settings.drain_timeout.count());
   net::post(state_->acceptor.get_executor(), [state = state_, live] {
     error_code ignored;
     state->acceptor.close(ignored);
     state->retry_timer.cancel();
+    state->sweep_timer.cancel();
     {
       std::lock_guard lock(state->mutex);
       if (state->sessions.empty()) return;  // all gone already: no timer to keep
@@ -271,11 +355,9 @@ void HttpServer::stop() {
     state->drain_timer.expires_after(state->settings.drain_timeout);
     state->drain_timer.async_wait([state](error_code ec) {
       if (ec) return;  // cancelled: every session finished in time
-      std::lock_guard lock(state->mutex);
-      spdlog::warn("drain timeout: cutting {} connection(s)", state->sessions.size());
-      for (auto& [id, weak] : state->sessions) {
-        if (auto s = weak.lock()) net::post(s->executor(), [s] { s->cut(); });
-      }
+      const auto rest = state->live_sessions([](const Session&) { return true; });
+      spdlog::warn("drain timeout: cutting {} connection(s)", rest.size());
+      for (auto& s : rest) net::post(s->executor(), [s] { s->cut(); });
     });
   });
   for (auto& s : live) net::post(s->executor(), [s] { s->drain(); });

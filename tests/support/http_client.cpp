@@ -1,8 +1,5 @@
 #include "http_client.hpp"
 
-#include <sys/socket.h>
-#include <sys/time.h>
-
 #include <boost/asio/connect.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
@@ -21,21 +18,35 @@ namespace http = boost::beast::http;
 
 namespace {
 
-void set_receive_timeout(int fd, std::chrono::milliseconds timeout) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>(timeout.count() % 1000 * 1000);
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+// Runs the async operation started by `start` on our private io_context for
+// at most `timeout`; cancels it if time runs out. Returns its error.
+template <class Start>
+boost::system::error_code run_with_deadline(net::io_context& ioc, net::ip::tcp::socket& socket,
+                                            std::chrono::milliseconds timeout, Start start) {
+  boost::system::error_code result = net::error::would_block;
+  bool done = false;
+  start([&](boost::system::error_code ec, std::size_t) {
+    result = ec;
+    done = true;
+  });
+  ioc.restart();
+  ioc.run_for(timeout);
+  if (!done) {
+    boost::system::error_code ignored;
+    socket.cancel(ignored);
+    ioc.restart();
+    ioc.run();  // lets the cancelled operation finish
+    result = net::error::timed_out;
+  }
+  return result;
 }
 
 }  // namespace
 
 HttpConnection::HttpConnection(unsigned short port, const std::string& host,
                                std::chrono::milliseconds timeout)
-    : socket_(ioc_) {
-  const auto address = net::ip::make_address(host);
-  socket_.connect(net::ip::tcp::endpoint(address, port));
-  set_receive_timeout(socket_.native_handle(), timeout);
+    : socket_(ioc_), timeout_(timeout) {
+  socket_.connect(net::ip::tcp::endpoint(net::ip::make_address(host), port));
 }
 
 void HttpConnection::send(std::string_view bytes) {
@@ -46,8 +57,9 @@ std::optional<HttpReply> HttpConnection::read_reply(bool to_head) {
   http::response_parser<http::string_body> parser;
   parser.skip(to_head);
   parser.body_limit(64 * 1024 * 1024);
-  boost::system::error_code ec;
-  http::read(socket_, buffer_, parser, ec);
+  const auto ec = run_with_deadline(ioc_, socket_, timeout_, [&](auto handler) {
+    http::async_read(socket_, buffer_, parser, handler);
+  });
   if (ec) return std::nullopt;
   const auto& res = parser.get();
   HttpReply reply;
@@ -71,13 +83,12 @@ std::optional<HttpReply> HttpConnection::request(const std::string& target,
 }
 
 bool HttpConnection::closed_by_server(std::chrono::milliseconds within) {
-  set_receive_timeout(socket_.native_handle(), within);
+  if (buffer_.size() > 0) return false;  // the server sent more: not closed
   char byte;
-  boost::system::error_code ec;
-  // Anything left in our buffer means the server sent more: not closed.
-  if (buffer_.size() > 0) return false;
-  const auto n = socket_.read_some(net::buffer(&byte, 1), ec);
-  return n == 0 && (ec == net::error::eof || ec == net::error::connection_reset);
+  const auto ec = run_with_deadline(ioc_, socket_, within, [&](auto handler) {
+    socket_.async_read_some(net::buffer(&byte, 1), handler);
+  });
+  return ec == net::error::eof || ec == net::error::connection_reset;
 }
 
 std::optional<HttpReply> http_get(unsigned short port, const std::string& target,

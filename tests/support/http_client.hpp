@@ -1,6 +1,8 @@
 #pragma once
 // A blocking HTTP/1.1 client for e2e tests, over a real socket. Every read
-// has a timeout, so a test can fail but never hang.
+// has a deadline (an async read run for a bounded time: a socket receive
+// timeout would not do, as Asio's blocking read polls on past it), so a test
+// can fail but never hang.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -41,6 +43,7 @@ class HttpConnection {
   boost::asio::io_context ioc_;
   boost::asio::ip::tcp::socket socket_;
   boost::beast::flat_buffer buffer_;
+  std::chrono::milliseconds timeout_;
 };
 
 // One request on a fresh connection.
