@@ -5,14 +5,12 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
 #include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <thread>
-#include <vector>
 
 #include "cli.hpp"
 #include "logging.hpp"
@@ -114,10 +112,9 @@ int run_daemon(const CommandLine& cl) {
                              {config->service, config->coordinator.type,
                               std::chrono::steady_clock::now(), threads}};
 
-  boost::asio::io_context ioc(static_cast<int>(threads));
   http::HttpServer server(
-      ioc,
       {.endpoint = *endpoint,
+       .io_threads = threads,
        .max_connections = config->http.max_connections,
        .idle_timeout = config->http.idle_timeout,
        .request_timeout = config->http.request_timeout,
@@ -132,7 +129,7 @@ int run_daemon(const CommandLine& cl) {
     return kExitFailure;
   }
 
-  boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  boost::asio::signal_set signals(server.main_context(), SIGINT, SIGTERM);
   signals.async_wait([&server](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     spdlog::info("received {}", signal == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -141,18 +138,13 @@ int run_daemon(const CommandLine& cl) {
 
   // Static mode owns its worker ID from the start.
   lease.grant_indefinitely();
-  server.start();
   const auto address = bound.value().address();
   spdlog::info("snowflaked {} started: listening on {}{}{}:{} with {} io thread(s); service {}, "
                "worker {} ({}), layout {}",
                kVersion, address.is_v6() ? "[" : "", address.to_string(), address.is_v6() ? "]" : "",
                bound.value().port(), threads, config->service, worker_id,
                config->coordinator.type, layout.describe());
-
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&ioc] { ioc.run(); });
-  ioc.run();
-  for (auto& t : pool) t.join();
+  server.run();
   spdlog::info("stopped; high-water mark {}",
                format_iso8601_ms(generator.value()->high_water_mark_ms()));
   return 0;

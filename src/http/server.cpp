@@ -3,7 +3,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -20,6 +20,8 @@
 #include <iterator>
 #include <mutex>
 #include <optional>
+#include <thread>
+#include <vector>
 #include <unordered_map>
 
 namespace snowflake::http {
@@ -30,27 +32,43 @@ using tcp = net::ip::tcp;
 using error_code = beast::error_code;
 using Clock = std::chrono::steady_clock;
 // Concrete types, not any_io_executor: no type-erased call on every operation.
-using Strand = net::strand<net::io_context::executor_type>;
-using Socket = net::basic_stream_socket<tcp, Strand>;
+using Executor = net::io_context::executor_type;
+using Socket = net::basic_stream_socket<tcp, Executor>;
+using Timer = net::basic_waitable_timer<Clock, net::wait_traits<Clock>, Executor>;
+using WorkGuard = net::executor_work_guard<Executor>;
 
 class Session;
 
 // What the server and its sessions share: settings, handlers, the registry of
 // live sessions (for stop(), the connection limit and the deadline sweep),
-// and the server's timers (on the acceptor's strand).
+// and the server's timers (on the main context, with the acceptor).
 struct ServerState {
-  ServerState(net::io_context& ioc_, ServerSettings s, Handlers h)
-      : ioc(ioc_), settings(std::move(s)), handlers(std::move(h)),
-        acceptor(net::make_strand(ioc_)), retry_timer(acceptor.get_executor()),
-        sweep_timer(acceptor.get_executor()), drain_timer(acceptor.get_executor()) {}
+  ServerState(ServerSettings s, Handlers h)
+      : settings(std::move(s)), handlers(std::move(h)), contexts(make_contexts(settings.io_threads)),
+        acceptor(contexts[0]->get_executor()), retry_timer(contexts[0]->get_executor()),
+        sweep_timer(contexts[0]->get_executor()), drain_timer(contexts[0]->get_executor()) {
+    for (auto& c : contexts) guards.emplace_back(c->get_executor());
+  }
 
-  net::io_context& ioc;
+  static std::vector<std::unique_ptr<net::io_context>> make_contexts(unsigned n) {
+    std::vector<std::unique_ptr<net::io_context>> out;
+    // Concurrency hint 1: each context is run by one thread only.
+    for (unsigned i = 0; i < std::max(n, 1u); ++i) out.push_back(std::make_unique<net::io_context>(1));
+    return out;
+  }
+
+  // The context for the next connection, round robin. Only the main
+  // context's thread accepts, so next_id is not raced here.
+  net::io_context& next_context() { return *contexts[next_id % contexts.size()]; }
+
   const ServerSettings settings;
   const Handlers handlers;
-  net::basic_socket_acceptor<tcp, Strand> acceptor;
-  net::basic_waitable_timer<Clock, net::wait_traits<Clock>, Strand> retry_timer;
-  net::basic_waitable_timer<Clock, net::wait_traits<Clock>, Strand> sweep_timer;
-  net::basic_waitable_timer<Clock, net::wait_traits<Clock>, Strand> drain_timer;
+  std::vector<std::unique_ptr<net::io_context>> contexts;
+  std::vector<WorkGuard> guards;  // keep idle contexts running until stop()
+  net::basic_socket_acceptor<tcp, Executor> acceptor;
+  Timer retry_timer;
+  Timer sweep_timer;
+  Timer drain_timer;
 
   mutable std::mutex mutex;
   bool stopping = false;
@@ -75,8 +93,8 @@ class Session : public std::enable_shared_from_this<Session> {
       : socket_(std::move(socket)), state_(std::move(state)), id_(id) {}
   ~Session() {
     if (state_->remove(id_)) {
-      // Nothing left to drain: stop the drain timer (on the acceptor's
-      // strand, which owns it) so that the io_context can run out of work.
+      // Nothing left to drain: stop the drain timer (on the main context,
+      // whose thread owns it) so that the contexts can run out of work.
       net::post(state_->acceptor.get_executor(), [state = state_] { state->drain_timer.cancel(); });
     }
   }
@@ -86,7 +104,7 @@ class Session : public std::enable_shared_from_this<Session> {
                   beast::bind_front_handler(&Session::do_read, shared_from_this()));
   }
 
-  // The rest run on the session's strand.
+  // The rest run on the session's own context, so on one thread.
 
   // Stop after the current response; an idle connection closes now.
   void drain() {
@@ -104,7 +122,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Clock::time_point deadline() const {
     return Clock::time_point(Clock::duration(deadline_.load(std::memory_order_relaxed)));
   }
-  Strand executor() { return socket_.get_executor(); }
+  Executor executor() { return socket_.get_executor(); }
 
  private:
   const ServerSettings& settings() const { return state_->settings; }
@@ -216,7 +234,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string out_;
   std::shared_ptr<ServerState> state_;
   const std::uint64_t id_;
-  // Steady-clock ticks; read by the sweep from another strand.
+  // Steady-clock ticks; read by the sweep from another thread.
   std::atomic<Clock::rep> deadline_{Clock::time_point::max().time_since_epoch().count()};
   bool started_ = false;    // bytes of the current request have arrived
   bool idle_ = false;       // waiting for a request with none begun
@@ -298,8 +316,8 @@ void on_accept(const std::shared_ptr<ServerState>& state, error_code ec, Socket 
 }
 
 void do_accept(const std::shared_ptr<ServerState>& state) {
-  // Each connection gets its own strand: its handlers never run concurrently.
-  state->acceptor.async_accept(net::make_strand(state->ioc),
+  // The connection lives on one context, so on one thread, for life.
+  state->acceptor.async_accept(state->next_context().get_executor(),
                                [state](error_code ec, Socket socket) {
                                  on_accept(state, ec, std::move(socket));
                                });
@@ -307,8 +325,8 @@ void do_accept(const std::shared_ptr<ServerState>& state) {
 
 }  // namespace
 
-HttpServer::HttpServer(net::io_context& ioc, ServerSettings settings, Handlers handlers)
-    : state_(std::make_shared<ServerState>(ioc, std::move(settings), std::move(handlers))) {}
+HttpServer::HttpServer(ServerSettings settings, Handlers handlers)
+    : state_(std::make_shared<ServerState>(std::move(settings), std::move(handlers))) {}
 
 HttpServer::~HttpServer() = default;
 
@@ -327,11 +345,19 @@ Result<tcp::endpoint, std::string> HttpServer::listen() {
   return acceptor.local_endpoint();
 }
 
-void HttpServer::start() {
+net::io_context& HttpServer::main_context() { return *state_->contexts[0]; }
+
+void HttpServer::run() {
   net::dispatch(state_->acceptor.get_executor(), [state = state_] {
     do_accept(state);
     sweep(state);
   });
+  std::vector<std::thread> threads;
+  for (std::size_t i = 1; i < state_->contexts.size(); ++i) {
+    threads.emplace_back([context = state_->contexts[i].get()] { context->run(); });
+  }
+  state_->contexts[0]->run();
+  for (auto& t : threads) t.join();
 }
 
 void HttpServer::stop() {
@@ -348,6 +374,8 @@ void HttpServer::stop() {
     state->acceptor.close(ignored);
     state->retry_timer.cancel();
     state->sweep_timer.cancel();
+    // Contexts now run only as long as they have connections to finish.
+    state->guards.clear();
     {
       std::lock_guard lock(state->mutex);
       if (state->sessions.empty()) return;  // all gone already: no timer to keep

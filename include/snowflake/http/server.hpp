@@ -2,8 +2,10 @@
 // The HTTP/1.x server on Boost.Beast. It moves bytes and enforces limits;
 // what a request means is the handler's business (see router.hpp).
 //
-//  - one session per connection on its own strand; keep-alive; pipelined
-//    requests are answered in order (they wait in the read buffer);
+//  - one single-threaded io_context per io thread (nginx's worker model): a
+//    connection stays on one thread for life, so it needs no strand;
+//    keep-alive; pipelined requests are answered in order (they wait in the
+//    read buffer);
 //  - limits: header bytes (431), header count (431), no request bodies (413),
 //    max connections (further ones are closed at once);
 //  - timeouts: an idle keep-alive connection closes after idle_timeout; once
@@ -30,6 +32,7 @@ namespace snowflake::http {
 
 struct ServerSettings {
   boost::asio::ip::tcp::endpoint endpoint;
+  unsigned io_threads = 1;
   std::size_t max_connections = 10'000;
   std::chrono::milliseconds idle_timeout{60'000};
   std::chrono::milliseconds request_timeout{10'000};
@@ -48,15 +51,20 @@ struct ServerState;  // shared by the server and its sessions
 
 class HttpServer {
  public:
-  HttpServer(boost::asio::io_context& ioc, ServerSettings settings, Handlers handlers);
+  HttpServer(ServerSettings settings, Handlers handlers);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Opens, binds and listens; the error says why not ("address in use").
   Result<boost::asio::ip::tcp::endpoint, std::string> listen();
-  void start();
-  // Thread-safe. The io_context runs out of work once every session is gone.
+  // The context that accepts and keeps the server's timers; others may put
+  // their own work on it (main's signal handling).
+  boost::asio::io_context& main_context();
+  // Accepts and serves on io_threads threads (the calling one included);
+  // returns once stop() has drained every connection.
+  void run();
+  // Thread-safe.
   void stop();
   std::size_t connections() const;
 
