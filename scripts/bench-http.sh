@@ -5,11 +5,15 @@
 #   single IDs : req/s and p50/p99 latency of each, and the ratio
 #                (goals: >= 0.9 x nginx, p99 <= 1 ms at c=64)
 #   batch      : GET /id/<tag>?count=1000, IDs/s (goal: >= 3,000,000)
-# Usage: scripts/bench-http.sh [seconds per run, default 10] [connections, default 64]
+# The machine's speed drifts from minute to minute (a shared VM), so the two
+# servers are measured alternately, ROUNDS times each, and medians reported.
+# Usage: scripts/bench-http.sh [seconds per run, default 5] [connections, default 64]
+#        ROUNDS=5 scripts/bench-http.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-duration=${1:-10}
+duration=${1:-5}
 connections=${2:-64}
+rounds=${ROUNDS:-5}
 
 bash scripts/install-deps.sh >/dev/null
 bash scripts/build.sh build/bench -DCMAKE_BUILD_TYPE=Release -DSNOWFLAKE_BUILD_TESTS=OFF \
@@ -82,39 +86,60 @@ wait_for "$ng/id/order"
 # run NAME URL: wrk output kept in $work/NAME.txt
 run() {
   wrk -t1 -c"$connections" -d"${duration}s" --latency "$2" > "$work/$1.txt"
+  if grep -qE "Non-2xx|Socket errors" "$work/$1.txt"; then
+    echo "$1: $(grep -E 'Non-2xx|Socket errors' "$work/$1.txt")" >&2; exit 1
+  fi
 }
 rps() { awk '/^Requests\/sec/ {print $2}' "$work/$1.txt"; }
 # Latency percentile from wrk's distribution, in ms.
 pct() {
   awk -v p="$2" '$1 == p"%" {
       v = $2; unit = v; gsub(/[0-9.]/, "", unit); sub(/[a-z]+$/, "", v);
-      if (unit == "us") v /= 1000; else if (unit == "s") v *= 1000; printf "%.3f", v }' "$work/$1.txt"
+      if (unit == "us") v /= 1000; else if (unit == "s") v *= 1000; printf "%.3f\n", v }' "$work/$1.txt"
 }
-errors() { awk '/Non-2xx|Socket errors/ {print}' "$work/$1.txt"; }
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# stat NAME FIELD: median over the rounds of rps, p50 or p99
+stat() {
+  for r in $(seq 1 "$rounds"); do
+    case $2 in rps) rps "$1.$r" ;; *) pct "$1.$r" "$2" ;; esac
+  done | median
+}
 
 echo "warming up..."
 wrk -t1 -c"$connections" -d2s "$sf/id/order" >/dev/null
 wrk -t1 -c"$connections" -d2s "$ng/id/order" >/dev/null
 
-run nginx "$ng/id/order"
-run single "$sf/id/order"
-run batch "$sf/id/order?count=1000"
-
-for name in nginx single batch; do
-  if [ -n "$(errors $name)" ]; then echo "$name: $(errors $name)" >&2; exit 1; fi
+# CPU time the hypervisor gave to others while we ran ("steal"): when it is
+# high the machine was contended and every figure is noisier.
+cpu_ticks() { awk '/^cpu / {t = 0; for (i = 2; i <= 9; i++) t += $i; print $9, t}' /proc/stat; }
+read -r steal0 total0 < <(cpu_ticks)
+for r in $(seq 1 "$rounds"); do
+  echo "round $r of $rounds..."
+  run "nginx.$r" "$ng/id/order"
+  run "single.$r" "$sf/id/order"
+  run "batch.$r" "$sf/id/order?count=1000"
 done
 
-nginx_rps=$(rps nginx); single_rps=$(rps single); batch_rps=$(rps batch)
+read -r steal1 total1 < <(cpu_ticks)
+steal_pct=$(awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) 'BEGIN {printf "%.1f", t ? 100 * s / t : 0}')
+
 echo
-echo "snowflaked HTTP benchmark: wrk -t1 -c$connections -d${duration}s, 1 io thread vs nginx 1 worker"
-printf '%-34s %12s %10s %10s\n' "case" "req/s" "p50 ms" "p99 ms"
-printf '%-34s %12.0f %10s %10s\n' "nginx return 200 (baseline)" "$nginx_rps" "$(pct nginx 50)" "$(pct nginx 99)"
-printf '%-34s %12.0f %10s %10s\n' "snowflaked GET /id/order" "$single_rps" "$(pct single 50)" "$(pct single 99)"
-printf '%-34s %12.0f %10s %10s\n' "snowflaked GET /id/order?count=1000" "$batch_rps" "$(pct batch 50)" "$(pct batch 99)"
+echo "snowflaked HTTP benchmark: wrk -t1 -c$connections, ${duration}s runs, median of $rounds alternating rounds"
+echo "CPU steal during the runs: ${steal_pct}% of CPU time"
+echo "1 io thread vs nginx 1 worker; per round:"
+for r in $(seq 1 "$rounds"); do
+  printf '  round %d: nginx %8.0f req/s, snowflaked %8.0f req/s, ratio %.3f\n' "$r" \
+    "$(rps nginx.$r)" "$(rps single.$r)" "$(awk -v a="$(rps single.$r)" -v b="$(rps nginx.$r)" 'BEGIN {print a / b}')"
+done
+printf '%-38s %12s %10s %10s\n' "case (medians)" "req/s" "p50 ms" "p99 ms"
+printf '%-38s %12.0f %10s %10s\n' "nginx return 200 (baseline)" "$(stat nginx rps)" "$(stat nginx 50)" "$(stat nginx 99)"
+printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /id/order" "$(stat single rps)" "$(stat single 50)" "$(stat single 99)"
+printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /id/order?count=1000" "$(stat batch rps)" "$(stat batch 50)" "$(stat batch 99)"
 echo
-awk -v s="$single_rps" -v n="$nginx_rps" -v p99="$(pct single 99)" -v b="$batch_rps" 'BEGIN {
-  r = s / n; ids = b * 1000;
-  printf "goal: single-ID throughput >= 0.9 x nginx: %.3f  %s\n", r, (r >= 0.9 ? "met" : "NOT MET");
-  printf "goal: single-ID p99 <= 1 ms: %.3f ms  %s\n", p99, (p99 <= 1.0 ? "met" : "NOT MET");
+ratio=$(for r in $(seq 1 "$rounds"); do awk -v a="$(rps single.$r)" -v b="$(rps nginx.$r)" 'BEGIN {print a / b}'; done | median)
+awk -v r="$ratio" -v p99="$(stat single 99)" -v np99="$(stat nginx 99)" -v b="$(stat batch rps)" 'BEGIN {
+  ids = b * 1000;
+  printf "goal: single-ID throughput >= 0.9 x nginx (median of per-round ratios): %.3f  %s\n", r, (r >= 0.9 ? "met" : "NOT MET");
+  printf "goal: single-ID p99 <= 1 ms: %.3f ms  %s (nginx baseline p99: %.3f ms)\n", p99, (p99 <= 1.0 ? "met" : "NOT MET"), np99;
   printf "goal: batch >= 3,000,000 IDs/s: %.0f IDs/s  %s\n", ids, (ids >= 3000000 ? "met" : "NOT MET");
 }'
