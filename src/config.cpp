@@ -84,9 +84,7 @@ HttpSettings read_http(JsonSection http) {
   HttpSettings h;
   h.listen = http.string("listen", d.listen);
   if (!http::parse_listen_address(h.listen)) {
-    http.fail("listen", fmt::format("must be IPv4:port or [IPv6]:port, such as \"127.0.0.1:8080\" "
-                                    "or \"[::1]:8080\", got \"{}\"",
-                                    h.listen));
+    http.fail("listen", fmt::format("must be {}, got \"{}\"", http::kListenAddressForm, h.listen));
   }
   h.io_threads = static_cast<unsigned>(http.integer("io_threads", d.io_threads, 0, 1024));
   h.max_batch = static_cast<std::uint32_t>(http.integer("max_batch", d.max_batch, 1, 1'000'000));

@@ -91,8 +91,8 @@ int run_daemon(const CommandLine& cl) {
   if (cl.listen) config->http.listen = *cl.listen;
   const auto endpoint = http::parse_listen_address(config->http.listen);
   if (!endpoint) {
-    std::cerr << "--listen: must be IPv4:port or [IPv6]:port, got \"" << config->http.listen
-              << "\"\n";
+    std::cerr << "--listen: must be " << http::kListenAddressForm << ", got \""
+              << config->http.listen << "\"\n";
     return kExitUsage;
   }
   configure_logging(config->log_level);

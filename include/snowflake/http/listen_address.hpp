@@ -7,6 +7,10 @@
 
 namespace snowflake::http {
 
+// What parse_listen_address accepts, for error messages.
+inline constexpr std::string_view kListenAddressForm =
+    "IPv4:port or [IPv6]:port, such as 127.0.0.1:8080 or [::1]:8080";
+
 // "127.0.0.1:8080", "0.0.0.0:8080", "[::1]:8080", "[::]:8080". Port 0 asks
 // the system for a free port (the daemon logs the one it got).
 std::optional<boost::asio::ip::tcp::endpoint> parse_listen_address(std::string_view text);
