@@ -89,6 +89,9 @@ TEST_CASE("the daemon refuses a bad config with exit 2", "[cli]") {
   const auto r = run_process({kBinary, "--config", bad.string()});
   CHECK(r.status.code == 2);
   CHECK_THAT(r.err, Catch::Contains("config.json: coordinator.static_worker_id: must be from 0"));
+  const auto listen = run_process({kBinary, "--listen", "localhost:80"});
+  CHECK(listen.status.code == 2);
+  CHECK_THAT(listen.err, Catch::Contains("--listen: must be IPv4:port or [IPv6]:port"));
   const auto level = run_process({kBinary, "--log-level", "loud"});
   CHECK(level.status.code == 2);
   CHECK_THAT(level.err, Catch::Contains("--log-level"));
