@@ -1,0 +1,123 @@
+#pragma once
+// One ZooKeeper session over the C client (zookeeper_mt), as RAII.
+//
+// Errors are values. They split into answers ("no such node", "bad
+// version": the session is fine, the caller decides) and the session being
+// gone (expired, auth failed): then this object is dead for good and the
+// owner replaces it with a new one — it is never repaired. Connection loss
+// is neither: the client reconnects by itself within the session timeout,
+// but a write that met it may or may not have happened, so callers resolve
+// it by reading (never by blindly retrying a write).
+//
+// The C client calls back on its own thread; the callback only records the
+// session state for our threads to read.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "snowflake/result.hpp"
+
+typedef struct _zhandle zhandle_t;  // from <zookeeper/zookeeper.h>
+
+namespace snowflake::coord {
+
+enum class ZkErrc {
+  no_node,            // ZNONODE
+  node_exists,        // ZNODEEXISTS
+  bad_version,        // ZBADVERSION
+  not_empty,          // ZNOTEMPTY
+  no_auth,            // ZNOAUTH: our identity may not do that
+  connection_loss,    // ZCONNECTIONLOSS: outcome of a write unknown
+  operation_timeout,  // ZOPERATIONTIMEOUT
+  session_expired,    // ZSESSIONEXPIRED (or any call on an expired handle)
+  auth_failed,        // ZAUTHFAILED
+  connect_timeout,    // no session established within the deadline
+  other,
+};
+
+std::string_view to_string(ZkErrc code) noexcept;
+
+struct ZkError {
+  ZkErrc code;
+  int raw = 0;       // the C client's code
+  std::string path;  // the node involved, if any
+
+  // The session is unusable; make a new one.
+  bool session_gone() const noexcept {
+    return code == ZkErrc::session_expired || code == ZkErrc::auth_failed;
+  }
+  std::string message() const;
+};
+
+struct ZkSettings {
+  std::string hosts{};  // "host:port,host:port"
+  std::chrono::milliseconds session_timeout{10'000};
+  std::chrono::milliseconds connect_timeout{10'000};
+  // "user:password" for digest auth: nodes we create are then readable by
+  // anyone and writable only by this identity.
+  std::optional<std::string> digest_auth{};
+};
+
+struct NodeStat {
+  std::int32_t version = 0;
+  std::int64_t mtime_ms = 0;  // ZooKeeper's clock, at the last write
+  std::int64_t ctime_ms = 0;
+  std::int64_t mzxid = 0;
+  std::int32_t data_length = 0;
+  std::int32_t num_children = 0;
+};
+
+struct NodeData {
+  std::string data;
+  NodeStat stat;
+};
+
+enum class CreateMode { persistent, persistent_sequential, ephemeral };
+
+class ZkSession {
+ public:
+  // Connects, waiting up to connect_timeout for the session; authenticates.
+  static Result<std::unique_ptr<ZkSession>, ZkError> connect(const ZkSettings& settings);
+  ~ZkSession();
+  ZkSession(const ZkSession&) = delete;
+  ZkSession& operator=(const ZkSession&) = delete;
+
+  // Expired or auth failed: every call fails; replace the session.
+  bool gone() const noexcept;
+
+  // Returns the path created (with the sequence suffix, if any).
+  Result<std::string, ZkError> create(const std::string& path, std::string_view data,
+                                      CreateMode mode = CreateMode::persistent);
+  Result<NodeData, ZkError> get(const std::string& path);
+  Result<std::optional<NodeStat>, ZkError> exists(const std::string& path);
+  // version -1: any version.
+  Result<NodeStat, ZkError> set(const std::string& path, std::string_view data, int version);
+  Result<void, ZkError> remove(const std::string& path, int version);
+  Result<std::vector<std::string>, ZkError> children(const std::string& path);
+
+  // The session's id and password, which let a test open a second handle on
+  // the same session (and so expire it).
+  std::pair<std::int64_t, std::string> client_id() const;
+  std::chrono::milliseconds negotiated_timeout() const;
+
+ private:
+  ZkSession() = default;
+  static void on_event(zhandle_t* zh, int type, int state, const char* path, void* context);
+  ZkError error(int rc, const std::string& path) const;
+
+  zhandle_t* handle_ = nullptr;
+  bool with_auth_ = false;
+  std::atomic<int> state_{0};  // the C client's last session state
+  std::mutex mutex_;
+  std::condition_variable changed_;
+};
+
+}  // namespace snowflake::coord

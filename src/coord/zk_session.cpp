@@ -1,0 +1,213 @@
+#include "snowflake/coord/zk_session.hpp"
+
+#include <fmt/format.h>
+#include <zookeeper/zookeeper.h>
+
+#include <cstring>
+
+namespace snowflake::coord {
+
+namespace {
+
+constexpr int kSmallBuffer = 64 * 1024;
+constexpr int kMaxNodeSize = 1024 * 1024;  // ZooKeeper's default jute.maxbuffer
+
+ZkErrc classify(int rc) {
+  switch (rc) {
+    case ZNONODE: return ZkErrc::no_node;
+    case ZNODEEXISTS: return ZkErrc::node_exists;
+    case ZBADVERSION: return ZkErrc::bad_version;
+    case ZNOTEMPTY: return ZkErrc::not_empty;
+    case ZNOAUTH: return ZkErrc::no_auth;
+    case ZCONNECTIONLOSS: return ZkErrc::connection_loss;
+    case ZOPERATIONTIMEOUT: return ZkErrc::operation_timeout;
+    case ZSESSIONEXPIRED: return ZkErrc::session_expired;
+    case ZAUTHFAILED: return ZkErrc::auth_failed;
+    default: return ZkErrc::other;
+  }
+}
+
+NodeStat to_stat(const Stat& s) {
+  return {s.version, s.mtime, s.ctime, s.mzxid, s.dataLength, s.numChildren};
+}
+
+// World may read; only the identity that created a node may change it.
+ACL kReadAllWriteCreator[] = {{ZOO_PERM_READ, ZOO_ANYONE_ID_UNSAFE}, {ZOO_PERM_ALL, ZOO_AUTH_IDS}};
+ACL_vector kReadAllWriteCreatorAcl = {2, kReadAllWriteCreator};
+
+void quiet_client_logging() {
+  static std::once_flag once;
+  std::call_once(once, [] { zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR); });
+}
+
+}  // namespace
+
+std::string_view to_string(ZkErrc code) noexcept {
+  switch (code) {
+    case ZkErrc::no_node: return "no_node";
+    case ZkErrc::node_exists: return "node_exists";
+    case ZkErrc::bad_version: return "bad_version";
+    case ZkErrc::not_empty: return "not_empty";
+    case ZkErrc::no_auth: return "no_auth";
+    case ZkErrc::connection_loss: return "connection_loss";
+    case ZkErrc::operation_timeout: return "operation_timeout";
+    case ZkErrc::session_expired: return "session_expired";
+    case ZkErrc::auth_failed: return "auth_failed";
+    case ZkErrc::connect_timeout: return "connect_timeout";
+    case ZkErrc::other: return "other";
+  }
+  return "other";
+}
+
+std::string ZkError::message() const {
+  return fmt::format("ZooKeeper {}{}{} ({})", to_string(code), path.empty() ? "" : " at ", path,
+                     raw ? zerror(raw) : "no session");
+}
+
+void ZkSession::on_event(zhandle_t*, int type, int state, const char*, void* context) {
+  if (type != ZOO_SESSION_EVENT) return;  // we set no node watches
+  auto* self = static_cast<ZkSession*>(context);
+  {
+    std::lock_guard lock(self->mutex_);
+    self->state_.store(state);
+  }
+  self->changed_.notify_all();
+}
+
+Result<std::unique_ptr<ZkSession>, ZkError> ZkSession::connect(const ZkSettings& settings) {
+  quiet_client_logging();
+  std::unique_ptr<ZkSession> s(new ZkSession());
+  s->handle_ = zookeeper_init(settings.hosts.c_str(), &ZkSession::on_event,
+                              static_cast<int>(settings.session_timeout.count()), nullptr, s.get(), 0);
+  if (!s->handle_) return ZkError{ZkErrc::other, ZSYSTEMERROR, settings.hosts};
+  {
+    std::unique_lock lock(s->mutex_);
+    const bool up = s->changed_.wait_for(lock, settings.connect_timeout, [&] {
+      const int st = s->state_.load();
+      return st == ZOO_CONNECTED_STATE || st == ZOO_EXPIRED_SESSION_STATE ||
+             st == ZOO_AUTH_FAILED_STATE;
+    });
+    if (!up || s->state_.load() != ZOO_CONNECTED_STATE) {
+      return ZkError{ZkErrc::connect_timeout, 0, settings.hosts};
+    }
+  }
+  if (settings.digest_auth) {
+    s->with_auth_ = true;
+    struct AuthWait {
+      std::mutex m;
+      std::condition_variable cv;
+      std::optional<int> rc;
+    } wait;
+    const auto& cert = *settings.digest_auth;
+    const int rc = zoo_add_auth(s->handle_, "digest", cert.data(), static_cast<int>(cert.size()),
+                                [](int result, const void* data) {
+                                  auto* w = static_cast<AuthWait*>(const_cast<void*>(data));
+                                  {
+                                    std::lock_guard lock(w->m);
+                                    w->rc = result;
+                                  }
+                                  w->cv.notify_all();
+                                },
+                                &wait);
+    if (rc != ZOK) return s->error(rc, "");
+    std::unique_lock lock(wait.m);
+    if (!wait.cv.wait_for(lock, settings.connect_timeout, [&] { return wait.rc.has_value(); })) {
+      // Close now, while `wait` lives: closing completes the pending call.
+      lock.unlock();
+      zookeeper_close(s->handle_);
+      s->handle_ = nullptr;
+      return ZkError{ZkErrc::connect_timeout, 0, "auth"};
+    }
+    if (*wait.rc != ZOK) return s->error(*wait.rc, "");
+  }
+  return s;
+}
+
+ZkSession::~ZkSession() {
+  if (handle_) zookeeper_close(handle_);
+}
+
+bool ZkSession::gone() const noexcept {
+  const int st = state_.load();
+  return st == ZOO_EXPIRED_SESSION_STATE || st == ZOO_AUTH_FAILED_STATE;
+}
+
+ZkError ZkSession::error(int rc, const std::string& path) const {
+  ZkErrc code = classify(rc);
+  // A dead handle answers "invalid state"; say what it means.
+  if (rc == ZINVALIDSTATE && gone()) {
+    code = state_.load() == ZOO_AUTH_FAILED_STATE ? ZkErrc::auth_failed : ZkErrc::session_expired;
+  }
+  return ZkError{code, rc, path};
+}
+
+Result<std::string, ZkError> ZkSession::create(const std::string& path, std::string_view data,
+                                               CreateMode mode) {
+  const int flags = mode == CreateMode::persistent_sequential ? ZOO_SEQUENCE
+                    : mode == CreateMode::ephemeral           ? ZOO_EPHEMERAL
+                                                              : 0;
+  std::vector<char> created(path.size() + 32);
+  const int rc = zoo_create(handle_, path.c_str(), data.data(), static_cast<int>(data.size()),
+                            with_auth_ ? &kReadAllWriteCreatorAcl : &ZOO_OPEN_ACL_UNSAFE, flags,
+                            created.data(), static_cast<int>(created.size()));
+  if (rc != ZOK) return error(rc, path);
+  return std::string(created.data());
+}
+
+Result<NodeData, ZkError> ZkSession::get(const std::string& path) {
+  for (int size : {kSmallBuffer, kMaxNodeSize}) {
+    std::string buffer(static_cast<std::size_t>(size), '\0');
+    int length = size;
+    Stat stat{};
+    const int rc = zoo_get(handle_, path.c_str(), 0, buffer.data(), &length, &stat);
+    if (rc != ZOK) return error(rc, path);
+    if (stat.dataLength <= size) {
+      buffer.resize(static_cast<std::size_t>(std::max(length, 0)));
+      return NodeData{std::move(buffer), to_stat(stat)};
+    }
+  }
+  return ZkError{ZkErrc::other, ZMARSHALLINGERROR, path};
+}
+
+Result<std::optional<NodeStat>, ZkError> ZkSession::exists(const std::string& path) {
+  Stat stat{};
+  const int rc = zoo_exists(handle_, path.c_str(), 0, &stat);
+  if (rc == ZNONODE) return std::optional<NodeStat>();
+  if (rc != ZOK) return error(rc, path);
+  return std::optional<NodeStat>(to_stat(stat));
+}
+
+Result<NodeStat, ZkError> ZkSession::set(const std::string& path, std::string_view data,
+                                         int version) {
+  Stat stat{};
+  const int rc = zoo_set2(handle_, path.c_str(), data.data(), static_cast<int>(data.size()),
+                          version, &stat);
+  if (rc != ZOK) return error(rc, path);
+  return to_stat(stat);
+}
+
+Result<void, ZkError> ZkSession::remove(const std::string& path, int version) {
+  const int rc = zoo_delete(handle_, path.c_str(), version);
+  if (rc != ZOK) return error(rc, path);
+  return outcome::success();
+}
+
+Result<std::vector<std::string>, ZkError> ZkSession::children(const std::string& path) {
+  String_vector names{};
+  const int rc = zoo_get_children(handle_, path.c_str(), 0, &names);
+  if (rc != ZOK) return error(rc, path);
+  std::vector<std::string> out(names.data, names.data + names.count);
+  deallocate_String_vector(&names);
+  return out;
+}
+
+std::pair<std::int64_t, std::string> ZkSession::client_id() const {
+  const clientid_t* id = zoo_client_id(handle_);
+  return {id->client_id, std::string(id->passwd, sizeof id->passwd)};
+}
+
+std::chrono::milliseconds ZkSession::negotiated_timeout() const {
+  return std::chrono::milliseconds(zoo_recv_timeout(handle_));
+}
+
+}  // namespace snowflake::coord

@@ -1,0 +1,153 @@
+// ZkSession against a real ZooKeeper server (no mock of its semantics).
+
+#include <catch2/catch.hpp>
+#include <zookeeper/zookeeper.h>
+
+#include <thread>
+
+#include "../support/zookeeper_server.hpp"
+#include "snowflake/coord/zk_session.hpp"
+
+using namespace snowflake::coord;
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::unique_ptr<ZkSession> connect(const ZooKeeperServer& zk,
+                                   std::optional<std::string> auth = std::nullopt,
+                                   std::chrono::milliseconds session_timeout = 4000ms) {
+  auto s = ZkSession::connect({.hosts = zk.hosts(), .session_timeout = session_timeout,
+                               .connect_timeout = 10s, .digest_auth = std::move(auth)});
+  if (!s) FAIL(s.error().message());
+  return std::move(s).value();
+}
+
+// Polls `condition` until true or the deadline: never a fixed sleep.
+template <class Condition>
+bool eventually(Condition condition, std::chrono::milliseconds within = 20s) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("create, get, set with versions, children, remove", "[zk]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  CHECK(s->create("/a", "one").value() == "/a");
+  const auto got = s->get("/a").value();
+  CHECK(got.data == "one");
+  CHECK(got.stat.version == 0);
+  CHECK(got.stat.mtime_ms > 0);
+
+  const auto stat = s->set("/a", "two", 0).value();
+  CHECK(stat.version == 1);
+  const auto stale = s->set("/a", "three", 0);  // someone else's version
+  REQUIRE(stale.has_error());
+  CHECK(stale.error().code == ZkErrc::bad_version);
+  CHECK_FALSE(stale.error().session_gone());
+  CHECK(s->get("/a").value().data == "two");
+
+  CHECK(s->create("/a", "again").error().code == ZkErrc::node_exists);
+  CHECK(s->get("/missing").error().code == ZkErrc::no_node);
+  CHECK(s->get("/missing").error().message() == "ZooKeeper no_node at /missing (no node)");
+  CHECK_FALSE(s->exists("/missing").value().has_value());
+  CHECK(s->exists("/a").value()->version == 1);
+
+  s->create("/a/x", "").value();
+  s->create("/a/y", "").value();
+  auto kids = s->children("/a").value();
+  std::sort(kids.begin(), kids.end());
+  CHECK(kids == std::vector<std::string>{"x", "y"});
+  CHECK(s->remove("/a", -1).error().code == ZkErrc::not_empty);
+  CHECK(s->remove("/a/x", 5).error().code == ZkErrc::bad_version);
+  CHECK(s->remove("/a/x", 0).has_value());
+  CHECK(s->remove("/a/y", -1).has_value());
+  CHECK(s->remove("/a", -1).has_value());
+}
+
+TEST_CASE("sequential nodes get increasing 10-digit suffixes", "[zk]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  s->create("/seq", "").value();
+  const auto a = s->create("/seq/host:1-", "", CreateMode::persistent_sequential).value();
+  const auto b = s->create("/seq/host:1-", "", CreateMode::persistent_sequential).value();
+  CHECK(a == "/seq/host:1-0000000000");
+  CHECK(b == "/seq/host:1-0000000001");
+}
+
+TEST_CASE("large node data is read whole", "[zk]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  const std::string big(200'000, 'z');
+  s->create("/big", big).value();
+  CHECK(s->get("/big").value().data == big);
+}
+
+TEST_CASE("no server: connect fails within its deadline", "[zk]") {
+  const auto port = free_port();
+  const auto started = std::chrono::steady_clock::now();
+  auto s = ZkSession::connect({.hosts = "127.0.0.1:" + std::to_string(port),
+                               .session_timeout = 2000ms, .connect_timeout = 1500ms});
+  REQUIRE(s.has_error());
+  CHECK(s.error().code == ZkErrc::connect_timeout);
+  CHECK(std::chrono::steady_clock::now() - started < 5s);
+}
+
+TEST_CASE("an expired session is gone: calls say session_expired", "[zk]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk, std::nullopt, 1000ms);
+  s->create("/e", "", CreateMode::ephemeral).value();
+  // A second handle on the same session, closed: the server ends the session.
+  const auto [id, password] = s->client_id();
+  clientid_t cid{};
+  cid.client_id = id;
+  std::memcpy(cid.passwd, password.data(), sizeof cid.passwd);
+  zhandle_t* twin = zookeeper_init(zk.hosts().c_str(), nullptr, 1000, &cid, nullptr, 0);
+  REQUIRE(twin);
+  REQUIRE(eventually([&] { return zoo_state(twin) == ZOO_CONNECTED_STATE; }));
+  zookeeper_close(twin);
+
+  REQUIRE(eventually([&] { return s->gone(); }));
+  const auto r = s->get("/e");
+  REQUIRE(r.has_error());
+  CHECK(r.error().code == ZkErrc::session_expired);
+  CHECK(r.error().session_gone());
+  // A new session sees the ephemeral node gone with the old one.
+  auto fresh = connect(zk);
+  CHECK_FALSE(fresh->exists("/e").value().has_value());
+}
+
+TEST_CASE("a server restart does not end the session", "[zk]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk, std::nullopt, 10'000ms);
+  s->create("/r", "kept").value();
+  zk.restart();
+  REQUIRE(eventually([&] {
+    auto r = s->get("/r");
+    return r.has_value() && r.value().data == "kept";
+  }));
+  CHECK_FALSE(s->gone());
+}
+
+TEST_CASE("with digest auth, others can read our nodes but not change them", "[zk]") {
+  ZooKeeperServer zk;
+  auto owner = connect(zk, "snowflake:secret");
+  owner->create("/owned", "mine").value();
+  CHECK(owner->set("/owned", "still mine", -1).has_value());
+
+  auto stranger = connect(zk);
+  CHECK(stranger->get("/owned").value().data == "still mine");
+  CHECK(stranger->set("/owned", "theirs", -1).error().code == ZkErrc::no_auth);
+  auto impostor = connect(zk, "snowflake:wrong");
+  CHECK(impostor->set("/owned", "theirs", -1).error().code == ZkErrc::no_auth);
+  // Delete permission sits on the parent: the root is open, so protect a child.
+  owner->create("/owned/child", "").value();
+  CHECK(stranger->remove("/owned/child", -1).error().code == ZkErrc::no_auth);
+  CHECK(owner->remove("/owned/child", -1).has_value());
+}

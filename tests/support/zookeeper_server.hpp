@@ -1,0 +1,43 @@
+#pragma once
+// A real standalone ZooKeeper (Debian's `zookeeper` package) for one test: a
+// free loopback port, a temp data dir, a short tick so sessions can expire
+// fast. Stopped (by pid) when the object goes.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "child_process.hpp"
+
+namespace snowflake::test {
+
+class ZooKeeperServer {
+ public:
+  ZooKeeperServer();
+  ~ZooKeeperServer();
+
+  unsigned short port() const { return port_; }
+  std::string hosts() const { return "127.0.0.1:" + std::to_string(port_); }
+
+  // Kill and start again on the same port and data (sessions survive).
+  void restart();
+  void stop();
+  // SIGSTOP / SIGCONT: the server hangs without closing connections.
+  void pause();
+  void resume();
+
+ private:
+  void start();
+
+  TempDir dir_;
+  unsigned short port_;
+  std::unique_ptr<ChildProcess> process_;
+};
+
+// Sends a four-letter command ("ruok", "srvr") and returns the answer ("" if none).
+std::string zookeeper_command(unsigned short port, const std::string& command);
+
+// A loopback TCP port nobody listens on right now.
+unsigned short free_port();
+
+}  // namespace snowflake::test
