@@ -391,9 +391,4 @@ void HttpServer::stop() {
   for (auto& s : live) net::post(s->executor(), [s] { s->drain(); });
 }
 
-std::size_t HttpServer::connections() const {
-  std::lock_guard lock(state_->mutex);
-  return state_->sessions.size();
-}
-
 }  // namespace snowflake::http

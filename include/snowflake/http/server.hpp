@@ -66,7 +66,6 @@ class HttpServer {
   void run();
   // Thread-safe.
   void stop();
-  std::size_t connections() const;
 
  private:
   std::shared_ptr<ServerState> state_;  // sessions hold it too: they may outlive a stop()
