@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -20,6 +21,7 @@ namespace {
 
 constexpr std::int64_t kMaxWaitMs = 60'000;
 constexpr std::uint32_t kDefaultRandomSequenceBound = 64;
+constexpr int kMaxPoolWorkerBits = 16;
 
 std::int64_t read_epoch(JsonSection& layout, std::int64_t fallback) {
   const auto& v = layout.raw("epoch");
@@ -70,13 +72,90 @@ GeneratorOptions read_generator(JsonSection gen, const IdLayout& layout) {
   return g;
 }
 
+// Most keys must exceed zero; no wait in here is reasonably over a day.
+constexpr std::int64_t kMaxDurationMs = 86'400'000;
+
 CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) {
+  const CoordinatorSettings d;
   CoordinatorSettings c;
-  c.type = coord.choice("type", c.type, {"static"});
+  c.type = coord.choice("type", d.type, {"static", "sequential", "recycle"});
   c.static_worker_id = static_cast<std::uint32_t>(
-      coord.integer("static_worker_id", c.static_worker_id, 0, layout.max_worker_id()));
+      coord.integer("static_worker_id", d.static_worker_id, 0, layout.max_worker_id()));
+  c.state_dir = coord.string("state_dir", d.state_dir);
+  c.advertise = coord.string("advertise", d.advertise);
+  if (!c.advertise.empty()) {
+    const auto colon = c.advertise.rfind(':');
+    const bool ok = colon != std::string::npos && colon > 0 && colon + 1 < c.advertise.size() &&
+                    c.advertise.find('/') == std::string::npos &&
+                    c.advertise.substr(colon + 1).find_first_not_of("0123456789") ==
+                        std::string::npos;
+    if (!ok) coord.fail("advertise", fmt::format("must be \"host:port\", got \"{}\"", c.advertise));
+  }
+  const auto ms = [&](const char* key, std::chrono::milliseconds fallback, std::int64_t min) {
+    return std::chrono::milliseconds(coord.integer(key, fallback.count(), min, kMaxDurationMs));
+  };
+  c.heartbeat_interval = ms("heartbeat_interval_ms", d.heartbeat_interval, 10);
+  c.lease_timeout = ms("lease_timeout_ms", d.lease_timeout, 10);
+  c.reclaim_after = ms("reclaim_after_ms", d.reclaim_after, 10);
+  c.safety_margin = ms("safety_margin_ms", d.safety_margin, 0);
+  c.max_skew = ms("max_skew_ms", d.max_skew, 1);
+  c.max_boot_wait = ms("max_boot_wait_ms", d.max_boot_wait, 0);
+  c.persist_interval = ms("persist_interval_ms", d.persist_interval, 10);
+  if (c.persist_interval > std::chrono::milliseconds(10'000)) {
+    coord.fail("persist_interval_ms", "must be at most 10000 (the restart floor is this far "
+                                      "ahead of the last issued ID)");
+  }
+  if (c.heartbeat_interval >= c.lease_timeout) {
+    coord.fail("heartbeat_interval_ms",
+               fmt::format("must be less than lease_timeout_ms ({} >= {}): a lease must outlive "
+                           "the wait for the next heartbeat",
+                           c.heartbeat_interval.count(), c.lease_timeout.count()));
+  }
+  if (c.lease_timeout + c.safety_margin > c.reclaim_after) {
+    coord.fail("reclaim_after_ms",
+               fmt::format("must be at least lease_timeout_ms + safety_margin_ms ({} + {} > {}): "
+                           "an owner must stop issuing before others may reclaim its worker ID",
+                           c.lease_timeout.count(), c.safety_margin.count(),
+                           c.reclaim_after.count()));
+  }
   coord.finish();
   return c;
+}
+
+// The digest identity "user:password", from the first line of `path`.
+std::string read_auth_file(JsonSection& zk, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) zk.fail("auth_file", fmt::format("cannot open \"{}\": {}", path, std::strerror(errno)));
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+  const auto colon = line.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == line.size()) {
+    zk.fail("auth_file", fmt::format("\"{}\" must hold \"user:password\" on its first line", path));
+  }
+  return line;
+}
+
+ZooKeeperSettings read_zookeeper(JsonSection zk, const std::string& service) {
+  const ZooKeeperSettings d;
+  ZooKeeperSettings z;
+  z.hosts = zk.string("hosts", d.hosts);
+  if (z.hosts.empty()) zk.fail("hosts", "must name at least one \"host:port\"");
+  z.root = zk.string("root", "/snowflake/" + service);
+  if (z.root.size() < 2 || z.root.front() != '/' || z.root.back() == '/' ||
+      z.root.find("//") != std::string::npos) {
+    zk.fail("root", fmt::format("must be an absolute ZooKeeper path such as \"/snowflake/{}\", "
+                                "got \"{}\"",
+                                service, z.root));
+  }
+  z.session_timeout = std::chrono::milliseconds(
+      zk.integer("session_timeout_ms", d.session_timeout.count(), 100, 600'000));
+  z.connect_timeout = std::chrono::milliseconds(
+      zk.integer("connect_timeout_ms", d.connect_timeout.count(), 100, 600'000));
+  z.auth_file = zk.string("auth_file", d.auth_file);
+  if (!z.auth_file.empty()) z.digest_auth = read_auth_file(zk, z.auth_file);
+  zk.finish();
+  return z;
 }
 
 HttpSettings read_http(JsonSection http) {
@@ -122,6 +201,14 @@ Config read_config(const nlohmann::json& document, std::int64_t now_ms) {
   }
   c.generator = read_generator(root.section("generator"), layout.value());
   c.coordinator = read_coordinator(root.section("coordinator"), layout.value());
+  c.zookeeper = read_zookeeper(root.section("zookeeper"), c.service);
+  // The recycle pool holds one node per worker ID.
+  if (c.coordinator.type == "recycle" && c.layout.worker_bits > kMaxPoolWorkerBits) {
+    root.fail("layout.worker_bits",
+              fmt::format("must be at most {} with coordinator.type \"recycle\" (the pool holds a "
+                          "ZooKeeper node per worker ID), got {}",
+                          kMaxPoolWorkerBits, c.layout.worker_bits));
+  }
   c.http = read_http(root.section("http"));
   root.finish();
   return c;

@@ -42,6 +42,7 @@ std::string_view to_string(GenerateErrc code) noexcept {
     case GenerateErrc::clock_behind_floor: return "clock_behind_floor";
     case GenerateErrc::clock_before_epoch: return "clock_before_epoch";
     case GenerateErrc::time_exhausted: return "time_exhausted";
+    case GenerateErrc::time_not_reserved: return "time_not_reserved";
   }
   return "unknown";
 }
@@ -58,6 +59,9 @@ std::string GenerateError::message() const {
       return fmt::format("wall clock is {} ms before the layout's epoch", gap.count());
     case GenerateErrc::time_exhausted:
       return "wall clock is past the layout's end of life; no more IDs can be issued";
+    case GenerateErrc::time_not_reserved:
+      return "the local state file has not recorded the current time yet (is its disk "
+             "stalled?), or this worker ID is being released";
   }
   return "unknown error";
 }
@@ -122,6 +126,9 @@ std::uint32_t IdGenerator::first_sequence() const noexcept {
   if (now_unit > last_unit) [[likely]] {
     if (now_unit > layout_.max_time_unit()) [[unlikely]] {
       return {Standing::refused, now_unit, 0, GenerateError{GenerateErrc::time_exhausted}};
+    }
+    if (now_unit > ceiling_unit_.load(std::memory_order_relaxed)) [[unlikely]] {
+      return {Standing::refused, now_unit, 0, GenerateError{GenerateErrc::time_not_reserved}};
     }
     return {Standing::new_unit, now_unit};
   }
@@ -231,6 +238,19 @@ void IdGenerator::wait_until_ns(std::int64_t target_ns) {
     } else {
       clock_.sleep_for(std::chrono::nanoseconds(remaining));
     }
+  }
+}
+
+void IdGenerator::set_time_ceiling_ms(std::int64_t ceiling_ms) noexcept {
+  ceiling_unit_.store(layout_.unit_of_ms(ceiling_ms), std::memory_order_relaxed);
+}
+
+void IdGenerator::close() noexcept {
+  ceiling_unit_.store(INT64_MIN, std::memory_order_relaxed);
+  // Mark the newest unit used up, so no call can add to it either.
+  std::uint64_t state = state_.load(std::memory_order_acquire);
+  while (!state_.compare_exchange_weak(state, pack(unit_of(state), max_seq_),
+                                       std::memory_order_acq_rel)) {
   }
 }
 

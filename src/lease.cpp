@@ -9,6 +9,7 @@ std::string_view to_string(LeaseState state) noexcept {
     case LeaseState::not_ready: return "not_ready";
     case LeaseState::valid: return "valid";
     case LeaseState::expired: return "lease_expired";
+    case LeaseState::clock_skew: return "clock_skew";
   }
   return "unknown";
 }
@@ -31,6 +32,7 @@ std::int64_t Lease::now_ns() const noexcept {
 LeaseState Lease::state() const noexcept {
   const std::int64_t deadline = deadline_ns_.load(std::memory_order_acquire);
   if (deadline == kNone) return LeaseState::not_ready;
+  if (skew_hold_.load(std::memory_order_acquire)) [[unlikely]] return LeaseState::clock_skew;
   if (deadline == kNever) return LeaseState::valid;
   return now_ns() < deadline ? LeaseState::valid : LeaseState::expired;
 }

@@ -7,8 +7,13 @@
 
 #include <boost/asio/signal_set.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -16,6 +21,8 @@
 #include "logging.hpp"
 #include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
+#include "snowflake/coord/coordinator.hpp"
+#include "snowflake/coordination_gauges.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/id_json.hpp"
 #include "snowflake/id_layout.hpp"
@@ -26,6 +33,7 @@
 #include "snowflake/metrics.hpp"
 #include "snowflake/time_format.hpp"
 #include "snowflake/version.hpp"
+#include "snowflake/worker_slot.hpp"
 
 namespace {
 
@@ -73,6 +81,38 @@ int check_config(const CommandLine& cl) {
   return 0;
 }
 
+std::string default_state_dir() {
+  // systemd's StateDirectory= (a colon-separated list; ours is the first).
+  if (const char* dir = std::getenv("STATE_DIRECTORY"); dir && *dir) {
+    const std::string dirs = dir;
+    return dirs.substr(0, dirs.find(':'));
+  }
+  return "/var/lib/snowflaked";
+}
+
+std::string default_advertise(std::uint16_t port) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || !*host) std::strcpy(host, "localhost");
+  return fmt::format("{}:{}", host, port);
+}
+
+coord::CoordinatorOptions coordinator_options(const Config& c, std::uint16_t http_port) {
+  return {.strategy = c.coordinator.type,
+          .zookeeper = {.hosts = c.zookeeper.hosts,
+                        .session_timeout = c.zookeeper.session_timeout,
+                        .connect_timeout = c.zookeeper.connect_timeout,
+                        .digest_auth = c.zookeeper.digest_auth.empty()
+                                           ? std::nullopt
+                                           : std::optional(c.zookeeper.digest_auth)},
+          .root = c.zookeeper.root,
+          .settings = c.coordinator,
+          .generator = c.generator,
+          .advertise = c.coordinator.advertise.empty() ? default_advertise(http_port)
+                                                       : c.coordinator.advertise,
+          .state_dir = c.coordinator.state_dir.empty() ? default_state_dir()
+                                                       : c.coordinator.state_dir};
+}
+
 unsigned io_thread_count(const HttpSettings& http) {
   if (http.io_threads > 0) return http.io_threads;
   return std::max(1u, std::thread::hardware_concurrency());
@@ -98,17 +138,24 @@ int run_daemon(const CommandLine& cl) {
   configure_logging(config->log_level);
 
   const IdLayout layout = make_layout(*config);
-  const std::uint32_t worker_id = config->coordinator.static_worker_id;
-  auto generator = IdGenerator::create(layout, worker_id, config->generator);
-  if (!generator) {
-    spdlog::critical("cannot start the generator: {} ({})", generator.error().message(),
-                     to_string(generator.error().code));
-    return kExitFailure;
-  }
+  WorkerSlot worker;
   Lease lease;
+  CoordinationGauges gauges;
+  const bool coordinated = config->coordinator.type != "static";
+  if (!coordinated) {
+    const std::uint32_t worker_id = config->coordinator.static_worker_id;
+    auto generator = IdGenerator::create(layout, worker_id, config->generator);
+    if (!generator) {
+      spdlog::critical("cannot start the generator: {} ({})", generator.error().message(),
+                       to_string(generator.error().code));
+      return kExitFailure;
+    }
+    worker.install(std::move(generator).value());
+  }
   Metrics metrics(config->http.max_metric_tags);
   const unsigned threads = io_thread_count(config->http);
-  http::RouterContext router{*generator.value(), lease, metrics, config->http,
+  http::RouterContext router{layout,   worker,       lease,
+                             gauges,   metrics,      config->http,
                              {config->service, config->coordinator.type,
                               std::chrono::steady_clock::now(), threads}};
 
@@ -136,18 +183,38 @@ int run_daemon(const CommandLine& cl) {
     server.stop();
   });
 
-  // Static mode owns its worker ID from the start.
-  lease.grant_indefinitely();
+  std::atomic<bool> fatal{false};
+  std::unique_ptr<coord::Coordinator> coordinator;
+  if (coordinated) {
+    coordinator = std::make_unique<coord::Coordinator>(
+        coordinator_options(*config, bound.value().port()), layout, worker, lease, gauges,
+        [&server, &fatal](const std::string&) {
+          fatal = true;
+          server.stop();
+        });
+    if (auto started = coordinator->start(); !started) {
+      spdlog::critical("{}", started.error());
+      return kExitFailure;
+    }
+  } else {
+    lease.grant_indefinitely();  // static mode owns its worker ID from the start
+  }
+
   const auto address = bound.value().address();
   spdlog::info("snowflaked {} started: listening on {}{}{}:{} with {} io thread(s); service {}, "
                "worker {} ({}), layout {}",
                kVersion, address.is_v6() ? "[" : "", address.to_string(), address.is_v6() ? "]" : "",
-               bound.value().port(), threads, config->service, worker_id,
+               bound.value().port(), threads, config->service,
+               coordinated ? std::string("from ZooKeeper")
+                           : std::to_string(config->coordinator.static_worker_id),
                config->coordinator.type, layout.describe());
   server.run();
-  spdlog::info("stopped; high-water mark {}",
-               format_iso8601_ms(generator.value()->high_water_mark_ms()));
-  return 0;
+  // Drained: nothing can be issued any more; give the worker ID back.
+  if (coordinator) coordinator->shutdown();
+  if (const IdGenerator* g = worker.current()) {
+    spdlog::info("stopped; high-water mark {}", format_iso8601_ms(g->high_water_mark_ms()));
+  }
+  return fatal ? kExitFailure : 0;
 }
 
 }  // namespace

@@ -54,6 +54,43 @@ void Metrics::count_ids(std::string_view tag, std::uint64_t n) {
   it->second->fetch_add(n, std::memory_order_relaxed);
 }
 
+namespace {
+
+void render_coordination(const CoordinationGauges& c, fmt::memory_buffer& out) {
+  auto line = [&out]<class... Args>(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
+    out.push_back('\n');
+  };
+  const auto relaxed = std::memory_order_relaxed;
+  line("# HELP snowflake_zookeeper_connected 1 while a ZooKeeper session is connected.");
+  line("# TYPE snowflake_zookeeper_connected gauge");
+  line("snowflake_zookeeper_connected {}", c.zookeeper.load(relaxed) == ZkConnection::connected ? 1 : 0);
+  line("# HELP snowflake_pool_exhausted 1 while every worker ID of the recycle pool is in use "
+       "and this daemon has none.");
+  line("# TYPE snowflake_pool_exhausted gauge");
+  line("snowflake_pool_exhausted {}", c.pool_exhausted.load(relaxed) ? 1 : 0);
+  const auto counter = [&](std::string_view name, std::string_view help,
+                           const std::atomic<std::uint64_t>& value) {
+    line("# HELP {} {}", name, help);
+    line("# TYPE {} counter", name);
+    line("{} {}", name, value.load(relaxed));
+  };
+  counter("snowflake_heartbeats_total", "Heartbeats written to ZooKeeper.", c.heartbeats);
+  counter("snowflake_heartbeat_failures_total", "Heartbeats that failed (retried with backoff).",
+          c.heartbeat_failures);
+  counter("snowflake_zookeeper_sessions_total", "ZooKeeper sessions opened.", c.sessions);
+  counter("snowflake_worker_acquisitions_total", "Worker IDs acquired.", c.worker_acquisitions);
+  counter("snowflake_workers_lost_total", "Worker IDs found taken or changed under us.",
+          c.workers_lost);
+  counter("snowflake_workers_reclaimed_total",
+          "Stale worker IDs this daemon returned to the pool.", c.workers_reclaimed);
+  line("# HELP snowflake_clock_skew_ms Wall clock minus ZooKeeper's, at the last heartbeat.");
+  line("# TYPE snowflake_clock_skew_ms gauge");
+  line("snowflake_clock_skew_ms {}", c.clock_skew_ms.load(relaxed));
+}
+
+}  // namespace
+
 std::string Metrics::render(const Snapshot& s) const {
   fmt::memory_buffer out;
   auto line = [&out]<class... Args>(fmt::format_string<Args...> format, Args&&... args) {
@@ -64,7 +101,7 @@ std::string Metrics::render(const Snapshot& s) const {
   line("# HELP snowflake_build_info Build and identity of this daemon.");
   line("# TYPE snowflake_build_info gauge");
   line("snowflake_build_info{{version=\"{}\",service=\"{}\",worker_id=\"{}\"}} 1", s.version,
-       s.service, s.worker_id);
+       s.service, s.worker_id ? std::to_string(*s.worker_id) : std::string("none"));
 
   line("# HELP snowflake_http_requests_total HTTP requests by route and status code.");
   line("# TYPE snowflake_http_requests_total counter");
@@ -119,9 +156,10 @@ std::string Metrics::render(const Snapshot& s) const {
   line("snowflake_lease_valid {}", s.lease_state == LeaseState::valid ? 1 : 0);
   line("# HELP snowflake_lease_state Lease state (one series set to 1).");
   line("# TYPE snowflake_lease_state gauge");
-  for (auto state : {LeaseState::not_ready, LeaseState::valid, LeaseState::expired}) {
+  for (auto state : kLeaseStates) {
     line("snowflake_lease_state{{state=\"{}\"}} {}", to_string(state), state == s.lease_state ? 1 : 0);
   }
+  if (s.coordination) render_coordination(*s.coordination, out);
   return fmt::to_string(out);
 }
 

@@ -24,9 +24,41 @@ struct ConfigError {
   std::string describe(const std::string& source) const;
 };
 
+struct ZooKeeperSettings {
+  std::string hosts = "127.0.0.1:2181";  // "host:port,host:port[/chroot]"
+  std::string root;  // where this cluster's nodes live; default "/snowflake/<service>"
+  std::chrono::milliseconds session_timeout{10'000};
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::string auth_file;  // holds "user:password" for digest auth; empty: none
+  std::string digest_auth;  // read from auth_file at load (never logged)
+};
+
 struct CoordinatorSettings {
-  std::string type = "static";  // only static until the ZooKeeper coordinator lands
+  std::string type = "static";  // static | sequential | recycle
   std::uint32_t static_worker_id = 0;
+  // The local state file's directory. Empty: $STATE_DIRECTORY (systemd's
+  // StateDirectory=) or /var/lib/snowflaked.
+  std::string state_dir;
+  // "host:port" naming this daemon's node in the sequential strategy. Empty:
+  // the host name and the HTTP port.
+  std::string advertise;
+  // The lease: each heartbeat extends it to (send time + lease_timeout);
+  // others may reclaim a worker ID not written for reclaim_after, which must
+  // exceed lease_timeout by safety_margin (clock rate and ZooKeeper servers'
+  // clock differences), so an owner always stops before it can be reclaimed.
+  std::chrono::milliseconds heartbeat_interval{180'000};
+  std::chrono::milliseconds lease_timeout{540'000};
+  std::chrono::milliseconds reclaim_after{900'000};
+  std::chrono::milliseconds safety_margin{60'000};
+  // Wall clock vs ZooKeeper's clock (the mtime of our write): more apart
+  // than this and we refuse (at boot: exit; later: 503 clock_skew).
+  std::chrono::milliseconds max_skew{2'000};
+  // At boot, a wall clock behind the floor by up to this is waited out;
+  // more is an error.
+  std::chrono::milliseconds max_boot_wait{5'000};
+  // How often the state file's high-water mark is rewritten; IDs are only
+  // issued up to a time the file has already reserved.
+  std::chrono::milliseconds persist_interval{100};
 };
 
 struct HttpSettings {
@@ -52,6 +84,7 @@ struct Config {
   LayoutSettings layout;
   GeneratorOptions generator;
   CoordinatorSettings coordinator;
+  ZooKeeperSettings zookeeper;
   HttpSettings http;
 };
 

@@ -15,6 +15,7 @@
 //    with clock_moved_backwards until it passes the last issued unit again.
 
 #include <atomic>
+#include <climits>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -34,6 +35,7 @@ enum class GenerateErrc {
   clock_behind_floor,     // at creation: wall clock behind the floor by more than we wait
   clock_before_epoch,     // wall clock before the layout's epoch
   time_exhausted,         // wall clock past the layout's end of life
+  time_not_reserved,      // the state file has not yet recorded this time as used (or closed)
 };
 
 // Stable, machine-readable names ("clock_moved_backwards", ...).
@@ -91,6 +93,14 @@ class IdGenerator {
   // On error `out` is left as it was (the IDs reserved so far are dropped,
   // never issued again).
   Result<void, GenerateError> next_n(std::size_t n, std::vector<std::uint64_t>& out);
+
+  // IDs are issued only up to this instant (Unix ms; default: unbounded).
+  // The coordinator moves it forward each time the local state file durably
+  // records it, so a restart after kill -9 starts above every issued ID.
+  void set_time_ceiling_ms(std::int64_t ceiling_ms) noexcept;
+  // Issues nothing more, ever (before the worker ID is released). The high-
+  // water mark stays readable.
+  void close() noexcept;
 
   // What next() would answer right now, without issuing anything: the error
   // it would return, or nullopt if it would issue (perhaps after a short wait).
@@ -154,6 +164,8 @@ class IdGenerator {
   const bool real_clock_;  // SystemClock: read it without a virtual call
 
   alignas(64) std::atomic<std::uint64_t> state_;
+  // Last time unit that may be issued; read only when a new unit starts.
+  std::atomic<std::int64_t> ceiling_unit_{INT64_MAX};
   alignas(64) std::atomic<std::uint64_t> sequence_waits_{0};
   std::atomic<std::uint64_t> backward_waits_{0};
   std::atomic<std::uint64_t> backward_refusals_{0};

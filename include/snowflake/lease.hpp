@@ -18,9 +18,12 @@ enum class LeaseState : std::uint8_t {
   not_ready,  // never granted yet (starting up), or taken back on purpose
   valid,      // IDs may be issued
   expired,    // the deadline passed without an extension
+  clock_skew, // held: the wall clock disagrees with ZooKeeper's by more than allowed
 };
+inline constexpr LeaseState kLeaseStates[] = {LeaseState::not_ready, LeaseState::valid,
+                                              LeaseState::expired, LeaseState::clock_skew};
 
-// Stable names: "not_ready", "valid", "lease_expired".
+// Stable names: "not_ready", "valid", "lease_expired", "clock_skew".
 std::string_view to_string(LeaseState state) noexcept;
 
 class Lease {
@@ -39,6 +42,8 @@ class Lease {
   // Valid until `deadline` on the monotonic clock.
   void extend_until(std::chrono::steady_clock::time_point deadline) noexcept;
   void revoke() noexcept;
+  // While held for clock skew nothing may be issued, whatever the deadline.
+  void hold_for_clock_skew(bool held) noexcept { skew_hold_.store(held, std::memory_order_release); }
 
   bool may_issue() const noexcept { return state() == LeaseState::valid; }
   LeaseState state() const noexcept;
@@ -52,6 +57,7 @@ class Lease {
 
   const Clock& clock_;
   std::atomic<std::int64_t> deadline_ns_{kNone};  // monotonic clock, ns since its epoch
+  std::atomic<bool> skew_hold_{false};
 };
 
 }  // namespace snowflake

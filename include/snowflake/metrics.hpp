@@ -8,11 +8,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "snowflake/coordination_gauges.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/lease.hpp"
 
@@ -34,9 +36,10 @@ class Metrics {
   struct Snapshot {
     IdGenerator::Stats generator;
     LeaseState lease_state;
-    std::uint32_t worker_id;
+    std::optional<std::uint32_t> worker_id;  // none while no worker ID is owned
     std::string_view version;
     std::string_view service;
+    const CoordinationGauges* coordination = nullptr;
   };
   std::string render(const Snapshot& snapshot) const;
 

@@ -28,7 +28,7 @@ ZkErrc classify(int rc) {
 }
 
 NodeStat to_stat(const Stat& s) {
-  return {s.version, s.mtime, s.ctime, s.mzxid, s.dataLength, s.numChildren};
+  return {s.version, s.mtime, s.ctime, s.mzxid, s.czxid, s.dataLength, s.numChildren};
 }
 
 // World may read; only the identity that created a node may change it.
@@ -132,6 +132,8 @@ bool ZkSession::gone() const noexcept {
   return st == ZOO_EXPIRED_SESSION_STATE || st == ZOO_AUTH_FAILED_STATE;
 }
 
+bool ZkSession::connected() const noexcept { return state_.load() == ZOO_CONNECTED_STATE; }
+
 ZkError ZkSession::error(int rc, const std::string& path) const {
   ZkErrc code = classify(rc);
   // A dead handle answers "invalid state"; say what it means.
@@ -199,6 +201,56 @@ Result<std::vector<std::string>, ZkError> ZkSession::children(const std::string&
   std::vector<std::string> out(names.data, names.data + names.count);
   deallocate_String_vector(&names);
   return out;
+}
+
+Result<std::vector<NodeStat>, ZkError> ZkSession::multi(const std::vector<ZkOp>& ops) {
+  if (ops.empty()) return std::vector<NodeStat>();
+  const ACL_vector* acl = with_auth_ ? &kReadAllWriteCreatorAcl : &ZOO_OPEN_ACL_UNSAFE;
+  std::vector<zoo_op_t> zops(ops.size());
+  std::vector<zoo_op_result_t> results(ops.size());
+  // Buffers the C client writes into (created paths, stats) must outlive the call.
+  std::vector<std::vector<char>> created(ops.size());
+  std::vector<Stat> stats(ops.size(), Stat{});
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const ZkOp& op = ops[i];
+    switch (op.kind) {
+      case ZkOp::Kind::create:
+        created[i].resize(op.path.size() + 32);
+        zoo_create_op_init(&zops[i], op.path.c_str(), op.data.data(),
+                           static_cast<int>(op.data.size()), acl, 0, created[i].data(),
+                           static_cast<int>(created[i].size()));
+        break;
+      case ZkOp::Kind::remove: zoo_delete_op_init(&zops[i], op.path.c_str(), op.version); break;
+      case ZkOp::Kind::set:
+        zoo_set_op_init(&zops[i], op.path.c_str(), op.data.data(), static_cast<int>(op.data.size()),
+                        op.version, &stats[i]);
+        break;
+      case ZkOp::Kind::check: zoo_check_op_init(&zops[i], op.path.c_str(), op.version); break;
+    }
+  }
+  const int rc = zoo_multi(handle_, static_cast<int>(zops.size()), zops.data(), results.data());
+  if (rc == ZOK) {
+    std::vector<NodeStat> out;
+    for (const Stat& st : stats) out.push_back(to_stat(st));
+    return out;
+  }
+  // The operation that failed carries the real error; the rest say "rolled back".
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (results[i].err != ZOK && results[i].err != ZRUNTIMEINCONSISTENCY) {
+      return error(results[i].err, ops[i].path);
+    }
+  }
+  return error(rc, ops.front().path);
+}
+
+Result<void, ZkError> ZkSession::ensure_path(const std::string& path) {
+  for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    const std::string prefix = path.substr(0, slash);
+    if (auto made = create(prefix, ""); !made && made.error().code != ZkErrc::node_exists) {
+      return made.error();
+    }
+    if (slash == std::string::npos) return outcome::success();
+  }
 }
 
 std::pair<std::int64_t, std::string> ZkSession::client_id() const {

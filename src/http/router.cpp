@@ -130,14 +130,34 @@ std::string ids_body(std::string_view tag, const std::vector<std::uint64_t>& ids
   return out;
 }
 
-Response lease_unavailable(LeaseState state) {
-  if (state == LeaseState::expired) {
-    return unavailable_response(to_string(state),
-                                "this daemon's worker-ID lease has expired; it may not issue IDs "
-                                "until its coordinator renews it",
-                                kRetrySoon);
+Response lease_unavailable(LeaseState state, const RouterContext& ctx) {
+  switch (state) {
+    case LeaseState::expired:
+      return unavailable_response(to_string(state),
+                                  "this daemon's worker-ID lease has expired (no heartbeat reached "
+                                  "ZooKeeper in time); it may not issue IDs until one does",
+                                  kRetrySoon);
+    case LeaseState::clock_skew:
+      return unavailable_response(
+          to_string(state),
+          fmt::format("the wall clock is {} ms apart from ZooKeeper's, more than allowed; IDs "
+                      "resume when it is back within coordinator.max_skew_ms",
+                      ctx.coordination.clock_skew_ms.load(std::memory_order_relaxed)),
+          kRetrySoon);
+    default:
+      return unavailable_response(
+          "not_ready",
+          ctx.coordination.pool_exhausted.load(std::memory_order_relaxed)
+              ? "this daemon does not own a worker ID: every worker ID of the pool is in use; "
+                "it keeps retrying"
+              : "this daemon does not own a worker ID yet",
+          kRetrySoon);
   }
-  return unavailable_response("not_ready", "this daemon does not own a worker ID yet", kRetrySoon);
+}
+
+// The generator to issue with, if the lease allows issuing at all.
+IdGenerator* issuer(const RouterContext& ctx) {
+  return ctx.lease.state() == LeaseState::valid ? ctx.worker.current() : nullptr;
 }
 
 Response issue_ids(const Request& req, std::string_view tag, std::string_view query,
@@ -153,12 +173,11 @@ Response issue_ids(const Request& req, std::string_view tag, std::string_view qu
     return error_response(Status::not_found, "unknown_tag",
                           fmt::format("tag \"{}\" is not in this service's tag_allowlist", tag));
   }
-  if (const auto state = ctx.lease.state(); state != LeaseState::valid) {
-    return lease_unavailable(state);
-  }
+  IdGenerator* generator = issuer(ctx);
+  if (!generator) return lease_unavailable(ctx.lease.state(), ctx);
 
   std::vector<std::uint64_t> ids;
-  const auto issued = ctx.generator.next_n(q.value().count, ids);
+  const auto issued = generator->next_n(q.value().count, ids);
   if (!issued) {
     const GenerateError& e = issued.error();
     return unavailable_response(to_string(e.code), e.message(), e.gap);
@@ -176,31 +195,33 @@ Response decode(std::string_view id_text, RouterContext& ctx) {
     return error_response(Status::bad_request, "bad_id",
                           "an ID is decimal digits, at most 9223372036854775807");
   }
-  const auto decoded = ctx.generator.layout().decompose(*id);
+  const auto decoded = ctx.layout.decompose(*id);
   return json_response(Status::ok, decoded_id_to_json(decoded.value()).dump());
 }
 
 Response ready(RouterContext& ctx) {
-  if (const auto state = ctx.lease.state(); state != LeaseState::valid) {
-    return lease_unavailable(state);
-  }
-  if (const auto refusal = ctx.generator.check()) {
+  const IdGenerator* generator = issuer(ctx);
+  if (!generator) return lease_unavailable(ctx.lease.state(), ctx);
+  if (const auto refusal = generator->check()) {
     return unavailable_response(to_string(refusal->code), refusal->message(), refusal->gap);
   }
-  nlohmann::ordered_json body{{"ready", true}, {"worker_id", ctx.generator.worker_id()}};
+  nlohmann::ordered_json body{{"ready", true}, {"worker_id", generator->worker_id()}};
   return json_response(Status::ok, body.dump());
 }
 
 Response status(RouterContext& ctx) {
-  const auto& layout = ctx.generator.layout();
+  const auto& layout = ctx.layout;
   const auto& s = layout.settings();
+  const IdGenerator* generator = ctx.worker.current();
+  const auto& co = ctx.coordination;
+  const auto relaxed = std::memory_order_relaxed;
   const auto lease = ctx.lease.status();
   const auto uptime = std::chrono::steady_clock::now() - ctx.info.started;
   nlohmann::ordered_json body{
       {"service", ctx.info.service},
       {"version", kVersion},
       {"mode", ctx.info.mode},
-      {"worker_id", ctx.generator.worker_id()},
+      {"worker_id", generator ? nlohmann::json(generator->worker_id()) : nlohmann::json(nullptr)},
       {"lease",
        {{"state", to_string(lease.state)},
         {"remaining_ms",
@@ -212,7 +233,14 @@ Response status(RouterContext& ctx) {
         {"time_unit_ms", s.time_unit_ms},
         {"epoch", format_iso8601_ms(s.epoch_ms)},
         {"end_of_life", format_iso8601_ms(layout.end_of_life_ms())}}},
-      {"high_water_mark_ms", ctx.generator.high_water_mark_ms()},
+      {"coordination",
+       {{"zookeeper", to_string(co.zookeeper.load(relaxed))},
+        {"pool_exhausted", co.pool_exhausted.load(relaxed)},
+        {"heartbeats", co.heartbeats.load(relaxed)},
+        {"heartbeat_failures", co.heartbeat_failures.load(relaxed)},
+        {"clock_skew_ms", co.clock_skew_ms.load(relaxed)}}},
+      {"high_water_mark_ms",
+       generator ? nlohmann::json(generator->high_water_mark_ms()) : nlohmann::json(nullptr)},
       {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},
       {"io_threads", ctx.info.io_threads}};
   return json_response(Status::ok, body.dump());
@@ -222,8 +250,11 @@ Response metrics(RouterContext& ctx) {
   Response res{Status::ok, kHttp11};
   res.set(field::content_type, "text/plain; version=0.0.4; charset=utf-8");
   res.set(field::cache_control, "no-store");
-  res.body() = ctx.metrics.render({ctx.generator.stats(), ctx.lease.state(),
-                                   ctx.generator.worker_id(), kVersion, ctx.info.service});
+  const IdGenerator* generator = ctx.worker.current();
+  res.body() = ctx.metrics.render({generator ? generator->stats() : IdGenerator::Stats{},
+                                   ctx.lease.state(),
+                                   generator ? std::optional(generator->worker_id()) : std::nullopt,
+                                   kVersion, ctx.info.service, &ctx.coordination});
   res.prepare_payload();
   return res;
 }

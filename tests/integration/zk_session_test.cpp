@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "snowflake/coord/zk_session.hpp"
 
@@ -21,17 +22,6 @@ std::unique_ptr<ZkSession> connect(const ZooKeeperServer& zk,
                                .connect_timeout = 10s, .digest_auth = std::move(auth)});
   if (!s) FAIL(s.error().message());
   return std::move(s).value();
-}
-
-// Polls `condition` until true or the deadline: never a fixed sleep.
-template <class Condition>
-bool eventually(Condition condition, std::chrono::milliseconds within = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + within;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
 }
 
 }  // namespace

@@ -32,11 +32,15 @@ struct Fixture {
 
   test::ManualClock clock{kStart};
   IdLayout layout = IdLayout::create({}, kStart).value();
-  std::unique_ptr<IdGenerator> generator = IdGenerator::create(layout, 9, {}, clock).value();
+  WorkerSlot worker;
+  IdGenerator* generator = &worker.install(IdGenerator::create(layout, 9, {}, clock).value());
   Lease lease{clock};
+  CoordinationGauges gauges;
   Metrics metrics{3};
   HttpSettings settings;
-  RouterContext context{*generator, lease, metrics, settings, {"svc", "static", clock.monotonic(), 2}};
+  RouterContext context{layout,   worker,   lease,
+                        gauges,   metrics,  settings,
+                        {"svc", "static", clock.monotonic(), 2}};
 };
 
 json body_json(const Response& r) { return json::parse(r.body()); }

@@ -71,6 +71,7 @@ struct NodeStat {
   std::int64_t mtime_ms = 0;  // ZooKeeper's clock, at the last write
   std::int64_t ctime_ms = 0;
   std::int64_t mzxid = 0;
+  std::int64_t czxid = 0;  // the create: tells apart two nodes that had the same path
   std::int32_t data_length = 0;
   std::int32_t num_children = 0;
 };
@@ -82,6 +83,24 @@ struct NodeData {
 
 enum class CreateMode { persistent, persistent_sequential, ephemeral };
 
+// One operation of an all-or-nothing multi().
+struct ZkOp {
+  enum class Kind { create, remove, set, check };
+  Kind kind;
+  std::string path;
+  std::string data{};  // create, set
+  int version = -1;    // remove, set, check; -1: any version
+
+  static ZkOp create(std::string path, std::string data) {
+    return {Kind::create, std::move(path), std::move(data), -1};
+  }
+  static ZkOp remove(std::string path, int version) { return {Kind::remove, std::move(path), {}, version}; }
+  static ZkOp set(std::string path, std::string data, int version) {
+    return {Kind::set, std::move(path), std::move(data), version};
+  }
+  static ZkOp check(std::string path, int version) { return {Kind::check, std::move(path), {}, version}; }
+};
+
 class ZkSession {
  public:
   // Connects, waiting up to connect_timeout for the session; authenticates.
@@ -92,6 +111,8 @@ class ZkSession {
 
   // Expired or auth failed: every call fails; replace the session.
   bool gone() const noexcept;
+  // Connected right now (the client reconnects by itself after a loss).
+  bool connected() const noexcept;
 
   // Returns the path created (with the sequence suffix, if any).
   Result<std::string, ZkError> create(const std::string& path, std::string_view data,
@@ -102,6 +123,13 @@ class ZkSession {
   Result<NodeStat, ZkError> set(const std::string& path, std::string_view data, int version);
   Result<void, ZkError> remove(const std::string& path, int version);
   Result<std::vector<std::string>, ZkError> children(const std::string& path);
+  // All operations or none (persistent creates). The error names the path of
+  // the operation that failed. On success, one stat per operation (set
+  // operations' new stats; zeros for the others).
+  Result<std::vector<NodeStat>, ZkError> multi(const std::vector<ZkOp>& ops);
+  // Creates `path` and any missing parents (persistent, empty); an existing
+  // node is fine.
+  Result<void, ZkError> ensure_path(const std::string& path);
 
   // The session's id and password, which let a test open a second handle on
   // the same session (and so expire it).

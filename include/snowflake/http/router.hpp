@@ -14,23 +14,27 @@
 #include <string_view>
 
 #include "snowflake/config.hpp"
+#include "snowflake/coordination_gauges.hpp"
 #include "snowflake/http/responses.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/lease.hpp"
 #include "snowflake/metrics.hpp"
+#include "snowflake/worker_slot.hpp"
 
 namespace snowflake::http {
 
 struct ServiceInfo {
   std::string service;
-  std::string mode;  // coordinator type: "static", ...
+  std::string mode;  // coordinator type: "static", "sequential", "recycle"
   std::chrono::steady_clock::time_point started;
   unsigned io_threads = 1;
 };
 
 struct RouterContext {
-  IdGenerator& generator;
+  const IdLayout& layout;
+  const WorkerSlot& worker;  // empty until a worker ID is owned
   const Lease& lease;
+  const CoordinationGauges& coordination;
   Metrics& metrics;
   const HttpSettings& settings;
   ServiceInfo info;

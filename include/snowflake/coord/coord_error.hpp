@@ -1,0 +1,37 @@
+#pragma once
+// Errors of the worker-ID strategies: what went wrong, in words an operator
+// can act on, and whether retrying can help.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "snowflake/coord/zk_session.hpp"
+
+namespace snowflake::coord {
+
+enum class CoordErrc {
+  zookeeper,          // a ZooKeeper call failed (see zk); retry later
+  layout_mismatch,    // the cluster's ID layout differs from ours: never retry
+  workers_exhausted,  // sequential: the node's number is past the layout's workers
+  pool_exhausted,     // recycle: every worker ID is in use; retry later
+  lost,               // our node is gone or was changed by someone else
+  clock,              // the wall clock cannot be trusted against the floor or ZooKeeper
+};
+
+std::string_view to_string(CoordErrc code) noexcept;
+
+struct CoordError {
+  CoordErrc code;
+  std::string message;
+  std::optional<ZkError> zk{};
+
+  static CoordError from(const ZkError& e) { return {CoordErrc::zookeeper, e.message(), e}; }
+  // Retrying cannot help: the daemon must not start.
+  bool fatal() const noexcept {
+    return code == CoordErrc::layout_mismatch || code == CoordErrc::workers_exhausted ||
+           code == CoordErrc::clock;
+  }
+};
+
+}  // namespace snowflake::coord

@@ -1,0 +1,64 @@
+#pragma once
+// The JSON held by our ZooKeeper nodes. Times are Unix milliseconds by the
+// writer's wall clock; ZooKeeper's own clock is in the node's stat (mtime).
+//
+//   <root>                      the cluster's ID layout
+//   <root>/forever/<host>:<port>-<seq>   {host, port, ts, hwm}
+//   <root>/pool/notuse/<id>     {floor}
+//   <root>/pool/inuse/<id>      {owner, floor, ts, hwm, lease_ms}
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "snowflake/id_layout.hpp"
+
+namespace snowflake::coord {
+
+// Who holds an inuse node: one run of one daemon. `instance` is random per
+// run, so a restarted daemon on the same host and port is a new owner.
+struct OwnerToken {
+  std::string host;
+  std::uint32_t port = 0;
+  std::int64_t pid = 0;
+  std::string instance;
+
+  static OwnerToken fresh(std::string host, std::uint32_t port);
+  bool operator==(const OwnerToken&) const = default;
+  std::string describe() const;  // "host:port pid N"
+};
+
+struct InuseData {
+  OwnerToken owner;
+  std::int64_t floor = 0;     // the floor this owner started above
+  std::int64_t ts = 0;        // its wall clock at its last heartbeat
+  std::int64_t hwm = 0;       // its high-water mark then
+  std::int64_t lease_ms = 0;  // its lease_timeout: it may issue until ts + lease_ms
+  // The last instant this owner can have used: the floor for whoever next
+  // takes its worker ID.
+  std::int64_t last_possible_ms() const;
+};
+
+struct NotuseData {
+  std::int64_t floor = 0;  // the last instant an earlier owner may have used
+};
+
+struct SequentialData {
+  std::string host;
+  std::uint32_t port = 0;
+  std::int64_t ts = 0;
+  std::int64_t hwm = 0;
+};
+
+std::string encode(const InuseData& d);
+std::string encode(const NotuseData& d);
+std::string encode(const SequentialData& d);
+std::string encode(const LayoutSettings& l);
+// nullopt: not the expected JSON.
+std::optional<InuseData> decode_inuse(std::string_view text);
+std::optional<NotuseData> decode_notuse(std::string_view text);
+std::optional<SequentialData> decode_sequential(std::string_view text);
+std::optional<LayoutSettings> decode_layout(std::string_view text);
+
+}  // namespace snowflake::coord

@@ -1,0 +1,109 @@
+#include "snowflake/coord/state_file.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace snowflake::coord {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kFormatVersion = 1;
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Closes the descriptor on every path out.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+StateFile::StateFile(std::string dir) : dir_(std::move(dir)), path_(dir_ + "/worker.json") {}
+
+Result<std::optional<StateRecord>, std::string> StateFile::load() const {
+  std::ifstream in(path_);
+  if (!in) {
+    if (errno == ENOENT) return std::optional<StateRecord>();
+    return fmt::format("{}: cannot open: {}", path_, errno_text());
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  const json j = json::parse(text.str(), nullptr, false);
+  try {
+    if (!j.is_object() || j.at("format").get<int>() != kFormatVersion) throw std::runtime_error("format");
+    StateRecord r;
+    r.strategy = j.at("strategy").get<std::string>();
+    r.root = j.at("root").get<std::string>();
+    r.worker_id = j.at("worker_id").get<std::uint32_t>();
+    r.node = j.at("node").get<std::string>();
+    if (const auto& o = j.at("owner"); !o.is_null()) {
+      r.owner = OwnerToken{o.at("host").get<std::string>(), o.at("port").get<std::uint32_t>(),
+                           o.at("pid").get<std::int64_t>(), o.at("instance").get<std::string>()};
+    }
+    const auto layout = decode_layout(j.at("layout").dump());
+    if (!layout) throw std::runtime_error("layout");
+    r.layout = *layout;
+    r.hwm = j.at("hwm").get<std::int64_t>();
+    r.reserved_until = j.at("reserved_until").get<std::int64_t>();
+    return std::optional<StateRecord>(std::move(r));
+  } catch (const std::exception&) {
+    return fmt::format("{}: not a snowflaked state file (format {}); move it away to start afresh",
+                       path_, kFormatVersion);
+  }
+}
+
+Result<void, std::string> StateFile::save(const StateRecord& r) const {
+  json owner = nullptr;
+  if (r.owner) {
+    owner = {{"host", r.owner->host}, {"port", r.owner->port}, {"pid", r.owner->pid},
+             {"instance", r.owner->instance}};
+  }
+  const std::string text = json{{"format", kFormatVersion},
+                                {"strategy", r.strategy},
+                                {"root", r.root},
+                                {"worker_id", r.worker_id},
+                                {"node", r.node},
+                                {"owner", owner},
+                                {"layout", json::parse(encode(r.layout))},
+                                {"hwm", r.hwm},
+                                {"reserved_until", r.reserved_until}}
+                               .dump() +
+                           "\n";
+  const std::string temp = path_ + ".tmp";
+  {
+    Fd out{::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+    if (out.fd < 0) return fmt::format("{}: cannot create: {}", temp, errno_text());
+    std::size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::write(out.fd, text.data() + done, text.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return fmt::format("{}: cannot write: {}", temp, errno_text());
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    if (::fsync(out.fd) != 0) return fmt::format("{}: fsync: {}", temp, errno_text());
+  }
+  if (::rename(temp.c_str(), path_.c_str()) != 0) {
+    return fmt::format("{}: cannot rename to {}: {}", temp, path_, errno_text());
+  }
+  // The rename is durable only once the directory is.
+  Fd dir{::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  if (dir.fd < 0 || ::fsync(dir.fd) != 0) return fmt::format("{}: fsync: {}", dir_, errno_text());
+  return outcome::success();
+}
+
+}  // namespace snowflake::coord
