@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 
 #include <unistd.h>
@@ -188,8 +189,10 @@ int run_daemon(const CommandLine& cl) {
   if (coordinated) {
     coordinator = std::make_unique<coord::Coordinator>(
         coordinator_options(*config, bound.value().port()), layout, worker, lease, gauges,
-        [&server, &fatal](const std::string&) {
+        [&server, &signals, &fatal](const std::string&) {
           fatal = true;
+          // The pending signal wait would keep the server's loop alive.
+          boost::asio::post(server.main_context(), [&signals] { signals.cancel(); });
           server.stop();
         });
     if (auto started = coordinator->start(); !started) {

@@ -459,7 +459,10 @@ void Coordinator::shutdown() {
     slot_.clear();
     owned_->generator->close();
     persist(true);
-    const std::int64_t hwm = owned_->generator->high_water_mark_ms();
+    // The floor for the next owner: above all we issued and all earlier
+    // owners may have.
+    std::int64_t hwm = owned_->generator->high_water_mark_ms();
+    if (owned_->pool) hwm = std::max(hwm, owned_->pool->data.floor);
     if (zk_ && !zk_->gone()) {
       if (owned_->pool) {
         if (auto released = pool_->release(*zk_, *owned_->pool, hwm); released) {

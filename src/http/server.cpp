@@ -349,6 +349,11 @@ net::io_context& HttpServer::main_context() { return *state_->contexts[0]; }
 
 void HttpServer::run() {
   net::dispatch(state_->acceptor.get_executor(), [state = state_] {
+    {
+      // stop() may come first (a fatal error while starting): then start nothing.
+      std::lock_guard lock(state->mutex);
+      if (state->stopping) return;
+    }
     do_accept(state);
     sweep(state);
   });

@@ -1,0 +1,380 @@
+// The real snowflaked coordinated through a real ZooKeeper: worker IDs, the
+// lease, session expiry, lost nodes, restarts, clocks and many daemons.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "../support/daemon.hpp"
+#include "../support/http_client.hpp"
+#include "../support/polling.hpp"
+#include "../support/zookeeper_server.hpp"
+#include "snowflake/coord/node_data.hpp"
+#include "snowflake/coord/zk_session.hpp"
+
+using namespace snowflake;
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+const std::string kRoot = "/snowflake/e2e";
+constexpr auto kFakeTime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+// A sanitized build must be told that a preloaded library comes first.
+constexpr auto kAsanWithPreload = "verify_asan_link_order=0";
+
+// Fast heartbeats and leases, so a test sees them expire in seconds.
+json config(const ZooKeeperServer& zk, const std::string& type, const std::filesystem::path& state,
+            const json& patch = json::object()) {
+  json c = {{"service", "e2e"},
+            {"coordinator",
+             {{"type", type},
+              {"state_dir", state.string()},
+              {"heartbeat_interval_ms", 300},
+              {"lease_timeout_ms", 1500},
+              {"reclaim_after_ms", 2500},
+              {"safety_margin_ms", 500},
+              {"max_boot_wait_ms", 3000},
+              {"persist_interval_ms", 50}}},
+            {"zookeeper", {{"hosts", zk.hosts()}, {"session_timeout_ms", 2000}, {"connect_timeout_ms", 2000}}},
+            {"http", {{"io_threads", 1}}}};
+  c.merge_patch(patch);
+  return c;
+}
+
+std::unique_ptr<coord::ZkSession> connect(const ZooKeeperServer& zk) {
+  auto s = coord::ZkSession::connect({.hosts = zk.hosts()});
+  if (!s) FAIL(s.error().message());
+  return std::move(s).value();
+}
+
+std::optional<json> ready(const Daemon& d) {
+  const auto r = http_get(d.port(), "/ready");
+  if (!r || r->status != 200) return std::nullopt;
+  return json::parse(r->body);
+}
+
+// Waits until the daemon owns a worker ID; returns it.
+std::uint32_t wait_ready(Daemon& d, std::chrono::milliseconds within = 20s) {
+  std::optional<json> r;
+  if (!eventually([&] { return (r = ready(d)).has_value(); }, within)) {
+    FAIL("never ready:\n" << d.process().stderr_text());
+  }
+  return (*r)["worker_id"].get<std::uint32_t>();
+}
+
+std::vector<std::uint64_t> fetch_ids(const Daemon& d, int count) {
+  const auto r = http_get(d.port(), "/id/e2e?count=" + std::to_string(count));
+  if (!r || r->status != 200) return {};
+  std::vector<std::uint64_t> ids;
+  const json body = json::parse(r->body);
+  for (const auto& v : body["ids"]) ids.push_back(std::stoull(v.get<std::string>()));
+  return ids;
+}
+
+std::string error_of(const std::optional<HttpReply>& r) {
+  if (!r || r->status == 200) return "";
+  return json::parse(r->body).value("error", "");
+}
+
+std::int64_t metric(const Daemon& d, const std::string& name) {
+  const auto r = http_get(d.port(), "/metrics");
+  const auto at = r->body.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stoll(r->body.substr(at + name.size() + 2));
+}
+
+std::int64_t timestamp_ms(std::uint64_t id) {
+  // The default layout: 41 time bits over 22 worker+sequence bits, epoch 2025-01-01.
+  return static_cast<std::int64_t>(id >> 22) + 1'735'689'600'000;
+}
+
+void stop(Daemon& d) {
+  d.process().send_signal(SIGTERM);
+  const auto status = d.process().wait_for_exit(20s);
+  REQUIRE(status);
+  CHECK(status->code == 0);
+}
+
+}  // namespace
+
+TEST_CASE("recycle: serves with a pooled worker ID and returns it with a floor on SIGTERM",
+          "[coord][recycle]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  auto d = std::make_unique<Daemon>(config(zk, "recycle", state.path()).dump());
+  const auto worker = wait_ready(*d);
+  const auto status = json::parse(http_get(d->port(), "/status")->body);
+  CHECK(status["mode"] == "recycle");
+  CHECK(status["coordination"]["zookeeper"] == "connected");
+  const auto ids = fetch_ids(*d, 100);
+  REQUIRE(ids.size() == 100);
+  CHECK(((ids[0] >> 12) & 1023) == worker);
+  // The state file reserves time ahead of what was issued.
+  const auto file = json::parse(std::ifstream(state.path() / "worker.json"));
+  CHECK(file["worker_id"] == worker);
+  CHECK(file["reserved_until"].get<std::int64_t>() >= timestamp_ms(ids.back()));
+  stop(*d);
+
+  auto s = connect(zk);
+  const std::string path = kRoot + "/pool/notuse/" + std::to_string(worker);
+  const auto floor = coord::decode_notuse(s->get(path).value().data)->floor;
+  CHECK(floor >= timestamp_ms(ids.back()));
+  CHECK_FALSE(s->exists(kRoot + "/pool/inuse/" + std::to_string(worker)).value());
+  CHECK(json::parse(std::ifstream(state.path() / "worker.json"))["owner"].is_null());
+}
+
+TEST_CASE("sequential: the same worker ID after a restart, even with ZooKeeper down",
+          "[coord][sequential]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  const json patch = {{"coordinator", {{"advertise", "app-1:9000"}}}};
+  std::uint32_t worker = 0;
+  std::vector<std::uint64_t> before;
+  {
+    Daemon d(config(zk, "sequential", state.path(), patch).dump());
+    worker = wait_ready(d);
+    before = fetch_ids(d, 50);
+    auto s = connect(zk);
+    CHECK(s->exists(kRoot + "/forever/app-1:9000-0000000000").value());
+    d.process().send_signal(SIGKILL);
+    d.process().wait_for_exit(10s);
+  }
+  {
+    Daemon d(config(zk, "sequential", state.path(), patch).dump());
+    CHECK(wait_ready(d) == worker);
+    const auto after = fetch_ids(d, 50);
+    REQUIRE_FALSE(after.empty());
+    CHECK(after.front() > before.back());
+    stop(d);
+  }
+  zk.stop();
+  Daemon d(config(zk, "sequential", state.path(), patch).dump());
+  CHECK(wait_ready(d) == worker);
+  CHECK_THAT(d.process().stderr_text(), Catch::Contains("ZooKeeper is unreachable: starting as worker ID"));
+  CHECK(fetch_ids(d, 10).front() > before.back());
+}
+
+TEST_CASE("lease: ZooKeeper stopped -> IDs until the deadline, then lease_expired; back -> "
+          "same worker ID",
+          "[coord][lease]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  Daemon d(config(zk, "recycle", state.path()).dump());
+  const auto worker = wait_ready(d);
+  // Right after a heartbeat the whole lease is ahead.
+  const auto beats = metric(d, "snowflake_heartbeats_total");
+  REQUIRE(eventually([&] { return metric(d, "snowflake_heartbeats_total") > beats; }));
+  zk.pause();
+  const auto paused = std::chrono::steady_clock::now();
+  std::string error;
+  std::chrono::steady_clock::duration served{};
+  REQUIRE(eventually([&] {
+    const auto r = http_get(d.port(), "/id/x");
+    if (r && r->status == 200) {
+      served = std::chrono::steady_clock::now() - paused;
+      return false;
+    }
+    error = error_of(r);
+    return true;
+  }, 10s));
+  const auto refused_after = std::chrono::steady_clock::now() - paused;
+  CHECK(error == "lease_expired");
+  // Served for most of the lease (1500 ms less at most one 300 ms heartbeat
+  // interval), refused within one interval after it.
+  CHECK(served >= 1000ms);
+  CHECK(refused_after <= 1500ms + 300ms + 300ms);
+  CHECK(error_of(http_get(d.port(), "/ready")) == "lease_expired");
+
+  zk.resume();
+  CHECK(wait_ready(d) == worker);
+  CHECK(fetch_ids(d, 10).size() == 10);
+}
+
+TEST_CASE("session expiry: a new session, ownership checked, serving never stops",
+          "[coord][session]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  const json patch = {{"coordinator", {{"lease_timeout_ms", 6000}, {"reclaim_after_ms", 8000}}},
+                      {"zookeeper", {{"session_timeout_ms", 600}}}};
+  Daemon d(config(zk, "recycle", state.path(), patch).dump());
+  const auto worker = wait_ready(d);
+  CHECK(metric(d, "snowflake_zookeeper_sessions_total") == 1);
+  zk.pause();
+  // Longer than the session timeout: the server expires it when it resumes.
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  while (std::chrono::steady_clock::now() < until) {
+    REQUIRE(http_get(d.port(), "/id/x")->status == 200);
+    std::this_thread::sleep_for(20ms);
+  }
+  zk.resume();
+  REQUIRE(eventually([&] { return metric(d, "snowflake_zookeeper_sessions_total") == 2; }));
+  const auto beats = metric(d, "snowflake_heartbeats_total");
+  REQUIRE(eventually([&] { return metric(d, "snowflake_heartbeats_total") > beats; }));
+  CHECK(wait_ready(d) == worker);
+  CHECK(metric(d, "snowflake_workers_lost_total") == 0);
+  CHECK_THAT(d.process().stderr_text(), Catch::Contains("session expired"));
+}
+
+TEST_CASE("a stolen node: 503 at once, then a new worker ID", "[coord][lost]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  // A long heartbeat interval would hide the theft; 300 ms finds it fast.
+  Daemon d(config(zk, "recycle", state.path()).dump());
+  const auto worker = wait_ready(d);
+  const auto before = fetch_ids(d, 10);
+  auto s = connect(zk);
+  const std::string path = kRoot + "/pool/inuse/" + std::to_string(worker);
+  SECTION("rewritten") { REQUIRE(s->set(path, "{\"stolen\":true}", -1)); }
+  SECTION("deleted") { REQUIRE(s->remove(path, -1)); }
+  REQUIRE(eventually([&] { return metric(d, "snowflake_workers_lost_total") == 1; }));
+  std::uint32_t next = 0;
+  REQUIRE(eventually([&] {
+    const auto r = ready(d);
+    return r && (next = (*r)["worker_id"].get<std::uint32_t>()) != worker;
+  }));
+  CHECK(next != worker);
+  const auto after = fetch_ids(d, 10);
+  REQUIRE(after.size() == 10);
+  CHECK(((after[0] >> 12) & 1023) == next);
+  CHECK_THAT(d.process().stderr_text(), Catch::Contains("lost"));
+}
+
+TEST_CASE("two layouts on one root: the second daemon refuses, naming both", "[coord][layout]") {
+  ZooKeeperServer zk;
+  TempDir s1;
+  TempDir s2;
+  Daemon first(config(zk, "recycle", s1.path()).dump());
+  wait_ready(first);
+  const json other = {{"layout", {{"worker_bits", 8}, {"sequence_bits", 14}}}};
+  Daemon second(config(zk, "recycle", s2.path(), other).dump());
+  const auto status = second.process().wait_for_exit(20s);
+  REQUIRE(status);
+  CHECK(status->code == 1);
+  CHECK_THAT(second.process().stderr_text(),
+             Catch::Contains("worker_bits 10, sequence_bits 12") &&
+                 Catch::Contains("worker_bits 8, sequence_bits 14"));
+  CHECK(ready(first));
+}
+
+TEST_CASE("kill -9, then restart with the clock 2 s back: waits out the floor, no ID repeats",
+          "[coord][clock]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  const json patch = {{"coordinator", {{"max_skew_ms", 10000}}}};
+  std::vector<std::uint64_t> before;
+  std::uint32_t worker = 0;
+  {
+    Daemon d(config(zk, "recycle", state.path(), patch).dump());
+    worker = wait_ready(d);
+    for (int i = 0; i < 20; ++i) {
+      auto ids = fetch_ids(d, 100);
+      before.insert(before.end(), ids.begin(), ids.end());
+    }
+    d.process().send_signal(SIGKILL);
+    d.process().wait_for_exit(10s);
+  }
+  const std::map<std::string, std::string> two_seconds_back = {
+      {"LD_PRELOAD", kFakeTime}, {"FAKETIME", "-2s"}, {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
+      {"ASAN_OPTIONS", kAsanWithPreload}};
+  SECTION("within max_boot_wait: waits, then serves above every earlier ID") {
+    Daemon d(config(zk, "recycle", state.path(), patch).dump(), "127.0.0.1:0", two_seconds_back);
+    CHECK(wait_ready(d) == worker);  // taken back by the state file's token
+    const auto after = fetch_ids(d, 100);
+    REQUIRE(after.size() == 100);
+    CHECK(after.front() > *std::max_element(before.begin(), before.end()));
+  }
+  SECTION("beyond max_boot_wait: exits, saying by how much") {
+    const json impatient = {{"coordinator", {{"max_skew_ms", 10000}, {"max_boot_wait_ms", 500}}}};
+    Daemon d(config(zk, "recycle", state.path(), impatient).dump(), "127.0.0.1:0", two_seconds_back);
+    const auto status = d.process().wait_for_exit(20s);
+    REQUIRE(status);
+    CHECK(status->code == 1);
+    CHECK_THAT(d.process().stderr_text(), Catch::Contains("ms behind the floor of worker ID"));
+    // It gave the worker ID back rather than sit on it.
+    auto s = connect(zk);
+    CHECK(s->exists(kRoot + "/pool/notuse/" + std::to_string(worker)).value());
+  }
+}
+
+TEST_CASE("clock skew against ZooKeeper at boot: refuses to start", "[coord][clock]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  Daemon d(config(zk, "recycle", state.path()).dump(), "127.0.0.1:0",
+           {{"LD_PRELOAD", kFakeTime}, {"FAKETIME", "+30s"}, {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
+            {"ASAN_OPTIONS", kAsanWithPreload}});
+  const auto status = d.process().wait_for_exit(20s);
+  REQUIRE(status);
+  CHECK(status->code == 1);
+  CHECK_THAT(d.process().stderr_text(), Catch::Contains("off ZooKeeper's"));
+}
+
+TEST_CASE("pool exhausted: not ready and retrying, ready once an ID is free", "[coord][recycle]") {
+  ZooKeeperServer zk;
+  TempDir s1, s2, s3;
+  const json two_workers = {{"layout", {{"worker_bits", 1}, {"sequence_bits", 21}}}};
+  auto a = std::make_unique<Daemon>(config(zk, "recycle", s1.path(), two_workers).dump());
+  Daemon b(config(zk, "recycle", s2.path(), two_workers).dump());
+  wait_ready(*a);
+  wait_ready(b);
+  Daemon c(config(zk, "recycle", s3.path(), two_workers).dump());
+  REQUIRE(eventually([&] { return metric(c, "snowflake_pool_exhausted") == 1; }));
+  const auto refused = http_get(c.port(), "/id/x");
+  CHECK(error_of(refused) == "not_ready");
+  CHECK_THAT(refused->body, Catch::Contains("pool"));
+  stop(*a);
+  wait_ready(c);
+  CHECK(metric(c, "snowflake_pool_exhausted") == 0);
+}
+
+TEST_CASE("four daemons on one pool, one killed and restarted: no duplicate in the union",
+          "[coord][uniqueness]") {
+  ZooKeeperServer zk;
+  std::vector<std::unique_ptr<TempDir>> states;
+  std::vector<std::unique_ptr<Daemon>> daemons;
+  for (int i = 0; i < 4; ++i) {
+    states.push_back(std::make_unique<TempDir>());
+    daemons.push_back(std::make_unique<Daemon>(config(zk, "recycle", states.back()->path()).dump()));
+  }
+  std::set<std::uint32_t> workers;
+  for (auto& d : daemons) workers.insert(wait_ready(*d));
+  CHECK(workers.size() == 4);
+
+  std::vector<std::uint64_t> all;
+  for (int round = 0; round < 40; ++round) {
+    if (round == 10) daemons[0]->process().send_signal(SIGKILL);
+    if (round == 20) {
+      daemons[0]->process().wait_for_exit(10s);
+      daemons[0] = std::make_unique<Daemon>(config(zk, "recycle", states[0]->path()).dump());
+      wait_ready(*daemons[0]);
+    }
+    for (auto& d : daemons) {
+      if (!d->process().running()) continue;
+      const auto ids = fetch_ids(*d, 500);
+      all.insert(all.end(), ids.begin(), ids.end());
+    }
+  }
+  const std::set<std::uint64_t> distinct(all.begin(), all.end());
+  CHECK(all.size() > 50'000);
+  CHECK(distinct.size() == all.size());
+}
+
+TEST_CASE("with auth, another ZooKeeper client cannot change or delete our nodes", "[coord][acl]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  const auto auth = state.write("zk-auth", "snowflaked:s3cret\n");
+  const json patch = {{"zookeeper", {{"auth_file", auth.string()}}}};
+  Daemon d(config(zk, "recycle", state.path(), patch).dump());
+  const auto worker = wait_ready(d);
+  auto stranger = connect(zk);
+  const std::string path = kRoot + "/pool/inuse/" + std::to_string(worker);
+  CHECK(stranger->get(path));
+  CHECK(stranger->set(path, "x", -1).error().code == coord::ZkErrc::no_auth);
+  CHECK(stranger->remove(path, -1).error().code == coord::ZkErrc::no_auth);
+  CHECK(stranger->set(kRoot, "x", -1).error().code == coord::ZkErrc::no_auth);
+  CHECK(ready(d));
+}
