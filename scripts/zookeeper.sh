@@ -50,7 +50,9 @@ start() {
     local d="$dir/$n"
     if [ -f "$d/pid" ] && kill -0 "$(cat "$d/pid")" 2>/dev/null; then continue; fi
     write_config "$n" "$count"
-    nohup java -Xmx256m -cp "$classpath" org.apache.zookeeper.server.quorum.QuorumPeerMain \
+    # Its own session: a Ctrl-C meant for the daemon in the foreground must
+    # not stop ZooKeeper before the daemon has given its worker ID back.
+    setsid nohup java -Xmx256m -cp "$classpath" org.apache.zookeeper.server.quorum.QuorumPeerMain \
       "$d/zoo.cfg" >"$d/zookeeper.log" 2>&1 &
     echo $! >"$d/pid"
   done
