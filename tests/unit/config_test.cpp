@@ -170,3 +170,71 @@ TEST_CASE("config files: errors are printed as file: key: message", "[config]") 
     CHECK(e.describe("nope.json") == "nope.json: cannot open: No such file or directory");
   }
 }
+
+TEST_CASE("coordinator and zookeeper settings: defaults and reading", "[config]") {
+  const Config d = parse_config(json::object(), kNow).value();
+  CHECK(d.coordinator.heartbeat_interval == std::chrono::minutes(3));  // the design card's
+  CHECK(d.coordinator.lease_timeout == std::chrono::minutes(9));
+  CHECK(d.coordinator.reclaim_after == std::chrono::minutes(15));
+  CHECK(d.zookeeper.hosts == "127.0.0.1:2181");
+  CHECK(d.zookeeper.root == "/snowflake/default");
+  CHECK(d.zookeeper.digest_auth.empty());
+
+  test::TempDir dir;
+  const auto auth = dir.write("auth", "svc:pw\n");
+  const Config c = parse_config(json::parse(R"({"service": "orders",
+      "coordinator": {"type": "recycle", "state_dir": "/s", "heartbeat_interval_ms": 1000,
+                      "lease_timeout_ms": 3000, "reclaim_after_ms": 5000, "safety_margin_ms": 2000,
+                      "max_skew_ms": 50, "max_boot_wait_ms": 7, "persist_interval_ms": 20,
+                      "advertise": "10.0.0.1:80"},
+      "zookeeper": {"hosts": "a:1,b:2", "session_timeout_ms": 3000, "connect_timeout_ms": 400,
+                    "auth_file": ")" + auth.string() + R"("}})"), kNow).value();
+  CHECK(c.coordinator.type == "recycle");
+  CHECK(c.coordinator.state_dir == "/s");
+  CHECK(c.coordinator.advertise == "10.0.0.1:80");
+  CHECK(c.coordinator.reclaim_after == std::chrono::milliseconds(5000));
+  CHECK(c.coordinator.persist_interval == std::chrono::milliseconds(20));
+  CHECK(c.zookeeper.root == "/snowflake/orders");
+  CHECK(c.zookeeper.hosts == "a:1,b:2");
+  CHECK(c.zookeeper.connect_timeout == std::chrono::milliseconds(400));
+  CHECK(c.zookeeper.digest_auth == "svc:pw");
+}
+
+TEST_CASE("the lease must end before a worker ID can be reclaimed", "[config]") {
+  struct Case {
+    const char* doc;
+    const char* key;
+    const char* fragment;
+  };
+  const Case cases[] = {
+      {R"({"coordinator": {"heartbeat_interval_ms": 3000, "lease_timeout_ms": 3000}})",
+       "coordinator.heartbeat_interval_ms", "less than lease_timeout_ms"},
+      {R"({"coordinator": {"heartbeat_interval_ms": 1000, "lease_timeout_ms": 3000,
+           "reclaim_after_ms": 3500, "safety_margin_ms": 1000}})",
+       "coordinator.reclaim_after_ms", "3000 + 1000 > 3500"},
+      {R"({"coordinator": {"type": "zk"}})", "coordinator.type", "static"},
+      {R"({"coordinator": {"advertise": "no-port"}})", "coordinator.advertise", "host:port"},
+      {R"({"coordinator": {"persist_interval_ms": 60000}})", "coordinator.persist_interval_ms", "10000"},
+      {R"({"coordinator": {"type": "recycle"}, "layout": {"worker_bits": 20, "sequence_bits": 2}})",
+       "layout.worker_bits", "at most 16"},
+      {R"({"zookeeper": {"root": "snowflake"}})", "zookeeper.root", "absolute"},
+      {R"({"zookeeper": {"root": "/a/"}})", "zookeeper.root", "absolute"},
+      {R"({"zookeeper": {"hosts": ""}})", "zookeeper.hosts", "host:port"},
+      {R"({"zookeeper": {"auth_file": "/nonexistent/auth"}})", "zookeeper.auth_file", "cannot open"},
+      {R"({"zookeeper": {"chroot": "/x"}})", "zookeeper.chroot", ""},
+  };
+  for (const auto& c : cases) {
+    INFO(c.doc);
+    const auto e = error_of(json::parse(c.doc));
+    CHECK(e.key == c.key);
+    CHECK_THAT(e.message, Catch::Contains(c.fragment));
+  }
+}
+
+TEST_CASE("an auth file without user:password names the key", "[config]") {
+  test::TempDir dir;
+  const auto auth = dir.write("auth", "no-colon\n");
+  const auto e = error_of(json{{"zookeeper", {{"auth_file", auth.string()}}}});
+  CHECK(e.key == "zookeeper.auth_file");
+  CHECK_THAT(e.message, Catch::Contains("user:password"));
+}

@@ -281,3 +281,43 @@ TEST_CASE("reject_request: the error, closing, counted", "[router]") {
   CHECK_THAT(f.get("/metrics").body(),
              Catch::Contains("snowflake_http_requests_total{route=\"other\",code=\"431\"} 1"));
 }
+
+TEST_CASE("no worker ID yet: 503 not_ready, /status says so, decode still works", "[router]") {
+  Fixture f;
+  f.worker.clear();
+  check_error(f.get("/id/x"), 503, "not_ready");
+  check_error(f.get("/ready"), 503, "not_ready");
+  f.gauges.pool_exhausted = true;
+  const auto r = f.get("/id/x");
+  check_error(r, 503, "not_ready");
+  CHECK_THAT(r.body(), Catch::Contains("pool"));
+  const auto s = body_json(f.get("/status"));
+  CHECK(s["worker_id"].is_null());
+  CHECK(s["coordination"]["pool_exhausted"] == true);
+  CHECK(f.get("/decode/12345").result_int() == 200);
+  CHECK_THAT(f.get("/metrics").body(), Catch::Contains("worker_id=\"none\""));
+}
+
+TEST_CASE("clock skew against ZooKeeper: 503 clock_skew until it recovers", "[router]") {
+  Fixture f;
+  f.gauges.clock_skew_ms = 4321;
+  f.lease.hold_for_clock_skew(true);
+  const auto r = f.get("/id/x");
+  check_error(r, 503, "clock_skew");
+  CHECK_THAT(r.body(), Catch::Contains("4321 ms"));
+  CHECK(r[field::retry_after] == "1");
+  check_error(f.get("/ready"), 503, "clock_skew");
+  f.lease.hold_for_clock_skew(false);
+  CHECK(f.get("/id/x").result_int() == 200);
+}
+
+TEST_CASE("a generator past its reserved time refuses with time_not_reserved", "[router]") {
+  Fixture f;
+  f.generator->set_time_ceiling_ms(kStart - 1000);
+  check_error(f.get("/id/x"), 503, "time_not_reserved");
+  f.generator->set_time_ceiling_ms(kStart + 1000);
+  CHECK(f.get("/id/x").result_int() == 200);
+  f.generator->close();
+  f.clock.advance(std::chrono::milliseconds(1));
+  check_error(f.get("/id/x"), 503, "time_not_reserved");
+}
