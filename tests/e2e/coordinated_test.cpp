@@ -378,3 +378,53 @@ TEST_CASE("with auth, another ZooKeeper client cannot change or delete our nodes
   CHECK(stranger->set(kRoot, "x", -1).error().code == coord::ZkErrc::no_auth);
   CHECK(ready(d));
 }
+
+TEST_CASE("3-node ensemble: the leader killed under load: no failed lease, no duplicate",
+          "[coord][ensemble]") {
+  ZooKeeperEnsemble ensemble;
+  TempDir state;
+  // The lease outlasts a leader election; the session fails over.
+  json c = {{"service", "e2e"},
+            {"coordinator",
+             {{"type", "recycle"},
+              {"state_dir", state.path().string()},
+              {"heartbeat_interval_ms", 300},
+              {"lease_timeout_ms", 8000},
+              {"reclaim_after_ms", 10000},
+              {"safety_margin_ms", 1000},
+              {"persist_interval_ms", 50}}},
+            {"zookeeper", {{"hosts", ensemble.hosts()}, {"session_timeout_ms", 3000}}},
+            {"http", {{"io_threads", 1}}}};
+  Daemon d(c.dump());
+  const auto worker = wait_ready(d);
+  const int leader = ensemble.leader();
+  REQUIRE(leader >= 0);
+
+  std::vector<std::uint64_t> all;
+  std::vector<std::string> failures;
+  const auto start = std::chrono::steady_clock::now();
+  bool killed = false;
+  std::int64_t beats_at_kill = 0;
+  while (std::chrono::steady_clock::now() - start < 8s) {
+    if (!killed && std::chrono::steady_clock::now() - start > 2s) {
+      beats_at_kill = metric(d, "snowflake_heartbeats_total");
+      ensemble.kill(leader);
+      killed = true;
+    }
+    const auto r = http_get(d.port(), "/id/e2e?count=200");
+    if (!r || r->status != 200) {
+      failures.push_back(r ? r->body : "no reply");
+      continue;
+    }
+    const json body = json::parse(r->body);
+    for (const auto& v : body["ids"]) all.push_back(std::stoull(v.get<std::string>()));
+  }
+  CHECK(failures.empty());
+  const std::set<std::uint64_t> distinct(all.begin(), all.end());
+  CHECK(distinct.size() == all.size());
+  CHECK(all.size() > 10'000);
+  // Heartbeats go on through the new leader, for the same worker ID.
+  REQUIRE(eventually([&] { return metric(d, "snowflake_heartbeats_total") > beats_at_kill + 2; }));
+  CHECK(wait_ready(d) == worker);
+  CHECK(metric(d, "snowflake_workers_lost_total") == 0);
+}

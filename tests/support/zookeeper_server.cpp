@@ -42,27 +42,100 @@ std::string zookeeper_command(unsigned short port, const std::string& command) {
   return answer;
 }
 
-ZooKeeperServer::ZooKeeperServer() : port_(free_port()) {
-  std::filesystem::create_directories(dir_.path() / "data");
-  std::ofstream(dir_.path() / "zoo.cfg")
-      << "tickTime=100\n"
-      << "initLimit=10\nsyncLimit=5\n"
-      << "dataDir=" << (dir_.path() / "data").string() << "\n"
-      << "clientPort=" << port_ << "\n"
+namespace {
+
+std::unique_ptr<ChildProcess> start_server(const std::filesystem::path& config) {
+  return std::make_unique<ChildProcess>(std::vector<std::string>{
+      "/usr/bin/java", "-Xmx256m", "-cp",
+      "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar",
+      "org.apache.zookeeper.server.quorum.QuorumPeerMain", config.string()});
+}
+
+void write_common(std::ostream& out, const std::filesystem::path& data, unsigned short port) {
+  out << "tickTime=100\n"
+      << "initLimit=20\nsyncLimit=10\n"
+      << "dataDir=" << data.string() << "\n"
+      << "clientPort=" << port << "\n"
       << "clientPortAddress=127.0.0.1\n"
       << "admin.enableServer=false\n"  // it would take port 8080
       << "4lw.commands.whitelist=ruok,srvr,stat,mntr\n"
       << "minSessionTimeout=200\nmaxSessionTimeout=60000\n";
+}
+
+}  // namespace
+
+ZooKeeperEnsemble::ZooKeeperEnsemble() {
+  for (int i = 0; i < 3; ++i) members_.push_back({free_port(), free_port(), free_port(), nullptr});
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    const auto data = dir_.path() / ("data" + std::to_string(i + 1));
+    std::filesystem::create_directories(data);
+    std::ofstream(data / "myid") << i + 1 << "\n";
+    const auto config = dir_.path() / ("zoo" + std::to_string(i + 1) + ".cfg");
+    std::ofstream out(config);
+    write_common(out, data, members_[i].client_port);
+    for (std::size_t j = 0; j < members_.size(); ++j) {
+      out << "server." << j + 1 << "=127.0.0.1:" << members_[j].peer_port << ":"
+          << members_[j].election_port << "\n";
+    }
+    out.close();
+    members_[i].process = start_server(config);
+  }
+  // Up once every member serves (a member answers only within a quorum).
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  for (const auto& m : members_) {
+    while (zookeeper_command(m.client_port, "srvr").find("Mode:") == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        throw std::runtime_error("ZooKeeper ensemble did not start:\n" + m.process->stderr_text());
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+}
+
+ZooKeeperEnsemble::~ZooKeeperEnsemble() {
+  for (std::size_t i = 0; i < members_.size(); ++i) kill(static_cast<int>(i));
+}
+
+std::string ZooKeeperEnsemble::hosts() const {
+  std::string out;
+  for (const auto& m : members_) {
+    if (!out.empty()) out += ",";
+    out += "127.0.0.1:" + std::to_string(m.client_port);
+  }
+  return out;
+}
+
+int ZooKeeperEnsemble::leader() const {
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    if (members_[i].process &&
+        zookeeper_command(members_[i].client_port, "srvr").find("Mode: leader") != std::string::npos) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+void ZooKeeperEnsemble::kill(int index) {
+  auto& m = members_[static_cast<std::size_t>(index)];
+  if (!m.process) return;
+  m.process->send_signal(SIGKILL);
+  m.process->wait_for_exit(10s);
+  m.process.reset();
+}
+
+ZooKeeperServer::ZooKeeperServer() : port_(free_port()) {
+  std::filesystem::create_directories(dir_.path() / "data");
+  {
+    std::ofstream config(dir_.path() / "zoo.cfg");
+    write_common(config, dir_.path() / "data", port_);
+  }
   start();
 }
 
 ZooKeeperServer::~ZooKeeperServer() { stop(); }
 
 void ZooKeeperServer::start() {
-  process_ = std::make_unique<ChildProcess>(std::vector<std::string>{
-      "/usr/bin/java", "-Xmx256m", "-cp",
-      "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar",
-      "org.apache.zookeeper.server.quorum.QuorumPeerMain", (dir_.path() / "zoo.cfg").string()});
+  process_ = start_server(dir_.path() / "zoo.cfg");
   const auto deadline = std::chrono::steady_clock::now() + 30s;
   while (zookeeper_command(port_, "ruok") != "imok") {
     if (!process_->running() || std::chrono::steady_clock::now() > deadline) {

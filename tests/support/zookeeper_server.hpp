@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "child_process.hpp"
 
@@ -32,6 +33,29 @@ class ZooKeeperServer {
   TempDir dir_;
   unsigned short port_;
   std::unique_ptr<ChildProcess> process_;
+};
+
+// A 3-server ensemble on loopback (server.N lines, myid files), each with
+// its own data dir. Servers can be killed one by one.
+class ZooKeeperEnsemble {
+ public:
+  ZooKeeperEnsemble();
+  ~ZooKeeperEnsemble();
+
+  std::string hosts() const;  // all three client addresses
+  // The index of the server that is leader now, or -1.
+  int leader() const;
+  void kill(int index);
+
+ private:
+  struct Member {
+    unsigned short client_port;
+    unsigned short peer_port;
+    unsigned short election_port;
+    std::unique_ptr<ChildProcess> process;
+  };
+  TempDir dir_;
+  std::vector<Member> members_;
 };
 
 // Sends a four-letter command ("ruok", "srvr") and returns the answer ("" if none).
