@@ -137,7 +137,7 @@ Coordinator::Step Coordinator::connect() {
   if (!session) {
     spdlog::warn("cannot reach ZooKeeper at {}: {}; retrying", options_.zookeeper.hosts,
                  session.error().message());
-    if (booting_ && !owned_ && sequential_ && start_from_cache()) return Step::idle;
+    if (booting_ && !owned_ && sequential_) start_from_cache();
     return Step::retry;
   }
   zk_ = std::move(session).value();

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <csignal>
+#include <filesystem>
 
 #include "../support/child_process.hpp"
 
@@ -81,6 +82,27 @@ TEST_CASE("check-config: OK, or exit 2 naming file and key", "[cli]") {
   const auto t = run_process({kBinary, "check-config", typo.string()});
   CHECK(t.status.code == 2);
   CHECK_THAT(t.err, Catch::Contains("typo.json: coordinater: unknown key"));
+}
+
+TEST_CASE("every shipped config in conf/ is valid", "[cli]") {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(SNOWFLAKE_SOURCE_DIR "/conf")) {
+    if (entry.path().extension() != ".json") continue;
+    INFO(entry.path());
+    const auto r = run_process({kBinary, "check-config", entry.path().string()});
+    CHECK(r.status.code == 0);
+    ++checked;
+  }
+  CHECK(checked >= 3);  // local, sequential, recycle
+}
+
+TEST_CASE("a lease rule broken in the config: exit 2 naming the key", "[cli]") {
+  TempDir dir;
+  const auto bad = dir.write("lease.json", R"({"coordinator": {"type": "recycle",
+      "lease_timeout_ms": 600000, "reclaim_after_ms": 600000}})");
+  const auto r = run_process({kBinary, "--config", bad.string(), "--listen", "127.0.0.1:0"});
+  CHECK(r.status.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("lease.json: coordinator.reclaim_after_ms: must be at least"));
 }
 
 TEST_CASE("the daemon refuses a bad config with exit 2", "[cli]") {

@@ -428,3 +428,23 @@ TEST_CASE("3-node ensemble: the leader killed under load: no failed lease, no du
   CHECK(wait_ready(d) == worker);
   CHECK(metric(d, "snowflake_workers_lost_total") == 0);
 }
+
+TEST_CASE("clock skew found by a heartbeat: 503 clock_skew until the clock is back",
+          "[coord][clock]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  const auto offset = state.write("faketime", "+0\n");
+  Daemon d(config(zk, "recycle", state.path(), {{"coordinator", {{"max_skew_ms", 1000}}}}).dump(),
+           "127.0.0.1:0",
+           {{"LD_PRELOAD", kFakeTime}, {"FAKETIME_TIMESTAMP_FILE", offset.string()},
+            {"FAKETIME_NO_CACHE", "1"}, {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
+            {"ASAN_OPTIONS", kAsanWithPreload}});
+  const auto worker = wait_ready(d);
+  std::ofstream(offset) << "-5s\n";
+  REQUIRE(eventually([&] { return error_of(http_get(d.port(), "/ready")) == "clock_skew"; }));
+  CHECK(error_of(http_get(d.port(), "/id/x")) == "clock_skew");
+  CHECK(metric(d, "snowflake_clock_skew_ms") < -4000);
+  std::ofstream(offset) << "+0\n";
+  CHECK(wait_ready(d) == worker);
+  CHECK(http_get(d.port(), "/id/x")->status == 200);
+}
