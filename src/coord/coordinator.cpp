@@ -106,14 +106,7 @@ Coordinator::Step Coordinator::tick() {
   if (!zk_ || zk_->gone()) return connect();
   if (!layout_checked_) {
     auto checked = check_cluster_layout(*zk_, options_.root, layout_.settings());
-    if (!checked) {
-      if (checked.error().fatal()) {
-        fail(checked.error().message);
-        return Step::fatal;
-      }
-      spdlog::warn("cannot check the cluster's layout: {}; retrying", checked.error().message);
-      return Step::retry;
-    }
+    if (!checked) return setback(checked.error(), "cannot check the cluster's layout");
     layout_checked_ = true;
   }
   if (!owned_ || !owned_->verified) return pool_ ? acquire_recycle() : acquire_sequential();
@@ -228,14 +221,7 @@ Coordinator::Step Coordinator::acquire_sequential() {
   const std::int64_t sent_wall = clock_.wall_ms();
   auto claim = sequential_->acquire(*zk_, sent_wall);
   const std::int64_t received_wall = clock_.wall_ms();
-  if (!claim) {
-    if (claim.error().fatal()) {
-      fail(claim.error().message);
-      return Step::fatal;
-    }
-    spdlog::warn("cannot acquire a sequential worker ID: {}; retrying", claim.error().message);
-    return Step::retry;
-  }
+  if (!claim) return setback(claim.error(), "cannot acquire a sequential worker ID");
   SequentialClaim& c = claim.value();
   const bool at_boot = booting_ || (owned_ && !owned_->verified);
   if (skewed(sent_wall, received_wall, c.mtime_ms) && at_boot) {
@@ -405,6 +391,15 @@ void Coordinator::lose(const std::string& why) {
     generator_ = nullptr;
   }
   owned_.reset();
+}
+
+Coordinator::Step Coordinator::setback(const CoordError& e, std::string_view doing) {
+  if (e.fatal()) {
+    fail(e.message);
+    return Step::fatal;
+  }
+  spdlog::warn("{}: {}; retrying", doing, e.message);
+  return Step::retry;
 }
 
 void Coordinator::fail(const std::string& why) {

@@ -114,18 +114,24 @@ Result<std::int32_t, CoordError> RecyclePool::move_count(ZkSession& zk) {
   return stat.value()->version;
 }
 
-Result<PoolClaim, CoordError> RecyclePool::read_claim(ZkSession& zk, std::uint32_t id,
-                                                      const OwnerToken& owner) {
-  const std::string path = inuse_path(id);
+Result<std::pair<InuseData, NodeStat>, CoordError> RecyclePool::read_owned(
+    ZkSession& zk, const std::string& path, const OwnerToken& owner) {
   auto node = zk.get(path);
   if (!node) {
-    if (node.error().code == ZkErrc::no_node) return lost(path, "does not exist");
+    if (node.error().code == ZkErrc::no_node) return lost(path, "does not exist any more");
     return CoordError::from(node.error());
   }
   const auto data = decode_inuse(node.value().data);
   if (!data || data->owner != owner) return lost(path, "belongs to another owner");
-  const NodeStat& s = node.value().stat;
-  return PoolClaim{id, path, *data, s.version, s.czxid, s.mtime_ms};
+  return std::pair{*data, node.value().stat};
+}
+
+Result<PoolClaim, CoordError> RecyclePool::read_claim(ZkSession& zk, std::uint32_t id,
+                                                      const OwnerToken& owner) {
+  const std::string path = inuse_path(id);
+  BOOST_OUTCOME_TRY(node, read_owned(zk, path, owner));
+  const NodeStat& s = node.second;
+  return PoolClaim{id, path, node.first, s.version, s.czxid, s.mtime_ms};
 }
 
 Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, InuseData data) {
@@ -182,17 +188,12 @@ Result<PoolClaim, CoordError> RecyclePool::take_over(ZkSession& zk, std::uint32_
   const std::string path = inuse_path(worker_id);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(count, move_count(zk));
-    auto node = zk.get(path);
-    if (!node) {
-      if (node.error().code == ZkErrc::no_node) return lost(path, "does not exist any more");
-      return CoordError::from(node.error());
-    }
-    const auto old = decode_inuse(node.value().data);
-    if (!old || old->owner != previous) return lost(path, "now belongs to another owner");
+    BOOST_OUTCOME_TRY(node, read_owned(zk, path, previous));
+    const InuseData& old = node.first;
     // Our previous run may have issued up to its high-water mark; the state
     // file (in data.floor) knows a tighter bound for what came later.
-    data.floor = std::max({data.floor, old->floor, old->hwm});
-    auto moved = zk.multi({ZkOp::set(path, encode(data), node.value().stat.version),
+    data.floor = std::max({data.floor, old.floor, old.hwm});
+    auto moved = zk.multi({ZkOp::set(path, encode(data), node.second.version),
                            ZkOp::set(inuse_, "", count)});
     if (moved) return read_claim(zk, worker_id, data.owner);
     if (is_unsure(moved.error())) {
@@ -297,16 +298,9 @@ Result<void, CoordError> RecyclePool::release(ZkSession& zk, const PoolClaim& cl
                                               std::int64_t floor) {
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(count, move_count(zk));
-    auto node = zk.get(claim.path);
-    if (!node) {
-      if (node.error().code == ZkErrc::no_node) return lost(claim.path, "does not exist any more");
-      return CoordError::from(node.error());
-    }
-    const NodeStat& s = node.value().stat;
-    const auto data = decode_inuse(node.value().data);
-    if (s.czxid != claim.czxid || !data || data->owner != claim.data.owner) {
-      return lost(claim.path, "belongs to another owner");
-    }
+    BOOST_OUTCOME_TRY(node, read_owned(zk, claim.path, claim.data.owner));
+    const NodeStat& s = node.second;
+    if (s.czxid != claim.czxid) return lost(claim.path, "was reclaimed and given to another owner");
     auto done = zk.multi({ZkOp::remove(claim.path, s.version),
                           ZkOp::create(notuse_path(claim.worker_id), encode(NotuseData{floor})),
                           ZkOp::set(inuse_, "", count)});

@@ -82,6 +82,8 @@ class Coordinator {
   std::int64_t local_floor(std::uint32_t worker_id) const;
   void lose(const std::string& why);
   void fail(const std::string& why);
+  // A fatal error ends the daemon; any other is retried after a backoff.
+  Step setback(const CoordError& e, std::string_view doing);
   bool wait_for(std::chrono::milliseconds d);  // false: stopping
   void persist(bool final_write);
 

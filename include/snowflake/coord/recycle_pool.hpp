@@ -19,6 +19,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/node_data.hpp"
@@ -73,6 +74,9 @@ class RecyclePool {
 
  private:
   Result<std::int32_t, CoordError> move_count(ZkSession& zk);
+  // Reads an inuse node and checks `owner` holds it; lost if not.
+  Result<std::pair<InuseData, NodeStat>, CoordError> read_owned(ZkSession& zk, const std::string& path,
+                                                                const OwnerToken& owner);
   // Reads inuse/<id> and checks it is ours; fills version/stat.
   Result<PoolClaim, CoordError> read_claim(ZkSession& zk, std::uint32_t id, const OwnerToken& owner);
   Result<void, CoordError> fill(ZkSession& zk);
