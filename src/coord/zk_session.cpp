@@ -1,6 +1,7 @@
 #include "snowflake/coord/zk_session.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <zookeeper/zookeeper.h>
 
 #include <cstring>
@@ -34,6 +35,15 @@ NodeStat to_stat(const Stat& s) {
 // World may read; only the identity that created a node may change it.
 ACL kReadAllWriteCreator[] = {{ZOO_PERM_READ, ZOO_ANYONE_ID_UNSAFE}, {ZOO_PERM_ALL, ZOO_AUTH_IDS}};
 ACL_vector kReadAllWriteCreatorAcl = {2, kReadAllWriteCreator};
+
+// The C client's own lines ("connection refused", retries) repeat during an
+// outage that our warnings already report once per attempt: keep them at
+// debug level, in our log format.
+void log_client_message(const char* message) {
+  std::string_view text(message);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+  spdlog::debug("zookeeper client: {}", text);
+}
 
 void quiet_client_logging() {
   static std::once_flag once;
@@ -77,8 +87,9 @@ void ZkSession::on_event(zhandle_t*, int type, int state, const char*, void* con
 Result<std::unique_ptr<ZkSession>, ZkError> ZkSession::connect(const ZkSettings& settings) {
   quiet_client_logging();
   std::unique_ptr<ZkSession> s(new ZkSession());
-  s->handle_ = zookeeper_init(settings.hosts.c_str(), &ZkSession::on_event,
-                              static_cast<int>(settings.session_timeout.count()), nullptr, s.get(), 0);
+  s->handle_ = zookeeper_init2(settings.hosts.c_str(), &ZkSession::on_event,
+                               static_cast<int>(settings.session_timeout.count()), nullptr, s.get(), 0,
+                               &log_client_message);
   if (!s->handle_) return ZkError{ZkErrc::other, ZSYSTEMERROR, settings.hosts};
   {
     std::unique_lock lock(s->mutex_);
