@@ -101,9 +101,9 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
   c.max_skew = ms("max_skew_ms", d.max_skew, 1);
   c.max_boot_wait = ms("max_boot_wait_ms", d.max_boot_wait, 0);
   c.persist_interval = ms("persist_interval_ms", d.persist_interval, 10);
-  if (c.persist_interval > std::chrono::milliseconds(10'000)) {
-    coord.fail("persist_interval_ms", "must be at most 10000 (the restart floor is this far "
-                                      "ahead of the last issued ID)");
+  if (c.persist_interval > std::chrono::milliseconds(1'000)) {
+    coord.fail("persist_interval_ms", "must be at most 1000: the state file reserves 10 intervals "
+                                      "ahead, which an immediate restart after a crash waits out");
   }
   if (c.heartbeat_interval >= c.lease_timeout) {
     coord.fail("heartbeat_interval_ms",

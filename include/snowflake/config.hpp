@@ -57,7 +57,7 @@ struct CoordinatorSettings {
   // more is an error.
   std::chrono::milliseconds max_boot_wait{5'000};
   // How often the state file's high-water mark is rewritten; IDs are only
-  // issued up to a time the file has already reserved.
+  // issued up to a time the file has already reserved (10 intervals ahead).
   std::chrono::milliseconds persist_interval{100};
 };
 

@@ -19,8 +19,10 @@ using std::chrono::milliseconds;
 constexpr milliseconds kMinBackoff{100};
 constexpr milliseconds kMaxBackoff{5'000};
 // The state file reserves this many persist intervals ahead of the clock, so
-// one slow write does not stop issuing.
-constexpr int kReserveIntervals = 3;
+// that slow writes (an fsync stuck behind a busy disk, a starved thread) do
+// not stop issuing. The cost: an immediate restart after kill -9 waits out
+// up to this much.
+constexpr int kReserveIntervals = 10;
 
 std::string host_of(const std::string& advertise) { return advertise.substr(0, advertise.rfind(':')); }
 
@@ -150,6 +152,26 @@ std::int64_t Coordinator::local_floor(std::uint32_t worker_id) const {
   return floor;
 }
 
+void Coordinator::hold_if_skewed(bool over) {
+  if (over == skew_held_) return;
+  if (over) {
+    spdlog::error("the wall clock is {} ms off ZooKeeper's (more than coordinator.max_skew_ms {}); "
+                  "not issuing IDs until it is back within",
+                  gauges_.clock_skew_ms.load(), options_.settings.max_skew.count());
+  } else {
+    spdlog::info("the wall clock agrees with ZooKeeper's again ({} ms); issuing IDs",
+                 gauges_.clock_skew_ms.load());
+  }
+  skew_held_ = over;
+  lease_.hold_for_clock_skew(over);
+}
+
+std::string Coordinator::skew_refusal() const {
+  return fmt::format("the wall clock is {} ms off ZooKeeper's (more than coordinator.max_skew_ms "
+                     "{}); refusing to start. Fix the clock, then restart",
+                     gauges_.clock_skew_ms.load(), options_.settings.max_skew.count());
+}
+
 bool Coordinator::skewed(std::int64_t sent_wall_ms, std::int64_t received_wall_ms,
                          std::int64_t zk_mtime_ms) {
   // The server stamped its time somewhere between our two readings.
@@ -224,12 +246,12 @@ Coordinator::Step Coordinator::acquire_sequential() {
   if (!claim) return setback(claim.error(), "cannot acquire a sequential worker ID");
   SequentialClaim& c = claim.value();
   const bool at_boot = booting_ || (owned_ && !owned_->verified);
-  if (skewed(sent_wall, received_wall, c.mtime_ms) && at_boot) {
-    fail(fmt::format("the wall clock is {} ms off ZooKeeper's (more than coordinator.max_skew_ms "
-                     "{}); refusing to start",
-                     gauges_.clock_skew_ms.load(), options_.settings.max_skew.count()));
+  const bool over = skewed(sent_wall, received_wall, c.mtime_ms);
+  if (over && at_boot) {
+    fail(skew_refusal());
     return Step::fatal;
   }
+  hold_if_skewed(over);
   if (owned_ && !owned_->verified) {
     if (owned_->worker_id == c.worker_id) {
       owned_->verified = true;
@@ -306,13 +328,13 @@ Coordinator::Step Coordinator::acquire_recycle() {
       spdlog::warn("could not return worker ID {}: {}", c.worker_id, released.error().message);
     }
   };
-  if (skewed(sent_wall, received_wall, c.mtime_ms)) {
+  const bool over = skewed(sent_wall, received_wall, c.mtime_ms);
+  if (over && booting_) {
     give_back();
-    fail(fmt::format("the wall clock is {} ms off ZooKeeper's (more than coordinator.max_skew_ms "
-                     "{}); refusing to issue IDs. Fix the clock, then restart",
-                     gauges_.clock_skew_ms.load(), options_.settings.max_skew.count()));
+    fail(skew_refusal());
     return Step::fatal;
   }
+  hold_if_skewed(over);  // later (a new worker ID after a loss): held, not fatal
   const Step step = install(c.worker_id, c.path, c.data.owner, floor);
   if (step != Step::ok) {
     give_back();
@@ -353,19 +375,7 @@ Coordinator::Step Coordinator::heartbeat() {
   if (owned_->pool) lease_.extend_until(sent + options_.settings.lease_timeout);
   next_heartbeat_ = sent + options_.settings.heartbeat_interval;
 
-  const bool over = skewed(sent_wall, received_wall, mtime);
-  if (over != skew_held_) {
-    if (over) {
-      spdlog::error("the wall clock is {} ms off ZooKeeper's (more than coordinator.max_skew_ms {}); "
-                    "not issuing IDs until it is back within",
-                    gauges_.clock_skew_ms.load(), options_.settings.max_skew.count());
-    } else {
-      spdlog::info("the wall clock agrees with ZooKeeper's again ({} ms); issuing IDs",
-                   gauges_.clock_skew_ms.load());
-    }
-    skew_held_ = over;
-    lease_.hold_for_clock_skew(over);
-  }
+  hold_if_skewed(skewed(sent_wall, received_wall, mtime));
 
   if (owned_->pool) {
     auto reclaimed = pool_->reclaim_stale(*zk_, mtime, options_.settings.reclaim_after, owned_->worker_id);

@@ -211,48 +211,30 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
   InuseData next = claim.data;
   next.ts = ts;
   next.hwm = hwm;
-  const auto accept = [&](const NodeStat& stat) -> Result<void, CoordError> {
-    claim.data = next;
-    claim.version = stat.version;
-    claim.mtime_ms = stat.mtime_ms;
-    return outcome::success();
-  };
-  // Is the node still the one we wrote last? A node reclaimed and claimed
-  // again has our path and maybe our version, but not our create.
-  const auto still_ours = [&](const NodeStat& s) -> Result<void, CoordError> {
-    if (s.czxid != claim.czxid) return lost(claim.path, "was reclaimed and given to another owner");
-    if (s.version != claim.version) return lost(claim.path, "was changed by someone else");
-    return outcome::success();
-  };
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     // The write goes through only if no move happened since this check that
     // the node is ours: no reclaim-and-claim can slip in between.
     BOOST_OUTCOME_TRY(count, move_count(zk));
-    auto node = zk.exists(claim.path);
-    if (!node) return CoordError::from(node.error());
-    if (!node.value()) return lost(claim.path, "was deleted (reclaimed?)");
-    BOOST_OUTCOME_TRYV(still_ours(*node.value()));
-    auto written = zk.multi({ZkOp::check(inuse_, count), ZkOp::set(claim.path, encode(next), claim.version)});
-    if (written) return accept(written.value()[1]);
+    BOOST_OUTCOME_TRY(node, read_owned(zk, claim.path, claim.data.owner));
+    // Same path but another create: reclaimed and claimed again since.
+    if (node.second.czxid != claim.czxid) {
+      return lost(claim.path, "was reclaimed and given to another owner");
+    }
+    // Still our token, at a later version: an earlier write of ours whose
+    // answer a lost connection swallowed. Nobody else writes our token.
+    claim.version = node.second.version;
+    auto written =
+        zk.multi({ZkOp::check(inuse_, count), ZkOp::set(claim.path, encode(next), claim.version)});
+    if (written) {
+      claim.data = next;
+      claim.version = written.value()[1].version;
+      claim.mtime_ms = written.value()[1].mtime_ms;
+      return outcome::success();
+    }
     const ZkError& e = written.error();
     if (e.path == inuse_ && e.code == ZkErrc::bad_version) continue;  // a move elsewhere: read again
-    if (e.code == ZkErrc::bad_version) return lost(claim.path, "was changed by someone else");
-    if (e.code == ZkErrc::no_node) return lost(claim.path, "was deleted (reclaimed?)");
-    if (!is_unsure(e)) return CoordError::from(e);
-    // Did the write happen? Our data at the next version says it did.
-    auto after = zk.get(claim.path);
-    if (!after) {
-      if (after.error().code == ZkErrc::no_node) return lost(claim.path, "was deleted (reclaimed?)");
-      return CoordError::from(after.error());
-    }
-    const NodeStat& s = after.value().stat;
-    const auto data = decode_inuse(after.value().data);
-    if (s.czxid == claim.czxid && s.version == claim.version + 1 && data &&
-        data->owner == next.owner && data->ts == next.ts) {
-      return accept(s);
-    }
-    BOOST_OUTCOME_TRYV(still_ours(s));
-    return CoordError::from(e);  // not applied; the caller retries
+    if (e.code == ZkErrc::bad_version || e.code == ZkErrc::no_node) continue;  // read what happened
+    return CoordError::from(e);  // connection loss and the like: the next try reads the outcome
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("the pool kept moving during our heartbeat of {}", claim.path)};

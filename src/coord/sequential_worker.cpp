@@ -69,14 +69,13 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(ZkSession& zk, std
     auto node = zk.get(path);
     if (!node) return CoordError::from(node.error());
     if (const auto old = decode_sequential(node.value().data)) floor = std::max(old->hwm, old->ts);
-    const auto sent = now_ms;
     auto written = zk.set(path, encode(data(now_ms, floor)), node.value().stat.version);
     if (!written) {
       if (written.error().code == ZkErrc::bad_version) continue;  // someone wrote meanwhile
       return CoordError::from(written.error());
     }
     return SequentialClaim{static_cast<std::uint32_t>(ours->second), path, floor,
-                           written.value().mtime_ms, sent};
+                           written.value().mtime_ms};
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("could not settle our node under {} (connection kept failing)", forever_)};

@@ -39,8 +39,8 @@ json config(const ZooKeeperServer& zk, const std::string& type, const std::files
               {"lease_timeout_ms", 1500},
               {"reclaim_after_ms", 2500},
               {"safety_margin_ms", 500},
-              {"max_boot_wait_ms", 3000},
-              {"persist_interval_ms", 50}}},
+              {"max_boot_wait_ms", 5000},
+              {"persist_interval_ms", 100}}},
             {"zookeeper", {{"hosts", zk.hosts()}, {"session_timeout_ms", 2000}, {"connect_timeout_ms", 2000}}},
             {"http", {{"io_threads", 1}}}};
   c.merge_patch(patch);
@@ -392,7 +392,7 @@ TEST_CASE("3-node ensemble: the leader killed under load: no failed lease, no du
               {"lease_timeout_ms", 8000},
               {"reclaim_after_ms", 10000},
               {"safety_margin_ms", 1000},
-              {"persist_interval_ms", 50}}},
+              {"persist_interval_ms", 100}}},
             {"zookeeper", {{"hosts", ensemble.hosts()}, {"session_timeout_ms", 3000}}},
             {"http", {{"io_threads", 1}}}};
   Daemon d(c.dump());
@@ -419,6 +419,7 @@ TEST_CASE("3-node ensemble: the leader killed under load: no failed lease, no du
     const json body = json::parse(r->body);
     for (const auto& v : body["ids"]) all.push_back(std::stoull(v.get<std::string>()));
   }
+  INFO((failures.empty() ? std::string() : failures.front()) << "\n" << d.process().stderr_text());
   CHECK(failures.empty());
   const std::set<std::uint64_t> distinct(all.begin(), all.end());
   CHECK(distinct.size() == all.size());

@@ -214,7 +214,7 @@ TEST_CASE("the lease must end before a worker ID can be reclaimed", "[config]") 
        "coordinator.reclaim_after_ms", "3000 + 1000 > 3500"},
       {R"({"coordinator": {"type": "zk"}})", "coordinator.type", "static"},
       {R"({"coordinator": {"advertise": "no-port"}})", "coordinator.advertise", "host:port"},
-      {R"({"coordinator": {"persist_interval_ms": 60000}})", "coordinator.persist_interval_ms", "10000"},
+      {R"({"coordinator": {"persist_interval_ms": 60000}})", "coordinator.persist_interval_ms", "at most 1000"},
       {R"({"coordinator": {"type": "recycle"}, "layout": {"worker_bits": 20, "sequence_bits": 2}})",
        "layout.worker_bits", "at most 16"},
       {R"({"zookeeper": {"root": "snowflake"}})", "zookeeper.root", "absolute"},

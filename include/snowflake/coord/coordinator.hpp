@@ -78,6 +78,9 @@ class Coordinator {
   // Is the wall clock further from ZooKeeper's (the mtime of a write sent
   // and answered between the two wall readings) than max_skew?
   bool skewed(std::int64_t sent_wall_ms, std::int64_t received_wall_ms, std::int64_t zk_mtime_ms);
+  // Holds (or releases) the lease for clock skew, logging each change.
+  void hold_if_skewed(bool over);
+  std::string skew_refusal() const;
   // The state file's reservation, if it speaks for this worker ID.
   std::int64_t local_floor(std::uint32_t worker_id) const;
   void lose(const std::string& why);

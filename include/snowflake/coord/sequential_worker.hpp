@@ -19,7 +19,6 @@ struct SequentialClaim {
   std::string path;
   std::int64_t floor = 0;  // the node's last recorded high-water mark / heartbeat time
   std::int64_t mtime_ms = 0;  // ZooKeeper's time of our write (for the skew check)
-  std::int64_t write_sent_wall_ms = 0;
 };
 
 class SequentialWorker {
