@@ -34,7 +34,6 @@ std::uint32_t port_of(const std::string& advertise) {
 
 struct Coordinator::Owned {
   std::uint32_t worker_id = 0;
-  IdGenerator* generator = nullptr;
   std::optional<PoolClaim> pool{};
   std::optional<SequentialClaim> sequential{};
   bool verified = true;  // false: started from the state file, ZooKeeper not yet asked
@@ -121,7 +120,6 @@ Coordinator::Step Coordinator::tick() {
 }
 
 Coordinator::Step Coordinator::connect() {
-  gauges_.zookeeper.store(ZkConnection::connecting);
   if (zk_) {
     spdlog::warn("ZooKeeper session expired; opening a new one (ownership of worker ID {} is "
                  "checked by the next heartbeat)",
@@ -137,7 +135,6 @@ Coordinator::Step Coordinator::connect() {
   }
   zk_ = std::move(session).value();
   gauges_.sessions.fetch_add(1, std::memory_order_relaxed);
-  gauges_.zookeeper.store(ZkConnection::connected);
   spdlog::info("ZooKeeper session 0x{:x} established with {} (timeout {} ms)", zk_->client_id().first,
                options_.zookeeper.hosts, zk_->negotiated_timeout().count());
   if (owned_) next_heartbeat_ = clock_.monotonic();  // re-verify ownership at once
@@ -155,9 +152,7 @@ std::int64_t Coordinator::local_floor(std::uint32_t worker_id) const {
 void Coordinator::hold_if_skewed(bool over) {
   if (over == skew_held_) return;
   if (over) {
-    spdlog::error("the wall clock is {} ms off ZooKeeper's (more than coordinator.max_skew_ms {}); "
-                  "not issuing IDs until it is back within",
-                  gauges_.clock_skew_ms.load(), options_.settings.max_skew.count());
+    spdlog::error("{}; not issuing IDs until it is back within", skew_description());
   } else {
     spdlog::info("the wall clock agrees with ZooKeeper's again ({} ms); issuing IDs",
                  gauges_.clock_skew_ms.load());
@@ -166,9 +161,8 @@ void Coordinator::hold_if_skewed(bool over) {
   lease_.hold_for_clock_skew(over);
 }
 
-std::string Coordinator::skew_refusal() const {
-  return fmt::format("the wall clock is {} ms off ZooKeeper's (more than coordinator.max_skew_ms "
-                     "{}); refusing to start. Fix the clock, then restart",
+std::string Coordinator::skew_description() const {
+  return fmt::format("the wall clock is {} ms off ZooKeeper's (more than coordinator.max_skew_ms {})",
                      gauges_.clock_skew_ms.load(), options_.settings.max_skew.count());
 }
 
@@ -215,7 +209,6 @@ Coordinator::Step Coordinator::install(std::uint32_t worker_id, std::string node
   slot_.install(std::move(generator));
   owned_ = std::make_unique<Owned>();
   owned_->worker_id = worker_id;
-  owned_->generator = raw;
   booting_ = false;
   gauges_.worker_acquisitions.fetch_add(1, std::memory_order_relaxed);
   spdlog::info("worker ID {} acquired ({}, {}); floor {}", worker_id, options_.strategy, node,
@@ -248,7 +241,7 @@ Coordinator::Step Coordinator::acquire_sequential() {
   const bool at_boot = booting_ || (owned_ && !owned_->verified);
   const bool over = skewed(sent_wall, received_wall, c.mtime_ms);
   if (over && at_boot) {
-    fail(skew_refusal());
+    fail(skew_description() + "; refusing to start. Fix the clock, then restart");
     return Step::fatal;
   }
   hold_if_skewed(over);
@@ -331,7 +324,7 @@ Coordinator::Step Coordinator::acquire_recycle() {
   const bool over = skewed(sent_wall, received_wall, c.mtime_ms);
   if (over && booting_) {
     give_back();
-    fail(skew_refusal());
+    fail(skew_description() + "; refusing to start. Fix the clock, then restart");
     return Step::fatal;
   }
   hold_if_skewed(over);  // later (a new worker ID after a loss): held, not fatal
@@ -349,7 +342,7 @@ Coordinator::Step Coordinator::acquire_recycle() {
 Coordinator::Step Coordinator::heartbeat() {
   const auto sent = clock_.monotonic();
   const std::int64_t sent_wall = clock_.wall_ms();
-  const std::int64_t hwm = owned_->generator->high_water_mark_ms();
+  const std::int64_t hwm = generator_->high_water_mark_ms();
   Result<void, CoordError> written = outcome::success();
   std::int64_t mtime = 0;
   if (owned_->pool) {
@@ -394,7 +387,7 @@ void Coordinator::lose(const std::string& why) {
   slot_.clear();
   gauges_.workers_lost.fetch_add(1, std::memory_order_relaxed);
   spdlog::error("worker ID {} lost: {}; stopped issuing, acquiring another", owned_->worker_id, why);
-  owned_->generator->close();
+  generator_->close();
   {
     std::lock_guard save(save_mutex_);
     std::lock_guard lock(mutex_);
@@ -462,11 +455,11 @@ void Coordinator::shutdown() {
   if (owned_) {
     lease_.revoke();
     slot_.clear();
-    owned_->generator->close();
+    generator_->close();
     persist(true);
     // The floor for the next owner: above all we issued and all earlier
     // owners may have.
-    std::int64_t hwm = owned_->generator->high_water_mark_ms();
+    std::int64_t hwm = generator_->high_water_mark_ms();
     if (owned_->pool) hwm = std::max(hwm, owned_->pool->data.floor);
     if (zk_ && !zk_->gone()) {
       if (owned_->pool) {

@@ -48,9 +48,7 @@ json config(const ZooKeeperServer& zk, const std::string& type, const std::files
 }
 
 std::unique_ptr<coord::ZkSession> connect(const ZooKeeperServer& zk) {
-  auto s = coord::ZkSession::connect({.hosts = zk.hosts()});
-  if (!s) FAIL(s.error().message());
-  return std::move(s).value();
+  return connect_session(zk.hosts());
 }
 
 std::optional<json> ready(const Daemon& d) {

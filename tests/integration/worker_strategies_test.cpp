@@ -24,10 +24,7 @@ const std::string kRoot = "/snowflake/test";
 
 std::unique_ptr<ZkSession> connect(const ZooKeeperServer& zk,
                                    std::optional<std::string> auth = std::nullopt) {
-  auto s = ZkSession::connect(
-      {.hosts = zk.hosts(), .session_timeout = 4000ms, .connect_timeout = 10s, .digest_auth = auth});
-  if (!s) FAIL(s.error().message());
-  return std::move(s).value();
+  return connect_session(zk.hosts(), std::move(auth));
 }
 
 InuseData owner_data(const std::string& name, std::int64_t ts = kNow) {
@@ -106,7 +103,7 @@ TEST_CASE("sequential: concurrent first boots get distinct worker IDs", "[zk][se
   std::vector<std::thread> threads;
   for (int i = 0; i < kDaemons; ++i) {
     threads.emplace_back([&, i] {
-      auto s = ZkSession::connect({.hosts = zk.hosts()}).value();
+      auto s = connect(zk);
       auto c = SequentialWorker(kRoot, "host" + std::to_string(i) + ":1", 1023).acquire(*s, kNow);
       if (c) ids[static_cast<std::size_t>(i)] = c.value().worker_id;
     });
@@ -136,7 +133,7 @@ TEST_CASE("recycle: concurrent first boots build one complete pool", "[zk][recyc
   std::atomic<int> ok{0};
   for (int i = 0; i < 6; ++i) {
     threads.emplace_back([&] {
-      auto s = ZkSession::connect({.hosts = zk.hosts()}).value();
+      auto s = connect(zk);
       if (RecyclePool(kRoot, 255).ensure(*s, 20s)) ++ok;
     });
   }
@@ -175,7 +172,7 @@ TEST_CASE("recycle: 20 concurrent claimers on a pool of 8: 8 owners, 12 exhauste
   std::vector<std::thread> threads;
   for (int i = 0; i < kClaimers; ++i) {
     threads.emplace_back([&, i] {
-      auto s = ZkSession::connect({.hosts = zk.hosts()}).value();
+      auto s = connect(zk);
       RecyclePool pool(kRoot, 7);
       auto c = pool.claim(*s, owner_data("claimer" + std::to_string(i)));
       if (c) got[static_cast<std::size_t>(i)] = c.value().worker_id;

@@ -18,10 +18,7 @@ namespace {
 std::unique_ptr<ZkSession> connect(const ZooKeeperServer& zk,
                                    std::optional<std::string> auth = std::nullopt,
                                    std::chrono::milliseconds session_timeout = 4000ms) {
-  auto s = ZkSession::connect({.hosts = zk.hosts(), .session_timeout = session_timeout,
-                               .connect_timeout = 10s, .digest_auth = std::move(auth)});
-  if (!s) FAIL(s.error().message());
-  return std::move(s).value();
+  return connect_session(zk.hosts(), std::move(auth), session_timeout);
 }
 
 }  // namespace

@@ -16,6 +16,15 @@ namespace snowflake::test {
 namespace net = boost::asio;
 using namespace std::chrono_literals;
 
+std::unique_ptr<coord::ZkSession> connect_session(const std::string& hosts,
+                                                  std::optional<std::string> digest_auth,
+                                                  std::chrono::milliseconds session_timeout) {
+  auto s = coord::ZkSession::connect({.hosts = hosts, .session_timeout = session_timeout,
+                                      .connect_timeout = 10s, .digest_auth = std::move(digest_auth)});
+  if (!s) throw std::runtime_error("cannot connect to ZooKeeper: " + s.error().message());
+  return std::move(s).value();
+}
+
 unsigned short free_port() {
   net::io_context ioc;
   net::ip::tcp::acceptor a(ioc, net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));

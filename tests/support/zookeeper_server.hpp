@@ -5,10 +5,12 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "child_process.hpp"
+#include "snowflake/coord/zk_session.hpp"
 
 namespace snowflake::test {
 
@@ -57,6 +59,12 @@ class ZooKeeperEnsemble {
   TempDir dir_;
   std::vector<Member> members_;
 };
+
+// A session on `hosts` for a test's own use (a 10 s connect deadline);
+// throws, failing the test, if none can be had.
+std::unique_ptr<coord::ZkSession> connect_session(
+    const std::string& hosts, std::optional<std::string> digest_auth = std::nullopt,
+    std::chrono::milliseconds session_timeout = std::chrono::milliseconds(4000));
 
 // Sends a four-letter command ("ruok", "srvr") and returns the answer ("" if none).
 std::string zookeeper_command(unsigned short port, const std::string& command);

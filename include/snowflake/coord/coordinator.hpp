@@ -80,7 +80,7 @@ class Coordinator {
   bool skewed(std::int64_t sent_wall_ms, std::int64_t received_wall_ms, std::int64_t zk_mtime_ms);
   // Holds (or releases) the lease for clock skew, logging each change.
   void hold_if_skewed(bool over);
-  std::string skew_refusal() const;
+  std::string skew_description() const;
   // The state file's reservation, if it speaks for this worker ID.
   std::int64_t local_floor(std::uint32_t worker_id) const;
   void lose(const std::string& why);
@@ -117,6 +117,9 @@ class Coordinator {
   std::condition_variable wake_;
   bool stopping_ = false;
   bool shut_down_ = false;
+  // The generator of the worker ID we own. Written only by the heartbeat
+  // thread (which may read it without the lock); the persister reads it
+  // under mutex_.
   IdGenerator* generator_ = nullptr;
   StateRecord record_{};
   std::int64_t reserved_until_ = 0;
