@@ -90,17 +90,21 @@ TEST_CASE("an expired session is gone: calls say session_expired", "[zk]") {
   ZooKeeperServer zk;
   auto s = connect(zk, std::nullopt, 1000ms);
   s->create("/e", "", CreateMode::ephemeral).value();
-  // A second handle on the same session, closed: the server ends the session.
+  // A second handle on the same session, closed: the server ends the session
+  // (unless our own handle took the session back first; then again).
   const auto [id, password] = s->client_id();
   clientid_t cid{};
   cid.client_id = id;
   std::memcpy(cid.passwd, password.data(), sizeof cid.passwd);
-  zhandle_t* twin = zookeeper_init(zk.hosts().c_str(), nullptr, 1000, &cid, nullptr, 0);
-  REQUIRE(twin);
-  REQUIRE(eventually([&] { return zoo_state(twin) == ZOO_CONNECTED_STATE; }));
-  zookeeper_close(twin);
-
-  REQUIRE(eventually([&] { return s->gone(); }));
+  bool gone = false;
+  for (int attempt = 0; attempt < 3 && !gone; ++attempt) {
+    zhandle_t* twin = zookeeper_init(zk.hosts().c_str(), nullptr, 1000, &cid, nullptr, 0);
+    REQUIRE(twin);
+    REQUIRE(eventually([&] { return zoo_state(twin) == ZOO_CONNECTED_STATE; }));
+    zookeeper_close(twin);
+    gone = eventually([&] { return s->gone(); }, 5s);
+  }
+  REQUIRE(gone);
   const auto r = s->get("/e");
   REQUIRE(r.has_error());
   CHECK(r.error().code == ZkErrc::session_expired);
