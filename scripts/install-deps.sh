@@ -14,6 +14,9 @@ packages=(
   zookeeper default-jre-headless
   # tests and benchmarks
   catch2 curl wrk nginx-light libfaketime faketime
+  # packaging and deployment tests: the .deb (dpkg-shlibdeps), the unit
+  # (systemd-analyze), docker-compose.yml (validated, no engine needed)
+  dpkg-dev file systemd docker-compose python3-yaml
 )
 
 missing=()

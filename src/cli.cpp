@@ -21,7 +21,8 @@ po::options_description visible_options() {
       ("log-level", po::value<std::string>()->value_name("LEVEL"),
        "trace, debug, info, warn, error, critical or off (overrides the config)")
       ("listen", po::value<std::string>()->value_name("ADDR"),
-       "address to serve HTTP on, e.g. 127.0.0.1:8080 or [::1]:8080 (overrides the config)");
+       "address to serve HTTP on, e.g. 127.0.0.1:8080 or [::1]:8080 (overrides the config)")
+      ("json", "pool status: print JSON instead of tables");
   return options;
 }
 
@@ -34,6 +35,8 @@ std::string usage_text() {
          "                                                 run the daemon\n"
          "  snowflaked decode ID [--config FILE]             print an ID's fields as JSON\n"
          "  snowflaked check-config FILE                     validate a config file\n"
+         "  snowflaked pool status --config FILE [--json]    the recycle pool's worker IDs: owner,\n"
+         "                                                 heartbeat age (ZooKeeper time), floor\n"
          "\n"
       << visible_options()
       << "\nExit codes: 0 success, 1 runtime failure, 2 bad command line or config.\n";
@@ -60,6 +63,7 @@ Result<CommandLine, std::string> parse_command_line(int argc, const char* const*
   if (vm.count("config")) cl.config_path = vm["config"].as<std::string>();
   if (vm.count("log-level")) cl.log_level = vm["log-level"].as<std::string>();
   if (vm.count("listen")) cl.listen = vm["listen"].as<std::string>();
+  cl.json = vm.count("json") > 0;
   if (vm.count("help")) {
     cl.action = Action::help;
     return cl;
@@ -83,6 +87,10 @@ Result<CommandLine, std::string> parse_command_line(int argc, const char* const*
     }
     cl.action = Action::check_config;
     if (!args.empty()) cl.config_path = args[0];
+  } else if (command == "pool") {
+    if (args.size() != 1 || args[0] != "status") return std::string("pool takes one subcommand: status");
+    if (!cl.config_path) return std::string("pool status needs --config FILE (ZooKeeper and root)");
+    cl.action = Action::pool_status;
   } else {
     return fmt::format("unknown command \"{}\"", command);
   }

@@ -9,7 +9,7 @@
 
 namespace snowflake {
 
-enum class Action { run, decode, check_config, help, version };
+enum class Action { run, decode, check_config, pool_status, help, version };
 
 struct CommandLine {
   Action action = Action::run;
@@ -17,6 +17,7 @@ struct CommandLine {
   std::optional<std::string> log_level;
   std::optional<std::string> listen;
   std::string id_text;  // decode
+  bool json = false;     // pool status --json
 };
 
 // On error: a message for stderr (usage errors exit 2).

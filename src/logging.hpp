@@ -8,8 +8,13 @@ namespace snowflake {
 // True for the level names the config and --log-level accept.
 bool is_log_level(const std::string& name);
 
-// Logs to stderr. Under systemd (JOURNAL_STREAM set) the journal stamps each
-// line itself, so the timestamp is left out rather than printed twice.
+// True when stderr is the journal stream systemd gave us (JOURNAL_STREAM
+// names its device and inode).
+bool stderr_is_journal();
+
+// Logs to stderr. Into the journal, each line starts with its syslog
+// priority ("<4>") and carries no timestamp: journald stamps and ranks lines
+// itself, so nothing is printed twice. Elsewhere: UTC timestamp and level.
 void configure_logging(const std::string& level);
 
 }  // namespace snowflake

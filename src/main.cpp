@@ -23,6 +23,7 @@
 #include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
 #include "snowflake/coord/coordinator.hpp"
+#include "snowflake/coord/pool_status.hpp"
 #include "snowflake/coordination_gauges.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/id_json.hpp"
@@ -32,6 +33,7 @@
 #include "snowflake/http/server.hpp"
 #include "snowflake/lease.hpp"
 #include "snowflake/metrics.hpp"
+#include "snowflake/systemd_notifier.hpp"
 #include "snowflake/time_format.hpp"
 #include "snowflake/version.hpp"
 #include "snowflake/worker_slot.hpp"
@@ -82,6 +84,43 @@ int check_config(const CommandLine& cl) {
   return 0;
 }
 
+coord::ZkSettings zookeeper_settings(const Config& c) {
+  return {.hosts = c.zookeeper.hosts,
+          .session_timeout = c.zookeeper.session_timeout,
+          .connect_timeout = c.zookeeper.connect_timeout,
+          .digest_auth = c.zookeeper.digest_auth.empty() ? std::nullopt
+                                                         : std::optional(c.zookeeper.digest_auth)};
+}
+
+int pool_status(const CommandLine& cl) {
+  const auto config = load_config(cl);
+  if (!config) return kExitUsage;
+  if (config->coordinator.type != "recycle") {
+    std::cerr << *cl.config_path << ": coordinator.type: pool status needs \"recycle\", this config "
+              << "is \"" << config->coordinator.type << "\"\n";
+    return kExitUsage;
+  }
+  configure_logging("warn");  // the ZooKeeper client's chatter stays out of the report
+  auto zk = coord::ZkSession::connect(zookeeper_settings(*config));
+  if (!zk) {
+    std::cerr << "cannot reach ZooKeeper at " << config->zookeeper.hosts << ": "
+              << zk.error().message() << '\n';
+    return kExitFailure;
+  }
+  const auto status =
+      coord::read_pool_status(*zk.value(), config->zookeeper.root, config->coordinator.reclaim_after);
+  if (!status) {
+    std::cerr << "cannot read the pool: " << status.error().message << '\n';
+    return kExitFailure;
+  }
+  if (cl.json) {
+    std::cout << coord::to_json(status.value()).dump(2) << '\n';
+  } else {
+    std::cout << coord::to_text(status.value());
+  }
+  return 0;
+}
+
 std::string default_state_dir() {
   // systemd's StateDirectory= (a colon-separated list; ours is the first).
   if (const char* dir = std::getenv("STATE_DIRECTORY"); dir && *dir) {
@@ -99,12 +138,7 @@ std::string default_advertise(std::uint16_t port) {
 
 coord::CoordinatorOptions coordinator_options(const Config& c, std::uint16_t http_port) {
   return {.strategy = c.coordinator.type,
-          .zookeeper = {.hosts = c.zookeeper.hosts,
-                        .session_timeout = c.zookeeper.session_timeout,
-                        .connect_timeout = c.zookeeper.connect_timeout,
-                        .digest_auth = c.zookeeper.digest_auth.empty()
-                                           ? std::nullopt
-                                           : std::optional(c.zookeeper.digest_auth)},
+          .zookeeper = zookeeper_settings(c),
           .root = c.zookeeper.root,
           .settings = c.coordinator,
           .generator = c.generator,
@@ -177,20 +211,37 @@ int run_daemon(const CommandLine& cl) {
     return kExitFailure;
   }
 
+  std::unique_ptr<coord::Coordinator> coordinator;
+  SystemdNotifier notifier(server.main_context(), [&](std::chrono::milliseconds limit) {
+    ServiceCondition now{http::ready_to_issue(router), http::state_line(router), std::nullopt};
+    const auto silence = server.event_loop_silence();
+    server.probe_event_loops();  // answered by the next check
+    if (silence > limit) {
+      now.unhealthy = fmt::format(
+          "an HTTP event loop has not run for {} ms",
+          std::chrono::duration_cast<std::chrono::milliseconds>(silence).count());
+    } else if (coordinator && !coordinator->heartbeat_thread_healthy(limit)) {
+      now.unhealthy = fmt::format("the heartbeat thread has ended or been in one step for over {} ms",
+                                  limit.count());
+    }
+    return now;
+  });
+
   boost::asio::signal_set signals(server.main_context(), SIGINT, SIGTERM);
-  signals.async_wait([&server](const boost::system::error_code& ec, int signal) {
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     spdlog::info("received {}", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    notifier.stop("stopping: draining connections, then giving the worker ID back");
     server.stop();
   });
 
   std::atomic<bool> fatal{false};
-  std::unique_ptr<coord::Coordinator> coordinator;
   if (coordinated) {
     coordinator = std::make_unique<coord::Coordinator>(
         coordinator_options(*config, bound.value().port()), layout, worker, lease, gauges,
-        [&server, &signals, &fatal](const std::string&) {
+        [&server, &signals, &notifier, &fatal](const std::string& why) {
           fatal = true;
+          notifier.stop("failed: " + why);
           // The pending signal wait would keep the server's loop alive.
           boost::asio::post(server.main_context(), [&signals] { signals.cancel(); });
           server.stop();
@@ -201,6 +252,18 @@ int run_daemon(const CommandLine& cl) {
     }
   } else {
     lease.grant_indefinitely();  // static mode owns its worker ID from the start
+  }
+  notifier.start();
+  if (const auto watchdog = notifier.watchdog_timeout(); watchdog.count() > 0) {
+    const auto limit_ms = std::chrono::duration_cast<std::chrono::milliseconds>(watchdog).count() / 2;
+    spdlog::info("systemd watchdog {} ms: pinging every {} ms while healthy", limit_ms * 2,
+                 notifier.check_period().count());
+    const auto zk_step_ms = (config->zookeeper.session_timeout + config->zookeeper.connect_timeout).count();
+    if (coordinated && zk_step_ms >= limit_ms) {
+      spdlog::warn("WatchdogSec= ({} ms) is short for ZooKeeper's timeouts: one heartbeat step may "
+                   "take session_timeout_ms + connect_timeout_ms ({} ms), more than half of it",
+                   limit_ms * 2, zk_step_ms);
+    }
   }
 
   const auto address = bound.value().address();
@@ -233,6 +296,7 @@ int main(int argc, char** argv) {
     case Action::version: std::cout << "snowflaked " << snowflake::kVersion << '\n'; return 0;
     case Action::decode: return decode(cl.value());
     case Action::check_config: return check_config(cl.value());
+    case Action::pool_status: return pool_status(cl.value());
     case Action::run: return run_daemon(cl.value());
   }
   return kExitFailure;

@@ -69,6 +69,7 @@ Result<void, std::string> Coordinator::start() {
     previous_ = *r;
   }
   gauges_.zookeeper.store(ZkConnection::connecting);
+  thread_running_.store(true, std::memory_order_release);
   heartbeat_thread_ = std::thread([this] { run(); });
   persist_thread_ = std::thread([this] { persist_loop(); });
   return outcome::success();
@@ -79,7 +80,32 @@ bool Coordinator::wait_for(milliseconds d) {
   return !wake_.wait_for(lock, d, [this] { return stopping_; });
 }
 
+bool Coordinator::idle_for(milliseconds d) {
+  mark_step(false);
+  const bool go_on = wait_for(d);
+  mark_step(true);
+  return go_on;
+}
+
+void Coordinator::mark_step(bool busy) noexcept {
+  step_started_ns_.store(busy ? clock_.monotonic().time_since_epoch().count() : 0,
+                         std::memory_order_relaxed);
+}
+
+bool Coordinator::heartbeat_thread_healthy(milliseconds limit) const {
+  if (!thread_running_.load(std::memory_order_acquire)) return false;
+  const std::int64_t started = step_started_ns_.load(std::memory_order_relaxed);
+  if (started == 0) return true;  // waiting for its next step
+  const std::int64_t now = clock_.monotonic().time_since_epoch().count();
+  return std::chrono::nanoseconds(now - started) <= limit;
+}
+
 void Coordinator::run() {
+  mark_step(true);
+  struct Ended {
+    Coordinator& c;
+    ~Ended() { c.thread_running_.store(false, std::memory_order_release); }
+  } ended{*this};
   backoff_ = kMinBackoff;
   const milliseconds max_backoff = std::min(kMaxBackoff, options_.settings.heartbeat_interval);
   for (;;) {
@@ -93,7 +119,7 @@ void Coordinator::run() {
     switch (step) {
       case Step::fatal: return;
       case Step::retry:
-        if (!wait_for(backoff_)) return;
+        if (!idle_for(backoff_)) return;
         backoff_ = std::min(backoff_ * 2, max_backoff);
         break;
       case Step::ok: backoff_ = kMinBackoff; break;
@@ -113,7 +139,7 @@ Coordinator::Step Coordinator::tick() {
   if (!owned_ || !owned_->verified) return pool_ ? acquire_recycle() : acquire_sequential();
   const auto now = clock_.monotonic();
   if (now < next_heartbeat_) {
-    wait_for(std::chrono::duration_cast<milliseconds>(next_heartbeat_ - now) + milliseconds(1));
+    idle_for(std::chrono::duration_cast<milliseconds>(next_heartbeat_ - now) + milliseconds(1));
     return Step::idle;
   }
   return heartbeat();

@@ -209,6 +209,26 @@ Response ready(RouterContext& ctx) {
   return json_response(Status::ok, body.dump());
 }
 
+}  // namespace
+
+bool ready_to_issue(const RouterContext& ctx) {
+  const IdGenerator* generator = issuer(ctx);
+  return generator != nullptr && !generator->check();
+}
+
+std::string state_line(const RouterContext& ctx) {
+  const IdGenerator* generator = ctx.worker.current();
+  std::string line = generator ? fmt::format("worker ID {} ({})", generator->worker_id(), ctx.info.mode)
+                               : fmt::format("no worker ID yet ({})", ctx.info.mode);
+  line += fmt::format(", lease {}", to_string(ctx.lease.state()));
+  const auto zookeeper = ctx.coordination.zookeeper.load(std::memory_order_relaxed);
+  if (zookeeper != ZkConnection::not_used) line += fmt::format(", ZooKeeper {}", to_string(zookeeper));
+  if (ctx.coordination.pool_exhausted.load(std::memory_order_relaxed)) line += ", pool exhausted";
+  return line;
+}
+
+namespace {
+
 Response status(RouterContext& ctx) {
   const auto& layout = ctx.layout;
   const auto& s = layout.settings();

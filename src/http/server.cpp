@@ -46,8 +46,14 @@ struct ServerState {
   ServerState(ServerSettings s, Handlers h)
       : settings(std::move(s)), handlers(std::move(h)), contexts(make_contexts(settings.io_threads)),
         acceptor(contexts[0]->get_executor()), retry_timer(contexts[0]->get_executor()),
-        sweep_timer(contexts[0]->get_executor()), drain_timer(contexts[0]->get_executor()) {
+        sweep_timer(contexts[0]->get_executor()), drain_timer(contexts[0]->get_executor()),
+        loop_seen_ns(std::make_unique<std::atomic<std::int64_t>[]>(contexts.size())) {
     for (auto& c : contexts) guards.emplace_back(c->get_executor());
+    for (std::size_t i = 0; i < contexts.size(); ++i) loop_seen_ns[i] = now_ns();
+  }
+
+  static std::int64_t now_ns() {
+    return std::chrono::steady_clock::now().time_since_epoch().count();
   }
 
   static std::vector<std::unique_ptr<net::io_context>> make_contexts(unsigned n) {
@@ -69,6 +75,8 @@ struct ServerState {
   Timer retry_timer;
   Timer sweep_timer;
   Timer drain_timer;
+  // Per context: when it last ran a watchdog probe (steady clock, ns).
+  std::unique_ptr<std::atomic<std::int64_t>[]> loop_seen_ns;
 
   mutable std::mutex mutex;
   bool stopping = false;
@@ -394,6 +402,22 @@ void HttpServer::stop() {
     });
   });
   for (auto& s : live) net::post(s->executor(), [s] { s->drain(); });
+}
+
+void HttpServer::probe_event_loops() {
+  for (std::size_t i = 0; i < state_->contexts.size(); ++i) {
+    net::post(*state_->contexts[i], [state = state_, i] {
+      state->loop_seen_ns[i].store(ServerState::now_ns(), std::memory_order_relaxed);
+    });
+  }
+}
+
+std::chrono::steady_clock::duration HttpServer::event_loop_silence() const {
+  std::int64_t oldest = ServerState::now_ns();
+  for (std::size_t i = 0; i < state_->contexts.size(); ++i) {
+    oldest = std::min(oldest, state_->loop_seen_ns[i].load(std::memory_order_relaxed));
+  }
+  return std::chrono::nanoseconds(ServerState::now_ns() - oldest);
 }
 
 }  // namespace snowflake::http

@@ -15,6 +15,7 @@
 #include "../support/zookeeper_server.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/zk_session.hpp"
+#include "snowflake/time_format.hpp"
 
 using namespace snowflake;
 using namespace snowflake::test;
@@ -333,6 +334,75 @@ TEST_CASE("pool exhausted: not ready and retrying, ready once an ID is free", "[
   stop(*a);
   wait_ready(c);
   CHECK(metric(c, "snowflake_pool_exhausted") == 0);
+}
+
+TEST_CASE("pool status: owners, heartbeat ages by ZooKeeper's time, floors; --json too",
+          "[coord][recycle][admin]") {
+  ZooKeeperServer zk;
+  TempDir s1, s2, tool;
+  const json eight_workers = {{"layout", {{"worker_bits", 3}, {"sequence_bits", 19}}}};
+  const json cfg = config(zk, "recycle", s1.path(), eight_workers);
+  const auto config_file = tool.write("pool.json", cfg.dump());
+  const auto pool_status = [&](std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv{SNOWFLAKED_PATH, "pool", "status", "--config", config_file.string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv);
+  };
+
+  // No pool yet: says so, exit 1.
+  const auto none = pool_status();
+  CHECK(none.status.code == 1);
+  CHECK_THAT(none.err, Catch::Contains("does not exist"));
+
+  Daemon a(cfg.dump());
+  auto b = std::make_unique<Daemon>(config(zk, "recycle", s2.path(), eight_workers).dump());
+  const auto worker_a = wait_ready(a);
+  const auto worker_b = wait_ready(*b);
+  const auto last_of_b = fetch_ids(*b, 10).back();
+  stop(*b);
+
+  const auto r = pool_status({"--json"});
+  REQUIRE(r.status.code == 0);
+  const json report = json::parse(r.out);
+  CHECK(report["pool"] == kRoot + "/pool");
+  CHECK(report["size"] == 8);
+  CHECK(report["complete"] == true);
+  CHECK(report["time_source"] == "zookeeper");
+  REQUIRE(report["inuse"].size() == 1);
+  const json& taken = report["inuse"][0];
+  CHECK(taken["worker_id"] == worker_a);
+  CHECK(taken["state"] == "live");
+  CHECK(taken["owner"]["port"] == a.port());
+  CHECK(taken["owner"]["pid"] == a.process().pid());
+  CHECK(taken["heartbeat_age_ms"].get<std::int64_t>() >= 0);
+  CHECK(taken["heartbeat_age_ms"].get<std::int64_t>() < 1500);  // within its lease
+  REQUIRE(report["notuse"].size() == 7);
+  for (const auto& free : report["notuse"]) {
+    INFO(free.dump());
+    if (free["worker_id"] == worker_b) {
+      // Released with its floor: the last instant it issued.
+      const auto floor = parse_iso8601_ms(free["floor"].get<std::string>());
+      REQUIRE(floor);
+      CHECK(*floor >= timestamp_ms(last_of_b));
+    } else {
+      CHECK(free["floor"].is_null());
+    }
+  }
+
+  const auto text = pool_status();
+  REQUIRE(text.status.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("8 worker IDs, 1 in use, 7 free"));
+  CHECK_THAT(text.out, Catch::Contains("live"));
+  CHECK_THAT(text.out, Catch::Contains(":" + std::to_string(a.port()) + " pid " +
+                                       std::to_string(a.process().pid())));
+  CHECK_THAT(text.out, Catch::Contains("never used: "));
+
+  // Not a recycle config: exit 2, naming the key.
+  const auto static_file = tool.write("static.json", R"({"coordinator":{"type":"static"}})");
+  const auto wrong = run_process({SNOWFLAKED_PATH, "pool", "status", "--config", static_file.string()});
+  CHECK(wrong.status.code == 2);
+  CHECK_THAT(wrong.err, Catch::Contains("coordinator.type"));
+  stop(a);
 }
 
 TEST_CASE("four daemons on one pool, one killed and restarted: no duplicate in the union",

@@ -8,6 +8,7 @@
 // The HTTP side sees only the WorkerSlot, the Lease and the gauges.
 
 #include <chrono>
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -59,6 +60,11 @@ class Coordinator {
   // the pool with it as the floor. Idempotent.
   void shutdown();
 
+  // For the watchdog: is the heartbeat thread running, and not stuck in one
+  // step (a ZooKeeper call, a state-file write) for longer than `limit`?
+  // Its waits between steps do not count. Thread-safe.
+  bool heartbeat_thread_healthy(std::chrono::milliseconds limit) const;
+
  private:
   struct Owned;
   enum class Step { ok, idle, retry, lost, fatal };
@@ -88,6 +94,8 @@ class Coordinator {
   // A fatal error ends the daemon; any other is retried after a backoff.
   Step setback(const CoordError& e, std::string_view doing);
   bool wait_for(std::chrono::milliseconds d);  // false: stopping
+  // wait_for on the heartbeat thread: the wait is not a step (watchdog).
+  bool idle_for(std::chrono::milliseconds d);
   void persist(bool final_write);
 
   CoordinatorOptions options_;
@@ -124,6 +132,12 @@ class Coordinator {
   StateRecord record_{};
   std::int64_t reserved_until_ = 0;
   mutable std::mutex save_mutex_;  // one writer of the state file at a time
+
+  // When the heartbeat thread's current step began (monotonic ns); 0 while
+  // it waits, or once it has ended (see thread_running_).
+  std::atomic<std::int64_t> step_started_ns_{0};
+  std::atomic<bool> thread_running_{false};
+  void mark_step(bool busy) noexcept;
 
   std::thread heartbeat_thread_;
   std::thread persist_thread_;

@@ -42,6 +42,13 @@ struct RouterContext {
 
 Response handle_request(const Request& request, RouterContext& context);
 
+// What GET /ready answers, as a boolean: may an ID be issued right now?
+bool ready_to_issue(const RouterContext& context);
+
+// The daemon's state in one line, for systemd's STATUS=, e.g.
+// "worker ID 17 (recycle), lease valid, ZooKeeper connected".
+std::string state_line(const RouterContext& context);
+
 // For requests the server could not parse or refused before routing (too
 // large, malformed, timed out): the error response, counted in the metrics.
 Response reject_request(Status status, std::string_view code, std::string_view message,

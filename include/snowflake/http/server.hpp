@@ -67,6 +67,13 @@ class HttpServer {
   // Thread-safe.
   void stop();
 
+  // For the watchdog. probe_event_loops() posts a no-op to every event loop
+  // that records when it ran; event_loop_silence() is the longest any loop
+  // has gone without running one (a loop stuck in a handler shows here).
+  // Thread-safe.
+  void probe_event_loops();
+  std::chrono::steady_clock::duration event_loop_silence() const;
+
  private:
   std::shared_ptr<ServerState> state_;  // sessions hold it too: they may outlive a stop()
 };

@@ -1,0 +1,203 @@
+#include "snowflake/coord/pool_status.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <random>
+
+#include "snowflake/time_format.hpp"
+
+namespace snowflake::coord {
+
+namespace {
+
+std::optional<std::uint32_t> worker_id_of(const std::string& name) {
+  std::uint32_t id = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
+  if (ec != std::errc() || end != name.data() + name.size()) return std::nullopt;
+  return id;
+}
+
+// ZooKeeper's clock now: the ctime of an ephemeral node we create (and
+// delete at once). nullopt if we may not create one.
+Result<std::optional<std::int64_t>, CoordError> zookeeper_now(ZkSession& zk, const std::string& root) {
+  const std::string probe = fmt::format("{}/status-probe-{}-{:x}", root, ::getpid(), std::random_device{}());
+  auto created = zk.create(probe, "", CreateMode::ephemeral);
+  if (!created) {
+    if (created.error().code == ZkErrc::no_auth) return std::optional<std::int64_t>();
+    return CoordError::from(created.error());
+  }
+  auto stat = zk.exists(probe);
+  (void)zk.remove(probe, -1);  // ephemeral: gone with the session anyway
+  if (!stat) return CoordError::from(stat.error());
+  if (!stat.value()) return CoordError{CoordErrc::zookeeper, probe + " vanished"};
+  return std::optional<std::int64_t>(stat.value()->ctime_ms);
+}
+
+Result<std::vector<std::pair<std::uint32_t, NodeData>>, CoordError> read_children(
+    ZkSession& zk, const std::string& dir) {
+  auto names = zk.children(dir);
+  if (!names) return CoordError::from(names.error());
+  std::vector<std::pair<std::uint32_t, NodeData>> out;
+  for (const auto& name : names.value()) {
+    const auto id = worker_id_of(name);
+    if (!id) continue;
+    auto node = zk.get(dir + "/" + name);
+    if (!node) {
+      if (node.error().code == ZkErrc::no_node) continue;  // moved while we listed
+      return CoordError::from(node.error());
+    }
+    out.emplace_back(*id, std::move(node).value());
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+std::string age_text(std::int64_t ms) {
+  if (ms < 60'000) return fmt::format("{:.1f} s", static_cast<double>(ms) / 1000.0);
+  if (ms < 3'600'000) return fmt::format("{:.1f} min", static_cast<double>(ms) / 60'000.0);
+  return fmt::format("{:.1f} h", static_cast<double>(ms) / 3'600'000.0);
+}
+
+std::string floor_text(std::int64_t ms) { return ms > 0 ? format_iso8601_ms(ms) : "none"; }
+
+// "0-2, 4, 6-1023"
+std::string ranges(const std::vector<std::uint32_t>& ids) {
+  std::string out;
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += j == i ? std::to_string(ids[i]) : fmt::format("{}-{}", ids[i], ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view owner_state(const PoolMember& taken, std::chrono::milliseconds reclaim_after) {
+  if (!taken.owner_data) return "unknown";
+  if (taken.heartbeat_age_ms > reclaim_after.count()) return "reclaimable";
+  if (taken.heartbeat_age_ms > taken.owner_data->lease_ms) return "lease_expired";
+  return "live";
+}
+
+Result<PoolStatus, CoordError> read_pool_status(ZkSession& zk, const std::string& root,
+                                                std::chrono::milliseconds reclaim_after) {
+  PoolStatus status;
+  status.pool = root + "/pool";
+  status.reclaim_after = reclaim_after;
+  auto pool = zk.get(status.pool);
+  if (!pool) {
+    if (pool.error().code == ZkErrc::no_node) {
+      return CoordError{CoordErrc::zookeeper,
+                        fmt::format("{} does not exist: no daemon of this config has run in "
+                                    "recycle mode against this ZooKeeper yet",
+                                    status.pool)};
+    }
+    return CoordError::from(pool.error());
+  }
+  const auto meta = nlohmann::json::parse(pool.value().data, nullptr, false);
+  if (meta.is_object()) {
+    status.size = meta.value("size", std::uint64_t{0});
+    status.complete = meta.value("complete", false);
+  }
+
+  BOOST_OUTCOME_TRY(now, zookeeper_now(zk, root));
+  status.now_from_zookeeper = now.has_value();
+  BOOST_OUTCOME_TRY(inuse, read_children(zk, status.pool + "/inuse"));
+  BOOST_OUTCOME_TRY(notuse, read_children(zk, status.pool + "/notuse"));
+  // Without ZooKeeper's time, the newest write it stamped is the best lower bound.
+  std::int64_t now_ms = now.value_or(0);
+  if (!now) {
+    for (const auto& [id, node] : inuse) now_ms = std::max(now_ms, node.stat.mtime_ms);
+  }
+  status.now_ms = now_ms;
+
+  for (auto& [id, node] : inuse) {
+    PoolMember m;
+    m.worker_id = id;
+    m.owner_data = decode_inuse(node.data);
+    if (m.owner_data) m.floor = m.owner_data->floor;
+    m.last_heartbeat_ms = node.stat.mtime_ms;
+    m.heartbeat_age_ms = std::max<std::int64_t>(0, now_ms - node.stat.mtime_ms);
+    status.inuse.push_back(std::move(m));
+  }
+  for (auto& [id, node] : notuse) {
+    PoolMember m;
+    m.worker_id = id;
+    if (const auto data = decode_notuse(node.data)) m.floor = data->floor;
+    status.notuse.push_back(std::move(m));
+  }
+  return status;
+}
+
+nlohmann::ordered_json to_json(const PoolStatus& s) {
+  using json = nlohmann::ordered_json;
+  json inuse = json::array();
+  for (const auto& m : s.inuse) {
+    json e{{"worker_id", m.worker_id}, {"state", owner_state(m, s.reclaim_after)}};
+    if (m.owner_data) {
+      const OwnerToken& o = m.owner_data->owner;
+      e["owner"] = {{"host", o.host}, {"port", o.port}, {"pid", o.pid}, {"instance", o.instance}};
+      e["lease_ms"] = m.owner_data->lease_ms;
+      e["hwm"] = m.owner_data->hwm > 0 ? json(format_iso8601_ms(m.owner_data->hwm)) : json(nullptr);
+    } else {
+      e["owner"] = nullptr;
+    }
+    e["last_heartbeat"] = format_iso8601_ms(m.last_heartbeat_ms);
+    e["heartbeat_age_ms"] = m.heartbeat_age_ms;
+    e["floor"] = m.floor > 0 ? json(format_iso8601_ms(m.floor)) : json(nullptr);
+    inuse.push_back(std::move(e));
+  }
+  json notuse = json::array();
+  for (const auto& m : s.notuse) {
+    notuse.push_back({{"worker_id", m.worker_id},
+                      {"floor", m.floor > 0 ? json(format_iso8601_ms(m.floor)) : json(nullptr)}});
+  }
+  return {{"pool", s.pool},
+          {"size", s.size},
+          {"complete", s.complete},
+          {"time", format_iso8601_ms(s.now_ms)},
+          {"time_source", s.now_from_zookeeper ? "zookeeper" : "newest_heartbeat"},
+          {"reclaim_after_ms", s.reclaim_after.count()},
+          {"inuse", std::move(inuse)},
+          {"notuse", std::move(notuse)}};
+}
+
+std::string to_text(const PoolStatus& s) {
+  std::string out = fmt::format("pool {}: {} worker IDs{}, {} in use, {} free\n", s.pool, s.size,
+                                s.complete ? "" : " (still being filled)", s.inuse.size(),
+                                s.notuse.size());
+  out += fmt::format("ZooKeeper time {}{}\n", format_iso8601_ms(s.now_ms),
+                     s.now_from_zookeeper ? "" : " (approximate: the newest heartbeat; no right to create a probe node)");
+  out += "\nIN USE\n";
+  out += fmt::format("  {:>6}  {:<13}  {:>13}  {:<36}  {}\n", "ID", "STATE", "HEARTBEAT AGE", "OWNER", "FLOOR");
+  for (const auto& m : s.inuse) {
+    out += fmt::format("  {:>6}  {:<13}  {:>13}  {:<36}  {}\n", m.worker_id, owner_state(m, s.reclaim_after),
+                       age_text(m.heartbeat_age_ms),
+                       m.owner_data ? m.owner_data->owner.describe() : std::string("(not snowflaked data)"),
+                       floor_text(m.floor));
+  }
+  if (s.inuse.empty()) out += "  (none)\n";
+  out += "\nFREE\n";
+  std::vector<std::uint32_t> never_used;
+  bool header = false;
+  for (const auto& m : s.notuse) {
+    if (m.floor == 0) {
+      never_used.push_back(m.worker_id);
+      continue;
+    }
+    if (!header) out += fmt::format("  {:>6}  {}\n", "ID", "FLOOR (IDs resume after)");
+    header = true;
+    out += fmt::format("  {:>6}  {}\n", m.worker_id, floor_text(m.floor));
+  }
+  if (!never_used.empty()) out += fmt::format("  never used: {}\n", ranges(never_used));
+  if (s.notuse.empty()) out += "  (none)\n";
+  return out;
+}
+
+}  // namespace snowflake::coord

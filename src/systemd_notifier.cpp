@@ -1,0 +1,95 @@
+#include "snowflake/systemd_notifier.hpp"
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace snowflake {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+void notify(const std::string& message) {
+  // unset_environment 0: a child we might start would not inherit it anyway.
+  if (const int rc = sd_notify(0, message.c_str()); rc < 0) {
+    spdlog::warn("sd_notify failed: {}", std::strerror(-rc));
+  }
+}
+
+}  // namespace
+
+SystemdNotifier::SystemdNotifier(boost::asio::io_context& loop, Observe observe)
+    : timer_(loop), observe_(std::move(observe)) {
+  const char* socket = std::getenv("NOTIFY_SOCKET");
+  enabled_ = socket != nullptr && *socket != '\0';
+  std::uint64_t usec = 0;
+  if (enabled_ && sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
+    watchdog_ = std::chrono::microseconds(usec);
+    const auto timeout = std::chrono::duration_cast<milliseconds>(watchdog_);
+    // Four checks per timeout: a ping is never more than a quarter late.
+    period_ = std::clamp(timeout / 4, milliseconds(10), milliseconds(1000));
+    health_limit_ = std::max(timeout / 2, 2 * period_);
+  }
+}
+
+void SystemdNotifier::start() {
+  if (!enabled_) return;
+  boost::asio::post(timer_.get_executor(), [this] { check(); });
+}
+
+void SystemdNotifier::stop(const std::string& status) {
+  {
+    std::lock_guard lock(send_mutex_);
+    if (!enabled_ || stopped_.exchange(true)) return;
+    notify("STOPPING=1\nSTATUS=" + status);
+  }
+  boost::asio::post(timer_.get_executor(), [this] { timer_.cancel(); });
+}
+
+void SystemdNotifier::check() {
+  if (stopped_.load()) return;
+  const ServiceCondition now = observe_(health_limit_);
+  std::string message;
+  if (now.status != last_status_) {
+    message += "STATUS=" + now.status + "\n";
+    last_status_ = now.status;
+  }
+  if (now.ready && !ready_sent_) {
+    message += "READY=1\n";
+    ready_sent_ = true;
+  }
+  if (watchdog_.count() > 0) {
+    if (now.unhealthy && healthy_) {
+      spdlog::error("not feeding the systemd watchdog: {}; systemd restarts the daemon unless "
+                    "this clears within {} ms",
+                    *now.unhealthy, std::chrono::duration_cast<milliseconds>(watchdog_).count());
+    } else if (!now.unhealthy && !healthy_) {
+      spdlog::info("healthy again: feeding the systemd watchdog");
+    }
+    healthy_ = !now.unhealthy;
+    // The watchdog guards the running service; it starts with READY=1.
+    if (healthy_ && ready_sent_) message += "WATCHDOG=1\n";
+  }
+  std::lock_guard lock(send_mutex_);
+  if (stopped_.load()) return;  // stop() came from another thread meanwhile: STOPPING stays last
+  if (!message.empty()) {
+    message.pop_back();
+    notify(message);
+  }
+  schedule();
+}
+
+void SystemdNotifier::schedule() {
+  timer_.expires_after(period_);
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) check();
+  });
+}
+
+}  // namespace snowflake

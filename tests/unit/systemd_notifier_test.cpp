@@ -1,0 +1,143 @@
+// SystemdNotifier's rules with a made-up daemon condition: READY once,
+// STATUS on change, WATCHDOG only while ready and healthy, nothing after
+// STOPPING. The messages go over a real notify socket.
+
+#include <catch2/catch.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include "../support/notify_socket.hpp"
+#include "../support/polling.hpp"
+#include "snowflake/systemd_notifier.hpp"
+
+using namespace snowflake;
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Sets variables for this test's process, as systemd would, and unsets them after.
+struct ScopedEnv {
+  std::vector<std::string> names;
+  void set(const std::string& name, const std::string& value) {
+    ::setenv(name.c_str(), value.c_str(), 1);
+    names.push_back(name);
+  }
+  ~ScopedEnv() {
+    for (const auto& n : names) ::unsetenv(n.c_str());
+  }
+};
+
+struct FakeDaemon {
+  std::mutex mutex;
+  ServiceCondition condition{false, "starting", std::nullopt};
+  std::atomic<int> checks{0};
+  std::atomic<long> last_limit_ms{0};
+
+  ServiceCondition observe(std::chrono::milliseconds limit) {
+    last_limit_ms = limit.count();
+    ++checks;
+    std::lock_guard lock(mutex);
+    return condition;
+  }
+  void change(const std::function<void(ServiceCondition&)>& f) {
+    std::lock_guard lock(mutex);
+    f(condition);
+  }
+  // Waits for `n` more checks, so that a change has been seen.
+  bool checked(int n) {
+    const int target = checks.load() + n;
+    return eventually([&] { return checks.load() >= target; }, 10s);
+  }
+};
+
+std::vector<std::string> drain(NotifySocket& socket) {
+  std::vector<std::string> out;
+  while (auto m = socket.receive(0ms)) out.push_back(*m);
+  return out;
+}
+
+bool any_has(const std::vector<std::string>& messages, const std::string& text) {
+  for (const auto& m : messages) {
+    if (m.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("systemd notifier: READY once, STATUS on change, WATCHDOG only while ready and healthy",
+          "[systemd]") {
+  NotifySocket socket;
+  ScopedEnv env;
+  env.set("NOTIFY_SOCKET", socket.path());
+  env.set("WATCHDOG_USEC", "200000");  // 200 ms: a check every 50 ms
+
+  FakeDaemon daemon;
+  boost::asio::io_context loop;
+  auto work = boost::asio::make_work_guard(loop);
+  SystemdNotifier notifier(loop, [&](std::chrono::milliseconds limit) { return daemon.observe(limit); });
+  REQUIRE(notifier.under_systemd());
+  CHECK(notifier.watchdog_timeout() == 200ms);
+  CHECK(notifier.check_period() == 50ms);
+  std::thread runner([&] { loop.run(); });
+  notifier.start();
+
+  // Not ready: the status, nothing else (the watchdog starts with READY).
+  REQUIRE(daemon.checked(4));
+  CHECK(daemon.last_limit_ms == 100);
+  auto got = drain(socket);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0] == "STATUS=starting");
+
+  daemon.change([](ServiceCondition& c) {
+    c.ready = true;
+    c.status = "worker ID 3 (recycle), lease valid";
+  });
+  REQUIRE(daemon.checked(4));
+  got = drain(socket);
+  REQUIRE(got.size() >= 3);
+  CHECK(got[0] == "STATUS=worker ID 3 (recycle), lease valid\nREADY=1\nWATCHDOG=1");
+  CHECK(got[1] == "WATCHDOG=1");
+
+  // Stuck somewhere: no pings, and the status does not repeat.
+  daemon.change([](ServiceCondition& c) { c.unhealthy = "stuck"; });
+  REQUIRE(daemon.checked(2));
+  drain(socket);  // a ping may have left before the change was seen
+  REQUIRE(daemon.checked(4));
+  CHECK(drain(socket).empty());
+
+  daemon.change([](ServiceCondition& c) { c.unhealthy.reset(); });
+  REQUIRE(daemon.checked(2));
+  got = drain(socket);
+  CHECK(any_has(got, "WATCHDOG=1"));
+  CHECK_FALSE(any_has(got, "READY=1"));  // once only
+
+  notifier.stop("stopping: test");
+  CHECK(socket.receive(1s) == "STOPPING=1\nSTATUS=stopping: test");
+  drain(socket);
+  const int checks_after_stop = daemon.checks.load();
+  notifier.stop("again");  // once only
+  work.reset();
+  runner.join();  // the loop runs out of work: the checks have ended
+  CHECK(daemon.checks.load() <= checks_after_stop + 1);
+  CHECK(drain(socket).empty());
+}
+
+TEST_CASE("systemd notifier: outside systemd it does nothing", "[systemd]") {
+  ::unsetenv("NOTIFY_SOCKET");
+  FakeDaemon daemon;
+  boost::asio::io_context loop;
+  SystemdNotifier notifier(loop, [&](std::chrono::milliseconds limit) { return daemon.observe(limit); });
+  CHECK_FALSE(notifier.under_systemd());
+  notifier.start();
+  notifier.stop("bye");
+  loop.run();  // nothing was queued: returns at once
+  CHECK(daemon.checks.load() == 0);
+}
