@@ -148,6 +148,24 @@ coord::CoordinatorOptions coordinator_options(const Config& c, std::uint16_t htt
                                                        : c.coordinator.state_dir};
 }
 
+// What systemd is told (see systemd_notifier.hpp). Runs on the server's main
+// loop; it also sends the probe that the next call reads the answer of.
+ServiceCondition service_condition(const http::RouterContext& router, http::HttpServer& server,
+                                   const coord::Coordinator* coordinator,
+                                   std::chrono::milliseconds limit) {
+  ServiceCondition now{http::ready_to_issue(router), http::state_line(router), std::nullopt};
+  const auto silence = server.event_loop_silence();
+  server.probe_event_loops();
+  if (silence > limit) {
+    now.unhealthy = fmt::format("an HTTP event loop has not run for {} ms",
+                                std::chrono::duration_cast<std::chrono::milliseconds>(silence).count());
+  } else if (coordinator && !coordinator->heartbeat_thread_healthy(limit)) {
+    now.unhealthy = fmt::format("the heartbeat thread has ended or been in one step for over {} ms",
+                                limit.count());
+  }
+  return now;
+}
+
 unsigned io_thread_count(const HttpSettings& http) {
   if (http.io_threads > 0) return http.io_threads;
   return std::max(1u, std::thread::hardware_concurrency());
@@ -213,18 +231,7 @@ int run_daemon(const CommandLine& cl) {
 
   std::unique_ptr<coord::Coordinator> coordinator;
   SystemdNotifier notifier(server.main_context(), [&](std::chrono::milliseconds limit) {
-    ServiceCondition now{http::ready_to_issue(router), http::state_line(router), std::nullopt};
-    const auto silence = server.event_loop_silence();
-    server.probe_event_loops();  // answered by the next check
-    if (silence > limit) {
-      now.unhealthy = fmt::format(
-          "an HTTP event loop has not run for {} ms",
-          std::chrono::duration_cast<std::chrono::milliseconds>(silence).count());
-    } else if (coordinator && !coordinator->heartbeat_thread_healthy(limit)) {
-      now.unhealthy = fmt::format("the heartbeat thread has ended or been in one step for over {} ms",
-                                  limit.count());
-    }
-    return now;
+    return service_condition(router, server, coordinator.get(), limit);
   });
 
   boost::asio::signal_set signals(server.main_context(), SIGINT, SIGTERM);

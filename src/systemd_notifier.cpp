@@ -15,6 +15,12 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// A status is one line of the message: a newline would start a field.
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
 void notify(const std::string& message) {
   // unset_environment 0: a child we might start would not inherit it anyway.
   if (const int rc = sd_notify(0, message.c_str()); rc < 0) {
@@ -47,7 +53,7 @@ void SystemdNotifier::stop(const std::string& status) {
   {
     std::lock_guard lock(send_mutex_);
     if (!enabled_ || stopped_.exchange(true)) return;
-    notify("STOPPING=1\nSTATUS=" + status);
+    notify("STOPPING=1\nSTATUS=" + one_line(status));
   }
   boost::asio::post(timer_.get_executor(), [this] { timer_.cancel(); });
 }
@@ -57,7 +63,7 @@ void SystemdNotifier::check() {
   const ServiceCondition now = observe_(health_limit_);
   std::string message;
   if (now.status != last_status_) {
-    message += "STATUS=" + now.status + "\n";
+    message += "STATUS=" + one_line(now.status) + "\n";
     last_status_ = now.status;
   }
   if (now.ready && !ready_sent_) {

@@ -119,7 +119,7 @@ TEST_CASE("systemd notifier: READY once, STATUS on change, WATCHDOG only while r
   CHECK(any_has(got, "WATCHDOG=1"));
   CHECK_FALSE(any_has(got, "READY=1"));  // once only
 
-  notifier.stop("stopping: test");
+  notifier.stop("stopping:\ntest");  // a newline would start another field
   CHECK(socket.receive(1s) == "STOPPING=1\nSTATUS=stopping: test");
   drain(socket);
   const int checks_after_stop = daemon.checks.load();
