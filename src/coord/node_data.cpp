@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <random>
 
 namespace snowflake::coord {
@@ -41,6 +42,13 @@ OwnerToken OwnerToken::fresh(std::string host, std::uint32_t port) {
 std::string OwnerToken::describe() const { return fmt::format("{}:{} pid {}", host, port, pid); }
 
 std::int64_t InuseData::last_possible_ms() const { return std::max({floor, hwm, ts + lease_ms}); }
+
+std::optional<std::uint32_t> worker_id_of_node(std::string_view name) {
+  std::uint32_t id = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
+  if (ec != std::errc() || end != name.data() + name.size()) return std::nullopt;
+  return id;
+}
 
 std::string encode(const InuseData& d) {
   return json{{"owner", to_json(d.owner)}, {"floor", d.floor}, {"ts", d.ts}, {"hwm", d.hwm},

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <random>
 
 #include "snowflake/time_format.hpp"
@@ -12,13 +11,6 @@
 namespace snowflake::coord {
 
 namespace {
-
-std::optional<std::uint32_t> worker_id_of(const std::string& name) {
-  std::uint32_t id = 0;
-  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
-  if (ec != std::errc() || end != name.data() + name.size()) return std::nullopt;
-  return id;
-}
 
 // ZooKeeper's clock now: the ctime of an ephemeral node we create (and
 // delete at once). nullopt if we may not create one.
@@ -42,7 +34,7 @@ Result<std::vector<std::pair<std::uint32_t, NodeData>>, CoordError> read_childre
   if (!names) return CoordError::from(names.error());
   std::vector<std::pair<std::uint32_t, NodeData>> out;
   for (const auto& name : names.value()) {
-    const auto id = worker_id_of(name);
+    const auto id = worker_id_of_node(name);
     if (!id) continue;
     auto node = zk.get(dir + "/" + name);
     if (!node) {

@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <set>
 #include <thread>
 
@@ -25,9 +24,8 @@ bool is_unsure(const ZkError& e) {
 }
 
 std::optional<std::uint32_t> parse_id(const std::string& name, std::uint32_t max_id) {
-  std::uint32_t id = 0;
-  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
-  if (ec != std::errc() || end != name.data() + name.size() || id > max_id) return std::nullopt;
+  const auto id = worker_id_of_node(name);
+  if (!id || *id > max_id) return std::nullopt;
   return id;
 }
 

@@ -51,6 +51,9 @@ struct SequentialData {
   std::int64_t hwm = 0;
 };
 
+// The worker ID a pool node's name spells ("17"); nullopt for any other name.
+std::optional<std::uint32_t> worker_id_of_node(std::string_view name);
+
 std::string encode(const InuseData& d);
 std::string encode(const NotuseData& d);
 std::string encode(const SequentialData& d);
