@@ -7,7 +7,10 @@
 namespace snowflake {
 
 std::chrono::steady_clock::time_point SystemClock::monotonic() const noexcept {
-  return std::chrono::steady_clock::now();
+  timespec ts;
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return std::chrono::steady_clock::time_point(
+      std::chrono::nanoseconds(std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec));
 }
 
 void SystemClock::sleep_for(std::chrono::nanoseconds duration) {

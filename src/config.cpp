@@ -7,10 +7,12 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
 #include "json_section.hpp"
+#include "snowflake/coord/time_reservation.hpp"
 #include "snowflake/http/listen_address.hpp"
 #include "snowflake/names.hpp"
 #include "snowflake/time_format.hpp"
@@ -19,6 +21,7 @@ namespace snowflake {
 
 namespace {
 
+using coord::kReserveIntervals;
 constexpr std::int64_t kMaxWaitMs = 60'000;
 constexpr std::uint32_t kDefaultRandomSequenceBound = 64;
 constexpr int kMaxPoolWorkerBits = 16;
@@ -102,8 +105,20 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
   c.max_boot_wait = ms("max_boot_wait_ms", d.max_boot_wait, 0);
   c.persist_interval = ms("persist_interval_ms", d.persist_interval, 10);
   if (c.persist_interval > std::chrono::milliseconds(1'000)) {
-    coord.fail("persist_interval_ms", "must be at most 1000: the state file reserves 10 intervals "
-                                      "ahead, which an immediate restart after a crash waits out");
+    coord.fail("persist_interval_ms",
+               fmt::format("must be at most 1000: the state file reserves {} intervals ahead, which "
+                           "an immediate restart after a crash waits out",
+                           kReserveIntervals));
+  }
+  // After kill -9 the restart's floor is the state file's reservation, up to
+  // kReserveIntervals persist intervals ahead: the boot wait must cover it,
+  // or every restart would give its worker ID away instead of taking it back.
+  if (kReserveIntervals * c.persist_interval > c.max_boot_wait) {
+    coord.fail("max_boot_wait_ms",
+               fmt::format("must be at least {} x persist_interval_ms ({} > {}): after a crash the "
+                           "state file's reservation, that far ahead, is the restart's floor",
+                           kReserveIntervals, kReserveIntervals * c.persist_interval.count(),
+                           c.max_boot_wait.count()));
   }
   if (c.heartbeat_interval >= c.lease_timeout) {
     coord.fail("heartbeat_interval_ms",
@@ -234,11 +249,28 @@ Result<Config, ConfigError> load_config_file(const std::string& path, std::int64
   if (!in) return ConfigError{"", fmt::format("cannot open: {}", std::strerror(errno))};
   std::ostringstream text;
   text << in.rdbuf();
+  // The key being read, so that a number JSON cannot hold (1e309) is
+  // reported against it: the parser throws before the value reaches us.
+  std::vector<std::string> keys_read;
+  const auto track = [&keys_read](int depth, nlohmann::json::parse_event_t event,
+                                  nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::key && depth > 0) {
+      keys_read.resize(static_cast<std::size_t>(depth));
+      keys_read.back() = parsed.get<std::string>();
+    }
+    return true;
+  };
   nlohmann::json document;
   try {
-    document = nlohmann::json::parse(text.str());
+    document = nlohmann::json::parse(text.str(), track);
   } catch (const nlohmann::json::parse_error& e) {
     return ConfigError{"", fmt::format("invalid JSON: {}", e.what())};
+  } catch (const nlohmann::json::exception& e) {
+    std::vector<std::string> keys;
+    std::copy_if(keys_read.begin(), keys_read.end(), std::back_inserter(keys),
+                 [](const std::string& k) { return !k.empty(); });
+    return ConfigError{fmt::format("{}", fmt::join(keys, ".")),
+                       fmt::format("not a number this config can hold: {}", e.what())};
   }
   return parse_config(document, now_ms);
 }

@@ -19,6 +19,10 @@ constexpr std::int64_t kSpinMarginNs = 100'000;
 // A spin is bounded so that a clock which does not move (a manual clock in a
 // test) falls through to sleep_for, which advances it.
 constexpr int kMaxSpins = 2000;
+// The longest sleep between two readings of the wall clock while waiting: a
+// clock stepped back (or forward) during a wait is judged this soon, instead
+// of blocking the thread (an HTTP event loop) for the size of the step.
+constexpr std::int64_t kWaitSliceNs = 2'000'000;
 
 std::chrono::milliseconds ceil_ms(std::int64_t ns) {
   return std::chrono::milliseconds((ns + kNsPerMs - 1) / kNsPerMs);
@@ -43,6 +47,7 @@ std::string_view to_string(GenerateErrc code) noexcept {
     case GenerateErrc::clock_before_epoch: return "clock_before_epoch";
     case GenerateErrc::time_exhausted: return "time_exhausted";
     case GenerateErrc::time_not_reserved: return "time_not_reserved";
+    case GenerateErrc::lease_expired: return "lease_expired";
   }
   return "unknown";
 }
@@ -62,6 +67,10 @@ std::string GenerateError::message() const {
     case GenerateErrc::time_not_reserved:
       return "the local state file has not recorded the current time yet (is its disk "
              "stalled?), or this worker ID is being released";
+    case GenerateErrc::lease_expired:
+      return "the wall clock has passed this daemon's time fence (the time of its last "
+             "heartbeat ZooKeeper confirmed, plus lease_timeout_ms); it may not issue IDs until "
+             "a heartbeat reaches ZooKeeper";
   }
   return "unknown error";
 }
@@ -84,11 +93,22 @@ Result<std::unique_ptr<IdGenerator>, GenerateError> IdGenerator::create(
   const std::int64_t first_ns =
       layout.unit_start_ms(generator->unit_of(generator->state_.load()) + 1) * kNsPerMs;
   const std::int64_t behind_ns = first_ns - clock.wall_ns();
-  if (options.floor_ms && behind_ns > 0) {
-    if (behind_ns > std::chrono::nanoseconds(options.max_floor_wait).count()) {
-      return GenerateError{GenerateErrc::clock_behind_floor, ceil_ms(behind_ns)};
+  if (!options.floor_ms || behind_ns <= 0) return generator;
+  const auto patience = std::chrono::nanoseconds(options.max_floor_wait);
+  if (behind_ns > patience.count()) {
+    if (options.start_behind_floor) return generator;  // refuses until the clock passes
+    return GenerateError{GenerateErrc::clock_behind_floor, ceil_ms(behind_ns)};
+  }
+  // Bounded by the monotonic clock as well: a wall clock stepped back during
+  // the wait must not stretch it.
+  const auto give_up = clock.monotonic() + patience + std::chrono::milliseconds(100);
+  int spins = 0;
+  for (std::int64_t left = behind_ns; left > 0; left = first_ns - clock.wall_ns()) {
+    if (clock.monotonic() > give_up) {
+      if (options.start_behind_floor) return generator;
+      return GenerateError{GenerateErrc::clock_behind_floor, ceil_ms(left)};
     }
-    generator->wait_until_ns(first_ns);
+    generator->wait_step(first_ns, spins);
   }
   return generator;
 }
@@ -128,13 +148,16 @@ std::uint32_t IdGenerator::first_sequence() const noexcept {
       return {Standing::refused, now_unit, 0, GenerateError{GenerateErrc::time_exhausted}};
     }
     if (now_unit > ceiling_unit_.load(std::memory_order_relaxed)) [[unlikely]] {
-      return {Standing::refused, now_unit, 0, GenerateError{GenerateErrc::time_not_reserved}};
+      return {Standing::refused, now_unit, 0, ceiling_error(now_unit)};
     }
     return {Standing::new_unit, now_unit};
   }
   if (now_unit == last_unit) {
     if (seq_of(state) < max_seq_) return {Standing::same_unit, now_unit};
     return {Standing::sequence_used_up, now_unit, layout_.unit_start_ms(last_unit + 1) * kNsPerMs};
+  }
+  if (state & kClosedBit) {
+    return {Standing::refused, now_unit, 0, GenerateError{GenerateErrc::time_not_reserved}};
   }
   if (now_unit < 0) {
     return {Standing::refused, now_unit, 0,
@@ -151,9 +174,17 @@ std::uint32_t IdGenerator::first_sequence() const noexcept {
   return {Standing::clock_behind, now_unit, catch_up_ns};
 }
 
+GenerateError IdGenerator::ceiling_error(std::int64_t now_unit) const noexcept {
+  if (now_unit > fence_unit_.load(std::memory_order_relaxed)) {
+    return GenerateError{GenerateErrc::lease_expired};
+  }
+  return GenerateError{GenerateErrc::time_not_reserved};
+}
+
 // Inlined into next(): it is the whole hot path.
 [[gnu::always_inline]] inline Result<IdGenerator::Reservation, GenerateError> IdGenerator::reserve(
     std::uint32_t want) {
+  int spins = 0;
   for (;;) {
     // Load the state before reading the clock: whoever stored it read its
     // clock earlier, so a later unit here is a real step back, not a race.
@@ -175,12 +206,12 @@ std::uint32_t IdGenerator::first_sequence() const noexcept {
         break;
       }
       case Standing::sequence_used_up:
-        sequence_waits_.fetch_add(1, std::memory_order_relaxed);
-        wait_until_ns(standing.wait_until_ns);
+        if (spins == 0) sequence_waits_.fetch_add(1, std::memory_order_relaxed);
+        wait_step(standing.wait_until_ns, spins);
         continue;
       case Standing::clock_behind:
-        backward_waits_.fetch_add(1, std::memory_order_relaxed);
-        wait_until_ns(standing.wait_until_ns);
+        if (spins == 0) backward_waits_.fetch_add(1, std::memory_order_relaxed);
+        wait_step(standing.wait_until_ns, spins);
         continue;
       case Standing::refused:
         if (standing.error->code == GenerateErrc::clock_moved_backwards) {
@@ -227,35 +258,45 @@ Result<void, GenerateError> IdGenerator::next_n(std::size_t n, std::vector<std::
   return outcome::success();
 }
 
-void IdGenerator::wait_until_ns(std::int64_t target_ns) {
-  for (int spins = 0;; ++spins) {
-    const std::int64_t remaining = target_ns - wall_ns();
-    if (remaining <= 0) return;
-    if (remaining > kSpinMarginNs) {
-      clock_.sleep_for(std::chrono::nanoseconds(remaining - kSpinMarginNs));
-    } else if (spins < kMaxSpins) {
-      std::this_thread::yield();
-    } else {
-      clock_.sleep_for(std::chrono::nanoseconds(remaining));
-    }
+void IdGenerator::wait_step(std::int64_t target_ns, int& spins) {
+  const std::int64_t remaining = target_ns - wall_ns();
+  if (remaining <= 0) return;
+  if (remaining > kSpinMarginNs) {
+    clock_.sleep_for(std::chrono::nanoseconds(std::min(remaining - kSpinMarginNs, kWaitSliceNs)));
+    spins = std::max(spins, 1);  // counted as one wait, however many slices
+  } else if (spins++ < kMaxSpins) {
+    std::this_thread::yield();
+  } else {
+    clock_.sleep_for(std::chrono::nanoseconds(remaining));
   }
 }
 
-void IdGenerator::set_time_ceiling_ms(std::int64_t ceiling_ms) noexcept {
-  ceiling_unit_.store(layout_.unit_of_ms(ceiling_ms), std::memory_order_relaxed);
+void IdGenerator::set_reservation_ms(std::int64_t until_ms) {
+  std::lock_guard lock(ceiling_mutex_);
+  reserved_unit_.store(layout_.unit_of_ms(until_ms), std::memory_order_relaxed);
+  store_ceiling();
 }
 
-void IdGenerator::close() noexcept {
-  ceiling_unit_.store(INT64_MIN, std::memory_order_relaxed);
-  // Mark the newest unit used up, so no call can add to it either.
-  std::uint64_t state = state_.load(std::memory_order_acquire);
-  while (!state_.compare_exchange_weak(state, pack(unit_of(state), max_seq_),
-                                       std::memory_order_acq_rel)) {
-  }
+void IdGenerator::set_fence_ms(std::int64_t until_ms) {
+  std::lock_guard lock(ceiling_mutex_);
+  fence_unit_.store(layout_.unit_of_ms(until_ms), std::memory_order_relaxed);
+  store_ceiling();
+}
+
+void IdGenerator::store_ceiling() {
+  ceiling_unit_.store(std::min(reserved_unit_.load(std::memory_order_relaxed),
+                               fence_unit_.load(std::memory_order_relaxed)),
+                      std::memory_order_relaxed);
+}
+
+void IdGenerator::close() noexcept { state_.fetch_or(kClosedBit, std::memory_order_acq_rel); }
+
+bool IdGenerator::closed() const noexcept {
+  return (state_.load(std::memory_order_acquire) & kClosedBit) != 0;
 }
 
 std::int64_t IdGenerator::high_water_mark_ms() const noexcept {
-  return layout_.unit_start_ms(unit_of(state_.load(std::memory_order_acquire)));
+  return layout_.unit_start_ms(unit_of(state_.load(std::memory_order_acquire) & ~kClosedBit));
 }
 
 IdGenerator::Stats IdGenerator::stats() const noexcept {

@@ -24,6 +24,7 @@
 #include "snowflake/config.hpp"
 #include "snowflake/coord/coordinator.hpp"
 #include "snowflake/coord/pool_status.hpp"
+#include "snowflake/coord/static_worker.hpp"
 #include "snowflake/coordination_gauges.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/id_json.hpp"
@@ -121,7 +122,8 @@ int pool_status(const CommandLine& cl) {
   return 0;
 }
 
-std::string default_state_dir() {
+std::string state_dir(const Config& c) {
+  if (!c.coordinator.state_dir.empty()) return c.coordinator.state_dir;
   // systemd's StateDirectory= (a colon-separated list; ours is the first).
   if (const char* dir = std::getenv("STATE_DIRECTORY"); dir && *dir) {
     const std::string dirs = dir;
@@ -144,8 +146,7 @@ coord::CoordinatorOptions coordinator_options(const Config& c, std::uint16_t htt
           .generator = c.generator,
           .advertise = c.coordinator.advertise.empty() ? default_advertise(http_port)
                                                        : c.coordinator.advertise,
-          .state_dir = c.coordinator.state_dir.empty() ? default_state_dir()
-                                                       : c.coordinator.state_dir};
+          .state_dir = state_dir(c)};
 }
 
 // What systemd is told (see systemd_notifier.hpp). Runs on the server's main
@@ -195,15 +196,15 @@ int run_daemon(const CommandLine& cl) {
   Lease lease;
   CoordinationGauges gauges;
   const bool coordinated = config->coordinator.type != "static";
+  std::unique_ptr<coord::StaticWorker> static_worker;
   if (!coordinated) {
-    const std::uint32_t worker_id = config->coordinator.static_worker_id;
-    auto generator = IdGenerator::create(layout, worker_id, config->generator);
-    if (!generator) {
-      spdlog::critical("cannot start the generator: {} ({})", generator.error().message(),
-                       to_string(generator.error().code));
+    static_worker = std::make_unique<coord::StaticWorker>(
+        state_dir(*config), config->coordinator.static_worker_id, layout, config->generator,
+        config->coordinator.persist_interval);
+    if (auto started = static_worker->start(worker); !started) {
+      spdlog::critical("{}", started.error());
       return kExitFailure;
     }
-    worker.install(std::move(generator).value());
   }
   Metrics metrics(config->http.max_metric_tags);
   const unsigned threads = io_thread_count(config->http);
@@ -284,6 +285,7 @@ int run_daemon(const CommandLine& cl) {
   server.run();
   // Drained: nothing can be issued any more; give the worker ID back.
   if (coordinator) coordinator->shutdown();
+  if (static_worker) static_worker->shutdown();
   if (const IdGenerator* g = worker.current()) {
     spdlog::info("stopped; high-water mark {}", format_iso8601_ms(g->high_water_mark_ms()));
   }

@@ -1,7 +1,7 @@
 #pragma once
-// The two clocks the generator needs, behind one small interface so tests can
-// drive time by hand. Wall time stamps IDs; monotonic time measures waits (and
-// later the lease). They are never compared with each other.
+// The two clocks the daemon needs, behind one small interface so tests can
+// drive time by hand. Wall time stamps IDs; monotonic time measures waits and
+// the lease. They are never compared with each other.
 
 #include <time.h>
 
@@ -23,7 +23,10 @@ class Clock {
   std::int64_t wall_ms() const noexcept { return wall_ns() / 1'000'000; }
 };
 
-// The real clocks: CLOCK_REALTIME and CLOCK_MONOTONIC.
+// The real clocks: CLOCK_REALTIME, and CLOCK_BOOTTIME as the monotonic one.
+// BOOTTIME keeps counting while the machine is suspended (CLOCK_MONOTONIC
+// stops): a lease measured on MONOTONIC would survive a suspend of any length,
+// while ZooKeeper reclaims the worker ID meanwhile.
 class SystemClock final : public Clock {
  public:
   // Inline and non-virtual, for the generator's hot path: one vDSO call.

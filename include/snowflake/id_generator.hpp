@@ -12,13 +12,19 @@
 //    borrowed): a used-up unit means waiting for the next one;
 //  - no ID carries a timestamp <= the floor given at creation;
 //  - if the wall clock steps back by more than max_backward_wait, calls fail
-//    with clock_moved_backwards until it passes the last issued unit again.
+//    with clock_moved_backwards until it passes the last issued unit again;
+//  - no ID carries a time unit past either ceiling (the local state file's
+//    reservation, the lease's time fence), and nothing at all once closed:
+//    close() is final, whatever is set afterwards;
+//  - a wait re-reads the clock every few milliseconds, so a clock step during
+//    a wait is judged at once instead of being slept through.
 
 #include <atomic>
 #include <climits>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +42,7 @@ enum class GenerateErrc {
   clock_before_epoch,     // wall clock before the layout's epoch
   time_exhausted,         // wall clock past the layout's end of life
   time_not_reserved,      // the state file has not yet recorded this time as used (or closed)
+  lease_expired,          // past the time fence: the last confirmed heartbeat's time + lease
 };
 
 // Stable, machine-readable names ("clock_moved_backwards", ...).
@@ -66,6 +73,10 @@ struct GeneratorOptions {
   std::optional<std::int64_t> floor_ms{};
   // At creation, a wall clock behind the floor is waited out up to this long.
   std::chrono::milliseconds max_floor_wait{1000};
+  // Further behind than that: creation fails (false), or the generator is
+  // made anyway and refuses with clock_moved_backwards until the clock has
+  // passed the floor (true; static mode, which has no other worker ID to take).
+  bool start_behind_floor = false;
 };
 
 class IdGenerator {
@@ -76,7 +87,8 @@ class IdGenerator {
     std::uint64_t backward_refusals = 0;   // calls refused with clock_moved_backwards
   };
 
-  // Waits for the clock to pass the floor (up to max_floor_wait).
+  // Waits for the clock to pass the floor (up to max_floor_wait; the wait is
+  // bounded on the monotonic clock too, so a step back during it fails it).
   // Preconditions (checked, std::invalid_argument): worker_id in the layout's
   // range; random_sequence_bound within 1 .. 2^sequence_bits.
   static Result<std::unique_ptr<IdGenerator>, GenerateError> create(
@@ -94,13 +106,21 @@ class IdGenerator {
   // never issued again).
   Result<void, GenerateError> next_n(std::size_t n, std::vector<std::uint64_t>& out);
 
-  // IDs are issued only up to this instant (Unix ms; default: unbounded).
-  // The coordinator moves it forward each time the local state file durably
-  // records it, so a restart after kill -9 starts above every issued ID.
-  void set_time_ceiling_ms(std::int64_t ceiling_ms) noexcept;
-  // Issues nothing more, ever (before the worker ID is released). The high-
-  // water mark stays readable.
+  // IDs are issued only up to the lower of two instants (Unix ms; both
+  // unbounded at first):
+  //  - the reservation: moved forward each time the local state file durably
+  //    records it, so a restart after kill -9 starts above every issued ID;
+  //  - the time fence: the wall time written by the last heartbeat ZooKeeper
+  //    confirmed, plus the lease. Whoever takes the worker ID without proof
+  //    that we are dead starts above exactly that instant, so the two ranges
+  //    are disjoint whatever the wall clock does meanwhile.
+  void set_reservation_ms(std::int64_t until_ms);
+  void set_fence_ms(std::int64_t until_ms);
+  // Issues nothing more, ever (before the worker ID is released): a call that
+  // read the state before close() cannot complete its claim after it, and no
+  // later ceiling reopens it. The high-water mark stays readable.
   void close() noexcept;
+  bool closed() const noexcept;
 
   // What next() would answer right now, without issuing anything: the error
   // it would return, or nullopt if it would issue (perhaps after a short wait).
@@ -135,15 +155,23 @@ class IdGenerator {
               Clock& clock);
 
   Standing judge(std::uint64_t state, std::int64_t now_ns) const noexcept;
+  GenerateError ceiling_error(std::int64_t now_unit) const noexcept;
   Result<Reservation, GenerateError> reserve(std::uint32_t want);
   std::int64_t wall_ns() const noexcept {
     return real_clock_ ? SystemClock::read_wall_ns() : clock_.wall_ns();
   }
   std::uint32_t first_sequence() const noexcept;
-  void wait_until_ns(std::int64_t target_ns);
+  // One step of a wait for `target_ns`: a short sleep (at most one slice) or
+  // a yield near the end. The caller re-judges the clock after every step.
+  void wait_step(std::int64_t target_ns, int& spins);
+  void store_ceiling();
 
   // The packed state: (unit + 1) << sequence_bits | sequence. The +1 lets
-  // "nothing issued yet" be unit -1 with its sequence used up.
+  // "nothing issued yet" be unit -1 with its sequence used up. Bit 63 marks
+  // the generator closed: unit and sequence never reach it (they fill at
+  // most 62 bits), and with it set unit_of() is far above any real unit, so a
+  // closed state falls to judge()'s cold path and no claim can succeed on it.
+  static constexpr std::uint64_t kClosedBit = std::uint64_t{1} << 63;
   std::uint64_t pack(std::int64_t unit, std::uint32_t seq) const noexcept {
     return (static_cast<std::uint64_t>(unit + 1) << seq_bits_) | seq;
   }
@@ -164,8 +192,12 @@ class IdGenerator {
   const bool real_clock_;  // SystemClock: read it without a virtual call
 
   alignas(64) std::atomic<std::uint64_t> state_;
-  // Last time unit that may be issued; read only when a new unit starts.
+  // Last time unit that may be issued: the lower of the two below. Read only
+  // when a new unit starts; the two parts only to say which one refused.
   std::atomic<std::int64_t> ceiling_unit_{INT64_MAX};
+  std::atomic<std::int64_t> reserved_unit_{INT64_MAX};
+  std::atomic<std::int64_t> fence_unit_{INT64_MAX};
+  std::mutex ceiling_mutex_;  // the two writers (state file, heartbeat) of the pair
   alignas(64) std::atomic<std::uint64_t> sequence_waits_{0};
   std::atomic<std::uint64_t> backward_waits_{0};
   std::atomic<std::uint64_t> backward_refusals_{0};

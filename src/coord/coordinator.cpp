@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 
-#include "snowflake/coord/cluster_layout.hpp"
+#include "recycle_strategy.hpp"
+#include "sequential_strategy.hpp"
+#include "snowflake/coord/cluster_root.hpp"
 #include "snowflake/time_format.hpp"
 
 namespace snowflake::coord {
@@ -18,11 +18,6 @@ namespace {
 using std::chrono::milliseconds;
 constexpr milliseconds kMinBackoff{100};
 constexpr milliseconds kMaxBackoff{5'000};
-// The state file reserves this many persist intervals ahead of the clock, so
-// that slow writes (an fsync stuck behind a busy disk, a starved thread) do
-// not stop issuing. The cost: an immediate restart after kill -9 waits out
-// up to this much.
-constexpr int kReserveIntervals = 10;
 
 std::string host_of(const std::string& advertise) { return advertise.substr(0, advertise.rfind(':')); }
 
@@ -32,13 +27,6 @@ std::uint32_t port_of(const std::string& advertise) {
 
 }  // namespace
 
-struct Coordinator::Owned {
-  std::uint32_t worker_id = 0;
-  std::optional<PoolClaim> pool{};
-  std::optional<SequentialClaim> sequential{};
-  bool verified = true;  // false: started from the state file, ZooKeeper not yet asked
-};
-
 Coordinator::Coordinator(CoordinatorOptions options, const IdLayout& layout, WorkerSlot& slot,
                          Lease& lease, CoordinationGauges& gauges, FatalHandler on_fatal)
     : options_(std::move(options)),
@@ -47,31 +35,46 @@ Coordinator::Coordinator(CoordinatorOptions options, const IdLayout& layout, Wor
       lease_(lease),
       gauges_(gauges),
       on_fatal_(std::move(on_fatal)),
-      state_file_(options_.state_dir),
-      token_(OwnerToken::fresh(host_of(options_.advertise), port_of(options_.advertise))) {
-  if (options_.strategy == "recycle") {
-    pool_.emplace(options_.root, layout_.max_worker_id());
-  } else {
-    sequential_.emplace(options_.root, options_.advertise, layout_.max_worker_id());
-  }
-}
+      token_(OwnerToken::fresh(host_of(options_.advertise), port_of(options_.advertise))) {}
 
 Coordinator::~Coordinator() { shutdown(); }
 
 Result<void, std::string> Coordinator::start() {
-  if (::access(options_.state_dir.c_str(), W_OK) != 0) {
-    return fmt::format("coordinator.state_dir \"{}\" is not a writable directory: {}",
-                       options_.state_dir, std::strerror(errno));
+  auto dir = StateDir::open(options_.state_dir);
+  if (!dir) return dir.error();
+  state_dir_ = std::move(dir).value();
+  // Our previous run's record counts only if this machine proves that run
+  // dead: a copied state directory carries the same record.
+  std::optional<StateRecord> predecessor;
+  if (const auto& r = state_dir_->previous(); r && r->strategy == options_.strategy &&
+                                              r->root == options_.root && r->owner &&
+                                              r->layout == layout_.settings()) {
+    if (state_dir_->proves_writer_dead(*r)) {
+      predecessor = r;
+    } else {
+      spdlog::info("{} names worker ID {}, but not as written by a run of this machine since its "
+                   "boot in this directory; it proves nothing (a copy?), so that worker ID is "
+                   "not taken over",
+                   state_dir_->file_path(), r->worker_id);
+    }
   }
-  auto loaded = state_file_.load();
-  if (!loaded) return loaded.error();
-  if (const auto& r = loaded.value(); r && r->strategy == options_.strategy && r->root == options_.root) {
-    previous_ = *r;
+  const auto& s = options_.settings;
+  if (options_.strategy == "recycle") {
+    strategy_ = std::make_unique<RecycleStrategy>(
+        RecycleSettings{options_.root, layout_.max_worker_id(), s.lease_timeout, s.reclaim_after,
+                        options_.zookeeper.connect_timeout,
+                        2 * options_.zookeeper.session_timeout + options_.zookeeper.connect_timeout},
+        token_, predecessor);
+  } else {
+    strategy_ = std::make_unique<SequentialStrategy>(options_.root, options_.advertise,
+                                                     layout_.max_worker_id(), s.lease_timeout,
+                                                     token_, predecessor);
   }
+  reservation_ = std::make_unique<TimeReservation>(*state_dir_, s.persist_interval, clock_);
+  reservation_->start();
   gauges_.zookeeper.store(ZkConnection::connecting);
   thread_running_.store(true, std::memory_order_release);
   heartbeat_thread_ = std::thread([this] { run(); });
-  persist_thread_ = std::thread([this] { persist_loop(); });
   return outcome::success();
 }
 
@@ -131,60 +134,48 @@ void Coordinator::run() {
 
 Coordinator::Step Coordinator::tick() {
   if (!zk_ || zk_->gone()) return connect();
-  if (!layout_checked_) {
-    auto checked = check_cluster_layout(*zk_, options_.root, layout_.settings());
-    if (!checked) return setback(checked.error(), "cannot check the cluster's layout");
-    layout_checked_ = true;
+  if (!root_checked_) {
+    auto checked = check_cluster_root(*zk_, options_.root, layout_.settings(), options_.strategy);
+    if (!checked) return setback(checked.error(), "cannot check the cluster's root");
+    root_checked_ = true;
   }
-  if (!owned_ || !owned_->verified) return pool_ ? acquire_recycle() : acquire_sequential();
+  if (!generator_) return acquire();
   const auto now = clock_.monotonic();
   if (now < next_heartbeat_) {
     idle_for(std::chrono::duration_cast<milliseconds>(next_heartbeat_ - now) + milliseconds(1));
     return Step::idle;
   }
-  return heartbeat();
+  return renew();
 }
 
 Coordinator::Step Coordinator::connect() {
   if (zk_) {
     spdlog::warn("ZooKeeper session expired; opening a new one (ownership of worker ID {} is "
                  "checked by the next heartbeat)",
-                 owned_ ? std::to_string(owned_->worker_id) : std::string("none"));
+                 generator_ ? std::to_string(worker_id_) : std::string("none"));
     zk_.reset();
   }
   auto session = ZkSession::connect(options_.zookeeper);
   if (!session) {
-    spdlog::warn("cannot reach ZooKeeper at {}: {}; retrying", options_.zookeeper.hosts,
-                 session.error().message());
-    if (booting_ && !owned_ && sequential_) start_from_cache();
+    log_retry(fmt::format("cannot reach ZooKeeper at {}: {}", options_.zookeeper.hosts,
+                          session.error().message()));
     return Step::retry;
   }
   zk_ = std::move(session).value();
   gauges_.sessions.fetch_add(1, std::memory_order_relaxed);
-  spdlog::info("ZooKeeper session 0x{:x} established with {} (timeout {} ms)", zk_->client_id().first,
+  spdlog::info("ZooKeeper session 0x{:x} established with {} (timeout {} ms)", zk_->session_id(),
                options_.zookeeper.hosts, zk_->negotiated_timeout().count());
-  if (owned_) next_heartbeat_ = clock_.monotonic();  // re-verify ownership at once
+  if (generator_) next_heartbeat_ = clock_.monotonic();  // re-verify ownership at once
   return Step::ok;
 }
 
-std::int64_t Coordinator::local_floor(std::uint32_t worker_id) const {
-  std::int64_t floor = 0;
-  if (previous_ && previous_->worker_id == worker_id) floor = previous_->reserved_until;
-  std::lock_guard lock(save_mutex_);
-  if (record_.worker_id == worker_id && !record_.node.empty()) floor = std::max(floor, reserved_until_);
-  return floor;
-}
-
-void Coordinator::hold_if_skewed(bool over) {
-  if (over == skew_held_) return;
-  if (over) {
-    spdlog::error("{}; not issuing IDs until it is back within", skew_description());
-  } else {
-    spdlog::info("the wall clock agrees with ZooKeeper's again ({} ms); issuing IDs",
-                 gauges_.clock_skew_ms.load());
+void Coordinator::log_retry(const std::string& why) {
+  if (why == last_retry_) {
+    spdlog::debug("{}; retrying", why);
+    return;
   }
-  skew_held_ = over;
-  lease_.hold_for_clock_skew(over);
+  spdlog::warn("{}; retrying", why);
+  last_retry_ = why;
 }
 
 std::string Coordinator::skew_description() const {
@@ -192,193 +183,111 @@ std::string Coordinator::skew_description() const {
                      gauges_.clock_skew_ms.load(), options_.settings.max_skew.count());
 }
 
-bool Coordinator::skewed(std::int64_t sent_wall_ms, std::int64_t received_wall_ms,
-                         std::int64_t zk_mtime_ms) {
+bool Coordinator::skew_fatal_at_boot(std::int64_t sent_wall_ms, std::int64_t received_wall_ms,
+                                     std::int64_t zk_mtime_ms) {
   // The server stamped its time somewhere between our two readings.
   const std::int64_t skew = (sent_wall_ms + received_wall_ms) / 2 - zk_mtime_ms;
   const std::int64_t uncertainty = (received_wall_ms - sent_wall_ms + 1) / 2;
   gauges_.clock_skew_ms.store(skew, std::memory_order_relaxed);
-  return std::abs(skew) - uncertainty > options_.settings.max_skew.count();
+  const bool over = std::abs(skew) - uncertainty > options_.settings.max_skew.count();
+  const bool first = !skew_checked_;
+  skew_checked_ = true;
+  if (over && first) return true;
+  if (over != skew_held_) {
+    if (over) {
+      spdlog::error("{}; not issuing IDs until it is back within", skew_description());
+    } else {
+      spdlog::info("the wall clock agrees with ZooKeeper's again ({} ms); issuing IDs", skew);
+    }
+    skew_held_ = over;
+    lease_.hold_for_clock_skew(over);
+  }
+  return false;
 }
 
-Coordinator::Step Coordinator::install(std::uint32_t worker_id, std::string node,
-                                       std::optional<OwnerToken> owner, std::int64_t floor) {
-  GeneratorOptions g = options_.generator;
-  if (floor > 0) g.floor_ms = floor;
-  g.max_floor_wait = options_.settings.max_boot_wait;
-  auto created = IdGenerator::create(layout_, worker_id, g);
-  if (!created) {
-    const GenerateError& e = created.error();
-    if (e.code == GenerateErrc::clock_behind_floor) {
-      fail(fmt::format("the wall clock is {} ms behind the floor of worker ID {} ({}, the last "
-                       "time it may have been used), more than coordinator.max_boot_wait_ms "
-                       "({}); refusing to issue IDs. Fix the clock, then restart",
-                       e.gap.count(), worker_id, format_iso8601_ms(floor),
-                       options_.settings.max_boot_wait.count()));
+Coordinator::Step Coordinator::acquire() {
+  const auto now = clock_.monotonic();
+  const std::int64_t sent_wall = clock_.wall_ms();
+  const AcquireRequest request{sent_wall, now, sent_wall + options_.settings.max_boot_wait.count()};
+  auto acquired = strategy_->acquire(*zk_, request);
+  const std::int64_t received_wall = clock_.wall_ms();
+  if (!acquired) {
+    const CoordError& e = acquired.error();
+    if (e.fatal()) return setback(e, "");
+    gauges_.pool_exhausted.store(e.code == CoordErrc::pool_exhausted);
+    if (e.code == CoordErrc::pool_exhausted) {
+      log_retry(fmt::format("worker-ID pool exhausted: {}; not ready (IDs of dead daemons are "
+                            "reclaimed {} ms after their last heartbeat)",
+                            e.message, options_.settings.reclaim_after.count()));
     } else {
-      fail(fmt::format("cannot issue IDs as worker {}: {}", worker_id, e.message()));
+      log_retry(fmt::format("cannot acquire a worker ID: {}", e.message));
     }
+    // An exhausted pool heals only if someone reaps it, owner or not.
+    if (now >= next_reap_) {
+      next_reap_ = now + options_.settings.heartbeat_interval;
+      reap(std::nullopt);
+    }
+    return Step::retry;
+  }
+  gauges_.pool_exhausted.store(false);
+  last_retry_.clear();
+  Ownership& owned = acquired.value();
+  owned.floor = std::max(owned.floor, reservation_->reserved_until(owned.worker_id));
+  if (owned.fresh_mtime_ms && skew_fatal_at_boot(sent_wall, received_wall, *owned.fresh_mtime_ms)) {
+    if (auto back = strategy_->give_back(*zk_, owned.floor); !back) {
+      spdlog::warn("could not return worker ID {}: {}", owned.worker_id, back.error().message);
+    }
+    fail(skew_description() + "; refusing to start. Fix the clock, then restart");
     return Step::fatal;
   }
-  std::unique_ptr<IdGenerator> generator = std::move(created).value();
-  // Nothing may be issued until the state file has reserved it.
-  generator->set_time_ceiling_ms(floor);
-  IdGenerator* raw = generator.get();
-  {
-    std::lock_guard save(save_mutex_);
-    std::lock_guard lock(mutex_);
-    generator_ = raw;
-    record_ = {options_.strategy, options_.root, worker_id, node, std::move(owner),
-               layout_.settings(), raw->high_water_mark_ms(), 0};
+  if (!install(owned)) {
+    // The clock fell behind the floor after the claim checked it (a step
+    // back): give the worker ID back and take another, never exit.
+    if (auto back = strategy_->give_back(*zk_, owned.floor); !back) {
+      spdlog::warn("could not return worker ID {}: {}", owned.worker_id, back.error().message);
+      strategy_->forget(zk_.get());
+    }
+    return Step::retry;
   }
-  persist(false);
-  slot_.install(std::move(generator));
-  owned_ = std::make_unique<Owned>();
-  owned_->worker_id = worker_id;
-  booting_ = false;
-  gauges_.worker_acquisitions.fetch_add(1, std::memory_order_relaxed);
-  spdlog::info("worker ID {} acquired ({}, {}); floor {}", worker_id, options_.strategy, node,
-               floor > 0 ? format_iso8601_ms(floor) : std::string("none"));
+  // A claim recovered after a lost answer carries an old ZooKeeper time: the
+  // clock check waits for a fresh write, the first heartbeat, now.
+  next_heartbeat_ = owned.fresh_mtime_ms ? owned.sent + options_.settings.heartbeat_interval
+                                         : clock_.monotonic();
   return Step::ok;
 }
 
-bool Coordinator::start_from_cache() {
-  if (!previous_ || previous_->layout != layout_.settings() ||
-      !previous_->node.starts_with(options_.root + "/forever/" + options_.advertise + "-")) {
+bool Coordinator::install(const Ownership& owned) {
+  GeneratorOptions g = options_.generator;
+  if (owned.floor > 0) g.floor_ms = owned.floor;
+  g.max_floor_wait = options_.settings.max_boot_wait;
+  auto created = IdGenerator::create(layout_, owned.worker_id, g);
+  if (!created) {
+    const GenerateError& e = created.error();
+    spdlog::warn("cannot issue IDs as worker {} ({}): {}; giving it back", owned.worker_id,
+                 format_iso8601_ms(owned.floor), e.message());
     return false;
   }
-  spdlog::warn("ZooKeeper is unreachable: starting as worker ID {} from {} (floor {}); the node "
-               "is verified once ZooKeeper answers",
-               previous_->worker_id, state_file_.path(), format_iso8601_ms(previous_->reserved_until));
-  if (install(previous_->worker_id, previous_->node, std::nullopt, previous_->reserved_until) != Step::ok) {
-    return false;
-  }
-  owned_->verified = false;
-  lease_.grant_indefinitely();
+  std::unique_ptr<IdGenerator> generator = std::move(created).value();
+  // Rule 1 of the design: never past the time our node says plus the lease.
+  generator->set_fence_ms(owned.confirmed_ts + options_.settings.lease_timeout.count());
+  reservation_->attach(*generator,
+                       StateRecord{options_.strategy, options_.root, owned.worker_id, owned.node,
+                                   owned.owner, layout_.settings(), 0, 0});
+  generator_ = generator.get();
+  worker_id_ = owned.worker_id;
+  owned_floor_ = owned.floor;
+  slot_.install(std::move(generator));
+  lease_.extend_until(owned.sent + options_.settings.lease_timeout);
+  gauges_.worker_acquisitions.fetch_add(1, std::memory_order_relaxed);
+  spdlog::info("worker ID {} acquired ({}, {}); floor {}", owned.worker_id, options_.strategy,
+               owned.node, owned.floor > 0 ? format_iso8601_ms(owned.floor) : std::string("none"));
   return true;
 }
 
-Coordinator::Step Coordinator::acquire_sequential() {
-  const std::int64_t sent_wall = clock_.wall_ms();
-  auto claim = sequential_->acquire(*zk_, sent_wall);
-  const std::int64_t received_wall = clock_.wall_ms();
-  if (!claim) return setback(claim.error(), "cannot acquire a sequential worker ID");
-  SequentialClaim& c = claim.value();
-  const bool at_boot = booting_ || (owned_ && !owned_->verified);
-  const bool over = skewed(sent_wall, received_wall, c.mtime_ms);
-  if (over && at_boot) {
-    fail(skew_description() + "; refusing to start. Fix the clock, then restart");
-    return Step::fatal;
-  }
-  hold_if_skewed(over);
-  if (owned_ && !owned_->verified) {
-    if (owned_->worker_id == c.worker_id) {
-      owned_->verified = true;
-      owned_->sequential = c;
-      next_heartbeat_ = clock_.monotonic() + options_.settings.heartbeat_interval;
-      spdlog::info("ZooKeeper confirms worker ID {} ({})", c.worker_id, c.path);
-      return Step::ok;
-    }
-    lose(fmt::format("the state file's worker ID {} is not ZooKeeper's ({})", owned_->worker_id,
-                     c.path));
-  }
-  const Step step = install(c.worker_id, c.path, std::nullopt,
-                            std::max(c.floor, local_floor(c.worker_id)));
-  if (step != Step::ok) return step;
-  owned_->sequential = c;
-  // Sequential numbers are never given to anyone else: no lease to expire.
-  lease_.grant_indefinitely();
-  next_heartbeat_ = clock_.monotonic() + options_.settings.heartbeat_interval;
-  return Step::ok;
-}
-
-Coordinator::Step Coordinator::acquire_recycle() {
-  if (!pool_ready_) {
-    auto ready = pool_->ensure(*zk_, options_.zookeeper.connect_timeout);
-    if (!ready) {
-      spdlog::warn("cannot prepare the worker-ID pool: {}; retrying", ready.error().message);
-      return Step::retry;
-    }
-    pool_ready_ = true;
-  }
+Coordinator::Step Coordinator::renew() {
   const auto sent = clock_.monotonic();
   const std::int64_t sent_wall = clock_.wall_ms();
-  const InuseData data{token_, 0, sent_wall, 0, options_.settings.lease_timeout.count()};
-  std::optional<PoolClaim> claim;
-  if (previous_ && previous_->owner && !tried_takeover_) {
-    // Our previous run crashed holding this worker ID: take it back instead
-    // of claiming another, so a crash loop cannot drain the pool.
-    InuseData mine = data;
-    mine.floor = previous_->reserved_until;
-    auto taken = pool_->take_over(*zk_, previous_->worker_id, *previous_->owner, mine);
-    if (taken) {
-      spdlog::info("took over worker ID {} from our previous run (pid {})", previous_->worker_id,
-                   previous_->owner->pid);
-      claim = std::move(taken).value();
-    } else if (taken.error().code != CoordErrc::lost) {
-      spdlog::warn("cannot take back worker ID {}: {}; retrying", previous_->worker_id,
-                   taken.error().message);
-      return Step::retry;
-    }
-    tried_takeover_ = true;
-  }
-  if (!claim) {
-    auto claimed = pool_->claim(*zk_, data);
-    if (!claimed) {
-      const CoordError& e = claimed.error();
-      if (e.code == CoordErrc::pool_exhausted) {
-        gauges_.pool_exhausted.store(true);
-        spdlog::error("worker-ID pool exhausted: {}; not ready, retrying (reclaim_after {} ms "
-                      "frees the IDs of dead daemons)",
-                      e.message, options_.settings.reclaim_after.count());
-      } else {
-        spdlog::warn("cannot claim a worker ID: {}; retrying", e.message);
-      }
-      return Step::retry;
-    }
-    claim = std::move(claimed).value();
-  }
-  gauges_.pool_exhausted.store(false);
-  const std::int64_t received_wall = clock_.wall_ms();
-  PoolClaim& c = *claim;
-  const std::int64_t floor = std::max(c.data.floor, local_floor(c.worker_id));
-  const auto give_back = [&] {
-    if (auto released = pool_->release(*zk_, c, floor); !released) {
-      spdlog::warn("could not return worker ID {}: {}", c.worker_id, released.error().message);
-    }
-  };
-  const bool over = skewed(sent_wall, received_wall, c.mtime_ms);
-  if (over && booting_) {
-    give_back();
-    fail(skew_description() + "; refusing to start. Fix the clock, then restart");
-    return Step::fatal;
-  }
-  hold_if_skewed(over);  // later (a new worker ID after a loss): held, not fatal
-  const Step step = install(c.worker_id, c.path, c.data.owner, floor);
-  if (step != Step::ok) {
-    give_back();
-    return step;
-  }
-  owned_->pool = c;
-  lease_.extend_until(sent + options_.settings.lease_timeout);
-  next_heartbeat_ = sent + options_.settings.heartbeat_interval;
-  return Step::ok;
-}
-
-Coordinator::Step Coordinator::heartbeat() {
-  const auto sent = clock_.monotonic();
-  const std::int64_t sent_wall = clock_.wall_ms();
-  const std::int64_t hwm = generator_->high_water_mark_ms();
-  Result<void, CoordError> written = outcome::success();
-  std::int64_t mtime = 0;
-  if (owned_->pool) {
-    written = pool_->heartbeat(*zk_, *owned_->pool, sent_wall, hwm);
-    mtime = owned_->pool->mtime_ms;
-  } else {
-    auto stat = sequential_->heartbeat(*zk_, *owned_->sequential, sent_wall, hwm);
-    if (stat) mtime = stat.value().mtime_ms;
-    else written = stat.error();
-  }
+  auto written = strategy_->renew(*zk_, sent_wall, generator_->high_water_mark_ms());
   const std::int64_t received_wall = clock_.wall_ms();
   if (!written) {
     if (written.error().code == CoordErrc::lost) {
@@ -391,35 +300,49 @@ Coordinator::Step Coordinator::heartbeat() {
     return Step::retry;
   }
   gauges_.heartbeats.fetch_add(1, std::memory_order_relaxed);
-  if (owned_->pool) lease_.extend_until(sent + options_.settings.lease_timeout);
+  lease_.extend_until(sent + options_.settings.lease_timeout);
+  generator_->set_fence_ms(sent_wall + options_.settings.lease_timeout.count());
   next_heartbeat_ = sent + options_.settings.heartbeat_interval;
-
-  hold_if_skewed(skewed(sent_wall, received_wall, mtime));
-
-  if (owned_->pool) {
-    auto reclaimed = pool_->reclaim_stale(*zk_, mtime, options_.settings.reclaim_after, owned_->worker_id);
-    if (!reclaimed) {
-      spdlog::warn("reclaiming stale worker IDs failed: {}", reclaimed.error().message);
-    } else if (reclaimed.value() > 0) {
-      gauges_.workers_reclaimed.fetch_add(static_cast<std::uint64_t>(reclaimed.value()));
-      spdlog::info("returned {} stale worker ID(s) to the pool", reclaimed.value());
-    }
+  if (skew_fatal_at_boot(sent_wall, received_wall, written.value())) {
+    fail(skew_description() + "; refusing to start. Fix the clock, then restart");
+    return Step::fatal;
   }
+  reap(written.value());
   return Step::ok;
 }
 
+void Coordinator::reap(std::optional<std::int64_t> zk_now_ms) {
+  auto reaped = strategy_->reap(*zk_, zk_now_ms);
+  if (!reaped) {
+    spdlog::warn("reclaiming stale worker IDs failed: {}", reaped.error().message);
+    return;
+  }
+  const ReapResult& r = reaped.value();
+  if (r.moved > 0) {
+    gauges_.workers_reclaimed.fetch_add(static_cast<std::uint64_t>(r.moved));
+    spdlog::info("returned {} stale worker ID(s) to the pool", r.moved);
+  }
+  for (const std::uint32_t id : r.unreadable) {
+    if (reported_unreadable_.insert(id).second) {
+      spdlog::error("worker ID {} is stale, but its inuse node cannot be read: its floor is "
+                    "unknown, so it stays out of the pool (see snowflaked pool status)",
+                    id);
+    }
+  }
+}
+
 void Coordinator::lose(const std::string& why) {
+  // In this order: no request passes the lease check, none finds the
+  // generator, none completes an ID already begun; then the state file
+  // stops renewing (a write racing this cannot reopen a closed generator).
   lease_.revoke();
   slot_.clear();
-  gauges_.workers_lost.fetch_add(1, std::memory_order_relaxed);
-  spdlog::error("worker ID {} lost: {}; stopped issuing, acquiring another", owned_->worker_id, why);
   generator_->close();
-  {
-    std::lock_guard save(save_mutex_);
-    std::lock_guard lock(mutex_);
-    generator_ = nullptr;
-  }
-  owned_.reset();
+  reservation_->detach(false);
+  strategy_->forget(zk_.get());
+  gauges_.workers_lost.fetch_add(1, std::memory_order_relaxed);
+  spdlog::error("worker ID {} lost: {}; stopped issuing, acquiring another", worker_id_, why);
+  generator_ = nullptr;
 }
 
 Coordinator::Step Coordinator::setback(const CoordError& e, std::string_view doing) {
@@ -427,46 +350,13 @@ Coordinator::Step Coordinator::setback(const CoordError& e, std::string_view doi
     fail(e.message);
     return Step::fatal;
   }
-  spdlog::warn("{}: {}; retrying", doing, e.message);
+  log_retry(doing.empty() ? e.message : fmt::format("{}: {}", doing, e.message));
   return Step::retry;
 }
 
 void Coordinator::fail(const std::string& why) {
   spdlog::critical("{}", why);
   if (on_fatal_) on_fatal_(why);
-}
-
-void Coordinator::persist(bool final_write) {
-  std::lock_guard save(save_mutex_);
-  IdGenerator* generator = nullptr;
-  {
-    std::lock_guard lock(mutex_);
-    generator = generator_;
-  }
-  if (!generator) return;
-  StateRecord r = record_;
-  r.hwm = generator->high_water_mark_ms();
-  // Never lower the reservation while issuing: it is the next run's floor.
-  // The final write, after the generator is closed, can say exactly.
-  r.reserved_until =
-      final_write ? r.hwm
-                  : std::max(reserved_until_,
-                             clock_.wall_ms() + kReserveIntervals * options_.settings.persist_interval.count());
-  if (auto saved = state_file_.save(r); !saved) {
-    static std::atomic<int> failures{0};
-    if (failures.fetch_add(1) % 100 == 0) {
-      spdlog::error("cannot write the state file: {}; IDs stop once its reservation runs out",
-                    saved.error());
-    }
-    return;
-  }
-  record_ = r;
-  reserved_until_ = r.reserved_until;
-  if (!final_write) generator->set_time_ceiling_ms(r.reserved_until);
-}
-
-void Coordinator::persist_loop() {
-  while (wait_for(options_.settings.persist_interval)) persist(false);
 }
 
 void Coordinator::shutdown() {
@@ -477,34 +367,27 @@ void Coordinator::shutdown() {
   }
   wake_.notify_all();
   if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
-  if (persist_thread_.joinable()) persist_thread_.join();
-  if (owned_) {
+  if (generator_) {
     lease_.revoke();
     slot_.clear();
     generator_->close();
-    persist(true);
+    reservation_->detach(true);
     // The floor for the next owner: above all we issued and all earlier
     // owners may have.
-    std::int64_t hwm = generator_->high_water_mark_ms();
-    if (owned_->pool) hwm = std::max(hwm, owned_->pool->data.floor);
+    const std::int64_t floor = std::max(generator_->high_water_mark_ms(), owned_floor_);
     if (zk_ && !zk_->gone()) {
-      if (owned_->pool) {
-        if (auto released = pool_->release(*zk_, *owned_->pool, hwm); released) {
-          spdlog::info("worker ID {} returned to the pool with floor {}", owned_->worker_id,
-                       format_iso8601_ms(hwm));
-          std::lock_guard save(save_mutex_);
-          record_.owner.reset();  // nothing to take over next time
-          (void)state_file_.save(record_);
-        } else {
-          spdlog::warn("could not return worker ID {} to the pool: {} (it is reclaimed after "
-                       "reclaim_after)",
-                       owned_->worker_id, released.error().message);
-        }
-      } else if (owned_->sequential) {
-        (void)sequential_->heartbeat(*zk_, *owned_->sequential, clock_.wall_ms(), hwm);
+      if (auto back = strategy_->give_back(*zk_, floor); back) {
+        spdlog::info("worker ID {} given back with floor {}", worker_id_, format_iso8601_ms(floor));
+        reservation_->forget_owner();  // nothing to take over next time
+      } else {
+        spdlog::warn("could not give worker ID {} back: {} (it is reclaimed after reclaim_after, "
+                     "or taken over by our next run)",
+                     worker_id_, back.error().message);
       }
     }
+    generator_ = nullptr;
   }
+  if (reservation_) reservation_->stop();
   zk_.reset();
   gauges_.zookeeper.store(ZkConnection::connecting);
 }

@@ -29,6 +29,11 @@ json to_json(const OwnerToken& o) {
   return {{"host", o.host}, {"port", o.port}, {"pid", o.pid}, {"instance", o.instance}};
 }
 
+OwnerToken owner_of(const json& o) {
+  return {o.at("host").get<std::string>(), o.at("port").get<std::uint32_t>(),
+          o.at("pid").get<std::int64_t>(), o.at("instance").get<std::string>()};
+}
+
 }  // namespace
 
 OwnerToken OwnerToken::fresh(std::string host, std::uint32_t port) {
@@ -43,12 +48,18 @@ std::string OwnerToken::describe() const { return fmt::format("{}:{} pid {}", ho
 
 std::int64_t InuseData::last_possible_ms() const { return std::max({floor, hwm, ts + lease_ms}); }
 
+std::int64_t SequentialData::last_possible_ms(std::int64_t assumed_lease_ms) const {
+  return std::max({floor, hwm, ts + (owner ? lease_ms : assumed_lease_ms)});
+}
+
 std::optional<std::uint32_t> worker_id_of_node(std::string_view name) {
   std::uint32_t id = 0;
   const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
   if (ec != std::errc() || end != name.data() + name.size()) return std::nullopt;
   return id;
 }
+
+std::string encode(const OwnerToken& o) { return to_json(o).dump(); }
 
 std::string encode(const InuseData& d) {
   return json{{"owner", to_json(d.owner)}, {"floor", d.floor}, {"ts", d.ts}, {"hwm", d.hwm},
@@ -59,7 +70,14 @@ std::string encode(const InuseData& d) {
 std::string encode(const NotuseData& d) { return json{{"floor", d.floor}}.dump(); }
 
 std::string encode(const SequentialData& d) {
-  return json{{"host", d.host}, {"port", d.port}, {"ts", d.ts}, {"hwm", d.hwm}}.dump();
+  return json{{"host", d.host},
+              {"port", d.port},
+              {"owner", d.owner ? to_json(*d.owner) : json(nullptr)},
+              {"floor", d.floor},
+              {"ts", d.ts},
+              {"hwm", d.hwm},
+              {"lease_ms", d.lease_ms}}
+      .dump();
 }
 
 std::string encode(const LayoutSettings& l) {
@@ -69,11 +87,13 @@ std::string encode(const LayoutSettings& l) {
       .dump();
 }
 
+std::optional<OwnerToken> decode_owner(std::string_view text) {
+  return decode_with<OwnerToken>(text, [](const json& j) { return owner_of(j); });
+}
+
 std::optional<InuseData> decode_inuse(std::string_view text) {
   return decode_with<InuseData>(text, [](const json& j) {
-    const json& o = j.at("owner");
-    return InuseData{{o.at("host").get<std::string>(), o.at("port").get<std::uint32_t>(),
-                      o.at("pid").get<std::int64_t>(), o.at("instance").get<std::string>()},
+    return InuseData{owner_of(j.at("owner")),
                      j.at("floor").get<std::int64_t>(),
                      j.at("ts").get<std::int64_t>(),
                      j.at("hwm").get<std::int64_t>(),
@@ -88,8 +108,15 @@ std::optional<NotuseData> decode_notuse(std::string_view text) {
 
 std::optional<SequentialData> decode_sequential(std::string_view text) {
   return decode_with<SequentialData>(text, [](const json& j) {
-    return SequentialData{j.at("host").get<std::string>(), j.at("port").get<std::uint32_t>(),
-                          j.at("ts").get<std::int64_t>(), j.at("hwm").get<std::int64_t>()};
+    SequentialData d;
+    d.host = j.at("host").get<std::string>();
+    d.port = j.at("port").get<std::uint32_t>();
+    d.ts = j.at("ts").get<std::int64_t>();
+    d.hwm = j.at("hwm").get<std::int64_t>();
+    if (const auto o = j.find("owner"); o != j.end() && !o->is_null()) d.owner = owner_of(*o);
+    d.floor = j.value("floor", std::int64_t{0});
+    d.lease_ms = j.value("lease_ms", std::int64_t{0});
+    return d;
   });
 }
 

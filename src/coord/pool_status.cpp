@@ -122,6 +122,7 @@ Result<PoolStatus, CoordError> read_pool_status(ZkSession& zk, const std::string
     PoolMember m;
     m.worker_id = id;
     if (const auto data = decode_notuse(node.data)) m.floor = data->floor;
+    else m.unusable = true;
     status.notuse.push_back(std::move(m));
   }
   return status;
@@ -148,7 +149,8 @@ nlohmann::ordered_json to_json(const PoolStatus& s) {
   json notuse = json::array();
   for (const auto& m : s.notuse) {
     notuse.push_back({{"worker_id", m.worker_id},
-                      {"floor", m.floor > 0 ? json(format_iso8601_ms(m.floor)) : json(nullptr)}});
+                      {"floor", m.floor > 0 ? json(format_iso8601_ms(m.floor)) : json(nullptr)},
+                      {"unusable", m.unusable}});
   }
   return {{"pool", s.pool},
           {"size", s.size},
@@ -156,14 +158,22 @@ nlohmann::ordered_json to_json(const PoolStatus& s) {
           {"time", format_iso8601_ms(s.now_ms)},
           {"time_source", s.now_from_zookeeper ? "zookeeper" : "newest_heartbeat"},
           {"reclaim_after_ms", s.reclaim_after.count()},
+          {"unusable", s.unusable()},
           {"inuse", std::move(inuse)},
           {"notuse", std::move(notuse)}};
 }
 
+std::size_t PoolStatus::unusable() const {
+  return static_cast<std::size_t>(
+      std::count_if(notuse.begin(), notuse.end(), [](const PoolMember& m) { return m.unusable; }));
+}
+
 std::string to_text(const PoolStatus& s) {
-  std::string out = fmt::format("pool {}: {} worker IDs{}, {} in use, {} free\n", s.pool, s.size,
-                                s.complete ? "" : " (still being filled)", s.inuse.size(),
-                                s.notuse.size());
+  const std::size_t unusable = s.unusable();
+  std::string out = fmt::format(
+      "pool {}: {} worker IDs{}, {} in use, {} free{}\n", s.pool, s.size,
+      s.complete ? "" : " (still being filled)", s.inuse.size(), s.notuse.size() - unusable,
+      unusable ? fmt::format(", {} unusable (unreadable floor: never claimed)", unusable) : "");
   out += fmt::format("ZooKeeper time {}{}\n", format_iso8601_ms(s.now_ms),
                      s.now_from_zookeeper ? "" : " (approximate: the newest heartbeat; no right to create a probe node)");
   out += "\nIN USE\n";
@@ -177,8 +187,13 @@ std::string to_text(const PoolStatus& s) {
   if (s.inuse.empty()) out += "  (none)\n";
   out += "\nFREE\n";
   std::vector<std::uint32_t> never_used;
+  std::vector<std::uint32_t> unreadable;
   bool header = false;
   for (const auto& m : s.notuse) {
+    if (m.unusable) {
+      unreadable.push_back(m.worker_id);
+      continue;
+    }
     if (m.floor == 0) {
       never_used.push_back(m.worker_id);
       continue;
@@ -188,6 +203,9 @@ std::string to_text(const PoolStatus& s) {
     out += fmt::format("  {:>6}  {}\n", m.worker_id, floor_text(m.floor));
   }
   if (!never_used.empty()) out += fmt::format("  never used: {}\n", ranges(never_used));
+  if (!unreadable.empty()) {
+    out += fmt::format("  unusable (floor unreadable, never claimed): {}\n", ranges(unreadable));
+  }
   if (s.notuse.empty()) out += "  (none)\n";
   return out;
 }

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <set>
 #include <thread>
 
 namespace snowflake::coord {
@@ -40,11 +40,13 @@ RecyclePool::RecyclePool(std::string root, std::uint32_t max_worker_id)
       inuse_(pool_ + "/inuse"),
       notuse_(pool_ + "/notuse"),
       lock_(pool_ + "/init-lock"),
+      clock_(pool_ + "/clock"),
+      alive_(root),
       max_worker_id_(max_worker_id),
       random_(std::random_device{}()) {}
 
 Result<void, CoordError> RecyclePool::ensure(ZkSession& zk, std::chrono::milliseconds patience) {
-  for (const auto& path : {inuse_, notuse_}) {
+  for (const auto& path : {inuse_, notuse_, clock_, alive_.dir()}) {
     if (auto made = zk.ensure_path(path); !made) return CoordError::from(made.error());
   }
   const auto deadline = std::chrono::steady_clock::now() + patience;
@@ -59,6 +61,11 @@ Result<void, CoordError> RecyclePool::ensure(ZkSession& zk, std::chrono::millise
     auto locked = zk.create(lock_, "", CreateMode::ephemeral);
     if (locked) return fill(zk);
     if (locked.error().code != ZkErrc::node_exists) return CoordError::from(locked.error());
+    // Ours already: an earlier create whose answer a lost connection hid.
+    // Waiting for "the other daemon" would wait for ourselves.
+    auto holder = zk.exists(lock_);
+    if (!holder) return CoordError::from(holder.error());
+    if (holder.value() && holder.value()->ephemeral_owner == zk.session_id()) return fill(zk);
     if (std::chrono::steady_clock::now() >= deadline) {
       return CoordError{CoordErrc::zookeeper,
                         fmt::format("another daemon is still filling the pool ({} exists)", lock_)};
@@ -112,6 +119,12 @@ Result<std::int32_t, CoordError> RecyclePool::move_count(ZkSession& zk) {
   return stat.value()->version;
 }
 
+Result<std::int64_t, CoordError> RecyclePool::zookeeper_now(ZkSession& zk) {
+  auto written = zk.set(clock_, "", -1);
+  if (!written) return CoordError::from(written.error());
+  return written.value().mtime_ms;
+}
+
 Result<std::pair<InuseData, NodeStat>, CoordError> RecyclePool::read_owned(
     ZkSession& zk, const std::string& path, const OwnerToken& owner) {
   auto node = zk.get(path);
@@ -128,11 +141,80 @@ Result<PoolClaim, CoordError> RecyclePool::read_claim(ZkSession& zk, std::uint32
                                                       const OwnerToken& owner) {
   const std::string path = inuse_path(id);
   BOOST_OUTCOME_TRY(node, read_owned(zk, path, owner));
+  BOOST_OUTCOME_TRY(holder, alive_.holder(zk, id));
   const NodeStat& s = node.second;
-  return PoolClaim{id, path, node.first, s.version, s.czxid, s.mtime_ms};
+  // The lost write created our alive node in the session that sent it; if
+  // that session has ended since, the next heartbeat makes it again.
+  const std::int64_t alive_session =
+      holder && holder->session == zk.session_id() ? holder->session : 0;
+  if (holder && alive_session == 0 && holder->owner != owner) {
+    return lost(alive_.path(id), fmt::format("is held by {}", holder->describe()));
+  }
+  return PoolClaim{id, path, node.first, s.version, s.czxid, s.mtime_ms, false, alive_session};
 }
 
-Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, InuseData data) {
+Result<ClaimPlan, CoordError> RecyclePool::plan_claim(ZkSession& zk, std::uint32_t worker_id) {
+  // The count first: a move made after it (of this node or any other) fails
+  // the commit, so the floor read below is still the node's when it applies.
+  BOOST_OUTCOME_TRY(count, move_count(zk));
+  auto node = zk.get(notuse_path(worker_id));
+  if (!node) {
+    if (node.error().code == ZkErrc::no_node) return lost(notuse_path(worker_id), "was just taken");
+    return CoordError::from(node.error());
+  }
+  const auto free = decode_notuse(node.value().data);
+  if (!free) {
+    return CoordError{CoordErrc::unusable,
+                      fmt::format("{} holds \"{}\", not a floor: the last instant its earlier "
+                                  "owner used is unknown, so it is never claimed (an operator who "
+                                  "knows it may write {{\"floor\": <Unix ms, at or after it>}})",
+                                  notuse_path(worker_id), node.value().data)};
+  }
+  return ClaimPlan{worker_id, count, node.value().stat.version, free->floor};
+}
+
+Result<PoolClaim, CoordError> RecyclePool::commit_claim(ZkSession& zk, const ClaimPlan& plan,
+                                                        InuseData data) {
+  const std::uint32_t id = plan.worker_id;
+  data.floor = std::max(data.floor, plan.floor);
+  auto moved = zk.multi({ZkOp::set(inuse_, "", plan.move_count),
+                         ZkOp::remove(notuse_path(id), plan.notuse_version),
+                         ZkOp::create(inuse_path(id), encode(data)), alive_.create(id, data.owner)});
+  if (moved) {
+    // The new node's version and czxid come from reading it back; until
+    // that answers, the claim counts as one whose answer was lost.
+    unsure_claim_ = id;
+    BOOST_OUTCOME_TRY(claim, read_claim(zk, id, data.owner));
+    unsure_claim_.reset();
+    claim.answered = true;
+    claim.mtime_ms = moved.value()[0].mtime_ms;  // one transaction, one time
+    claim.alive_session = zk.session_id();
+    return claim;
+  }
+  const ZkError& e = moved.error();
+  if (e.path == alive_.path(id) && e.code == ZkErrc::node_exists) {
+    auto holder = alive_.holder(zk, id);
+    return CoordError{CoordErrc::held,
+                      fmt::format("worker ID {} is free but still held by {}", id,
+                                  holder && holder.value() ? holder.value()->describe() : "a session")};
+  }
+  if (is_race(e)) return lost(notuse_path(id), "moved since it was read");
+  if (is_unsure(e)) {
+    // Applied or not: the node tells. Unreadable now: the next claim asks first.
+    unsure_claim_ = id;
+    auto outcome = read_claim(zk, id, data.owner);
+    if (outcome) unsure_claim_.reset();
+    if (!outcome && outcome.error().code == CoordErrc::lost) {
+      unsure_claim_.reset();
+      return lost(notuse_path(id), "was not ours after a lost answer");
+    }
+    return outcome;
+  }
+  return CoordError::from(e);
+}
+
+Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, InuseData data,
+                                                 std::int64_t max_floor_ms) {
   if (unsure_claim_) {
     auto earlier = read_claim(zk, *unsure_claim_, data.owner);
     if (earlier) {
@@ -153,47 +235,90 @@ Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, InuseData data) 
     std::rotate(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(random_() % free.size()),
                 free.end());
   }
-  const InuseData requested = data;
+  int far = 0;
+  int held = 0;
+  std::int64_t nearest_far_floor = INT64_MAX;
   for (const std::uint32_t id : free) {
-    auto node = zk.get(notuse_path(id));
-    if (!node) {
-      if (node.error().code == ZkErrc::no_node) continue;  // just taken
-      return CoordError::from(node.error());
+    for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+      auto plan = plan_claim(zk, id);
+      if (!plan) {
+        if (plan.error().code == CoordErrc::unusable) {
+          if (unusable_.insert(id).second) spdlog::error("worker ID {} skipped: {}", id, plan.error().message);
+        } else if (plan.error().code != CoordErrc::lost) {
+          return plan.error();
+        }
+        break;  // taken meanwhile, or unusable: the next one
+      }
+      unusable_.erase(id);
+      if (std::max(data.floor, plan.value().floor) > max_floor_ms) {
+        ++far;
+        nearest_far_floor = std::min(nearest_far_floor, plan.value().floor);
+        break;
+      }
+      auto claimed = commit_claim(zk, plan.value(), data);
+      if (claimed || claimed.error().code == CoordErrc::zookeeper) return claimed;
+      if (claimed.error().code == CoordErrc::held) {
+        ++held;
+        break;
+      }
+      // lost: the pool moved since the plan; read this one again.
     }
-    data = requested;
-    if (const auto old = decode_notuse(node.value().data)) data.floor = std::max(data.floor, old->floor);
-    auto moved = zk.multi({ZkOp::remove(notuse_path(id), node.value().stat.version),
-                           ZkOp::create(inuse_path(id), encode(data)), ZkOp::set(inuse_, "", -1)});
-    if (moved) return read_claim(zk, id, data.owner);
-    if (is_race(moved.error())) continue;  // someone else took it first
-    if (is_unsure(moved.error())) {
-      unsure_claim_ = id;
-      auto outcome = read_claim(zk, id, data.owner);
-      if (outcome) unsure_claim_.reset();
-      if (outcome || outcome.error().code != CoordErrc::lost) return outcome;
-      unsure_claim_.reset();
-      continue;
-    }
-    return CoordError::from(moved.error());
+  }
+  if (far > 0) {
+    return CoordError{CoordErrc::floors_ahead,
+                      fmt::format("{} free worker ID(s) have floors too far ahead of the wall clock "
+                                  "(the nearest is {} ms beyond what we may wait out)",
+                                  far, nearest_far_floor - max_floor_ms)};
   }
   return CoordError{CoordErrc::pool_exhausted,
-                    fmt::format("every worker ID in {} is in use ({} IDs)", notuse_,
-                                std::uint64_t{max_worker_id_} + 1)};
+                    fmt::format("every worker ID in {} is in use ({} IDs{}{})", notuse_,
+                                std::uint64_t{max_worker_id_} + 1,
+                                held > 0 ? fmt::format(", {} free but still held by a live session", held) : "",
+                                unusable_.empty()
+                                    ? ""
+                                    : fmt::format(", {} unusable: unreadable floor", unusable_.size()))};
 }
 
 Result<PoolClaim, CoordError> RecyclePool::take_over(ZkSession& zk, std::uint32_t worker_id,
-                                                     const OwnerToken& previous, InuseData data) {
+                                                     const OwnerToken& previous, InuseData data,
+                                                     std::int64_t max_floor_ms) {
   const std::string path = inuse_path(worker_id);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(count, move_count(zk));
-    BOOST_OUTCOME_TRY(node, read_owned(zk, path, previous));
-    const InuseData& old = node.first;
+    auto node = zk.get(path);
+    if (!node) {
+      if (node.error().code == ZkErrc::no_node) return lost(path, "does not exist any more");
+      return CoordError::from(node.error());
+    }
+    const auto old = decode_inuse(node.value().data);
+    // Ours already: an earlier takeover whose answer was lost.
+    if (old && old->owner == data.owner) return read_claim(zk, worker_id, data.owner);
+    if (!old || old->owner != previous) return lost(path, "belongs to another owner");
+    BOOST_OUTCOME_TRY(holder, alive_.holder(zk, worker_id));
+    if (holder) {
+      if (holder->owner == previous) {
+        return CoordError{CoordErrc::held,
+                          fmt::format("worker ID {} is still held by the session of our previous "
+                                      "run, {}, which ZooKeeper has not ended yet",
+                                      worker_id, holder->describe())};
+      }
+      return lost(alive_.path(worker_id), fmt::format("is held by {}", holder->describe()));
+    }
     // Our previous run may have issued up to its high-water mark; the state
     // file (in data.floor) knows a tighter bound for what came later.
-    data.floor = std::max({data.floor, old.floor, old.hwm});
-    auto moved = zk.multi({ZkOp::set(path, encode(data), node.second.version),
-                           ZkOp::set(inuse_, "", count)});
-    if (moved) return read_claim(zk, worker_id, data.owner);
+    data.floor = std::max({data.floor, old->floor, old->hwm});
+    if (data.floor > max_floor_ms) {
+      return CoordError{CoordErrc::floors_ahead,
+                        fmt::format("worker ID {}'s floor is {} ms beyond what we may wait out",
+                                    worker_id, data.floor - max_floor_ms)};
+    }
+    auto moved = zk.multi({ZkOp::set(inuse_, "", count),
+                           ZkOp::set(path, encode(data), node.value().stat.version),
+                           alive_.create(worker_id, data.owner)});
+    if (moved) {
+      const NodeStat& s = moved.value()[1];
+      return PoolClaim{worker_id, path, data, s.version, s.czxid, s.mtime_ms, true, zk.session_id()};
+    }
     if (is_unsure(moved.error())) {
       auto outcome = read_claim(zk, worker_id, data.owner);
       if (outcome || outcome.error().code != CoordErrc::lost) return outcome;
@@ -209,6 +334,7 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
   InuseData next = claim.data;
   next.ts = ts;
   next.hwm = hwm;
+  const std::string alive_path = alive_.path(claim.worker_id);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     // The write goes through only if no move happened since this check that
     // the node is ours: no reclaim-and-claim can slip in between.
@@ -221,15 +347,36 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
     // Still our token, at a later version: an earlier write of ours whose
     // answer a lost connection swallowed. Nobody else writes our token.
     claim.version = node.second.version;
-    auto written =
-        zk.multi({ZkOp::check(inuse_, count), ZkOp::set(claim.path, encode(next), claim.version)});
+    // A new session (the old one expired) holds nothing: make our alive node
+    // again; within one session, check that it is still there.
+    const bool remake_alive = claim.alive_session != zk.session_id();
+    auto written = zk.multi({ZkOp::check(inuse_, count),
+                             ZkOp::set(claim.path, encode(next), claim.version),
+                             remake_alive ? alive_.create(claim.worker_id, claim.data.owner)
+                                          : ZkOp::check(alive_path, -1)});
     if (written) {
       claim.data = next;
       claim.version = written.value()[1].version;
       claim.mtime_ms = written.value()[1].mtime_ms;
+      claim.alive_session = zk.session_id();
       return outcome::success();
     }
     const ZkError& e = written.error();
+    if (e.path == alive_path) {
+      if (e.code == ZkErrc::no_node) {  // removed by hand: make it again
+        claim.alive_session = 0;
+        continue;
+      }
+      if (e.code == ZkErrc::node_exists) {
+        BOOST_OUTCOME_TRY(holder, alive_.holder(zk, claim.worker_id));
+        if (holder && holder->session == zk.session_id()) {  // made by our lost write
+          claim.alive_session = holder->session;
+          continue;
+        }
+        if (holder) return lost(alive_path, fmt::format("is held by {}", holder->describe()));
+        continue;  // gone meanwhile
+      }
+    }
     if (e.path == inuse_ && e.code == ZkErrc::bad_version) continue;  // a move elsewhere: read again
     if (e.code == ZkErrc::bad_version || e.code == ZkErrc::no_node) continue;  // read what happened
     return CoordError::from(e);  // connection loss and the like: the next try reads the outcome
@@ -238,18 +385,18 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
                     fmt::format("the pool kept moving during our heartbeat of {}", claim.path)};
 }
 
-Result<int, CoordError> RecyclePool::reclaim_stale(ZkSession& zk, std::int64_t zk_now_ms,
-                                                   std::chrono::milliseconds reclaim_after,
-                                                   std::uint32_t our_worker_id) {
+Result<ReapResult, CoordError> RecyclePool::reclaim_stale(ZkSession& zk, std::int64_t zk_now_ms,
+                                                          std::chrono::milliseconds reclaim_after,
+                                                          std::optional<std::uint32_t> our_worker_id) {
   // Read the move count before any node: a move made after our readings
   // changes it, and the multi below then fails instead of acting on them.
   BOOST_OUTCOME_TRY(count, move_count(zk));
   auto names = zk.children(inuse_);
   if (!names) return CoordError::from(names.error());
-  int moved = 0;
+  ReapResult result;
   for (const auto& name : names.value()) {
     const auto id = parse_id(name, max_worker_id_);
-    if (!id || *id == our_worker_id) continue;
+    if (!id || id == our_worker_id) continue;
     auto node = zk.get(inuse_path(*id));
     if (!node) {
       if (node.error().code == ZkErrc::no_node) continue;
@@ -257,21 +404,31 @@ Result<int, CoordError> RecyclePool::reclaim_stale(ZkSession& zk, std::int64_t z
     }
     const NodeStat& s = node.value().stat;
     if (zk_now_ms - s.mtime_ms <= reclaim_after.count()) continue;
-    // Its owner stopped issuing by its lease, long ago; the next owner must
-    // still start above anything it may have issued.
     const auto old = decode_inuse(node.value().data);
-    const std::int64_t floor = old ? old->last_possible_ms() : zk_now_ms;
-    auto done = zk.multi({ZkOp::remove(inuse_path(*id), s.version),
-                          ZkOp::create(notuse_path(*id), encode(NotuseData{floor})),
-                          ZkOp::set(inuse_, "", count)});
-    if (!done) {
-      if (is_race(done.error()) || is_unsure(done.error())) break;  // the next pass reads afresh
-      return CoordError::from(done.error());
+    if (!old) {  // no floor to hand on: an operator must look
+      result.unreadable.push_back(*id);
+      continue;
     }
-    ++moved;
+    // Its owner stopped issuing by its lease and its time fence, long ago;
+    // the next owner starts above anything it may have issued. Its session
+    // must have ended too (no alive node): one live owner per worker ID.
+    const auto [make, remove] = alive_.absent(*id);
+    auto done = zk.multi({ZkOp::set(inuse_, "", count), ZkOp::remove(inuse_path(*id), s.version),
+                          ZkOp::create(notuse_path(*id), encode(NotuseData{old->last_possible_ms()})),
+                          make, remove});
+    if (!done) {
+      const ZkError& e = done.error();
+      if (e.path == alive_.path(*id) && e.code == ZkErrc::node_exists) {
+        result.held.push_back(*id);
+        continue;
+      }
+      if (is_race(e) || is_unsure(e)) break;  // the next pass reads afresh
+      return CoordError::from(e);
+    }
+    ++result.moved;
     ++count;
   }
-  return moved;
+  return result;
 }
 
 Result<void, CoordError> RecyclePool::release(ZkSession& zk, const PoolClaim& claim,
@@ -281,9 +438,11 @@ Result<void, CoordError> RecyclePool::release(ZkSession& zk, const PoolClaim& cl
     BOOST_OUTCOME_TRY(node, read_owned(zk, claim.path, claim.data.owner));
     const NodeStat& s = node.second;
     if (s.czxid != claim.czxid) return lost(claim.path, "was reclaimed and given to another owner");
-    auto done = zk.multi({ZkOp::remove(claim.path, s.version),
-                          ZkOp::create(notuse_path(claim.worker_id), encode(NotuseData{floor})),
-                          ZkOp::set(inuse_, "", count)});
+    std::vector<ZkOp> ops{ZkOp::set(inuse_, "", count), ZkOp::remove(claim.path, s.version),
+                          ZkOp::create(notuse_path(claim.worker_id), encode(NotuseData{floor}))};
+    const bool ours_alive = claim.alive_session == zk.session_id() && claim.alive_session != 0;
+    if (ours_alive) ops.push_back(ZkOp::remove(alive_.path(claim.worker_id), -1));
+    auto done = zk.multi(ops);
     if (done) return outcome::success();
     if (!is_race(done.error()) && !is_unsure(done.error())) return CoordError::from(done.error());
   }

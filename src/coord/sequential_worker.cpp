@@ -10,18 +10,19 @@ namespace snowflake::coord {
 namespace {
 
 constexpr std::size_t kSequenceDigits = 10;  // ZooKeeper's %010d suffix
+constexpr int kMaxAttempts = 5;
+
+bool is_unsure(const ZkError& e) {
+  return e.code == ZkErrc::connection_loss || e.code == ZkErrc::operation_timeout;
+}
 
 }  // namespace
 
 SequentialWorker::SequentialWorker(std::string root, std::string name, std::uint32_t max_worker_id)
-    : forever_(std::move(root) + "/forever"), name_(std::move(name)), max_worker_id_(max_worker_id) {
+    : forever_(root + "/forever"), alive_(root), name_(std::move(name)), max_worker_id_(max_worker_id) {
   const auto colon = name_.rfind(':');
   host_ = name_.substr(0, colon);
   port_ = static_cast<std::uint32_t>(std::stoul(name_.substr(colon + 1)));
-}
-
-SequentialData SequentialWorker::data(std::int64_t now_ms, std::int64_t hwm) const {
-  return {host_, port_, now_ms, hwm};
 }
 
 std::optional<std::pair<std::string, std::uint64_t>> SequentialWorker::find_ours(
@@ -39,60 +40,160 @@ std::optional<std::pair<std::string, std::uint64_t>> SequentialWorker::find_ours
   return best;
 }
 
-Result<SequentialClaim, CoordError> SequentialWorker::acquire(ZkSession& zk, std::int64_t now_ms) {
-  if (auto made = zk.ensure_path(forever_); !made) return CoordError::from(made.error());
-  // Bounded: a lost connection during the create is resolved by listing again.
-  for (int attempt = 0; attempt < 5; ++attempt) {
+Result<void, CoordError> SequentialWorker::take_alive(ZkSession& zk, std::uint32_t id,
+                                                      const OwnerToken& owner) {
+  auto made = zk.create(alive_.path(id), encode(owner), CreateMode::ephemeral);
+  if (made) return outcome::success();
+  if (made.error().code != ZkErrc::node_exists && !is_unsure(made.error())) {
+    return CoordError::from(made.error());
+  }
+  BOOST_OUTCOME_TRY(holder, alive_.holder(zk, id));
+  if (holder && holder->session == zk.session_id()) return outcome::success();  // a lost answer
+  if (!holder) return CoordError::from(made.error());  // gone meanwhile: try again
+  return CoordError{CoordErrc::held,
+                    fmt::format("the identity {} (worker ID {}) is in use by {}; waiting for it to "
+                                "stop (two daemons with one coordinator.advertise?)",
+                                name_, id, holder->describe())};
+}
+
+Result<SequentialClaim, CoordError> SequentialWorker::acquire(
+    ZkSession& zk, const OwnerToken& owner, std::int64_t now_ms, std::int64_t lease_ms,
+    std::int64_t max_floor_ms, const std::optional<Predecessor>& predecessor) {
+  for (const auto& dir : {forever_, alive_.dir()}) {
+    if (auto made = zk.ensure_path(dir); !made) return CoordError::from(made.error());
+  }
+  // Bounded: a lost connection during a create is resolved by listing again.
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     auto children = zk.children(forever_);
     if (!children) return CoordError::from(children.error());
     auto ours = find_ours(children.value());
-    std::int64_t floor = 0;
     if (!ours) {
-      auto created = zk.create(forever_ + "/" + name_ + "-", encode(data(now_ms, 0)),
+      SequentialData fresh{host_, port_, owner, 0, now_ms, 0, lease_ms};
+      auto created = zk.create(forever_ + "/" + name_ + "-", encode(fresh),
                                CreateMode::persistent_sequential);
-      if (!created) {
-        const auto code = created.error().code;
-        // The create may have happened: the next listing tells.
-        if (code == ZkErrc::connection_loss || code == ZkErrc::operation_timeout) continue;
-        return CoordError::from(created.error());
-      }
-      continue;  // list again: picks the lowest of ours, should a lost create have made two
+      // Created or not (a lost answer), the next listing tells; should a lost
+      // create have made two, the lowest number is ours.
+      if (!created && !is_unsure(created.error())) return CoordError::from(created.error());
+      continue;
     }
     const std::string path = forever_ + "/" + ours->first;
     if (ours->second > max_worker_id_) {
       return CoordError{CoordErrc::workers_exhausted,
                         fmt::format("worker IDs exhausted: {} has number {}, above the layout's "
-                                    "largest worker ID {}; use the recycle strategy "
-                                    "(coordinator.type \"recycle\") or more layout.worker_bits",
+                                    "largest worker ID {}; numbers are never reused. Use the "
+                                    "recycle strategy (coordinator.type \"recycle\") or more "
+                                    "layout.worker_bits, with a new zookeeper.root",
                                     path, ours->second, max_worker_id_)};
     }
+    const auto id = static_cast<std::uint32_t>(ours->second);
+    BOOST_OUTCOME_TRYV(take_alive(zk, id, owner));
+
     auto node = zk.get(path);
     if (!node) return CoordError::from(node.error());
-    if (const auto old = decode_sequential(node.value().data)) floor = std::max(old->hwm, old->ts);
-    auto written = zk.set(path, encode(data(now_ms, floor)), node.value().stat.version);
-    if (!written) {
-      if (written.error().code == ZkErrc::bad_version) continue;  // someone wrote meanwhile
-      return CoordError::from(written.error());
+    const auto old = decode_sequential(node.value().data);
+    if (!old) {
+      return CoordError{CoordErrc::unusable,
+                        fmt::format("{} holds \"{}\", which is not ours to read: the last instant "
+                                    "its earlier holder used is unknown",
+                                    path, node.value().data)};
     }
-    return SequentialClaim{static_cast<std::uint32_t>(ours->second), path, floor,
-                           written.value().mtime_ms};
+    std::int64_t floor = 0;
+    if (old->owner == owner) {
+      floor = std::max(old->floor, old->hwm);  // our own write, whose answer was lost
+    } else if (predecessor && predecessor->node == path && old->owner == predecessor->owner) {
+      // Written last by our own previous run, which is dead: its state file
+      // reserved everything it could issue.
+      floor = std::max({predecessor->reserved_until, old->floor, old->hwm});
+    } else {
+      floor = old->last_possible_ms(lease_ms);
+    }
+    if (floor > max_floor_ms) {
+      (void)zk.remove(alive_.path(id), -1);  // let it go until the clock comes closer
+      return CoordError{CoordErrc::floors_ahead,
+                        fmt::format("the floor of {} (worker ID {}) is {} ms beyond what we may "
+                                    "wait out",
+                                    path, id, floor - max_floor_ms)};
+    }
+    SequentialData mine{host_, port_, owner, floor, now_ms, floor, lease_ms};
+    auto written = zk.set(path, encode(mine), node.value().stat.version);
+    if (written) {
+      return SequentialClaim{id, path, mine, written.value().version, written.value().mtime_ms, true,
+                             zk.session_id()};
+    }
+    if (written.error().code == ZkErrc::bad_version || is_unsure(written.error())) continue;
+    return CoordError::from(written.error());
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("could not settle our node under {} (connection kept failing)", forever_)};
 }
 
-Result<NodeStat, CoordError> SequentialWorker::heartbeat(ZkSession& zk, const SequentialClaim& claim,
-                                                         std::int64_t now_ms, std::int64_t hwm) {
-  // Any version: the node is ours for good, and a lost write is simply
-  // repeated by the next heartbeat.
-  auto written = zk.set(claim.path, encode(data(now_ms, hwm)), -1);
-  if (!written) {
-    if (written.error().code == ZkErrc::no_node) {
+Result<void, CoordError> SequentialWorker::heartbeat(ZkSession& zk, SequentialClaim& claim,
+                                                     std::int64_t now_ms, std::int64_t hwm) {
+  SequentialData next = claim.data;
+  next.ts = now_ms;
+  next.hwm = hwm;
+  const std::string alive_path = alive_.path(claim.worker_id);
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    const bool remake_alive = claim.alive_session != zk.session_id();
+    auto written = zk.multi({ZkOp::set(claim.path, encode(next), claim.version),
+                             remake_alive ? alive_.create(claim.worker_id, claim.data.owner.value())
+                                          : ZkOp::check(alive_path, -1)});
+    if (written) {
+      claim.data = next;
+      claim.version = written.value()[0].version;
+      claim.mtime_ms = written.value()[0].mtime_ms;
+      claim.alive_session = zk.session_id();
+      return outcome::success();
+    }
+    const ZkError& e = written.error();
+    if (e.path == alive_path && e.code == ZkErrc::no_node) {  // removed by hand: make it again
+      claim.alive_session = 0;
+      continue;
+    }
+    if (e.path == alive_path && e.code == ZkErrc::node_exists) {
+      BOOST_OUTCOME_TRY(holder, alive_.holder(zk, claim.worker_id));
+      if (holder && holder->session == zk.session_id()) {
+        claim.alive_session = holder->session;
+        continue;
+      }
+      if (holder) {
+        return CoordError{CoordErrc::lost,
+                          fmt::format("{} is held by {}", alive_path, holder->describe())};
+      }
+      continue;
+    }
+    if (e.path == claim.path && e.code == ZkErrc::no_node) {
       return CoordError{CoordErrc::lost, fmt::format("{} was deleted", claim.path)};
     }
-    return CoordError::from(written.error());
+    if (e.path == claim.path && e.code == ZkErrc::bad_version) {
+      // Our own earlier write whose answer was lost, or another daemon's.
+      auto node = zk.get(claim.path);
+      if (!node) return CoordError::from(node.error());
+      const auto now = decode_sequential(node.value().data);
+      if (!now || now->owner != claim.data.owner) {
+        return CoordError{CoordErrc::lost,
+                          fmt::format("{} was written by another daemon", claim.path)};
+      }
+      claim.version = node.value().stat.version;
+      continue;
+    }
+    return CoordError::from(e);
   }
-  return written.value();
+  return CoordError{CoordErrc::zookeeper, fmt::format("{} kept changing during our heartbeat", claim.path)};
+}
+
+Result<void, CoordError> SequentialWorker::release(ZkSession& zk, SequentialClaim& claim,
+                                                   std::int64_t floor) {
+  SequentialData last = claim.data;
+  last.ts = floor;
+  last.hwm = floor;
+  last.lease_ms = 0;  // nothing after ts
+  std::vector<ZkOp> ops{ZkOp::set(claim.path, encode(last), claim.version)};
+  if (claim.alive_session == zk.session_id()) ops.push_back(ZkOp::remove(alive_.path(claim.worker_id), -1));
+  auto done = zk.multi(ops);
+  if (!done) return CoordError::from(done.error());
+  claim.data = last;
+  return outcome::success();
 }
 
 }  // namespace snowflake::coord

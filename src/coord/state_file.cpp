@@ -17,7 +17,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kFormatVersion = 1;
+// 2 added boot_id and dir_id; files of format 1 are still read.
+constexpr int kFormatVersion = 2;
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -43,34 +44,36 @@ Result<std::optional<StateRecord>, std::string> StateFile::load() const {
   text << in.rdbuf();
   const json j = json::parse(text.str(), nullptr, false);
   try {
-    if (!j.is_object() || j.at("format").get<int>() != kFormatVersion) throw std::runtime_error("format");
+    const int format = j.is_object() ? j.at("format").get<int>() : 0;
+    if (format != 1 && format != kFormatVersion) throw std::runtime_error("format");
     StateRecord r;
     r.strategy = j.at("strategy").get<std::string>();
     r.root = j.at("root").get<std::string>();
     r.worker_id = j.at("worker_id").get<std::uint32_t>();
     r.node = j.at("node").get<std::string>();
     if (const auto& o = j.at("owner"); !o.is_null()) {
-      r.owner = OwnerToken{o.at("host").get<std::string>(), o.at("port").get<std::uint32_t>(),
-                           o.at("pid").get<std::int64_t>(), o.at("instance").get<std::string>()};
+      r.owner = decode_owner(o.dump());
+      if (!r.owner) throw std::runtime_error("owner");
     }
     const auto layout = decode_layout(j.at("layout").dump());
     if (!layout) throw std::runtime_error("layout");
     r.layout = *layout;
     r.hwm = j.at("hwm").get<std::int64_t>();
     r.reserved_until = j.at("reserved_until").get<std::int64_t>();
+    if (format >= 2) {
+      r.boot_id = j.at("boot_id").get<std::string>();
+      r.dir_id = j.at("dir_id").get<std::string>();
+    }
     return std::optional<StateRecord>(std::move(r));
   } catch (const std::exception&) {
-    return fmt::format("{}: not a snowflaked state file (format {}); move it away to start afresh",
+    return fmt::format("{}: not a snowflaked state file (format 1 or {}); move it away to start "
+                       "afresh",
                        path_, kFormatVersion);
   }
 }
 
 Result<void, std::string> StateFile::save(const StateRecord& r) const {
-  json owner = nullptr;
-  if (r.owner) {
-    owner = {{"host", r.owner->host}, {"port", r.owner->port}, {"pid", r.owner->pid},
-             {"instance", r.owner->instance}};
-  }
+  const json owner = r.owner ? json::parse(encode(*r.owner)) : json(nullptr);
   const std::string text = json{{"format", kFormatVersion},
                                 {"strategy", r.strategy},
                                 {"root", r.root},
@@ -79,12 +82,14 @@ Result<void, std::string> StateFile::save(const StateRecord& r) const {
                                 {"owner", owner},
                                 {"layout", json::parse(encode(r.layout))},
                                 {"hwm", r.hwm},
-                                {"reserved_until", r.reserved_until}}
+                                {"reserved_until", r.reserved_until},
+                                {"boot_id", r.boot_id},
+                                {"dir_id", r.dir_id}}
                                .dump() +
                            "\n";
   const std::string temp = path_ + ".tmp";
   {
-    Fd out{::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+    Fd out{::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
     if (out.fd < 0) return fmt::format("{}: cannot create: {}", temp, errno_text());
     std::size_t done = 0;
     while (done < text.size()) {

@@ -29,7 +29,14 @@ ZkErrc classify(int rc) {
 }
 
 NodeStat to_stat(const Stat& s) {
-  return {s.version, s.mtime, s.ctime, s.mzxid, s.czxid, s.dataLength, s.numChildren};
+  return {.version = s.version,
+          .mtime_ms = s.mtime,
+          .ctime_ms = s.ctime,
+          .mzxid = s.mzxid,
+          .czxid = s.czxid,
+          .ephemeral_owner = s.ephemeralOwner,
+          .data_length = s.dataLength,
+          .num_children = s.numChildren};
 }
 
 // World may read; only the identity that created a node may change it.
@@ -228,8 +235,8 @@ Result<std::vector<NodeStat>, ZkError> ZkSession::multi(const std::vector<ZkOp>&
       case ZkOp::Kind::create:
         created[i].resize(op.path.size() + 32);
         zoo_create_op_init(&zops[i], op.path.c_str(), op.data.data(),
-                           static_cast<int>(op.data.size()), acl, 0, created[i].data(),
-                           static_cast<int>(created[i].size()));
+                           static_cast<int>(op.data.size()), acl, op.ephemeral ? ZOO_EPHEMERAL : 0,
+                           created[i].data(), static_cast<int>(created[i].size()));
         break;
       case ZkOp::Kind::remove: zoo_delete_op_init(&zops[i], op.path.c_str(), op.version); break;
       case ZkOp::Kind::set:
@@ -268,6 +275,8 @@ std::pair<std::int64_t, std::string> ZkSession::client_id() const {
   const clientid_t* id = zoo_client_id(handle_);
   return {id->client_id, std::string(id->passwd, sizeof id->passwd)};
 }
+
+std::int64_t ZkSession::session_id() const { return zoo_client_id(handle_)->client_id; }
 
 std::chrono::milliseconds ZkSession::negotiated_timeout() const {
   return std::chrono::milliseconds(zoo_recv_timeout(handle_));

@@ -182,6 +182,12 @@ Response issue_ids(const Request& req, std::string_view tag, std::string_view qu
     const GenerateError& e = issued.error();
     return unavailable_response(to_string(e.code), e.message(), e.gap);
   }
+  // The lease again, after the IDs were taken: a request may have waited for
+  // the next time unit meanwhile. IDs whose time was read while the lease
+  // held are ours; past the deadline they are dropped, never sent.
+  if (const LeaseState after = ctx.lease.state(); after != LeaseState::valid) [[unlikely]] {
+    return lease_unavailable(after, ctx);
+  }
   ctx.metrics.count_ids(tag, ids.size());
   const Format format = negotiate(req, q.value());
   auto body = ids_body(tag, ids, format, q.value().batch);

@@ -119,10 +119,35 @@ TEST_CASE("the daemon refuses a bad config with exit 2", "[cli]") {
   CHECK_THAT(level.err, Catch::Contains("--log-level"));
 }
 
+TEST_CASE("a number no config can hold (1e309, 2^64): exit 2 naming the key, not an abort",
+          "[cli][safety]") {
+  TempDir dir;
+  const auto huge = dir.write("huge.json", R"({"coordinator": {"type": "recycle",
+      "reclaim_after_ms": 1e309}})");
+  const auto r = run_process({kBinary, "--config", huge.string(), "--listen", "127.0.0.1:0"});
+  CHECK(r.status.code == 2);
+  CHECK(r.status.signal == 0);
+  CHECK_THAT(r.err, Catch::Contains("huge.json: coordinator.reclaim_after_ms: not a number"));
+  const auto wide = dir.write("wide.json", R"({"coordinator": {"lease_timeout_ms": 18446744073709551616}})");
+  const auto w = run_process({kBinary, "check-config", wide.string()});
+  CHECK(w.status.code == 2);
+  CHECK_THAT(w.err, Catch::Contains("wide.json: coordinator.lease_timeout_ms: must be an integer"));
+}
+
+TEST_CASE("impossible timings: exit 2 naming the key", "[cli][safety]") {
+  TempDir dir;
+  const auto slow = dir.write("slow.json", R"({"coordinator": {"persist_interval_ms": 1000}})");
+  const auto r = run_process({kBinary, "check-config", slow.string()});
+  CHECK(r.status.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("slow.json: coordinator.max_boot_wait_ms: must be at least 10 x "
+                                    "persist_interval_ms"));
+}
+
 TEST_CASE("the daemon starts in static mode and stops on SIGTERM with exit 0", "[cli]") {
   TempDir dir;
-  const auto config = dir.write("c.json", R"({"coordinator": {"static_worker_id": 42}})");
-  ChildProcess daemon({kBinary, "--config", config.string()});
+  const auto config = dir.write("c.json", R"({"coordinator": {"static_worker_id": 42, "state_dir": ")" +
+                                              (dir.path() / "state").string() + R"("}})");
+  ChildProcess daemon({kBinary, "--config", config.string(), "--listen", "127.0.0.1:0"});
   REQUIRE(daemon.wait_for_stderr("started", 10s));
   CHECK_THAT(daemon.stderr_text(), Catch::Contains("worker 42 (static)"));
   daemon.send_signal(SIGTERM);

@@ -165,7 +165,7 @@ TEST_CASE("IPv6 loopback works too", "[http]") {
 TEST_CASE("a port already in use: exit non-zero, saying so", "[http]") {
   Daemon first(kConfig);
   TempDir dir;
-  const auto config = dir.write("c.json", kConfig);
+  const auto config = write_daemon_config(dir, kConfig);
   const auto r = run_process({SNOWFLAKED_PATH, "--config", config.string(), "--listen",
                               "127.0.0.1:" + std::to_string(first.port())});
   CHECK(r.status.code == 1);

@@ -147,7 +147,7 @@ TEST_CASE("systemd: without WATCHDOG_USEC no watchdog pings; static mode is read
 TEST_CASE("systemd: into the journal, log lines carry a syslog priority and no timestamp",
           "[systemd][logging]") {
   TempDir dir;
-  const auto config = dir.write("c.json", R"({"coordinator":{"type":"static"}})");
+  const auto config = write_daemon_config(dir, R"({"coordinator":{"type":"static"}})");
   const std::string run = std::string(SNOWFLAKED_PATH) + " --config " + config.string() +
                           " --listen 127.0.0.1:0 --log-level debug";
   // JOURNAL_STREAM names the device:inode of stderr, as systemd sets it.

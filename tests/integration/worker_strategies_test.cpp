@@ -1,4 +1,4 @@
-// The worker-ID strategies and the cluster layout check against a real
+// The worker-ID strategies and the cluster root check against a real
 // ZooKeeper server: concurrency by real threads with their own sessions.
 
 #include <catch2/catch.hpp>
@@ -8,7 +8,8 @@
 
 #include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
-#include "snowflake/coord/cluster_layout.hpp"
+#include "snowflake/coord/cluster_root.hpp"
+#include "snowflake/coord/pool_status.hpp"
 #include "snowflake/coord/recycle_pool.hpp"
 #include "snowflake/coord/sequential_worker.hpp"
 
@@ -20,6 +21,8 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr std::int64_t kNow = 1'800'000'000'000;
+constexpr std::int64_t kLeaseMs = 3000;
+constexpr std::int64_t kAnyFloor = INT64_MAX;  // no floor is too far ahead
 const std::string kRoot = "/snowflake/test";
 
 std::unique_ptr<ZkSession> connect(const ZooKeeperServer& zk,
@@ -28,7 +31,18 @@ std::unique_ptr<ZkSession> connect(const ZooKeeperServer& zk,
 }
 
 InuseData owner_data(const std::string& name, std::int64_t ts = kNow) {
-  return {OwnerToken::fresh(name, 8080), 0, ts, 0, 3000};
+  return {OwnerToken::fresh(name, 8080), 0, ts, 0, kLeaseMs};
+}
+
+Result<PoolClaim, CoordError> claim(RecyclePool& pool, ZkSession& s, const InuseData& data) {
+  return pool.claim(s, data, kAnyFloor);
+}
+
+// A sequential daemon's acquisition as a new run (its own token), no proof
+// about any predecessor.
+Result<SequentialClaim, CoordError> acquire(SequentialWorker& w, ZkSession& s, std::int64_t now,
+                                            const OwnerToken& token = OwnerToken::fresh("h", 1)) {
+  return w.acquire(s, token, now, kLeaseMs, kAnyFloor, std::nullopt);
 }
 
 std::set<std::string> children(ZkSession& s, const std::string& path) {
@@ -43,31 +57,52 @@ RecyclePool make_pool(ZkSession& s, std::uint32_t size) {
   return pool;
 }
 
+bool alive_held(ZkSession& s, std::uint32_t id) {
+  return s.exists(kRoot + "/alive/" + std::to_string(id)).value().has_value();
+}
+
 }  // namespace
 
-TEST_CASE("cluster layout: stored by the first daemon, a different one refused naming both",
+TEST_CASE("cluster root: layout and strategy stored by the first daemon, others refused naming both",
           "[zk][layout]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
   const LayoutSettings ours{};
-  REQUIRE(check_cluster_layout(*s, kRoot, ours));
+  REQUIRE(check_cluster_root(*s, kRoot, ours, "recycle"));
   CHECK(decode_layout(s->get(kRoot).value().data) == ours);
-  CHECK(check_cluster_layout(*s, kRoot, ours));  // the same layout again: fine
+  CHECK_THAT(s->get(kRoot).value().data, Catch::Contains("\"strategy\":\"recycle\""));
+  CHECK(check_cluster_root(*s, kRoot, ours, "recycle"));  // the same again: fine
 
   LayoutSettings other = ours;
   other.worker_bits = 8;
   other.sequence_bits = 14;
-  const auto refused = check_cluster_layout(*s, kRoot, other);
+  const auto refused = check_cluster_root(*s, kRoot, other, "recycle");
   REQUIRE(refused.has_error());
   CHECK(refused.error().code == CoordErrc::layout_mismatch);
   CHECK(refused.error().fatal());
   CHECK_THAT(refused.error().message, Catch::Contains("worker_bits 10, sequence_bits 12") &&
                                           Catch::Contains("worker_bits 8, sequence_bits 14"));
 
+  const auto mixed = check_cluster_root(*s, kRoot, ours, "sequential");
+  REQUIRE(mixed.has_error());
+  CHECK(mixed.error().code == CoordErrc::strategy_mismatch);
+  CHECK(mixed.error().fatal());
+  CHECK_THAT(mixed.error().message, Catch::Contains("\"recycle\"") &&
+                                        Catch::Contains("\"sequential\"") &&
+                                        Catch::Contains("another zookeeper.root"));
+
   SECTION("an empty root made by an operator is claimed") {
     REQUIRE(s->create("/empty", ""));
-    REQUIRE(check_cluster_layout(*s, "/empty", other));
+    REQUIRE(check_cluster_root(*s, "/empty", other, "sequential"));
     CHECK(decode_layout(s->get("/empty").value().data) == other);
+    CHECK(check_cluster_root(*s, "/empty", other, "recycle").error().code ==
+          CoordErrc::strategy_mismatch);
+  }
+  SECTION("a root written before strategies were recorded gets the first one to come") {
+    REQUIRE(s->create("/old", encode(ours)));
+    REQUIRE(check_cluster_root(*s, "/old", ours, "sequential"));
+    CHECK(check_cluster_root(*s, "/old", ours, "recycle").error().code ==
+          CoordErrc::strategy_mismatch);
   }
 }
 
@@ -75,25 +110,92 @@ TEST_CASE("sequential: a fresh node, reused after a restart, its data written", 
   ZooKeeperServer zk;
   auto s = connect(zk);
   SequentialWorker a(kRoot, "hostA:8080", 1023);
-  const auto first = a.acquire(*s, kNow).value();
+  auto first = acquire(a, *s, kNow).value();
   CHECK(first.worker_id == 0);
   CHECK(first.path == kRoot + "/forever/hostA:8080-0000000000");
+  CHECK(first.data.floor == 0);  // a new identity: nobody used it before
   const auto data = decode_sequential(s->get(first.path).value().data).value();
   CHECK(data.host == "hostA");
   CHECK(data.port == 8080);
   CHECK(data.ts == kNow);
+  CHECK(data.lease_ms == kLeaseMs);
+  CHECK(alive_held(*s, 0));
 
   REQUIRE(a.heartbeat(*s, first, kNow + 10, kNow + 7));
   SequentialWorker b(kRoot, "hostB:8080", 1023);
-  CHECK(b.acquire(*s, kNow).value().worker_id == 1);
+  CHECK(acquire(b, *s, kNow).value().worker_id == 1);
 
-  // A restart: a new session, the same name.
+  // A restart: a new session, the same name; nothing proves the old run
+  // dead, so the floor covers its whole lease after its last heartbeat.
   s = connect(zk);
-  const auto again = SequentialWorker(kRoot, "hostA:8080", 1023).acquire(*s, kNow + 20).value();
+  SequentialWorker again_worker(kRoot, "hostA:8080", 1023);
+  const auto again = acquire(again_worker, *s, kNow + 20).value();
   CHECK(again.worker_id == 0);
   CHECK(again.path == first.path);
-  CHECK(again.floor >= kNow + 10);  // the last heartbeat's time
+  CHECK(again.data.floor == kNow + 10 + kLeaseMs);
   CHECK(children(*s, kRoot + "/forever").size() == 2);
+}
+
+TEST_CASE("sequential: one identity, one live holder; the next one starts above the last's lease",
+          "[zk][sequential][safety]") {
+  ZooKeeperServer zk;
+  auto s1 = connect(zk);
+  auto s2 = connect(zk);
+  const auto token_a = OwnerToken::fresh("clone", 7001);
+  SequentialWorker a(kRoot, "clone:9000", 1023);
+  auto held = acquire(a, *s1, kNow, token_a).value();
+  REQUIRE(a.heartbeat(*s1, held, kNow + 100, kNow + 90));
+
+  SequentialWorker b(kRoot, "clone:9000", 1023);
+  const auto refused = acquire(b, *s2, kNow + 200);
+  REQUIRE(refused.has_error());
+  CHECK(refused.error().code == CoordErrc::held);
+  CHECK_THAT(refused.error().message, Catch::Contains("clone:7001 pid") &&
+                                          Catch::Contains("clone:9000"));
+
+  SECTION("the first ends its session: the second takes over above its time fence") {
+    s1.reset();
+    const auto taken = acquire(b, *s2, kNow + 300).value();
+    CHECK(taken.worker_id == held.worker_id);
+    CHECK(taken.data.floor == kNow + 100 + kLeaseMs);
+    // The first, back with a new session, finds the identity held.
+    auto s3 = connect(zk);
+    CHECK(a.heartbeat(*s3, held, kNow + 400, kNow + 400).error().code == CoordErrc::lost);
+  }
+  SECTION("a clean release hands on exactly its last instant") {
+    REQUIRE(a.release(*s1, held, kNow + 150));
+    CHECK_FALSE(alive_held(*s2, held.worker_id));
+    CHECK(acquire(b, *s2, kNow + 300).value().data.floor == kNow + 150);
+  }
+  SECTION("our own dead predecessor, proved by the state dir: its reservation is the floor") {
+    s1.reset();
+    const Predecessor p{token_a, held.path, kNow + 120};
+    const auto taken =
+        b.acquire(*s2, OwnerToken::fresh("clone", 9000), kNow + 300, kLeaseMs, kAnyFloor, p).value();
+    CHECK(taken.data.floor == kNow + 120);
+  }
+  SECTION("a floor out of reach: the identity is let go, to try again later") {
+    s1.reset();
+    const auto far = b.acquire(*s2, OwnerToken::fresh("clone", 9000), kNow + 300, kLeaseMs,
+                               kNow + 1000, std::nullopt);
+    REQUIRE(far.has_error());
+    CHECK(far.error().code == CoordErrc::floors_ahead);
+    CHECK_FALSE(alive_held(*s2, held.worker_id));
+  }
+}
+
+TEST_CASE("sequential: a session lost and a new one: the heartbeat makes the alive node again",
+          "[zk][sequential]") {
+  ZooKeeperServer zk;
+  auto s1 = connect(zk);
+  SequentialWorker a(kRoot, "h:1", 1023);
+  auto held = acquire(a, *s1, kNow).value();
+  s1.reset();  // as if expired: the alive node is gone
+  auto s2 = connect(zk);
+  CHECK_FALSE(alive_held(*s2, held.worker_id));
+  REQUIRE(a.heartbeat(*s2, held, kNow + 5, kNow + 5));
+  CHECK(alive_held(*s2, held.worker_id));
+  CHECK(held.alive_session == s2->session_id());
 }
 
 TEST_CASE("sequential: concurrent first boots get distinct worker IDs", "[zk][sequential]") {
@@ -104,7 +206,8 @@ TEST_CASE("sequential: concurrent first boots get distinct worker IDs", "[zk][se
   for (int i = 0; i < kDaemons; ++i) {
     threads.emplace_back([&, i] {
       auto s = connect(zk);
-      auto c = SequentialWorker(kRoot, "host" + std::to_string(i) + ":1", 1023).acquire(*s, kNow);
+      SequentialWorker w(kRoot, "host" + std::to_string(i) + ":1", 1023);
+      auto c = acquire(w, *s, kNow);
       if (c) ids[static_cast<std::size_t>(i)] = c.value().worker_id;
     });
   }
@@ -117,14 +220,16 @@ TEST_CASE("sequential: concurrent first boots get distinct worker IDs", "[zk][se
 TEST_CASE("sequential: past the layout's workers, a clear error", "[zk][sequential]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
-  CHECK(SequentialWorker(kRoot, "h:1", 1).acquire(*s, kNow).value().worker_id == 0);
-  CHECK(SequentialWorker(kRoot, "h:2", 1).acquire(*s, kNow).value().worker_id == 1);
-  const auto third = SequentialWorker(kRoot, "h:3", 1).acquire(*s, kNow);
+  SequentialWorker w1(kRoot, "h:1", 1), w2(kRoot, "h:2", 1), w3(kRoot, "h:3", 1);
+  CHECK(acquire(w1, *s, kNow).value().worker_id == 0);
+  CHECK(acquire(w2, *s, kNow).value().worker_id == 1);
+  const auto third = acquire(w3, *s, kNow);
   REQUIRE(third.has_error());
   CHECK(third.error().code == CoordErrc::workers_exhausted);
   CHECK(third.error().fatal());
   CHECK_THAT(third.error().message, Catch::Contains("worker IDs exhausted") &&
-                                        Catch::Contains("recycle"));
+                                        Catch::Contains("recycle") &&
+                                        Catch::Contains("new zookeeper.root"));
 }
 
 TEST_CASE("recycle: concurrent first boots build one complete pool", "[zk][recycle]") {
@@ -160,6 +265,25 @@ TEST_CASE("recycle: a pool left half-filled by a crash is completed by the next 
   CHECK(s->get(kRoot + "/pool/notuse/1").value().data == "{\"floor\":5}");  // untouched
 }
 
+TEST_CASE("recycle: a fill lock our own session holds (a lost answer) is not waited for",
+          "[zk][recycle][liveness]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  REQUIRE(s->ensure_path(kRoot + "/pool"));
+  // What a create whose answer was lost leaves: the lock, held by us.
+  REQUIRE(s->create(kRoot + "/pool/init-lock", "", CreateMode::ephemeral));
+  const auto started = std::chrono::steady_clock::now();
+  REQUIRE(RecyclePool(kRoot, 7).ensure(*s, 3s));
+  CHECK(std::chrono::steady_clock::now() - started < 2s);
+  CHECK(children(*s, kRoot + "/pool/notuse").size() == 8);
+
+  // Another session's lock is waited for, up to the patience given.
+  auto other = connect(zk);
+  REQUIRE(other->ensure_path("/b/pool"));
+  REQUIRE(other->create("/b/pool/init-lock", "", CreateMode::ephemeral));
+  CHECK(RecyclePool("/b", 7).ensure(*s, 300ms).has_error());
+}
+
 TEST_CASE("recycle: 20 concurrent claimers on a pool of 8: 8 owners, 12 exhausted", "[zk][recycle]") {
   ZooKeeperServer zk;
   {
@@ -169,12 +293,18 @@ TEST_CASE("recycle: 20 concurrent claimers on a pool of 8: 8 owners, 12 exhauste
   constexpr int kClaimers = 20;
   std::vector<std::optional<std::uint32_t>> got(kClaimers);
   std::vector<std::optional<CoordErrc>> failed(kClaimers);
+  std::vector<std::unique_ptr<ZkSession>> sessions;
+  for (int i = 0; i < kClaimers; ++i) sessions.push_back(connect(zk));
   std::vector<std::thread> threads;
   for (int i = 0; i < kClaimers; ++i) {
     threads.emplace_back([&, i] {
-      auto s = connect(zk);
       RecyclePool pool(kRoot, 7);
-      auto c = pool.claim(*s, owner_data("claimer" + std::to_string(i)));
+      // Claims race on the move counter: a claimer that keeps losing tries again.
+      Result<PoolClaim, CoordError> c = CoordError{CoordErrc::zookeeper, ""};
+      for (int attempt = 0; attempt < 20; ++attempt) {
+        c = claim(pool, *sessions[static_cast<std::size_t>(i)], owner_data("claimer" + std::to_string(i)));
+        if (c || c.error().code != CoordErrc::zookeeper) break;
+      }
       if (c) got[static_cast<std::size_t>(i)] = c.value().worker_id;
       else failed[static_cast<std::size_t>(i)] = c.error().code;
     });
@@ -191,6 +321,7 @@ TEST_CASE("recycle: 20 concurrent claimers on a pool of 8: 8 owners, 12 exhauste
   auto s = connect(zk);
   CHECK(children(*s, kRoot + "/pool/notuse").empty());
   CHECK(children(*s, kRoot + "/pool/inuse").size() == 8);
+  CHECK(children(*s, kRoot + "/alive").size() == 8);
   // Each inuse node names a distinct owner.
   std::set<std::string> instances;
   for (const auto& id : children(*s, kRoot + "/pool/inuse")) {
@@ -199,16 +330,81 @@ TEST_CASE("recycle: 20 concurrent claimers on a pool of 8: 8 owners, 12 exhauste
   CHECK(instances.size() == 8);
 }
 
+TEST_CASE("recycle: a claim is guarded by the move counter: a floor read before a move is never used",
+          "[zk][recycle][safety]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  auto other = connect(zk);
+  RecyclePool pool = make_pool(*s, 1);
+  RecyclePool theirs(kRoot, 0);
+  const auto plan = pool.plan_claim(*s, 0).value();
+  CHECK(plan.floor == 0);
+  // Meanwhile someone claims worker ID 0, issues, and gives it back with a
+  // floor: notuse/0 is created again, at version 0 again.
+  const auto taken = claim(theirs, *other, owner_data("b")).value();
+  REQUIRE(theirs.release(*other, taken, kNow + 5000));
+  REQUIRE(pool.plan_claim(*s, 0).value().notuse_version == plan.notuse_version);
+
+  const auto stale = pool.commit_claim(*s, plan, owner_data("a"));
+  REQUIRE(stale.has_error());
+  CHECK(stale.error().code == CoordErrc::lost);
+  CHECK(decode_notuse(s->get(kRoot + "/pool/notuse/0").value().data)->floor == kNow + 5000);
+  // Claimed afresh, it starts above that floor.
+  CHECK(claim(pool, *s, owner_data("a")).value().data.floor == kNow + 5000);
+}
+
+TEST_CASE("recycle: an unreadable free floor makes that worker ID unusable, never floor 0",
+          "[zk][recycle][safety]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  RecyclePool pool = make_pool(*s, 2);
+  REQUIRE(s->set(kRoot + "/pool/notuse/1", "{\"floor\": \"yesterday\"}", -1));
+  for (int i = 0; i < 3; ++i) {  // wherever the random start falls
+    const auto a = claim(pool, *s, owner_data("a")).value();
+    CHECK(a.worker_id == 0);
+    REQUIRE(pool.release(*s, a, kNow));
+  }
+  const auto a = claim(pool, *s, owner_data("a")).value();
+  const auto none = claim(pool, *s, owner_data("b"));
+  REQUIRE(none.has_error());
+  CHECK(none.error().code == CoordErrc::pool_exhausted);
+  CHECK_THAT(none.error().message, Catch::Contains("1 unusable"));
+  CHECK(pool.unusable() == std::set<std::uint32_t>{1});
+  CHECK(pool.plan_claim(*s, 1).error().code == CoordErrc::unusable);
+
+  const auto status = read_pool_status(*s, kRoot, 1s).value();
+  CHECK(status.unusable() == 1);
+  CHECK_THAT(to_text(status), Catch::Contains("0 free, 1 unusable") &&
+                                  Catch::Contains("unusable (floor unreadable, never claimed): 1"));
+  CHECK(to_json(status)["unusable"] == 1);
+  (void)a;
+}
+
+TEST_CASE("recycle: a free worker ID whose floor is beyond reach is skipped", "[zk][recycle]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  RecyclePool pool = make_pool(*s, 2);
+  REQUIRE(s->set(kRoot + "/pool/notuse/0", encode(NotuseData{kNow + 60'000}), -1));
+  CHECK(pool.claim(*s, owner_data("a"), kNow + 5000).value().worker_id == 1);
+  const auto far = pool.claim(*s, owner_data("b"), kNow + 5000);
+  REQUIRE(far.has_error());
+  CHECK(far.error().code == CoordErrc::floors_ahead);
+  CHECK(pool.claim(*s, owner_data("b"), kNow + 60'000).value().worker_id == 0);
+}
+
 TEST_CASE("recycle: release carries the floor to the next owner", "[zk][recycle]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
   RecyclePool pool = make_pool(*s, 1);
-  const auto first = pool.claim(*s, owner_data("a")).value();
+  const auto first = claim(pool, *s, owner_data("a")).value();
   CHECK(first.worker_id == 0);
-  CHECK(pool.claim(*s, owner_data("b")).error().code == CoordErrc::pool_exhausted);
+  CHECK(first.answered);
+  CHECK(alive_held(*s, 0));
+  CHECK(claim(pool, *s, owner_data("b")).error().code == CoordErrc::pool_exhausted);
   REQUIRE(pool.release(*s, first, kNow + 500));
+  CHECK_FALSE(alive_held(*s, 0));
   CHECK(decode_notuse(s->get(kRoot + "/pool/notuse/0").value().data)->floor == kNow + 500);
-  const auto second = pool.claim(*s, owner_data("b")).value();
+  const auto second = claim(pool, *s, owner_data("b")).value();
   CHECK(second.worker_id == 0);
   CHECK(second.data.floor == kNow + 500);
   // The old owner's node is gone: its heartbeat says so.
@@ -216,15 +412,31 @@ TEST_CASE("recycle: release carries the floor to the next owner", "[zk][recycle]
   CHECK(pool.heartbeat(*s, stale, kNow + 600, kNow + 600).error().code == CoordErrc::lost);
 }
 
-TEST_CASE("recycle: the reaper never takes a heartbeating node, and takes a silent one",
+TEST_CASE("recycle: one live owner: a free ID whose alive node another session holds is not claimed",
+          "[zk][recycle][safety]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  auto stranger = connect(zk);
+  RecyclePool pool = make_pool(*s, 1);
+  REQUIRE(stranger->create(kRoot + "/alive/0", encode(OwnerToken::fresh("x", 1)), CreateMode::ephemeral));
+  const auto refused = claim(pool, *s, owner_data("a"));
+  REQUIRE(refused.has_error());
+  CHECK(refused.error().code == CoordErrc::pool_exhausted);
+  CHECK_THAT(refused.error().message, Catch::Contains("still held by a live session"));
+  CHECK(children(*s, kRoot + "/pool/notuse") == std::set<std::string>{"0"});
+  stranger.reset();  // its session ends: the ID is free to claim
+  CHECK(claim(pool, *s, owner_data("a")).value().worker_id == 0);
+}
+
+TEST_CASE("recycle: the reaper takes a silent node only once its owner's session has ended",
           "[zk][recycle]") {
   ZooKeeperServer zk;
   auto sa = connect(zk);
   auto sb = connect(zk);
   RecyclePool pool_a = make_pool(*sa, 2);
   RecyclePool pool_b(kRoot, 1);
-  auto a = pool_a.claim(*sa, owner_data("a")).value();
-  auto b = pool_b.claim(*sb, owner_data("b")).value();
+  auto a = claim(pool_a, *sa, owner_data("a")).value();
+  auto b = claim(pool_b, *sb, owner_data("b")).value();
   constexpr auto kReclaimAfter = 300ms;
 
   // For a second A heartbeats every 50 ms while B reaps after each of its own.
@@ -233,35 +445,65 @@ TEST_CASE("recycle: the reaper never takes a heartbeating node, and takes a sile
   while (std::chrono::steady_clock::now() < until) {
     REQUIRE(pool_a.heartbeat(*sa, a, kNow + rounds, kNow + rounds));
     REQUIRE(pool_b.heartbeat(*sb, b, kNow, kNow));
-    CHECK(pool_b.reclaim_stale(*sb, b.mtime_ms, kReclaimAfter, b.worker_id).value() == 0);
+    CHECK(pool_b.reclaim_stale(*sb, b.mtime_ms, kReclaimAfter, b.worker_id).value().moved == 0);
     std::this_thread::sleep_for(50ms);
     ++rounds;
   }
-  // A falls silent: B returns its ID once ZooKeeper's clock says it is stale.
+  // A falls silent, its session still alive: stale, but held.
   REQUIRE(eventually([&] {
     REQUIRE(pool_b.heartbeat(*sb, b, kNow, kNow));
-    return pool_b.reclaim_stale(*sb, b.mtime_ms, kReclaimAfter, b.worker_id).value() == 1;
+    return !pool_b.reclaim_stale(*sb, b.mtime_ms, kReclaimAfter, b.worker_id).value().held.empty();
+  }));
+  CHECK(sa->exists(pool_a.inuse_path(a.worker_id)).value());
+  // Its session ends: B returns the ID, with A's last possible instant as floor.
+  sa.reset();
+  REQUIRE(eventually([&] {
+    return pool_b.reclaim_stale(*sb, pool_b.zookeeper_now(*sb).value(), kReclaimAfter, std::nullopt)
+               .value()
+               .moved == 1;
   }));
   const auto freed = decode_notuse(sb->get(pool_b.notuse_path(a.worker_id)).value().data).value();
-  CHECK(freed.floor == a.data.ts + a.data.lease_ms);  // A's last possible instant
-  CHECK(pool_a.heartbeat(*sa, a, kNow, kNow).error().code == CoordErrc::lost);
+  CHECK(freed.floor == a.data.ts + a.data.lease_ms);
+  auto back = connect(zk);
+  CHECK(pool_a.heartbeat(*back, a, kNow, kNow).error().code == CoordErrc::lost);
 }
 
-TEST_CASE("recycle: heartbeat and reaper racing: exactly one wins", "[zk][recycle]") {
+TEST_CASE("recycle: the reaper leaves a stale node it cannot read", "[zk][recycle][safety]") {
   ZooKeeperServer zk;
-  auto sa = connect(zk);
+  auto s = connect(zk);
+  RecyclePool pool = make_pool(*s, 2);
+  auto a = claim(pool, *s, owner_data("a")).value();
+  const std::uint32_t other = 1 - a.worker_id;
+  const std::string inuse = kRoot + "/pool/inuse/" + std::to_string(other);
+  REQUIRE(s->remove(kRoot + "/pool/notuse/" + std::to_string(other), -1));
+  REQUIRE(s->create(inuse, "garbage"));
+  ReapResult r;
+  REQUIRE(eventually([&] {  // until it is stale by ZooKeeper's clock
+    r = pool.reclaim_stale(*s, pool.zookeeper_now(*s).value(), 50ms, a.worker_id).value();
+    return !r.unreadable.empty();
+  }));
+  CHECK(r.moved == 0);
+  CHECK(r.unreadable == std::vector<std::uint32_t>{other});
+  CHECK(s->exists(inuse).value());
+}
+
+TEST_CASE("recycle: heartbeat after a new session and the reaper racing: exactly one wins",
+          "[zk][recycle]") {
+  ZooKeeperServer zk;
   auto sb = connect(zk);
-  make_pool(*sa, 2);
+  make_pool(*sb, 2);
   for (int round = 0; round < 10; ++round) {
     RecyclePool pool_a(kRoot, 1);
     RecyclePool pool_b(kRoot, 1);
-    auto a = pool_a.claim(*sa, owner_data("a")).value();
-    auto b = pool_b.claim(*sb, owner_data("b")).value();
+    auto sa = connect(zk);
+    auto a = claim(pool_a, *sa, owner_data("a")).value();
+    auto b = claim(pool_b, *sb, owner_data("b")).value();
+    sa = connect(zk);  // A's session ends (its alive node goes); A comes back with a new one
     std::this_thread::sleep_for(60ms);  // let A's node age past reclaim_after (50 ms) in ZK time
     REQUIRE(pool_b.heartbeat(*sb, b, kNow, kNow));
     std::atomic<bool> go{false};
     Result<void, CoordError> beat = outcome::success();
-    Result<int, CoordError> reaped = 0;
+    Result<ReapResult, CoordError> reaped = ReapResult{};
     std::thread ta([&] {
       while (!go) {}
       beat = pool_a.heartbeat(*sa, a, kNow + 1, kNow + 1);
@@ -276,8 +518,9 @@ TEST_CASE("recycle: heartbeat and reaper racing: exactly one wins", "[zk][recycl
     REQUIRE(reaped);
     const bool a_kept = beat.has_value();
     INFO("round " << round);
-    CHECK(a_kept != (reaped.value() == 1));
+    CHECK(a_kept != (reaped.value().moved == 1));
     CHECK(sa->exists(pool_a.inuse_path(a.worker_id)).value().has_value() == a_kept);
+    CHECK(alive_held(*sa, a.worker_id) == a_kept);
     // Clean up for the next round.
     if (a_kept) REQUIRE(pool_a.release(*sa, a, kNow));
     REQUIRE(pool_b.release(*sb, b, kNow));
@@ -289,35 +532,69 @@ TEST_CASE("recycle: a node reclaimed and claimed again is not mistaken for ours"
   ZooKeeperServer zk;
   auto s = connect(zk);
   RecyclePool pool = make_pool(*s, 1);
-  auto old = pool.claim(*s, owner_data("old")).value();  // version 0
+  auto old = claim(pool, *s, owner_data("old")).value();  // version 0
   REQUIRE(pool.release(*s, old, kNow));                    // as a reaper would
-  auto fresh = pool.claim(*s, owner_data("new")).value();  // version 0 again
+  auto fresh = claim(pool, *s, owner_data("new")).value();  // version 0 again
   REQUIRE(fresh.version == old.version);
   CHECK(pool.heartbeat(*s, old, kNow, kNow).error().code == CoordErrc::lost);
   CHECK(pool.release(*s, old, kNow).error().code == CoordErrc::lost);
   CHECK(pool.heartbeat(*s, fresh, kNow, kNow));
 }
 
-TEST_CASE("recycle: a restarted daemon takes its worker ID back by its old token",
-          "[zk][recycle]") {
+TEST_CASE("recycle: takeover by our old token, only once that run's session has ended",
+          "[zk][recycle][safety]") {
   ZooKeeperServer zk;
+  auto s_old = connect(zk);
   auto s = connect(zk);
   RecyclePool pool = make_pool(*s, 4);
-  auto before = pool.claim(*s, owner_data("host")).value();
-  REQUIRE(pool.heartbeat(*s, before, kNow + 10, kNow + 9));
+  RecyclePool pool_old(kRoot, 3);
+  auto before = claim(pool_old, *s_old, owner_data("host")).value();
+  REQUIRE(pool_old.heartbeat(*s_old, before, kNow + 10, kNow + 9));
 
   InuseData restarted = owner_data("host", kNow + 20);
   restarted.floor = kNow + 15;  // from the state file
-  const auto after = pool.take_over(*s, before.worker_id, before.data.owner, restarted).value();
+  // The old run's session lives on (kill -9: until it times out): wait.
+  const auto early = pool.take_over(*s, before.worker_id, before.data.owner, restarted, kAnyFloor);
+  REQUIRE(early.has_error());
+  CHECK(early.error().code == CoordErrc::held);
+  CHECK_THAT(early.error().message, Catch::Contains("previous run"));
+
+  s_old.reset();
+  const auto after = pool.take_over(*s, before.worker_id, before.data.owner, restarted, kAnyFloor).value();
   CHECK(after.worker_id == before.worker_id);
   CHECK(after.data.owner == restarted.owner);
   CHECK(after.data.floor == kNow + 15);
-  CHECK(pool.heartbeat(*s, before, kNow, kNow).error().code == CoordErrc::lost);
+  CHECK(alive_held(*s, before.worker_id));
+  auto s_back = connect(zk);
+  CHECK(pool_old.heartbeat(*s_back, before, kNow, kNow).error().code == CoordErrc::lost);
+
+  // Asked again (its answer lost): recognised as ours, not "another owner".
+  const auto again = pool.take_over(*s, before.worker_id, before.data.owner, restarted, kAnyFloor).value();
+  CHECK(again.worker_id == before.worker_id);
+  CHECK_FALSE(again.answered);
 
   // A token that is not the node's: lost, the node untouched.
-  const auto wrong = pool.take_over(*s, before.worker_id, before.data.owner, owner_data("x"));
+  const auto wrong = pool.take_over(*s, before.worker_id, before.data.owner, owner_data("x"), kAnyFloor);
   CHECK(wrong.error().code == CoordErrc::lost);
   CHECK(decode_inuse(s->get(after.path).value().data)->owner == restarted.owner);
+}
+
+TEST_CASE("recycle: takeover refused while a stranger's session holds the worker ID",
+          "[zk][recycle][safety]") {
+  ZooKeeperServer zk;
+  auto s_old = connect(zk);
+  auto s = connect(zk);
+  auto stranger = connect(zk);
+  RecyclePool pool = make_pool(*s, 2);
+  RecyclePool pool_old(kRoot, 1);
+  const auto before = claim(pool_old, *s_old, owner_data("host")).value();
+  s_old.reset();
+  REQUIRE(stranger->create(kRoot + "/alive/" + std::to_string(before.worker_id),
+                           encode(OwnerToken::fresh("stranger", 1)), CreateMode::ephemeral));
+  const auto refused = pool.take_over(*s, before.worker_id, before.data.owner, owner_data("host"), kAnyFloor);
+  REQUIRE(refused.has_error());
+  CHECK(refused.error().code == CoordErrc::lost);
+  CHECK_THAT(refused.error().message, Catch::Contains("stranger:1"));
 }
 
 TEST_CASE("recycle with digest auth: other clients can read but not change our nodes",
@@ -325,7 +602,7 @@ TEST_CASE("recycle with digest auth: other clients can read but not change our n
   ZooKeeperServer zk;
   auto ours = connect(zk, "snowflaked:secret");
   RecyclePool pool = make_pool(*ours, 2);
-  const auto c = pool.claim(*ours, owner_data("a")).value();
+  const auto c = claim(pool, *ours, owner_data("a")).value();
   std::vector<std::unique_ptr<ZkSession>> strangers;
   strangers.push_back(connect(zk));
   strangers.push_back(connect(zk, "someone:else"));
@@ -335,7 +612,7 @@ TEST_CASE("recycle with digest auth: other clients can read but not change our n
     CHECK(stranger->remove(c.path, -1).error().code == ZkErrc::no_auth);
     CHECK(stranger->remove(pool.notuse_path(1 - c.worker_id), -1).error().code == ZkErrc::no_auth);
     RecyclePool theirs(kRoot, 1);
-    CHECK(theirs.claim(*stranger, owner_data("b")).has_error());
+    CHECK(claim(theirs, *stranger, owner_data("b")).has_error());
   }
   CHECK(children(*ours, kRoot + "/pool/notuse") ==
         std::set<std::string>{std::to_string(1 - c.worker_id)});

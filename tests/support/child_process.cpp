@@ -145,4 +145,8 @@ std::filesystem::path TempDir::write(const std::string& name, const std::string&
   return file;
 }
 
+void copy_directory(const std::filesystem::path& from, const std::filesystem::path& to) {
+  std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+}
+
 }  // namespace snowflake::test

@@ -69,4 +69,8 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// A copy of a directory and all it holds, as `cp -a` (or a restored volume
+// snapshot, or a cloned machine image) would make it.
+void copy_directory(const std::filesystem::path& from, const std::filesystem::path& to);
+
 }  // namespace snowflake::test

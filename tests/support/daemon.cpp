@@ -1,15 +1,27 @@
 #include "daemon.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <stdexcept>
 
 namespace snowflake::test {
 
+std::filesystem::path write_daemon_config(const TempDir& dir, const std::string& config_json) {
+  nlohmann::json config = nlohmann::json::parse(config_json);
+  if (!config["coordinator"].contains("state_dir")) {
+    config["coordinator"]["state_dir"] = (dir.path() / "state").string();
+  }
+  return dir.write("snowflaked.json", config.dump(2));
+}
+
 Daemon::Daemon(const std::string& config_json, std::string listen,
-               std::map<std::string, std::string> env) {
-  const auto config = dir_.write("snowflaked.json", config_json);
+               std::map<std::string, std::string> env)
+    : config_(write_daemon_config(dir_, config_json)) {
+  state_dir_ = nlohmann::json::parse(config_json).value("/coordinator/state_dir"_json_pointer,
+                                                        (dir_.path() / "state").string());
   process_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{SNOWFLAKED_PATH, "--config", config.string(), "--listen", listen},
+      std::vector<std::string>{SNOWFLAKED_PATH, "--config", config_.string(), "--listen", listen},
       std::move(env));
   const std::string marker = "listening on ";
   if (!process_->wait_for_stderr(marker, std::chrono::seconds(20))) {

@@ -15,18 +15,29 @@ namespace snowflake::test {
 class Daemon {
  public:
   // Writes `config_json` to a temp dir and starts the daemon with it; waits
-  // (with a deadline) until it listens. `listen` may be "[::1]:0".
+  // (with a deadline) until it listens. `listen` may be "[::1]:0". A config
+  // without coordinator.state_dir gets a fresh one in that temp dir: daemons
+  // of parallel tests never share one (the second would exit).
   explicit Daemon(const std::string& config_json, std::string listen = "127.0.0.1:0",
                   std::map<std::string, std::string> env = {});
 
   unsigned short port() const { return port_; }
   ChildProcess& process() { return *process_; }
+  const ChildProcess& process() const { return *process_; }
   const std::filesystem::path& dir() const { return dir_.path(); }
+  const std::filesystem::path& config_path() const { return config_; }
+  const std::filesystem::path& state_dir() const { return state_dir_; }
 
  private:
   TempDir dir_;
+  std::filesystem::path config_;
+  std::filesystem::path state_dir_;
   std::unique_ptr<ChildProcess> process_;
   unsigned short port_ = 0;
 };
+
+// Writes the config as Daemon does (with a state_dir of its own if it names
+// none) into `dir` and returns its path: for a daemon a test starts itself.
+std::filesystem::path write_daemon_config(const TempDir& dir, const std::string& config_json);
 
 }  // namespace snowflake::test

@@ -140,6 +140,17 @@ TEST_CASE("every config error names its key", "[config]") {
       {R"({"coordinator": {"type": "zk"}})", "coordinator.type", "static"},
       {R"({"coordinator": {"advertise": "no-port"}})", "coordinator.advertise", "host:port"},
       {R"({"coordinator": {"persist_interval_ms": 60000}})", "coordinator.persist_interval_ms", "at most 1000"},
+      // After kill -9 the floor is up to 10 persist intervals ahead: the
+      // boot wait must cover it, or every restart gives its worker ID away.
+      {R"({"coordinator": {"persist_interval_ms": 600}})", "coordinator.max_boot_wait_ms",
+       "at least 10 x persist_interval_ms (6000 > 5000)"},
+      {R"({"coordinator": {"persist_interval_ms": 100, "max_boot_wait_ms": 999}})",
+       "coordinator.max_boot_wait_ms", "(1000 > 999)"},
+      // 2^64 and beyond parse as floating point: never an integer key.
+      {R"({"coordinator": {"reclaim_after_ms": 18446744073709551616}})",
+       "coordinator.reclaim_after_ms", "must be an integer"},
+      {R"({"coordinator": {"reclaim_after_ms": 1e300}})", "coordinator.reclaim_after_ms",
+       "must be an integer"},
       {R"({"coordinator": {"type": "recycle"}, "layout": {"worker_bits": 20, "sequence_bits": 2}})",
        "layout.worker_bits", "at most 16"},
       {R"({"zookeeper": {"root": "snowflake"}})", "zookeeper.root", "absolute"},
@@ -181,6 +192,16 @@ TEST_CASE("config files: errors are printed as file: key: message", "[config]") 
     CHECK(e.key.empty());
     CHECK_THAT(e.message, Catch::Contains("invalid JSON") && Catch::Contains("line 3"));
   }
+  SECTION("a number JSON cannot hold (1e309) names its key, it does not abort") {
+    const auto path = dir.write(
+        "huge.json", R"({"coordinator": {"type": "recycle", "reclaim_after_ms": 1e309}})");
+    const auto e = load_config_file(path.string(), kNow).error();
+    CHECK(e.key == "coordinator.reclaim_after_ms");
+    CHECK_THAT(e.message, Catch::Contains("not a number this config can hold") &&
+                              Catch::Contains("1e309"));
+    const auto in_list = dir.write("list.json", R"({"http": {"tag_allowlist": ["a", -1e999]}})");
+    CHECK(load_config_file(in_list.string(), kNow).error().key == "http.tag_allowlist");
+  }
   SECTION("a missing file") {
     const auto e = load_config_file((dir.path() / "nope.json").string(), kNow).error();
     CHECK(e.describe("nope.json") == "nope.json: cannot open: No such file or directory");
@@ -201,7 +222,7 @@ TEST_CASE("coordinator and zookeeper settings: defaults and reading", "[config]"
   const Config c = parse_config(json::parse(R"({"service": "orders",
       "coordinator": {"type": "recycle", "state_dir": "/s", "heartbeat_interval_ms": 1000,
                       "lease_timeout_ms": 3000, "reclaim_after_ms": 5000, "safety_margin_ms": 2000,
-                      "max_skew_ms": 50, "max_boot_wait_ms": 7, "persist_interval_ms": 20,
+                      "max_skew_ms": 50, "max_boot_wait_ms": 700, "persist_interval_ms": 20,
                       "advertise": "10.0.0.1:80"},
       "zookeeper": {"hosts": "a:1,b:2", "session_timeout_ms": 3000, "connect_timeout_ms": 400,
                     "auth_file": ")" + auth.string() + R"("}})"), kNow).value();

@@ -252,3 +252,112 @@ TEST_CASE("preconditions are checked", "[generator]") {
                                       clock),
                   std::invalid_argument);
 }
+
+TEST_CASE("close() is final: no ceiling set afterwards reopens it", "[generator][safety]") {
+  ManualClock clock(kStart);
+  auto g = make_generator(clock, make_layout());
+  const auto last = g->next().value();
+  g->close();
+  CHECK(g->closed());
+  // A state-file write or a heartbeat that raced the close lands after it.
+  g->set_reservation_ms(kStart + 60'000);
+  g->set_fence_ms(kStart + 60'000);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(g->next().error().code == GenerateErrc::time_not_reserved);  // same unit
+    clock.advance(1ms);
+    CHECK(g->next().error().code == GenerateErrc::time_not_reserved);  // a new one
+  }
+  std::vector<std::uint64_t> out;
+  CHECK(g->next_n(5000, out).has_error());
+  CHECK(out.empty());
+  CHECK(g->check()->code == GenerateErrc::time_not_reserved);
+  CHECK(g->high_water_mark_ms() == decode(*g, last).timestamp_ms);
+}
+
+TEST_CASE("the time fence: nothing stamped past it, refused as lease_expired", "[generator][safety]") {
+  ManualClock clock(kStart);
+  auto g = make_generator(clock, make_layout());
+  g->set_fence_ms(kStart + 10);
+  clock.advance(10ms);
+  CHECK(decode(*g, g->next().value()).timestamp_ms == kStart + 10);
+  clock.advance(1ms);
+  const auto r = g->next();
+  REQUIRE(r.has_error());
+  CHECK(r.error().code == GenerateErrc::lease_expired);
+  CHECK(to_string(r.error().code) == "lease_expired");
+  // A wall clock that jumps far ahead is refused the same way.
+  clock.advance(12s);
+  CHECK(g->next().error().code == GenerateErrc::lease_expired);
+  // The lower of the two ceilings decides, and names itself.
+  g->set_fence_ms(kStart + 60'000);
+  g->set_reservation_ms(kStart + 100);
+  CHECK(g->next().error().code == GenerateErrc::time_not_reserved);
+  g->set_reservation_ms(kStart + 60'000);
+  CHECK(decode(*g, g->next().value()).timestamp_ms == kStart + 12'011);
+}
+
+namespace {
+
+// A manual clock whose wall clock steps back by `step` during the first
+// sleep, as an NTP step would during a wait.
+class SteppingClock final : public Clock {
+ public:
+  SteppingClock(std::int64_t wall_ms, std::chrono::milliseconds step) : inner_(wall_ms), step_(step) {}
+  std::int64_t wall_ns() const noexcept override { return inner_.wall_ns(); }
+  std::chrono::steady_clock::time_point monotonic() const noexcept override { return inner_.monotonic(); }
+  void sleep_for(std::chrono::nanoseconds d) override {
+    inner_.sleep_for(d);
+    if (!stepped_) inner_.set_wall_ms(inner_.wall_ms() - step_.count());
+    stepped_ = true;
+  }
+  std::chrono::nanoseconds slept() const { return inner_.slept(); }
+
+ private:
+  ManualClock inner_;
+  std::chrono::milliseconds step_;
+  bool stepped_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("a wait re-reads the clock: a step back during a sequence wait is refused at once",
+          "[generator][safety]") {
+  // 1 s units of 4 IDs: the fifth ID waits up to a second for the next unit.
+  const auto layout =
+      make_layout({.time_bits = 51, .worker_bits = 10, .sequence_bits = 2, .time_unit_ms = 1000});
+  const std::int64_t unit_start = layout.unit_start_ms(layout.unit_of_ms(kStart));
+  SteppingClock clock(unit_start, 120s);
+  auto g = IdGenerator::create(layout, 1, {}, clock).value();
+  std::vector<std::uint64_t> ids;
+  REQUIRE(g->next_n(4, ids).has_value());
+  const auto r = g->next();
+  REQUIRE(r.has_error());
+  CHECK(r.error().code == GenerateErrc::clock_moved_backwards);
+  CHECK(r.error().gap >= 119s);
+  // It slept one short slice, not the second left nor the 120 s of the step.
+  CHECK(clock.slept() <= 5ms);
+}
+
+TEST_CASE("start_behind_floor: made anyway, refusing until the clock passes the floor",
+          "[generator]") {
+  ManualClock clock(kStart);
+  auto g = IdGenerator::create(make_layout(), 0,
+                               {.floor_ms = kStart + 3000, .max_floor_wait = 1000ms,
+                                .start_behind_floor = true},
+                               clock)
+               .value();
+  CHECK(clock.sleeps() == 0);
+  CHECK(g->next().error().code == GenerateErrc::clock_moved_backwards);
+  clock.advance(3001ms);
+  CHECK(decode(*g, g->next().value()).timestamp_ms == kStart + 3001);
+}
+
+TEST_CASE("creation's floor wait is bounded on the monotonic clock too", "[generator]") {
+  // The wall clock steps back 5 s during the wait for a floor 500 ms ahead.
+  SteppingClock clock(kStart, 5s);
+  auto g = IdGenerator::create(make_layout(), 0, {.floor_ms = kStart + 500, .max_floor_wait = 1000ms},
+                               clock);
+  REQUIRE(g.has_error());
+  CHECK(g.error().code == GenerateErrc::clock_behind_floor);
+  CHECK(clock.slept() < 1200ms);
+}

@@ -313,11 +313,39 @@ TEST_CASE("clock skew against ZooKeeper: 503 clock_skew until it recovers", "[ro
 
 TEST_CASE("a generator past its reserved time refuses with time_not_reserved", "[router]") {
   Fixture f;
-  f.generator->set_time_ceiling_ms(kStart - 1000);
+  f.generator->set_reservation_ms(kStart - 1000);
   check_error(f.get("/id/x"), 503, "time_not_reserved");
-  f.generator->set_time_ceiling_ms(kStart + 1000);
+  f.generator->set_reservation_ms(kStart + 1000);
   CHECK(f.get("/id/x").result_int() == 200);
   f.generator->close();
   f.clock.advance(std::chrono::milliseconds(1));
   check_error(f.get("/id/x"), 503, "time_not_reserved");
+}
+
+TEST_CASE("the lease is final: a request that passed it and then waited for the next unit is refused",
+          "[router][safety]") {
+  // 100 ms units of 4 IDs: the fifth ID of a unit waits for the next one.
+  test::ManualClock clock{kStart};
+  const IdLayout layout =
+      IdLayout::create({.time_bits = 51, .worker_bits = 10, .sequence_bits = 2, .time_unit_ms = 100},
+                       kStart)
+          .value();
+  WorkerSlot worker;
+  IdGenerator& generator = worker.install(IdGenerator::create(layout, 1, {}, clock).value());
+  Lease lease{clock};
+  // The deadline falls before the next unit starts.
+  lease.extend_until(clock.monotonic() + 50ms);
+  CoordinationGauges gauges;
+  Metrics metrics{3};
+  HttpSettings settings;
+  RouterContext ctx{layout, worker, lease, gauges, metrics, settings,
+                    {"svc", "recycle", clock.monotonic(), 1}};
+  const auto get = [&](const std::string& target) {
+    return handle_request(Request{verb::get, target, 11}, ctx);
+  };
+  REQUIRE(get("/id/x?count=4").result_int() == 200);
+  const auto refused = get("/id/x");
+  check_error(refused, 503, "lease_expired");
+  CHECK(clock.slept() > 50ms);  // it did wait, past the deadline
+  CHECK(generator.high_water_mark_ms() > kStart);  // the IDs it took are dropped, never sent
 }

@@ -2,8 +2,9 @@
 // The JSON held by our ZooKeeper nodes. Times are Unix milliseconds by the
 // writer's wall clock; ZooKeeper's own clock is in the node's stat (mtime).
 //
-//   <root>                      the cluster's ID layout
-//   <root>/forever/<host>:<port>-<seq>   {host, port, ts, hwm}
+//   <root>                      the cluster's ID layout and strategy
+//   <root>/alive/<id>           ephemeral: the owner token of worker ID <id>'s holder
+//   <root>/forever/<host>:<port>-<seq>   {host, port, owner, floor, ts, hwm, lease_ms}
 //   <root>/pool/notuse/<id>     {floor}
 //   <root>/pool/inuse/<id>      {owner, floor, ts, hwm, lease_ms}
 
@@ -47,18 +48,28 @@ struct NotuseData {
 struct SequentialData {
   std::string host;
   std::uint32_t port = 0;
+  // Nodes written before 0.2 lack the last three (owner nullopt, 0, 0).
+  std::optional<OwnerToken> owner{};  // the run that wrote it last
+  std::int64_t floor = 0;             // the floor that run started above
   std::int64_t ts = 0;
   std::int64_t hwm = 0;
+  std::int64_t lease_ms = 0;
+  // The last instant the writer can have used; `assumed_lease_ms` stands in
+  // for the lease of a node written before 0.2 (no owner). A release writes
+  // lease_ms 0: its writer issues nothing after ts.
+  std::int64_t last_possible_ms(std::int64_t assumed_lease_ms) const;
 };
 
 // The worker ID a pool node's name spells ("17"); nullopt for any other name.
 std::optional<std::uint32_t> worker_id_of_node(std::string_view name);
 
+std::string encode(const OwnerToken& o);
 std::string encode(const InuseData& d);
 std::string encode(const NotuseData& d);
 std::string encode(const SequentialData& d);
 std::string encode(const LayoutSettings& l);
 // nullopt: not the expected JSON.
+std::optional<OwnerToken> decode_owner(std::string_view text);
 std::optional<InuseData> decode_inuse(std::string_view text);
 std::optional<NotuseData> decode_notuse(std::string_view text);
 std::optional<SequentialData> decode_sequential(std::string_view text);

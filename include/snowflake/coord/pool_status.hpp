@@ -27,6 +27,8 @@ struct PoolMember {
   std::optional<InuseData> owner_data;
   std::int64_t last_heartbeat_ms = 0;  // ZooKeeper's time of the owner's last write
   std::int64_t heartbeat_age_ms = 0;   // now - last_heartbeat_ms, by ZooKeeper's clock
+  // Free IDs only: the node's floor cannot be read, so it is never claimed.
+  bool unusable = false;
 };
 
 struct PoolStatus {
@@ -37,7 +39,8 @@ struct PoolStatus {
   bool now_from_zookeeper = true;  // false: no right to create the probe node; the local clock
   std::chrono::milliseconds reclaim_after{0};
   std::vector<PoolMember> inuse;
-  std::vector<PoolMember> notuse;
+  std::vector<PoolMember> notuse;  // unusable ones included
+  std::size_t unusable() const;
 };
 
 // "live" (heartbeat within its lease), "lease_expired" (its owner has

@@ -4,23 +4,29 @@
 //
 //   <root>/pool                 {"size": N, "complete": true} once filled
 //   <root>/pool/init-lock       ephemeral: held by the daemon filling the pool
+//   <root>/pool/clock           written to read ZooKeeper's time (its mtime)
 //   <root>/pool/notuse/<id>     free, {floor}
 //   <root>/pool/inuse/<id>      owned, {owner, floor, ts, hwm, lease_ms}
+//   <root>/alive/<id>           ephemeral, held by the owner's session (alive_node.hpp)
 //
 // Every move between notuse and inuse is one zoo_multi, and every move also
 // bumps the version of <root>/pool/inuse's own data: that version counts the
-// pool's moves. Moves that act on an earlier reading (reclaiming a stale
-// node, releasing or taking over our own) require that count unchanged, so a
-// node deleted and created again under the same name (whose version would
-// start over) is never mistaken for the one that was read.
+// pool's moves. Every move acts on an earlier reading (a claim on the free
+// node's floor, a reclaim on a stale node, a release, a takeover), and
+// requires that count unchanged, so a node deleted and created again under
+// the same name (whose version would start over) is never mistaken for the
+// one that was read.
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "snowflake/coord/alive_node.hpp"
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/zk_session.hpp"
@@ -30,10 +36,30 @@ namespace snowflake::coord {
 struct PoolClaim {
   std::uint32_t worker_id = 0;
   std::string path;     // <root>/pool/inuse/<id>
-  InuseData data;       // as we last wrote it
+  InuseData data;       // as the node holds it
   std::int32_t version = 0;
   std::int64_t czxid = 0;           // identifies this incarnation of the node
   std::int64_t mtime_ms = 0;        // ZooKeeper's time of our last write
+  // The write's own answer arrived now, so mtime_ms is fresh (a clock check
+  // may use it). False: a lost answer, recovered by reading the node later.
+  bool answered = true;
+  std::int64_t alive_session = 0;   // the session holding alive/<id> for us; 0: none known
+};
+
+// One claim attempt's reading: a free worker ID, its floor, and the move
+// count from before that reading.
+struct ClaimPlan {
+  std::uint32_t worker_id = 0;
+  std::int32_t move_count = 0;
+  std::int32_t notuse_version = 0;
+  std::int64_t floor = 0;
+};
+
+// What a pass of the reaper did.
+struct ReapResult {
+  int moved = 0;                        // returned to notuse
+  std::vector<std::uint32_t> held;      // stale, but their owner's session is alive
+  std::vector<std::uint32_t> unreadable;  // stale, data unreadable: floor unknown, left alone
 };
 
 class RecyclePool {
@@ -45,39 +71,63 @@ class RecyclePool {
   // `patience` for another daemon that is filling it.
   Result<void, CoordError> ensure(ZkSession& zk, std::chrono::milliseconds patience);
 
-  // Takes a free worker ID, starting at a random one. `data.owner` is ours;
-  // data.floor is raised to the node's floor. pool_exhausted if none is free.
-  Result<PoolClaim, CoordError> claim(ZkSession& zk, InuseData data);
+  // Takes a free worker ID whose floor is at most `max_floor_ms`, starting at
+  // a random one; `data.owner` is ours, data.floor is raised to the node's.
+  // IDs whose floor cannot be read are skipped (see unusable()). Errors:
+  // pool_exhausted, floors_ahead (free IDs exist, all with floors beyond
+  // max_floor_ms), zookeeper (a lost answer is checked first next time).
+  Result<PoolClaim, CoordError> claim(ZkSession& zk, InuseData data, std::int64_t max_floor_ms);
+  // The two halves of one claim attempt. plan_claim: lost (not free),
+  // unusable (its floor cannot be read). commit_claim: one multi that moves
+  // it only if the pool has not moved since the plan (else lost), creating
+  // our alive node (held: another session has it).
+  Result<ClaimPlan, CoordError> plan_claim(ZkSession& zk, std::uint32_t worker_id);
+  Result<PoolClaim, CoordError> commit_claim(ZkSession& zk, const ClaimPlan& plan, InuseData data);
 
-  // After a crash: if inuse/<worker_id> still carries `previous`, make it
-  // ours (`data.owner`) without going through notuse. lost if it does not.
+  // After a crash that we can prove (state_dir.hpp): if inuse/<worker_id>
+  // still carries `previous`, make it ours (`data.owner`) without going
+  // through notuse; data.floor is raised to the node's floor and high-water
+  // mark. An earlier takeover of ours whose answer was lost is recognised.
+  // Errors: lost (not `previous`'s, or held by a stranger), held (the
+  // session of `previous` has not ended yet), floors_ahead, zookeeper.
   Result<PoolClaim, CoordError> take_over(ZkSession& zk, std::uint32_t worker_id,
-                                          const OwnerToken& previous, InuseData data);
+                                          const OwnerToken& previous, InuseData data,
+                                          std::int64_t max_floor_ms);
 
-  // Versioned write of {ts, hwm}. lost: the node is gone or not ours any
-  // more (stop issuing). zookeeper: retry.
+  // Versioned write of {ts, hwm}, and our alive node made again after a new
+  // session. lost: the node is gone or not ours any more (stop issuing).
+  // zookeeper: retry.
   Result<void, CoordError> heartbeat(ZkSession& zk, PoolClaim& claim, std::int64_t ts,
                                      std::int64_t hwm);
 
   // Returns to notuse every other inuse node whose last write is older than
-  // `reclaim_after` by ZooKeeper's clock, measured against `zk_now_ms` (the
-  // mtime of our own fresh write). Returns how many it moved.
-  Result<int, CoordError> reclaim_stale(ZkSession& zk, std::int64_t zk_now_ms,
-                                        std::chrono::milliseconds reclaim_after,
-                                        std::uint32_t our_worker_id);
+  // `reclaim_after` by ZooKeeper's clock, measured against `zk_now_ms`, and
+  // whose owner's session has ended. The floor it leaves is the owner's last
+  // possible instant (InuseData::last_possible_ms).
+  Result<ReapResult, CoordError> reclaim_stale(ZkSession& zk, std::int64_t zk_now_ms,
+                                               std::chrono::milliseconds reclaim_after,
+                                               std::optional<std::uint32_t> our_worker_id);
 
   // Moves our node back to notuse carrying `floor`.
   Result<void, CoordError> release(ZkSession& zk, const PoolClaim& claim, std::int64_t floor);
 
+  // ZooKeeper's clock now: the mtime of a write to <root>/pool/clock.
+  Result<std::int64_t, CoordError> zookeeper_now(ZkSession& zk);
+
+  // Free worker IDs found with an unreadable floor so far (never claimed).
+  const std::set<std::uint32_t>& unusable() const noexcept { return unusable_; }
+
   std::string inuse_path(std::uint32_t id) const { return inuse_ + "/" + std::to_string(id); }
   std::string notuse_path(std::uint32_t id) const { return notuse_ + "/" + std::to_string(id); }
+  const AliveNodes& alive() const noexcept { return alive_; }
 
  private:
   Result<std::int32_t, CoordError> move_count(ZkSession& zk);
   // Reads an inuse node and checks `owner` holds it; lost if not.
   Result<std::pair<InuseData, NodeStat>, CoordError> read_owned(ZkSession& zk, const std::string& path,
                                                                 const OwnerToken& owner);
-  // Reads inuse/<id> and checks it is ours; fills version/stat.
+  // Reads inuse/<id>, checks it is ours, and finds our alive node: for a
+  // write whose answer was lost.
   Result<PoolClaim, CoordError> read_claim(ZkSession& zk, std::uint32_t id, const OwnerToken& owner);
   Result<void, CoordError> fill(ZkSession& zk);
 
@@ -85,10 +135,13 @@ class RecyclePool {
   std::string inuse_;
   std::string notuse_;
   std::string lock_;
+  std::string clock_;
+  AliveNodes alive_;
   std::uint32_t max_worker_id_;
   std::mt19937_64 random_;
   // A claim whose outcome a lost connection hid: checked first next time.
   std::optional<std::uint32_t> unsure_claim_;
+  std::set<std::uint32_t> unusable_;
 };
 
 }  // namespace snowflake::coord

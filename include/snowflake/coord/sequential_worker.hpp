@@ -4,10 +4,19 @@
 // its worker ID is <seq>. ZooKeeper numbers sequential children atomically,
 // so concurrent first boots get distinct numbers; a restart finds its node
 // by name and keeps its number. Numbers are never given back.
+//
+// A name is an identity two daemons can share by mistake (cloned machines
+// with one host name). So the identity is used only while holding its alive
+// node (alive_node.hpp), and a daemon that takes it over starts above the
+// last instant the previous holder could have used: its last written time
+// plus its lease, unless the previous holder is proved to be our own dead
+// predecessor (state_dir.hpp), whose state file knows a tighter floor.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "snowflake/coord/alive_node.hpp"
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/zk_session.hpp"
@@ -17,8 +26,18 @@ namespace snowflake::coord {
 struct SequentialClaim {
   std::uint32_t worker_id = 0;
   std::string path;
-  std::int64_t floor = 0;  // the node's last recorded high-water mark / heartbeat time
-  std::int64_t mtime_ms = 0;  // ZooKeeper's time of our write (for the skew check)
+  SequentialData data;  // as we last wrote it
+  std::int32_t version = 0;
+  std::int64_t mtime_ms = 0;  // ZooKeeper's time of our last write
+  bool answered = true;       // that write's answer arrived now (mtime_ms is fresh)
+  std::int64_t alive_session = 0;
+};
+
+// Our previous run on this machine, proved dead by the state directory.
+struct Predecessor {
+  OwnerToken owner;
+  std::string node;
+  std::int64_t reserved_until = 0;
 };
 
 class SequentialWorker {
@@ -26,21 +45,35 @@ class SequentialWorker {
   // `name` is "host:port".
   SequentialWorker(std::string root, std::string name, std::uint32_t max_worker_id);
 
-  // Finds our node or creates it; writes {host, port, ts: now, hwm}.
-  Result<SequentialClaim, CoordError> acquire(ZkSession& zk, std::int64_t now_ms);
-  // Records {ts, hwm} in our node. Returns ZooKeeper's mtime of the write.
-  Result<NodeStat, CoordError> heartbeat(ZkSession& zk, const SequentialClaim& claim,
-                                         std::int64_t now_ms, std::int64_t hwm);
+  // Finds our node or creates it, takes its alive node, and writes {owner,
+  // floor, ts: now_ms, hwm, lease_ms}. Errors: held (another live session
+  // uses this identity; the message names it), floors_ahead (the floor is
+  // beyond max_floor_ms: the alive node is given back), workers_exhausted,
+  // unusable (the node's data cannot be read), zookeeper.
+  Result<SequentialClaim, CoordError> acquire(ZkSession& zk, const OwnerToken& owner,
+                                              std::int64_t now_ms, std::int64_t lease_ms,
+                                              std::int64_t max_floor_ms,
+                                              const std::optional<Predecessor>& predecessor);
+  // Versioned write of {ts, hwm}; our alive node made again after a new
+  // session. lost: another daemon wrote the node or holds the identity.
+  Result<void, CoordError> heartbeat(ZkSession& zk, SequentialClaim& claim, std::int64_t now_ms,
+                                     std::int64_t hwm);
+  // Clean shutdown: records `floor` as the last instant we used (no lease
+  // after it) and gives the alive node back.
+  Result<void, CoordError> release(ZkSession& zk, SequentialClaim& claim, std::int64_t floor);
 
   const std::string& name() const noexcept { return name_; }
+  const AliveNodes& alive() const noexcept { return alive_; }
 
  private:
   // Our node among `children`, if any (the lowest number, should there be two).
   std::optional<std::pair<std::string, std::uint64_t>> find_ours(
       const std::vector<std::string>& children) const;
-  SequentialData data(std::int64_t now_ms, std::int64_t hwm) const;
+  // Our alive node for worker ID `id`: ok, held, or an error.
+  Result<void, CoordError> take_alive(ZkSession& zk, std::uint32_t id, const OwnerToken& owner);
 
   std::string forever_;
+  AliveNodes alive_;
   std::string name_;
   std::string host_;
   std::uint32_t port_;

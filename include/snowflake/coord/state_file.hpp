@@ -1,9 +1,13 @@
 #pragma once
 // The local state file: which worker ID this host held and the time up to
 // which it may have issued IDs. A restart reads it to take its worker ID
-// back (recycle: without draining the pool in a crash loop), to start while
-// ZooKeeper is down (sequential), and for a tight floor after kill -9:
-// `reserved_until` is written *before* the generator may issue up to it.
+// back (recycle: without draining the pool in a crash loop) and for a tight
+// floor after kill -9: `reserved_until` is written *before* the generator may
+// issue up to it.
+//
+// Each record also says where and when it was written (the machine's boot ID
+// and the directory's identity), which is what lets a restart prove that the
+// writer is dead (see StateDir::proves_writer_dead).
 //
 // Written atomically: temp file, fsync, rename, fsync of the directory.
 
@@ -18,14 +22,18 @@
 namespace snowflake::coord {
 
 struct StateRecord {
-  std::string strategy;  // "sequential" | "recycle"
-  std::string root;      // zookeeper.root it belongs to
+  std::string strategy;  // "static" | "sequential" | "recycle"
+  std::string root;      // zookeeper.root it belongs to ("" in static mode)
   std::uint32_t worker_id = 0;
-  std::string node;      // our node's path
-  std::optional<OwnerToken> owner{};  // recycle: the token in our inuse node
+  std::string node;      // our node's path ("" in static mode)
+  std::optional<OwnerToken> owner{};  // the token in our node (ZooKeeper modes)
   LayoutSettings layout{};
   std::int64_t hwm = 0;             // newest issued time unit (Unix ms)
   std::int64_t reserved_until = 0;  // no ID was or will be issued above this before the next write
+  // Where and when this was written: /proc/sys/kernel/random/boot_id, and the
+  // state directory's "device:inode". Empty in files of format 1.
+  std::string boot_id{};
+  std::string dir_id{};
 };
 
 class StateFile {
@@ -33,7 +41,8 @@ class StateFile {
   explicit StateFile(std::string dir);
 
   // nullopt: no file yet. An unreadable or malformed file is an error (the
-  // caller decides; it never silently means "no floor").
+  // caller decides; it never silently means "no floor"). Reads formats 1
+  // and 2.
   Result<std::optional<StateRecord>, std::string> load() const;
   Result<void, std::string> save(const StateRecord& record) const;
 

@@ -72,6 +72,7 @@ struct NodeStat {
   std::int64_t ctime_ms = 0;
   std::int64_t mzxid = 0;
   std::int64_t czxid = 0;  // the create: tells apart two nodes that had the same path
+  std::int64_t ephemeral_owner = 0;  // the session holding an ephemeral node; 0 for others
   std::int32_t data_length = 0;
   std::int32_t num_children = 0;
 };
@@ -90,9 +91,14 @@ struct ZkOp {
   std::string path;
   std::string data{};  // create, set
   int version = -1;    // remove, set, check; -1: any version
+  bool ephemeral = false;  // create
 
   static ZkOp create(std::string path, std::string data) {
     return {Kind::create, std::move(path), std::move(data), -1};
+  }
+  // Bound to this session: ZooKeeper deletes it when the session ends.
+  static ZkOp create_ephemeral(std::string path, std::string data) {
+    return {Kind::create, std::move(path), std::move(data), -1, true};
   }
   static ZkOp remove(std::string path, int version) { return {Kind::remove, std::move(path), {}, version}; }
   static ZkOp set(std::string path, std::string data, int version) {
@@ -134,6 +140,8 @@ class ZkSession {
   // The session's id and password, which let a test open a second handle on
   // the same session (and so expire it).
   std::pair<std::int64_t, std::string> client_id() const;
+  // The session's id: the ephemeral_owner of the nodes it creates.
+  std::int64_t session_id() const;
   std::chrono::milliseconds negotiated_timeout() const;
 
  private:

@@ -1,0 +1,40 @@
+#include "snowflake/coord/alive_node.hpp"
+
+#include <fmt/format.h>
+
+namespace snowflake::coord {
+
+std::string AliveHolder::describe() const {
+  return fmt::format("{} (ZooKeeper session 0x{:x})", owner ? owner->describe() : "an unknown owner",
+                     session);
+}
+
+AliveNodes::AliveNodes(const std::string& root) : dir_(root + "/alive") {}
+
+ZkOp AliveNodes::create(std::uint32_t id, const OwnerToken& owner) const {
+  return ZkOp::create_ephemeral(path(id), encode(owner));
+}
+
+std::array<ZkOp, 2> AliveNodes::absent(std::uint32_t id) const {
+  return {ZkOp::create(path(id), ""), ZkOp::remove(path(id), -1)};
+}
+
+Result<std::optional<AliveHolder>, CoordError> AliveNodes::holder(ZkSession& zk,
+                                                                   std::uint32_t id) const {
+  auto node = zk.get(path(id));
+  if (!node) {
+    if (node.error().code == ZkErrc::no_node) return std::optional<AliveHolder>();
+    return CoordError::from(node.error());
+  }
+  return std::optional<AliveHolder>(
+      AliveHolder{decode_owner(node.value().data), node.value().stat.ephemeral_owner});
+}
+
+void AliveNodes::let_go(ZkSession& zk, std::uint32_t id) const {
+  auto node = zk.exists(path(id));
+  if (node && node.value() && node.value()->ephemeral_owner == zk.session_id()) {
+    (void)zk.remove(path(id), node.value()->version);
+  }
+}
+
+}  // namespace snowflake::coord

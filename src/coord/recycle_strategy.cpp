@@ -1,0 +1,97 @@
+#include "recycle_strategy.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace snowflake::coord {
+
+RecycleStrategy::RecycleStrategy(RecycleSettings settings, OwnerToken token,
+                                 std::optional<StateRecord> predecessor)
+    : settings_(std::move(settings)),
+      token_(std::move(token)),
+      predecessor_(std::move(predecessor)),
+      pool_(settings_.root, settings_.max_worker_id) {}
+
+Ownership RecycleStrategy::own(PoolClaim claim, const AcquireRequest& request) {
+  Ownership o{claim.worker_id, claim.path, claim.data.owner, claim.data.floor, claim.data.ts,
+              unanswered_.settle(claim.answered, request.now),
+              claim.answered ? std::optional(claim.mtime_ms) : std::nullopt};
+  claim_ = std::move(claim);
+  return o;
+}
+
+std::optional<Result<Ownership, CoordError>> RecycleStrategy::try_takeover(
+    ZkSession& zk, const AcquireRequest& request) {
+  if (!predecessor_) return std::nullopt;
+  const StateRecord& p = *predecessor_;
+  InuseData mine{token_, p.reserved_until, request.now_ms, 0, settings_.lease.count()};
+  auto taken = pool_.take_over(zk, p.worker_id, *p.owner, mine, request.max_floor_ms);
+  if (taken) {
+    spdlog::info("took worker ID {} back from our previous run ({}), which this machine proves "
+                 "dead",
+                 p.worker_id, p.owner->describe());
+    predecessor_.reset();
+    return own(std::move(taken).value(), request);
+  }
+  const CoordError& e = taken.error();
+  switch (e.code) {
+    case CoordErrc::zookeeper:
+      unanswered_.failed(request.now);
+      return e;
+    case CoordErrc::held:
+      if (!held_since_) held_since_ = request.now;
+      if (request.now - *held_since_ < settings_.takeover_patience) return e;
+      spdlog::warn("{}; claiming another worker ID instead", e.message);
+      break;
+    default:
+      spdlog::info("not taking worker ID {} back: {}; claiming another", p.worker_id, e.message);
+      break;
+  }
+  predecessor_.reset();
+  return std::nullopt;
+}
+
+Result<Ownership, CoordError> RecycleStrategy::acquire(ZkSession& zk, const AcquireRequest& request) {
+  if (!pool_ready_) {
+    BOOST_OUTCOME_TRYV(pool_.ensure(zk, settings_.pool_patience));
+    pool_ready_ = true;
+  }
+  if (auto taken = try_takeover(zk, request)) return std::move(*taken);
+  const InuseData data{token_, 0, request.now_ms, 0, settings_.lease.count()};
+  auto claimed = pool_.claim(zk, data, request.max_floor_ms);
+  if (!claimed) {
+    if (claimed.error().code == CoordErrc::zookeeper) unanswered_.failed(request.now);
+    return claimed.error();
+  }
+  return own(std::move(claimed).value(), request);
+}
+
+Result<std::int64_t, CoordError> RecycleStrategy::renew(ZkSession& zk, std::int64_t ts,
+                                                        std::int64_t hwm) {
+  BOOST_OUTCOME_TRYV(pool_.heartbeat(zk, *claim_, ts, hwm));
+  return claim_->mtime_ms;
+}
+
+Result<void, CoordError> RecycleStrategy::give_back(ZkSession& zk, std::int64_t floor) {
+  if (!claim_) return outcome::success();
+  BOOST_OUTCOME_TRYV(pool_.release(zk, *claim_, std::max(floor, claim_->data.floor)));
+  claim_.reset();
+  return outcome::success();
+}
+
+void RecycleStrategy::forget(ZkSession* zk) {
+  if (claim_ && zk && !zk->gone()) pool_.alive().let_go(*zk, claim_->worker_id);
+  claim_.reset();
+}
+
+Result<ReapResult, CoordError> RecycleStrategy::reap(ZkSession& zk,
+                                                     std::optional<std::int64_t> zk_now_ms) {
+  if (!pool_ready_) return ReapResult{};
+  if (!zk_now_ms) {
+    BOOST_OUTCOME_TRY(now, pool_.zookeeper_now(zk));
+    zk_now_ms = now;
+  }
+  return pool_.reclaim_stale(zk, *zk_now_ms, settings_.reclaim_after,
+                             claim_ ? std::optional(claim_->worker_id) : std::nullopt);
+}
+
+}  // namespace snowflake::coord

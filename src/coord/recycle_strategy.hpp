@@ -1,0 +1,55 @@
+#pragma once
+// The recycle strategy's decisions over the pool (recycle_pool.hpp): take
+// our own worker ID back after a crash we can prove (state_dir.hpp), else
+// claim a free one; waiting out the session of our dead predecessor, but
+// never a stranger's.
+
+#include <chrono>
+#include <optional>
+
+#include "snowflake/coord/recycle_pool.hpp"
+#include "snowflake/coord/state_file.hpp"
+#include "worker_strategy.hpp"
+
+namespace snowflake::coord {
+
+struct RecycleSettings {
+  std::string root;
+  std::uint32_t max_worker_id = 0;
+  std::chrono::milliseconds lease{};
+  std::chrono::milliseconds reclaim_after{};
+  std::chrono::milliseconds pool_patience{};  // waiting for another daemon filling the pool
+  // How long the session of our dead predecessor may still hold our old
+  // worker ID before we claim another instead.
+  std::chrono::milliseconds takeover_patience{};
+};
+
+class RecycleStrategy final : public WorkerStrategy {
+ public:
+  // `predecessor`: our previous run's record, if the state directory proves
+  // that run dead; its worker ID is taken back first.
+  RecycleStrategy(RecycleSettings settings, OwnerToken token,
+                  std::optional<StateRecord> predecessor);
+
+  Result<Ownership, CoordError> acquire(ZkSession& zk, const AcquireRequest& request) override;
+  Result<std::int64_t, CoordError> renew(ZkSession& zk, std::int64_t ts, std::int64_t hwm) override;
+  Result<void, CoordError> give_back(ZkSession& zk, std::int64_t floor) override;
+  void forget(ZkSession* zk) override;
+  Result<ReapResult, CoordError> reap(ZkSession& zk, std::optional<std::int64_t> zk_now_ms) override;
+
+ private:
+  // nullopt: no takeover to try (any more); go on to claim.
+  std::optional<Result<Ownership, CoordError>> try_takeover(ZkSession& zk, const AcquireRequest& request);
+  Ownership own(PoolClaim claim, const AcquireRequest& request);
+
+  RecycleSettings settings_;
+  OwnerToken token_;
+  std::optional<StateRecord> predecessor_;
+  std::optional<std::chrono::steady_clock::time_point> held_since_;
+  RecyclePool pool_;
+  bool pool_ready_ = false;
+  std::optional<PoolClaim> claim_;
+  UnansweredClaims unanswered_;
+};
+
+}  // namespace snowflake::coord

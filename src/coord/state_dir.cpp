@@ -1,0 +1,101 @@
+#include "snowflake/coord/state_dir.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace snowflake::coord {
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+// The pid a holder wrote into the lock file; "unknown" if it has not yet.
+std::string holder_pid(int fd) {
+  char buf[32] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  std::string pid(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+  return pid.empty() ? "unknown" : pid;
+}
+
+}  // namespace
+
+std::string current_boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+Result<std::unique_ptr<StateDir>, std::string> StateDir::open(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::create_directories(dir, ec)) {
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+  }
+  if (ec) return fmt::format("coordinator.state_dir \"{}\": cannot create it: {}", dir, ec.message());
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return fmt::format("coordinator.state_dir \"{}\" is not a writable directory: {}", dir,
+                       errno_text());
+  }
+  const std::string lock_path = dir + "/lock";
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return fmt::format("{}: cannot open: {}", lock_path, errno_text());
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    const std::string pid = holder_pid(fd);
+    ::close(fd);
+    if (error == EWOULDBLOCK) {
+      return fmt::format("coordinator.state_dir \"{}\" is in use by another snowflaked (pid {}); "
+                         "every daemon needs a state directory of its own",
+                         dir, pid);
+    }
+    return fmt::format("{}: cannot lock: {}", lock_path, std::strerror(error));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    // Only the message of a second daemon loses its pid; the lock holds.
+  }
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    ::close(fd);
+    return fmt::format("coordinator.state_dir \"{}\": {}", dir, errno_text());
+  }
+  std::unique_ptr<StateDir> opened(
+      new StateDir(dir, fd, current_boot_id(), fmt::format("{}:{}", st.st_dev, st.st_ino)));
+  auto loaded = opened->file_.load();
+  if (!loaded) return loaded.error();
+  opened->previous_ = std::move(loaded).value();
+  return opened;
+}
+
+StateDir::StateDir(std::string dir, int lock_fd, std::string boot_id, std::string dir_id)
+    : dir_(std::move(dir)),
+      lock_fd_(lock_fd),
+      boot_id_(std::move(boot_id)),
+      dir_id_(std::move(dir_id)),
+      file_(dir_) {}
+
+StateDir::~StateDir() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
+}
+
+Result<void, std::string> StateDir::save(StateRecord record) const {
+  record.boot_id = boot_id_;
+  record.dir_id = dir_id_;
+  return file_.save(record);
+}
+
+bool StateDir::proves_writer_dead(const StateRecord& record) const {
+  return !boot_id_.empty() && record.boot_id == boot_id_ && record.dir_id == dir_id_;
+}
+
+}  // namespace snowflake::coord

@@ -1,0 +1,98 @@
+#include "snowflake/coord/time_reservation.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace snowflake::coord {
+
+TimeReservation::TimeReservation(const StateDir& dir, std::chrono::milliseconds interval,
+                                 Clock& clock)
+    : dir_(dir), interval_(interval), clock_(clock) {}
+
+TimeReservation::~TimeReservation() { stop(); }
+
+void TimeReservation::start() {
+  thread_ = std::thread([this] { loop(); });
+}
+
+void TimeReservation::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void TimeReservation::loop() {
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
+    lock.unlock();
+    persist(false);
+    lock.lock();
+  }
+}
+
+void TimeReservation::attach(IdGenerator& generator, StateRecord record) {
+  {
+    std::lock_guard lock(mutex_);
+    generator_ = &generator;
+    // A reservation made earlier for this worker ID still binds its floor.
+    if (!have_record_ || record_.worker_id != record.worker_id) record.reserved_until = 0;
+    else record.reserved_until = record_.reserved_until;
+    record.hwm = generator.high_water_mark_ms();
+    record_ = std::move(record);
+    have_record_ = true;
+    // Nothing new until a write has recorded it.
+    generator.set_reservation_ms(record_.hwm);
+  }
+  persist(false);
+}
+
+void TimeReservation::detach(bool final_write) {
+  if (final_write) persist(true);
+  std::lock_guard lock(mutex_);
+  generator_ = nullptr;
+}
+
+void TimeReservation::forget_owner() {
+  std::lock_guard lock(mutex_);
+  if (!have_record_) return;
+  record_.owner.reset();
+  if (auto saved = dir_.save(record_); !saved) {
+    spdlog::warn("cannot write the state file: {}", saved.error());
+  }
+}
+
+std::int64_t TimeReservation::reserved_until(std::uint32_t worker_id) const {
+  std::lock_guard lock(mutex_);
+  return have_record_ && record_.worker_id == worker_id ? record_.reserved_until : 0;
+}
+
+void TimeReservation::persist(bool final_write) {
+  std::lock_guard lock(mutex_);
+  IdGenerator* generator = generator_;
+  if (!generator) return;
+  StateRecord r = record_;
+  r.hwm = generator->high_water_mark_ms();
+  // Never lower the reservation while issuing: it is the next run's floor.
+  // The final write, after the generator is closed, can say exactly.
+  r.reserved_until =
+      final_write ? r.hwm
+                  : std::max(record_.reserved_until,
+                             clock_.wall_ms() + kReserveIntervals * interval_.count());
+  if (auto saved = dir_.save(r); !saved) {
+    if (failures_++ % 100 == 0) {
+      spdlog::error("cannot write the state file: {}; IDs stop once its reservation runs out",
+                    saved.error());
+    }
+    return;
+  }
+  failures_ = 0;
+  record_ = r;
+  // A closed generator ignores this: a write racing a loss cannot reopen it.
+  if (!final_write) generator->set_reservation_ms(r.reserved_until);
+}
+
+}  // namespace snowflake::coord

@@ -1,0 +1,83 @@
+#pragma once
+// What the coordinator asks of a ZooKeeper worker-ID strategy (sequential,
+// recycle): acquire a worker ID with its floor and our proof of ownership,
+// renew it, give it back. The coordinator owns everything around these
+// questions: the lease, the time fence, the heartbeat schedule, the state
+// file, the clock checks. Internal to the coordinator.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "snowflake/coord/coord_error.hpp"
+#include "snowflake/coord/node_data.hpp"
+#include "snowflake/coord/recycle_pool.hpp"
+#include "snowflake/coord/zk_session.hpp"
+
+namespace snowflake::coord {
+
+struct AcquireRequest {
+  std::int64_t now_ms = 0;  // wall clock, written by the claim: the time fence's base
+  std::chrono::steady_clock::time_point now{};  // monotonic, before the claim was sent
+  std::int64_t max_floor_ms = 0;  // floors beyond this are out of reach (now + max_boot_wait)
+};
+
+struct Ownership {
+  std::uint32_t worker_id = 0;
+  std::string node;
+  OwnerToken owner;
+  std::int64_t floor = 0;         // the last instant an earlier owner may have used
+  std::int64_t confirmed_ts = 0;  // the wall time our node holds: the time fence's base
+  // No later than the moment the claim was sent: the lease's base. For a
+  // claim whose answer was lost, the first attempt that may have applied it.
+  std::chrono::steady_clock::time_point sent{};
+  // ZooKeeper's time of the claim, if its answer arrived just now (a clock
+  // check may use it; a recovered claim's time is old).
+  std::optional<std::int64_t> fresh_mtime_ms;
+};
+
+// When did the claim that ZooKeeper may have applied go out? A claim whose
+// answer was lost is found by reading later; its lease must count from the
+// first attempt that failed unanswered since the last settled one.
+class UnansweredClaims {
+ public:
+  void failed(std::chrono::steady_clock::time_point attempt) {
+    if (!first_) first_ = attempt;
+  }
+  // The lease's base for a claim found now; forgets the failures.
+  std::chrono::steady_clock::time_point settle(bool answered,
+                                               std::chrono::steady_clock::time_point attempt) {
+    const auto sent = answered || !first_ ? attempt : std::min(*first_, attempt);
+    first_.reset();
+    return sent;
+  }
+
+ private:
+  std::optional<std::chrono::steady_clock::time_point> first_;
+};
+
+class WorkerStrategy {
+ public:
+  virtual ~WorkerStrategy() = default;
+
+  // Errors to retry: zookeeper, pool_exhausted, floors_ahead, held,
+  // unusable. Fatal ones (CoordError::fatal) end the daemon.
+  virtual Result<Ownership, CoordError> acquire(ZkSession& zk, const AcquireRequest& request) = 0;
+  // A heartbeat of the owned worker ID: returns ZooKeeper's time of the
+  // write. lost: it is not ours any more.
+  virtual Result<std::int64_t, CoordError> renew(ZkSession& zk, std::int64_t ts, std::int64_t hwm) = 0;
+  // Gives the owned worker ID back; the next owner starts above `floor`.
+  virtual Result<void, CoordError> give_back(ZkSession& zk, std::int64_t floor) = 0;
+  // The owned worker ID was lost: forget it, and let go of its alive node
+  // if our session still holds it.
+  virtual void forget(ZkSession* zk) = 0;
+  // Returns other daemons' stale worker IDs to the pool, judged by
+  // ZooKeeper's time (`zk_now_ms`, or read afresh). Only the pool has any.
+  virtual Result<ReapResult, CoordError> reap(ZkSession&, std::optional<std::int64_t>) {
+    return ReapResult{};
+  }
+};
+
+}  // namespace snowflake::coord

@@ -1,0 +1,376 @@
+// "Never a duplicate, under every fault we know": the real daemons, a real
+// ZooKeeper, and the faults that broke the first build (DESIGN.md, "Why two
+// owners never overlap"): a daemon cut off whose clock jumps, a copied state
+// directory, two daemons with one identity, two strategies on one root, a
+// static daemon restarted with its clock set back. Each test loads the
+// daemons while the fault happens and counts duplicates in all they issued.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "../support/child_process.hpp"
+#include "../support/daemon.hpp"
+#include "../support/fault_proxy.hpp"
+#include "../support/http_client.hpp"
+#include "../support/id_load.hpp"
+#include "../support/polling.hpp"
+#include "../support/wall_clock.hpp"
+#include "../support/zookeeper_server.hpp"
+#include "cluster.hpp"
+#include "snowflake/coord/recycle_pool.hpp"
+
+using namespace snowflake;
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+// Two worker IDs: a second daemon can only get the first one's.
+const json kTwoWorkers = {{"layout", {{"worker_bits", 1}, {"sequence_bits", 21}}}};
+
+std::int64_t time_ms(std::uint64_t id) { return default_layout_time_ms(id); }
+
+std::int64_t newest(const std::vector<std::uint64_t>& ids) {
+  std::int64_t t = 0;
+  for (auto id : ids) t = std::max(t, time_ms(id));
+  return t;
+}
+
+std::string describe(const std::map<std::string, int>& refusals) {
+  std::string out;
+  for (const auto& [code, n] : refusals) out += code + "=" + std::to_string(n) + " ";
+  return out;
+}
+
+std::int64_t wall_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+ExitStatus exit_of(Daemon& d) {
+  const auto status = d.process().wait_for_exit(20s);
+  REQUIRE(status);
+  return *status;
+}
+
+}  // namespace
+
+TEST_CASE("time fence: a daemon cut off whose clock jumps 12 s ahead never overlaps the next owner",
+          "[safety][fence]") {
+  ZooKeeperServer zk;
+  FaultProxy proxy(zk.port());
+  TempDir filler_state, a_state, b_state, clocks;
+  WallClockOffset a_clock(clocks.path() / "a");
+  // The filler holds one worker ID, A (through the proxy) the other.
+  Daemon filler(cluster_config(zk.hosts(), "recycle", filler_state.path(), kTwoWorkers).dump());
+  wait_ready(filler);
+  Daemon a(cluster_config(proxy.hosts(), "recycle", a_state.path(), kTwoWorkers).dump(),
+           "127.0.0.1:0", a_clock.env());
+  const auto worker = wait_ready(a);
+
+  IdLoad load_a(a.port(), 200);
+  REQUIRE(eventually([&] { return load_a.issued() > 10'000; }));
+  // Right after a heartbeat, cut A off and step its clock forward.
+  const auto beats = metric(a, "snowflake_heartbeats_total");
+  REQUIRE(eventually([&] { return metric(a, "snowflake_heartbeats_total") > beats; }));
+  proxy.stall();
+  a_clock.set("+12s");
+  // Everything A may have stamped from here on lies before this bound.
+  const std::int64_t a_could_reach = wall_now_ms() + 12'000 + 1500;
+  const std::size_t issued_before_jump = load_a.issued();
+
+  // B reaps A's worker ID once A's session and lease are long gone, and is
+  // loaded until its clock has passed every instant A could have stamped.
+  Daemon b(cluster_config(zk.hosts(), "recycle", b_state.path(), kTwoWorkers).dump());
+  const auto start_b = std::chrono::steady_clock::now();
+  CHECK(wait_ready(b, 30s) == worker);
+  const auto b_ready_after = std::chrono::steady_clock::now() - start_b;
+  IdLoad load_b(b.port(), 200);
+  REQUIRE(eventually([&] { return wall_now_ms() > a_could_reach + 200; }, 30s));
+  load_b.stop();
+  load_a.stop();
+
+  const auto& ids_a = load_a.ids();
+  const auto& ids_b = load_b.ids();
+  INFO("A issued " << ids_a.size() << " (" << ids_a.size() - issued_before_jump
+                   << " after the jump), refusals " << describe(load_a.refusals()) << "; B issued "
+                   << ids_b.size() << ", ready " << std::chrono::duration_cast<std::chrono::milliseconds>(b_ready_after).count()
+                   << " ms after start");
+  CHECK(ids_b.size() > 100'000);
+  CHECK(newest(ids_b) > newest(ids_a));
+  CHECK(duplicates(ids_a, ids_b) == 0);
+  // A refused once its clock passed its fence, not only once its lease ran out.
+  CHECK(load_a.refusals().count("lease_expired") == 1);
+  CHECK(newest(ids_a) < a_could_reach - 12'000);
+}
+
+TEST_CASE("a copied state directory proves nothing: the copy claims another worker ID",
+          "[safety][takeover]") {
+  ZooKeeperServer zk;
+  TempDir a_state, parent;
+  Daemon a(cluster_config(zk.hosts(), "recycle", a_state.path()).dump());
+  const auto worker_a = wait_ready(a);
+  IdLoad load_a(a.port(), 200);
+  REQUIRE(eventually([&] { return load_a.issued() > 1000; }));
+  // A cloned VM image, a restored volume snapshot: the same files, elsewhere.
+  const auto copy = parent.path() / "copied-state";
+  copy_directory(a_state.path(), copy);
+
+  Daemon b(cluster_config(zk.hosts(), "recycle", copy).dump());
+  IdLoad load_b(b.port(), 200);  // from the moment it listens
+  const auto worker_b = wait_ready(b);
+  const std::size_t b_ready_at = load_b.issued();
+  REQUIRE(eventually([&] { return load_b.issued() > b_ready_at + 100'000; }));
+  load_a.stop();
+  load_b.stop();
+  INFO("A " << load_a.ids().size() << " IDs, B " << load_b.ids().size() << " IDs, refusals A "
+            << describe(load_a.refusals()) << "B " << describe(load_b.refusals()));
+  CHECK(worker_b != worker_a);
+  CHECK(duplicates(load_a.ids(), load_b.ids()) == 0);
+  CHECK(load_a.refusals().empty());
+  CHECK_THAT(b.process().stderr_text(), Catch::Contains("proves nothing"));
+}
+
+TEST_CASE("takeover needs this boot: a state file from another boot claims another worker ID",
+          "[safety][takeover]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  const json patch = kTwoWorkers;
+  std::uint32_t worker = 0;
+  {
+    Daemon a(cluster_config(zk.hosts(), "recycle", state.path(), patch).dump());
+    worker = wait_ready(a);
+    a.process().send_signal(SIGKILL);
+    a.process().wait_for_exit(10s);
+  }
+  SECTION("the same boot: the worker ID is taken back") {
+    Daemon again(cluster_config(zk.hosts(), "recycle", state.path(), patch).dump());
+    CHECK(wait_ready(again) == worker);
+    CHECK_THAT(again.process().stderr_text(), Catch::Contains("took worker ID"));
+  }
+  SECTION("as if restored on another machine: another worker ID") {
+    auto record = json::parse(std::ifstream(state.path() / "worker.json"));
+    record["boot_id"] = "00000000-0000-0000-0000-000000000000";
+    std::ofstream(state.path() / "worker.json") << record.dump();
+    Daemon again(cluster_config(zk.hosts(), "recycle", state.path(), patch).dump());
+    CHECK(wait_ready(again) != worker);
+  }
+}
+
+TEST_CASE("two sequential daemons with one identity: the second waits for the first, then starts "
+          "above it",
+          "[safety][sequential]") {
+  ZooKeeperServer zk;
+  TempDir a_state, b_state;
+  const json same_name = {{"coordinator", {{"advertise", "clone:9000"}}}};
+  Daemon a(cluster_config(zk.hosts(), "sequential", a_state.path(), same_name).dump());
+  const auto worker = wait_ready(a);
+  IdLoad load_a(a.port(), 200);
+  Daemon b(cluster_config(zk.hosts(), "sequential", b_state.path(), same_name).dump());
+  const std::string holder = "pid " + std::to_string(a.process().pid());
+  REQUIRE(b.process().wait_for_stderr(holder, 10s));
+  CHECK_THAT(b.process().stderr_text(), Catch::Contains("clone:9000") && Catch::Contains("in use by"));
+  for (int i = 0; i < 5; ++i) {
+    CHECK(error_of(http_get(b.port(), "/id/x")) == "not_ready");
+    std::this_thread::sleep_for(100ms);
+  }
+  IdLoad load_b(b.port(), 200);
+  REQUIRE(eventually([&] { return load_a.issued() > 50'000; }));
+  a.process().send_signal(SIGKILL);
+  a.process().wait_for_exit(10s);
+  load_a.stop();
+
+  CHECK(wait_ready(b, 30s) == worker);
+  REQUIRE(eventually([&] { return load_b.issued() > 50'000; }));
+  load_b.stop();
+  INFO("A " << load_a.ids().size() << " IDs; B " << load_b.ids().size() << " IDs, refusals "
+            << describe(load_b.refusals()));
+  CHECK(duplicates(load_a.ids(), load_b.ids()) == 0);
+  // Above everything A could have issued, not just what it did.
+  CHECK(*std::min_element(load_b.ids().begin(), load_b.ids().end()) >
+        *std::max_element(load_a.ids().begin(), load_a.ids().end()));
+  CHECK(load_b.refusals().count("not_ready") == 1);
+}
+
+TEST_CASE("one worker-ID space per root: a recycle daemon on a sequential root exits 1 naming both",
+          "[safety][root]") {
+  ZooKeeperServer zk;
+  TempDir s1, s2;
+  Daemon sequential(cluster_config(zk.hosts(), "sequential", s1.path(),
+                                   {{"coordinator", {{"advertise", "host:1"}}}})
+                        .dump());
+  wait_ready(sequential);
+  Daemon recycle(cluster_config(zk.hosts(), "recycle", s2.path()).dump());
+  CHECK(exit_of(recycle).code == 1);
+  CHECK_THAT(recycle.process().stderr_text(),
+             Catch::Contains("\"sequential\" strategy") && Catch::Contains("\"recycle\"") &&
+                 Catch::Contains("another zookeeper.root"));
+  CHECK(ready(sequential));
+}
+
+TEST_CASE("one process per state directory: a second daemon on it exits 1 naming the holder",
+          "[safety][state_dir]") {
+  TempDir state;
+  const json static_config = {{"coordinator", {{"type", "static"}, {"state_dir", state.path().string()}}}};
+  Daemon first(static_config.dump());
+  TempDir second_dir;
+  const auto config = second_dir.write("c.json", static_config.dump());
+  const auto second = run_process({SNOWFLAKED_PATH, "--config", config.string(), "--listen", "127.0.0.1:0"});
+  CHECK(second.status.code == 1);
+  CHECK_THAT(second.err, Catch::Contains("is in use by another snowflaked (pid " +
+                                         std::to_string(first.process().pid()) + ")"));
+  CHECK(http_get(first.port(), "/id/x")->status == 200);
+
+  SECTION("coordinated modes too") {
+    ZooKeeperServer zk;
+    const auto recycle = second_dir.write(
+        "r.json", cluster_config(zk.hosts(), "recycle", state.path()).dump());
+    const auto r = run_process({SNOWFLAKED_PATH, "--config", recycle.string(), "--listen", "127.0.0.1:0"});
+    CHECK(r.status.code == 1);
+    CHECK_THAT(r.err, Catch::Contains("pid " + std::to_string(first.process().pid())));
+  }
+}
+
+TEST_CASE("static mode keeps a floor: kill -9, clock 3 s back, restart: nothing repeats",
+          "[safety][static]") {
+  TempDir state, clocks;
+  WallClockOffset clock(clocks.path() / "offset");
+  const json static_config = {{"coordinator", {{"type", "static"}, {"state_dir", state.path().string()}}}};
+  std::vector<std::uint64_t> before;
+  {
+    Daemon d(static_config.dump(), "127.0.0.1:0", clock.env());
+    IdLoad load(d.port(), 500);
+    REQUIRE(eventually([&] { return load.issued() > 0; }));
+    std::this_thread::sleep_for(2s);  // two seconds of load, as the report had it
+    d.process().send_signal(SIGKILL);
+    d.process().wait_for_exit(10s);
+    load.stop();
+    before = load.ids();
+  }
+  clock.set("-3s");
+  Daemon d(static_config.dump(), "127.0.0.1:0", clock.env());
+  IdLoad load(d.port(), 500);
+  std::this_thread::sleep_for(2500ms);  // two and a half seconds of load, as the report had it
+  const std::size_t while_behind = load.issued();
+  clock.set("+0");  // the clock is right again: it serves above the floor
+  REQUIRE(eventually([&] { return load.issued() > while_behind + 10'000; }));
+  load.stop();
+  INFO("before: " << before.size() << " IDs; after: " << load.ids().size() << ", refusals "
+                  << describe(load.refusals()));
+  CHECK(before.size() > 100'000);
+  CHECK(duplicates(before, load.ids()) == 0);
+  CHECK(load.refusals().count("clock_moved_backwards") == 1);
+  CHECK(*std::min_element(load.ids().begin(), load.ids().end()) >
+        *std::max_element(before.begin(), before.end()));
+}
+
+TEST_CASE("a pool of 4, all 4 owners killed: 4 fresh daemons reap it and all become ready",
+          "[safety][liveness]") {
+  ZooKeeperServer zk;
+  const json four = {{"layout", {{"worker_bits", 2}, {"sequence_bits", 20}}}};
+  std::vector<std::unique_ptr<TempDir>> dirs;
+  std::vector<std::unique_ptr<Daemon>> daemons;
+  for (int i = 0; i < 4; ++i) {
+    dirs.push_back(std::make_unique<TempDir>());
+    daemons.push_back(std::make_unique<Daemon>(
+        cluster_config(zk.hosts(), "recycle", dirs.back()->path(), four).dump()));
+  }
+  for (auto& d : daemons) wait_ready(*d);
+  for (auto& d : daemons) d->process().send_signal(SIGKILL);
+  for (auto& d : daemons) d->process().wait_for_exit(10s);
+  const auto killed = std::chrono::steady_clock::now();
+
+  std::vector<std::unique_ptr<Daemon>> fresh;
+  for (int i = 0; i < 4; ++i) {
+    dirs.push_back(std::make_unique<TempDir>());
+    fresh.push_back(std::make_unique<Daemon>(
+        cluster_config(zk.hosts(), "recycle", dirs.back()->path(), four).dump()));
+  }
+  std::set<std::uint32_t> workers;
+  for (auto& d : fresh) workers.insert(wait_ready(*d, 30s));
+  const auto took = std::chrono::steady_clock::now() - killed;
+  INFO("all ready " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                    << " ms after the kill");
+  CHECK(workers.size() == 4);
+  // reclaim_after (2.5 s) and the dead sessions' end (2 s) run side by side;
+  // then a few heartbeat intervals (300 ms) of reaping and claiming.
+  CHECK(took < 2500ms + 6 * 300ms + 1s);
+}
+
+TEST_CASE("a clock stepped back 120 s during a sequence wait: 503 at once, /health still answers",
+          "[safety][clock]") {
+  TempDir clocks;
+  WallClockOffset clock(clocks.path() / "offset");
+  // 1 s units of 4 IDs: asking for 40 waits through 10 units.
+  const json slow = {{"layout", {{"time_bits", 51}, {"worker_bits", 10}, {"sequence_bits", 2},
+                                 {"time_unit_ms", 1000}}},
+                     {"http", {{"io_threads", 1}, {"max_batch", 100}}}};
+  Daemon d(slow.dump(), "127.0.0.1:0", clock.env());
+  std::optional<HttpReply> reply;
+  std::thread waiting([&] {
+    HttpConnection c(d.port(), "127.0.0.1", 30s);
+    reply = c.request("/id/x?count=40");
+  });
+  std::this_thread::sleep_for(1500ms);  // well inside the batch's waits
+  clock.set("-120s");
+  const auto stepped = std::chrono::steady_clock::now();
+  waiting.join();
+  const auto answered_after = std::chrono::steady_clock::now() - stepped;
+  REQUIRE(reply);
+  CHECK(reply->status == 503);
+  CHECK(error_of(reply) == "clock_moved_backwards");
+  CHECK(answered_after < 1s);
+  HttpConnection health(d.port(), "127.0.0.1", 2s);
+  CHECK(health.request("/health")->status == 200);
+}
+
+TEST_CASE("a claim whose answer was lost is recovered, not misjudged as clock skew",
+          "[safety][lost_answer]") {
+  ZooKeeperServer zk;
+  {  // a pool exists already: the daemon's first write is its claim
+    auto s = connect_session(zk.hosts());
+    REQUIRE(coord::RecyclePool(kE2eRoot, 1023).ensure(*s, 5s));
+  }
+  FaultProxy proxy(zk.port());
+  proxy.lose_next_reply(FaultProxy::kMulti);
+  TempDir state;
+  Daemon d(cluster_config(proxy.hosts(), "recycle", state.path(),
+                          {{"coordinator", {{"max_skew_ms", 50}}}})
+               .dump());
+  const auto worker = wait_ready(d);
+  CHECK(proxy.replies_lost() == 1);
+  CHECK(d.process().running());
+  auto s = connect_session(zk.hosts());
+  CHECK(s->exists(kE2eRoot + "/pool/inuse/" + std::to_string(worker)).value());
+  CHECK(s->children(kE2eRoot + "/pool/inuse").value().size() == 1);  // one claim, not two
+  CHECK(fetch_ids(d, 10).size() == 10);
+}
+
+TEST_CASE("a takeover whose answer was lost is recognised as ours", "[safety][lost_answer]") {
+  ZooKeeperServer zk;
+  FaultProxy proxy(zk.port());
+  TempDir state;
+  std::uint32_t worker = 0;
+  {
+    Daemon a(cluster_config(zk.hosts(), "recycle", state.path()).dump());
+    worker = wait_ready(a);
+    a.process().send_signal(SIGKILL);
+    a.process().wait_for_exit(10s);
+  }
+  // Once the killed run's session has ended, the restart's first write is the takeover.
+  auto s = connect_session(zk.hosts());
+  const std::string alive = kE2eRoot + "/alive/" + std::to_string(worker);
+  REQUIRE(eventually([&] { return !s->exists(alive).value().has_value(); }));
+  proxy.lose_next_reply(FaultProxy::kMulti);
+  Daemon again(cluster_config(proxy.hosts(), "recycle", state.path()).dump());
+  CHECK(wait_ready(again) == worker);
+  CHECK(proxy.replies_lost() == 1);
+  CHECK(s->children(kE2eRoot + "/pool/inuse").value().size() == 1);
+}

@@ -1,0 +1,67 @@
+#include "id_load.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "http_client.hpp"
+
+namespace snowflake::test {
+
+IdLoad::IdLoad(unsigned short port, unsigned batch, std::string tag)
+    : port_(port), batch_(batch), tag_(std::move(tag)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+IdLoad::~IdLoad() { stop(); }
+
+void IdLoad::stop() {
+  stopping_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void IdLoad::run() {
+  const std::string target = "/id/" + tag_ + "?count=" + std::to_string(batch_);
+  std::unique_ptr<HttpConnection> connection;
+  while (!stopping_) {
+    std::optional<HttpReply> reply;
+    try {
+      if (!connection) connection = std::make_unique<HttpConnection>(port_, "127.0.0.1", std::chrono::seconds(5));
+      reply = connection->request(target);
+    } catch (const std::exception&) {
+      reply.reset();
+    }
+    if (!reply) {
+      ++refusals_["no_answer"];
+      connection.reset();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // pacing a reconnect
+      continue;
+    }
+    const auto body = nlohmann::json::parse(reply->body, nullptr, false);
+    if (reply->status == 200 && body.contains("ids")) {
+      for (const auto& id : body["ids"]) ids_.push_back(std::stoull(id.get<std::string>()));
+      issued_ = ids_.size();
+    } else {
+      ++refusals_[body.is_object() ? body.value("error", "unknown") : "unknown"];
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));  // pacing the retries
+    }
+    if (!reply->keep_alive) connection.reset();
+  }
+}
+
+std::size_t duplicates(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b) {
+  std::vector<std::uint64_t> all(a);
+  all.insert(all.end(), b.begin(), b.end());
+  std::sort(all.begin(), all.end());
+  std::size_t repeated = 0;
+  for (std::size_t i = 1; i < all.size(); ++i) repeated += all[i] == all[i - 1];
+  return repeated;
+}
+
+std::int64_t default_layout_time_ms(std::uint64_t id) {
+  return static_cast<std::int64_t>(id >> 22) + 1'735'689'600'000;
+}
+
+}  // namespace snowflake::test

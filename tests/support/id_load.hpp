@@ -1,0 +1,52 @@
+#pragma once
+// Steady client load on one daemon for uniqueness tests: a thread asks for
+// batches of IDs over a keep-alive connection until stopped, and records
+// every ID issued and every refusal by its error code. Results are read after
+// stop(), on the test's own thread (Catch2 assertions are not thread-safe).
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace snowflake::test {
+
+class IdLoad {
+ public:
+  IdLoad(unsigned short port, unsigned batch = 100, std::string tag = "load");
+  ~IdLoad();
+  IdLoad(const IdLoad&) = delete;
+  IdLoad& operator=(const IdLoad&) = delete;
+
+  void stop();
+  // After stop():
+  const std::vector<std::uint64_t>& ids() const { return ids_; }
+  // Refusals by error code ("lease_expired", ...); "no_answer" for a failed
+  // connection or a reply that did not arrive.
+  const std::map<std::string, int>& refusals() const { return refusals_; }
+  // IDs issued so far (readable while running).
+  std::size_t issued() const { return issued_.load(); }
+
+ private:
+  void run();
+
+  unsigned short port_;
+  unsigned batch_;
+  std::string tag_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::size_t> issued_{0};
+  std::vector<std::uint64_t> ids_;
+  std::map<std::string, int> refusals_;
+  std::thread thread_;
+};
+
+// How many IDs occur more than once in `a` and `b` together.
+std::size_t duplicates(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b = {});
+
+// The time part of an ID of the default layout (41 time bits of 1 ms since
+// 2025-01-01, then 22 bits of worker and sequence), as Unix ms.
+std::int64_t default_layout_time_ms(std::uint64_t id);
+
+}  // namespace snowflake::test

@@ -1,0 +1,45 @@
+#include "wall_clock.hpp"
+
+#include <fstream>
+
+namespace snowflake::test {
+
+namespace {
+
+constexpr auto kFakeTime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+
+std::map<std::string, std::string> preload() {
+  return {{"LD_PRELOAD", kFakeTime},
+          {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
+          // A sanitized build must be told that a preloaded library comes first.
+          {"ASAN_OPTIONS", "verify_asan_link_order=0"}};
+}
+
+}  // namespace
+
+WallClockOffset::WallClockOffset(std::filesystem::path file, const std::string& offset)
+    : file_(std::move(file)) {
+  set(offset);
+}
+
+std::map<std::string, std::string> WallClockOffset::env() const {
+  auto e = preload();
+  e["FAKETIME_TIMESTAMP_FILE"] = file_.string();
+  e["FAKETIME_NO_CACHE"] = "1";
+  return e;
+}
+
+void WallClockOffset::set(const std::string& offset) {
+  // Replaced whole, so the daemon never reads half a line.
+  const auto temp = file_.string() + ".new";
+  std::ofstream(temp) << offset << "\n";
+  std::filesystem::rename(temp, file_);
+}
+
+std::map<std::string, std::string> fixed_wall_clock_offset(const std::string& offset) {
+  auto e = preload();
+  e["FAKETIME"] = offset;
+  return e;
+}
+
+}  // namespace snowflake::test

@@ -1,0 +1,30 @@
+#pragma once
+// One daemon's own wall clock, moved by libfaketime while it runs: the
+// daemon re-reads an offset ("+12s", "-3s", "+0") from a file on every clock
+// read. Its monotonic clocks (MONOTONIC, BOOTTIME) stay real, as a step of
+// NTP or an operator would leave them.
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace snowflake::test {
+
+class WallClockOffset {
+ public:
+  // The offset lives in `file` (created with `offset`).
+  explicit WallClockOffset(std::filesystem::path file, const std::string& offset = "+0");
+
+  // The environment that makes a daemon follow this offset.
+  std::map<std::string, std::string> env() const;
+  // Steps the daemon's wall clock to real time + `offset`, at once.
+  void set(const std::string& offset);
+
+ private:
+  std::filesystem::path file_;
+};
+
+// A wall clock off by a fixed `offset` for the daemon's whole life.
+std::map<std::string, std::string> fixed_wall_clock_offset(const std::string& offset);
+
+}  // namespace snowflake::test
