@@ -47,7 +47,8 @@ wait_for() {  # wait_for URL: polls until it answers, 10 s at most
 
 # snowflaked: static worker, one io thread, a port of the system's choosing.
 cat > "$work/snowflaked.json" <<JSON
-{"log_level": "warn", "coordinator": {"type": "static", "static_worker_id": 1},
+{"log_level": "warn",
+ "coordinator": {"type": "static", "static_worker_id": 1, "state_dir": "$work/state"},
  "http": {"io_threads": 1}}
 JSON
 build/bench/snowflaked --config "$work/snowflaked.json" --listen 127.0.0.1:0 \

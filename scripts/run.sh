@@ -11,7 +11,7 @@ bash scripts/install-deps.sh
 bash scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release -DSNOWFLAKE_BUILD_TESTS=OFF \
   >/dev/null
 if [ $# -eq 0 ]; then set -- --config conf/recycle.json; fi
-mkdir -p .local/state .local/state-sequential
+mkdir -p .local/state .local/state-sequential .local/state-static
 
 if ! bash scripts/zookeeper.sh status | grep -q Mode; then
   bash scripts/zookeeper.sh start standalone

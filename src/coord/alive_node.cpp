@@ -30,6 +30,27 @@ Result<std::optional<AliveHolder>, CoordError> AliveNodes::holder(ZkSession& zk,
       AliveHolder{decode_owner(node.value().data), node.value().stat.ephemeral_owner});
 }
 
+ZkOp AliveNodes::keep(ZkSession& zk, std::uint32_t id, const OwnerToken& owner,
+                      std::int64_t held_by) const {
+  return held_by == zk.session_id() ? ZkOp::check(path(id), -1) : create(id, owner);
+}
+
+Result<bool, CoordError> AliveNodes::recover(ZkSession& zk, std::uint32_t id, const ZkError& e,
+                                             std::int64_t& held_by) const {
+  if (e.path != path(id)) return false;
+  if (e.code == ZkErrc::no_node) {  // removed by hand: make it again
+    held_by = 0;
+    return true;
+  }
+  if (e.code != ZkErrc::node_exists) return false;
+  BOOST_OUTCOME_TRY(found, holder(zk, id));
+  if (found && found->session != zk.session_id()) {
+    return CoordError{CoordErrc::lost, fmt::format("{} is held by {}", path(id), found->describe())};
+  }
+  held_by = found ? found->session : 0;  // made by a write of ours whose answer was lost
+  return true;
+}
+
 void AliveNodes::let_go(ZkSession& zk, std::uint32_t id) const {
   auto node = zk.exists(path(id));
   if (node && node.value() && node.value()->ephemeral_owner == zk.session_id()) {

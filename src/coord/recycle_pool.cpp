@@ -334,7 +334,6 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
   InuseData next = claim.data;
   next.ts = ts;
   next.hwm = hwm;
-  const std::string alive_path = alive_.path(claim.worker_id);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     // The write goes through only if no move happened since this check that
     // the node is ours: no reclaim-and-claim can slip in between.
@@ -347,13 +346,9 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
     // Still our token, at a later version: an earlier write of ours whose
     // answer a lost connection swallowed. Nobody else writes our token.
     claim.version = node.second.version;
-    // A new session (the old one expired) holds nothing: make our alive node
-    // again; within one session, check that it is still there.
-    const bool remake_alive = claim.alive_session != zk.session_id();
     auto written = zk.multi({ZkOp::check(inuse_, count),
                              ZkOp::set(claim.path, encode(next), claim.version),
-                             remake_alive ? alive_.create(claim.worker_id, claim.data.owner)
-                                          : ZkOp::check(alive_path, -1)});
+                             alive_.keep(zk, claim.worker_id, claim.data.owner, claim.alive_session)});
     if (written) {
       claim.data = next;
       claim.version = written.value()[1].version;
@@ -362,21 +357,8 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
       return outcome::success();
     }
     const ZkError& e = written.error();
-    if (e.path == alive_path) {
-      if (e.code == ZkErrc::no_node) {  // removed by hand: make it again
-        claim.alive_session = 0;
-        continue;
-      }
-      if (e.code == ZkErrc::node_exists) {
-        BOOST_OUTCOME_TRY(holder, alive_.holder(zk, claim.worker_id));
-        if (holder && holder->session == zk.session_id()) {  // made by our lost write
-          claim.alive_session = holder->session;
-          continue;
-        }
-        if (holder) return lost(alive_path, fmt::format("is held by {}", holder->describe()));
-        continue;  // gone meanwhile
-      }
-    }
+    BOOST_OUTCOME_TRY(about_alive, alive_.recover(zk, claim.worker_id, e, claim.alive_session));
+    if (about_alive) continue;
     if (e.path == inuse_ && e.code == ZkErrc::bad_version) continue;  // a move elsewhere: read again
     if (e.code == ZkErrc::bad_version || e.code == ZkErrc::no_node) continue;  // read what happened
     return CoordError::from(e);  // connection loss and the like: the next try reads the outcome

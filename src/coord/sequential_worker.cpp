@@ -132,12 +132,9 @@ Result<void, CoordError> SequentialWorker::heartbeat(ZkSession& zk, SequentialCl
   SequentialData next = claim.data;
   next.ts = now_ms;
   next.hwm = hwm;
-  const std::string alive_path = alive_.path(claim.worker_id);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    const bool remake_alive = claim.alive_session != zk.session_id();
     auto written = zk.multi({ZkOp::set(claim.path, encode(next), claim.version),
-                             remake_alive ? alive_.create(claim.worker_id, claim.data.owner.value())
-                                          : ZkOp::check(alive_path, -1)});
+                             alive_.keep(zk, claim.worker_id, *claim.data.owner, claim.alive_session)});
     if (written) {
       claim.data = next;
       claim.version = written.value()[0].version;
@@ -146,22 +143,8 @@ Result<void, CoordError> SequentialWorker::heartbeat(ZkSession& zk, SequentialCl
       return outcome::success();
     }
     const ZkError& e = written.error();
-    if (e.path == alive_path && e.code == ZkErrc::no_node) {  // removed by hand: make it again
-      claim.alive_session = 0;
-      continue;
-    }
-    if (e.path == alive_path && e.code == ZkErrc::node_exists) {
-      BOOST_OUTCOME_TRY(holder, alive_.holder(zk, claim.worker_id));
-      if (holder && holder->session == zk.session_id()) {
-        claim.alive_session = holder->session;
-        continue;
-      }
-      if (holder) {
-        return CoordError{CoordErrc::lost,
-                          fmt::format("{} is held by {}", alive_path, holder->describe())};
-      }
-      continue;
-    }
+    BOOST_OUTCOME_TRY(about_alive, alive_.recover(zk, claim.worker_id, e, claim.alive_session));
+    if (about_alive) continue;
     if (e.path == claim.path && e.code == ZkErrc::no_node) {
       return CoordError{CoordErrc::lost, fmt::format("{} was deleted", claim.path)};
     }

@@ -17,8 +17,10 @@ namespace {
 
 using nlohmann::json;
 
-// 2 added boot_id and dir_id; files of format 1 are still read.
-constexpr int kFormatVersion = 2;
+// boot_id and dir_id were added as optional keys within format 1, so that
+// 0.1.0, which reads format 1 and ignores keys it does not know, can still
+// read the file after a rollback. A file without them proves nothing.
+constexpr int kFormatVersion = 1;
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -44,8 +46,7 @@ Result<std::optional<StateRecord>, std::string> StateFile::load() const {
   text << in.rdbuf();
   const json j = json::parse(text.str(), nullptr, false);
   try {
-    const int format = j.is_object() ? j.at("format").get<int>() : 0;
-    if (format != 1 && format != kFormatVersion) throw std::runtime_error("format");
+    if (!j.is_object() || j.at("format").get<int>() != kFormatVersion) throw std::runtime_error("format");
     StateRecord r;
     r.strategy = j.at("strategy").get<std::string>();
     r.root = j.at("root").get<std::string>();
@@ -60,14 +61,11 @@ Result<std::optional<StateRecord>, std::string> StateFile::load() const {
     r.layout = *layout;
     r.hwm = j.at("hwm").get<std::int64_t>();
     r.reserved_until = j.at("reserved_until").get<std::int64_t>();
-    if (format >= 2) {
-      r.boot_id = j.at("boot_id").get<std::string>();
-      r.dir_id = j.at("dir_id").get<std::string>();
-    }
+    r.boot_id = j.value("boot_id", std::string());
+    r.dir_id = j.value("dir_id", std::string());
     return std::optional<StateRecord>(std::move(r));
   } catch (const std::exception&) {
-    return fmt::format("{}: not a snowflaked state file (format 1 or {}); move it away to start "
-                       "afresh",
+    return fmt::format("{}: not a snowflaked state file (format {}); move it away to start afresh",
                        path_, kFormatVersion);
   }
 }

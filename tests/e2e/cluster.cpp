@@ -29,15 +29,21 @@ json cluster_config(const std::string& hosts, const std::string& type,
 }
 
 std::optional<json> ready(const Daemon& d) {
-  const auto r = http_get(d.port(), "/ready");
+  std::optional<HttpReply> r;
+  try {
+    r = http_get(d.port(), "/ready");
+  } catch (const std::exception&) {  // not listening (any more)
+    return std::nullopt;
+  }
   if (!r || r->status != 200) return std::nullopt;
   return json::parse(r->body);
 }
 
 std::uint32_t wait_ready(Daemon& d, std::chrono::milliseconds within) {
   std::optional<json> r;
-  if (!eventually([&] { return (r = ready(d)).has_value(); }, within)) {
-    FAIL("never ready:\n" << d.process().stderr_text());
+  if (!eventually([&] { return (r = ready(d)).has_value() || !d.process().running(); }, within) ||
+      !r) {
+    FAIL((d.process().running() ? "never ready:\n" : "exited:\n") << d.process().stderr_text());
   }
   return (*r)["worker_id"].get<std::uint32_t>();
 }

@@ -94,17 +94,31 @@ struct FaultProxy::Impl {
   Impl(FaultProxy& proxy, unsigned short upstream_port)
       : owner(proxy),
         acceptor(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0)),
-        upstream(net::ip::make_address("127.0.0.1"), upstream_port) {}
+        upstream(net::ip::make_address("127.0.0.1"), upstream_port),
+        outage_timer(ioc) {}
 
   void accept();
+  // After a lost reply: new connections are refused for the outage asked for.
+  void begin_outage() {
+    const auto outage = std::chrono::milliseconds(outage_ms.load());
+    if (outage.count() <= 0) return;
+    refusing = true;
+    outage_timer.expires_after(outage);
+    outage_timer.async_wait([this](boost::system::error_code ec) {
+      if (!ec) refusing = false;
+    });
+  }
 
   FaultProxy& owner;
   net::io_context ioc;
   tcp::acceptor acceptor;
   tcp::endpoint upstream;
   std::atomic<bool> stalled{false};
+  bool refusing = false;  // proxy's thread only
   std::atomic<std::int64_t> delay_ms{0};
   std::atomic<int> armed_op{-1};
+  std::atomic<std::int64_t> outage_ms{0};
+  net::steady_timer outage_timer;
   std::vector<std::weak_ptr<Link>> links;  // touched on the proxy's thread only
   std::thread thread;
 };
@@ -178,6 +192,7 @@ struct FaultProxy::Impl::Link : std::enable_shared_from_this<Link> {
       if (ec) return self->close();
       if (cut) {
         self->proxy.owner.replies_lost_.fetch_add(1);
+        self->proxy.begin_outage();
         return self->close();
       }
       self->pump(to_server);
@@ -211,6 +226,10 @@ void FaultProxy::Impl::accept() {
     if (ec) return;
     owner.accepted_.fetch_add(1);
     auto link = std::make_shared<Link>(*this, std::move(socket));
+    if (refusing) {
+      link->close();
+      return accept();
+    }
     std::erase_if(links, [](const std::weak_ptr<Link>& l) { return l.expired(); });
     links.push_back(link);
     link->start();
@@ -233,7 +252,10 @@ FaultProxy::~FaultProxy() {
 void FaultProxy::stall() { impl_->stalled = true; }
 void FaultProxy::heal() { impl_->stalled = false; }
 void FaultProxy::set_delay(std::chrono::milliseconds delay) { impl_->delay_ms = delay.count(); }
-void FaultProxy::lose_next_reply(int op) { impl_->armed_op = op; }
+void FaultProxy::lose_next_reply(int op, std::chrono::milliseconds outage) {
+  impl_->outage_ms = outage.count();
+  impl_->armed_op = op;
+}
 
 void FaultProxy::reset() {
   net::post(impl_->ioc, [impl = impl_.get()] {

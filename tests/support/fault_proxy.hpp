@@ -41,8 +41,10 @@ class FaultProxy {
   void reset();
   // The next request of operation `op` goes through; the connection that
   // carries it is reset when the server's reply to it arrives, and the reply
-  // is dropped. Once.
-  void lose_next_reply(int op);
+  // is dropped. Once. Then, for `outage`, every new connection is reset at
+  // once (a blip that lasts: the client cannot read back at once what
+  // happened either, and finds out on a later try).
+  void lose_next_reply(int op, std::chrono::milliseconds outage = std::chrono::milliseconds(0));
   int replies_lost() const { return replies_lost_.load(); }
   int connections_accepted() const { return accepted_.load(); }
 

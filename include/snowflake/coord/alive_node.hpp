@@ -36,6 +36,15 @@ class AliveNodes {
   std::array<ZkOp, 2> absent(std::uint32_t id) const;
   // Who holds alive/<id>; nullopt if nobody.
   Result<std::optional<AliveHolder>, CoordError> holder(ZkSession& zk, std::uint32_t id) const;
+  // For a heartbeat's multi: our alive node made again if `held_by` is not
+  // this session (the one that made it has expired), else checked to still
+  // be there.
+  ZkOp keep(ZkSession& zk, std::uint32_t id, const OwnerToken& owner, std::int64_t held_by) const;
+  // A heartbeat's multi failed with `e`. If that was about alive/<id>,
+  // corrects `held_by` and answers true (try again), or lost if another
+  // session holds it; false if `e` is about something else.
+  Result<bool, CoordError> recover(ZkSession& zk, std::uint32_t id, const ZkError& e,
+                                   std::int64_t& held_by) const;
   // Removes alive/<id> if this session holds it (a worker ID we lost: let
   // whoever has it now hold it). Best effort: it goes with the session anyway.
   void let_go(ZkSession& zk, std::uint32_t id) const;

@@ -31,7 +31,7 @@ struct StateRecord {
   std::int64_t hwm = 0;             // newest issued time unit (Unix ms)
   std::int64_t reserved_until = 0;  // no ID was or will be issued above this before the next write
   // Where and when this was written: /proc/sys/kernel/random/boot_id, and the
-  // state directory's "device:inode". Empty in files of format 1.
+  // state directory's "device:inode". Empty in files written by 0.1.0.
   std::string boot_id{};
   std::string dir_id{};
 };
@@ -41,8 +41,7 @@ class StateFile {
   explicit StateFile(std::string dir);
 
   // nullopt: no file yet. An unreadable or malformed file is an error (the
-  // caller decides; it never silently means "no floor"). Reads formats 1
-  // and 2.
+  // caller decides; it never silently means "no floor").
   Result<std::optional<StateRecord>, std::string> load() const;
   Result<void, std::string> save(const StateRecord& record) const;
 
