@@ -38,10 +38,15 @@ void TimeReservation::attach(IdGenerator& generator, StateRecord record) {
   {
     std::lock_guard lock(mutex_);
     generator_ = &generator;
-    // A reservation made earlier for this worker ID still binds its floor.
-    if (!have_record_ || record_.worker_id != record.worker_id) record.reserved_until = 0;
-    else record.reserved_until = record_.reserved_until;
+    // Never below the generator's floor (its high-water mark before any ID),
+    // whatever the clock says now: a run that crashes while its clock is
+    // behind must leave its successor the floor it was given, not its clock.
+    // A reservation made earlier for this worker ID binds it too.
     record.hwm = generator.high_water_mark_ms();
+    record.reserved_until = record.hwm;
+    if (have_record_ && record_.worker_id == record.worker_id) {
+      record.reserved_until = std::max(record.reserved_until, record_.reserved_until);
+    }
     record_ = std::move(record);
     have_record_ = true;
     // Nothing new until a write has recorded it.

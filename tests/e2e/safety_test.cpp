@@ -10,6 +10,8 @@
 
 #include <csignal>
 #include <fstream>
+#include <iostream>
+#include <sstream>
 #include <set>
 #include <thread>
 
@@ -53,6 +55,19 @@ std::int64_t wall_now_ms() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+
+double seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+// Prints a scenario's figures for the record (`e2e_tests "[safety]"` shows
+// them) and returns them, for the failure message too.
+std::string record(const std::string& figures) {
+  std::cout << "figures: " << figures << std::endl;
+  return figures;
+}
+
+#define FIGURES(text) INFO(record([&] { std::ostringstream o_; o_ << text; return o_.str(); }()))
 
 ExitStatus exit_of(Daemon& d) {
   const auto status = d.process().wait_for_exit(20s);
@@ -99,10 +114,10 @@ TEST_CASE("time fence: a daemon cut off whose clock jumps 12 s ahead never overl
 
   const auto& ids_a = load_a.ids();
   const auto& ids_b = load_b.ids();
-  INFO("A issued " << ids_a.size() << " (" << ids_a.size() - issued_before_jump
-                   << " after the jump), refusals " << describe(load_a.refusals()) << "; B issued "
-                   << ids_b.size() << ", ready " << std::chrono::duration_cast<std::chrono::milliseconds>(b_ready_after).count()
-                   << " ms after start");
+  FIGURES("time fence: A issued " << ids_a.size() << " (" << ids_a.size() - issued_before_jump
+                                  << " after the jump), refusals " << describe(load_a.refusals())
+                                  << "; B issued " << ids_b.size() << ", ready " << seconds(b_ready_after)
+                                  << " s after it started; duplicates " << duplicates(ids_a, ids_b));
   CHECK(ids_b.size() > 100'000);
   CHECK(newest(ids_b) > newest(ids_a));
   CHECK(duplicates(ids_a, ids_b) == 0);
@@ -134,8 +149,11 @@ TEST_CASE("a copied state directory proves nothing: the copy claims another work
   REQUIRE(eventually([&] { return std::chrono::steady_clock::now() > until; }, 10s));
   load_a.stop();
   load_b.stop();
-  INFO("A " << load_a.ids().size() << " IDs, B " << load_b.ids().size() << " IDs, refusals A "
-            << describe(load_a.refusals()) << "B " << describe(load_b.refusals()));
+  FIGURES("copied state dir: A " << load_a.ids().size() << " IDs (worker " << worker_a << "), B "
+                                 << load_b.ids().size() << " IDs (worker " << worker_b
+                                 << "), refusals A " << describe(load_a.refusals()) << "B "
+                                 << describe(load_b.refusals()) << "; duplicates "
+                                 << duplicates(load_a.ids(), load_b.ids()));
   CHECK(worker_b != worker_a);
   CHECK(duplicates(load_a.ids(), load_b.ids()) == 0);
   CHECK(load_a.refusals().empty());
@@ -189,13 +207,18 @@ TEST_CASE("two sequential daemons with one identity: the second waits for the fi
   REQUIRE(eventually([&] { return load_a.issued() > 50'000; }));
   a.process().send_signal(SIGKILL);
   a.process().wait_for_exit(10s);
+  const auto killed = std::chrono::steady_clock::now();
   load_a.stop();
 
   CHECK(wait_ready(b, 30s) == worker);
+  const auto b_ready_after = std::chrono::steady_clock::now() - killed;
   REQUIRE(eventually([&] { return load_b.issued() > 50'000; }));
   load_b.stop();
-  INFO("A " << load_a.ids().size() << " IDs; B " << load_b.ids().size() << " IDs, refusals "
-            << describe(load_b.refusals()));
+  FIGURES("one sequential identity: A " << load_a.ids().size() << " IDs; B "
+                                        << load_b.ids().size() << " IDs, ready "
+                                        << seconds(b_ready_after) << " s after A was killed, refusals "
+                                        << describe(load_b.refusals()) << "; duplicates "
+                                        << duplicates(load_a.ids(), load_b.ids()));
   CHECK(duplicates(load_a.ids(), load_b.ids()) == 0);
   // Above everything A could have issued, not just what it did.
   CHECK(*std::min_element(load_b.ids().begin(), load_b.ids().end()) >
@@ -264,10 +287,16 @@ TEST_CASE("static mode keeps a floor: kill -9, clock 3 s back, restart: nothing 
   std::this_thread::sleep_for(2500ms);  // two and a half seconds of load, as the report had it
   const std::size_t while_behind = load.issued();
   clock.set("+0");  // the clock is right again: it serves above the floor
+  const auto fixed = std::chrono::steady_clock::now();
+  REQUIRE(eventually([&] { return load.issued() > while_behind; }));
+  const auto serving_after = std::chrono::steady_clock::now() - fixed;
   REQUIRE(eventually([&] { return load.issued() > while_behind + 10'000; }));
   load.stop();
-  INFO("before: " << before.size() << " IDs; after: " << load.ids().size() << ", refusals "
-                  << describe(load.refusals()));
+  FIGURES("static floor: before " << before.size() << " IDs; after " << load.ids().size()
+                                  << " (" << while_behind << " while the clock was behind), refusals "
+                                  << describe(load.refusals()) << ", serving "
+                                  << seconds(serving_after) << " s after the clock was right; duplicates "
+                                  << duplicates(before, load.ids()));
   CHECK(before.size() > 100'000);
   CHECK(duplicates(before, load.ids()) == 0);
   CHECK(load.refusals().contains("clock_moved_backwards"));
@@ -300,8 +329,8 @@ TEST_CASE("a pool of 4, all 4 owners killed: 4 fresh daemons reap it and all bec
   std::set<std::uint32_t> workers;
   for (auto& d : fresh) workers.insert(wait_ready(*d, 30s));
   const auto took = std::chrono::steady_clock::now() - killed;
-  INFO("all ready " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
-                    << " ms after the kill");
+  FIGURES("pool of 4: all 4 fresh daemons ready " << seconds(took) << " s after the kill, workers "
+                                                 << workers.size());
   CHECK(workers.size() == 4);
   // reclaim_after (2.5 s) and the dead sessions' end (2 s) run side by side;
   // then a few heartbeat intervals (300 ms) of reaping and claiming.
@@ -330,6 +359,8 @@ TEST_CASE("a clock stepped back 120 s during a sequence wait: 503 at once, /heal
   waiting.join();
   const auto answered_after = std::chrono::steady_clock::now() - stepped;
   REQUIRE(reply);
+  FIGURES("clock step back 120 s in a wait: " << reply->status << " " << error_of(reply) << " "
+                                              << seconds(answered_after) << " s after the step");
   CHECK(reply->status == 503);
   CHECK(error_of(reply) == "clock_moved_backwards");
   CHECK(answered_after < 1s);
@@ -352,6 +383,7 @@ TEST_CASE("a claim whose answer was lost is recovered, not misjudged as clock sk
                           {{"coordinator", {{"max_skew_ms", 50}}}})
                .dump());
   const auto worker = wait_ready(d);
+  FIGURES("claim reply lost: replies lost " << proxy.replies_lost() << ", ready as worker " << worker);
   CHECK(proxy.replies_lost() == 1);
   CHECK(d.process().running());
   auto s = connect_session(zk.hosts());
@@ -377,7 +409,10 @@ TEST_CASE("a takeover whose answer was lost is recognised as ours", "[safety][lo
   REQUIRE(eventually([&] { return !s->exists(alive).value().has_value(); }));
   proxy.lose_next_reply(FaultProxy::kMulti, 1s);
   Daemon again(cluster_config(proxy.hosts(), "recycle", state.path()).dump());
-  CHECK(wait_ready(again) == worker);
+  const auto again_worker = wait_ready(again);
+  FIGURES("takeover reply lost: replies lost " << proxy.replies_lost() << ", worker " << worker
+                                               << " before, " << again_worker << " after");
+  CHECK(again_worker == worker);
   CHECK(proxy.replies_lost() == 1);
   CHECK(s->children(kE2eRoot + "/pool/inuse").value().size() == 1);
 }

@@ -120,3 +120,20 @@ TEST_CASE("time reservation: written ahead before anything is issued, exact once
   reservation.forget_owner();
   CHECK(read_json(parent.path() / "s" / "worker.json")["owner"].is_null());
 }
+
+TEST_CASE("time reservation: never recorded below the floor, even with the clock behind it",
+          "[state][safety]") {
+  test::TempDir parent;
+  auto dir = StateDir::open((parent.path() / "s").string()).value();
+  // Restarted with the clock 3 s behind the last run's reservation: the
+  // generator refuses until the clock passes it, and a crash meanwhile must
+  // leave that floor to the next run, not "now + 1 s".
+  test::ManualClock clock(kNow);
+  const IdLayout layout = IdLayout::create({}, kNow).value();
+  auto g = IdGenerator::create(layout, 7, {.floor_ms = kNow + 3000, .start_behind_floor = true}, clock)
+               .value();
+  TimeReservation reservation(*dir, 100ms, clock);
+  reservation.attach(*g, record());
+  CHECK(read_json(parent.path() / "s" / "worker.json")["reserved_until"] >= kNow + 3000);
+  CHECK(g->next().error().code == GenerateErrc::clock_moved_backwards);
+}
