@@ -185,6 +185,9 @@ std::string Coordinator::skew_description() const {
 
 bool Coordinator::skew_fatal_at_boot(std::int64_t sent_wall_ms, std::int64_t received_wall_ms,
                                      std::int64_t zk_mtime_ms) {
+  // A clock stepped back between the two readings: this measurement says
+  // nothing (the next one will).
+  if (received_wall_ms < sent_wall_ms) return false;
   // The server stamped its time somewhere between our two readings.
   const std::int64_t skew = (sent_wall_ms + received_wall_ms) / 2 - zk_mtime_ms;
   const std::int64_t uncertainty = (received_wall_ms - sent_wall_ms + 1) / 2;
