@@ -366,9 +366,11 @@ TEST_CASE("four daemons on one pool, one killed and restarted: no duplicate in t
 
   std::vector<std::uint64_t> all;
   for (int round = 0; round < 40; ++round) {
-    if (round == 10) daemons[0]->process().send_signal(SIGKILL);
+    if (round == 10) {
+      daemons[0]->process().send_signal(SIGKILL);
+      daemons[0]->process().wait_for_exit(10s);  // not asked for IDs while it dies
+    }
     if (round == 20) {
-      daemons[0]->process().wait_for_exit(10s);
       daemons[0] = std::make_unique<Daemon>(config(zk, "recycle", states[0]->path()).dump());
       wait_ready(*daemons[0]);
     }
