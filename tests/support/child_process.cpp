@@ -39,8 +39,10 @@ std::filesystem::path make_temp_dir() {
 
 }  // namespace
 
-ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env)
-    : dir_(make_temp_dir()) {
+ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env,
+                           std::filesystem::path output_dir)
+    : dir_(output_dir.empty() ? make_temp_dir() : output_dir), keep_output_(!output_dir.empty()) {
+  if (keep_output_) std::filesystem::create_directories(dir_);
   // Environment: the test's own, with `env` laid over it.
   std::map<std::string, std::string> merged;
   for (char** e = environ; *e; ++e) {
@@ -84,7 +86,7 @@ ChildProcess::~ChildProcess() {
     ::waitpid(pid_, &status, 0);
   }
   std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
+  if (!keep_output_) std::filesystem::remove_all(dir_, ec);
 }
 
 void ChildProcess::send_signal(int signal) const {

@@ -22,7 +22,10 @@ struct ExitStatus {
 class ChildProcess {
  public:
   // `env` entries are added to (or replace those of) the test's environment.
-  ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env = {});
+  // Output goes to a temp dir removed with this object, or, if `output_dir`
+  // is given, into it (created if missing) as stdout and stderr, and kept.
+  ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env = {},
+               std::filesystem::path output_dir = {});
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -42,6 +45,7 @@ class ChildProcess {
   pid_t pid_ = -1;
   std::optional<ExitStatus> status_;
   std::filesystem::path dir_;
+  bool keep_output_ = false;
 };
 
 // Runs to completion; a process still running after `timeout` is killed and

@@ -4,6 +4,7 @@
 // read. Its monotonic clocks (MONOTONIC, BOOTTIME) stay real, as a step of
 // NTP or an operator would leave them.
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -19,6 +20,7 @@ class WallClockOffset {
   std::map<std::string, std::string> env() const;
   // Steps the daemon's wall clock to real time + `offset`, at once.
   void set(const std::string& offset);
+  void set_ms(std::int64_t offset_ms);
 
  private:
   std::filesystem::path file_;

@@ -53,11 +53,16 @@ std::string zookeeper_command(unsigned short port, const std::string& command) {
 
 namespace {
 
-std::unique_ptr<ChildProcess> start_server(const std::filesystem::path& config) {
-  return std::make_unique<ChildProcess>(std::vector<std::string>{
-      "/usr/bin/java", "-Xmx256m", "-cp",
-      "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar",
-      "org.apache.zookeeper.server.quorum.QuorumPeerMain", config.string()});
+// Output into `log_dir`/<name>-<start> if a log dir is given.
+std::unique_ptr<ChildProcess> start_server(const std::filesystem::path& config,
+                                           const std::filesystem::path& log_dir,
+                                           const std::string& name, int start) {
+  return std::make_unique<ChildProcess>(
+      std::vector<std::string>{"/usr/bin/java", "-Xmx256m", "-cp",
+                               "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar",
+                               "org.apache.zookeeper.server.quorum.QuorumPeerMain", config.string()},
+      std::map<std::string, std::string>{},
+      log_dir.empty() ? log_dir : log_dir / (name + "-" + std::to_string(start)));
 }
 
 void write_common(std::ostream& out, const std::filesystem::path& data, unsigned short port) {
@@ -73,8 +78,8 @@ void write_common(std::ostream& out, const std::filesystem::path& data, unsigned
 
 }  // namespace
 
-ZooKeeperEnsemble::ZooKeeperEnsemble() {
-  for (int i = 0; i < 3; ++i) members_.push_back({free_port(), free_port(), free_port(), nullptr});
+ZooKeeperEnsemble::ZooKeeperEnsemble(std::filesystem::path log_dir) : log_dir_(std::move(log_dir)) {
+  for (int i = 0; i < 3; ++i) members_.push_back({free_port(), free_port(), free_port(), {}, nullptr});
   for (std::size_t i = 0; i < members_.size(); ++i) {
     const auto data = dir_.path() / ("data" + std::to_string(i + 1));
     std::filesystem::create_directories(data);
@@ -87,7 +92,8 @@ ZooKeeperEnsemble::ZooKeeperEnsemble() {
           << members_[j].election_port << "\n";
     }
     out.close();
-    members_[i].process = start_server(config);
+    members_[i].config = config;
+    members_[i].process = start_server(config, log_dir_, "zk" + std::to_string(i), members_[i].starts++);
   }
   // Up once every member serves (a member answers only within a quorum).
   const auto deadline = std::chrono::steady_clock::now() + 60s;
@@ -124,15 +130,35 @@ int ZooKeeperEnsemble::leader() const {
   return -1;
 }
 
+unsigned short ZooKeeperEnsemble::client_port(int index) const {
+  return members_[static_cast<std::size_t>(index)].client_port;
+}
+
+void ZooKeeperEnsemble::start(int index) {
+  auto& m = members_[static_cast<std::size_t>(index)];
+  if (m.process) return;
+  m.process = start_server(m.config, log_dir_, "zk" + std::to_string(index), m.starts++);
+}
+
+void ZooKeeperEnsemble::pause(int index) {
+  if (auto& p = members_[static_cast<std::size_t>(index)].process) p->send_signal(SIGSTOP);
+}
+
+void ZooKeeperEnsemble::resume(int index) {
+  if (auto& p = members_[static_cast<std::size_t>(index)].process) p->send_signal(SIGCONT);
+}
+
 void ZooKeeperEnsemble::kill(int index) {
   auto& m = members_[static_cast<std::size_t>(index)];
   if (!m.process) return;
+  m.process->send_signal(SIGCONT);  // in case it was paused
   m.process->send_signal(SIGKILL);
   m.process->wait_for_exit(10s);
   m.process.reset();
 }
 
-ZooKeeperServer::ZooKeeperServer() : port_(free_port()) {
+ZooKeeperServer::ZooKeeperServer(std::filesystem::path log_dir)
+    : log_dir_(std::move(log_dir)), port_(free_port()) {
   std::filesystem::create_directories(dir_.path() / "data");
   {
     std::ofstream config(dir_.path() / "zoo.cfg");
@@ -144,7 +170,8 @@ ZooKeeperServer::ZooKeeperServer() : port_(free_port()) {
 ZooKeeperServer::~ZooKeeperServer() { stop(); }
 
 void ZooKeeperServer::start() {
-  process_ = start_server(dir_.path() / "zoo.cfg");
+  if (process_) return;
+  process_ = start_server(dir_.path() / "zoo.cfg", log_dir_, "zk", starts_++);
   const auto deadline = std::chrono::steady_clock::now() + 30s;
   while (zookeeper_command(port_, "ruok") != "imok") {
     if (!process_->running() || std::chrono::steady_clock::now() > deadline) {
@@ -167,7 +194,11 @@ void ZooKeeperServer::restart() {
   start();
 }
 
-void ZooKeeperServer::pause() { process_->send_signal(SIGSTOP); }
-void ZooKeeperServer::resume() { process_->send_signal(SIGCONT); }
+void ZooKeeperServer::pause() {
+  if (process_) process_->send_signal(SIGSTOP);
+}
+void ZooKeeperServer::resume() {
+  if (process_) process_->send_signal(SIGCONT);
+}
 
 }  // namespace snowflake::test

@@ -16,7 +16,8 @@ namespace snowflake::test {
 
 class ZooKeeperServer {
  public:
-  ZooKeeperServer();
+  // `log_dir`: keep the server's output there (a chaos run's record).
+  explicit ZooKeeperServer(std::filesystem::path log_dir = {});
   ~ZooKeeperServer();
 
   unsigned short port() const { return port_; }
@@ -25,14 +26,16 @@ class ZooKeeperServer {
   // Kill and start again on the same port and data (sessions survive).
   void restart();
   void stop();
+  // Starts it again after stop(); waits until it answers.
+  void start();
   // SIGSTOP / SIGCONT: the server hangs without closing connections.
   void pause();
   void resume();
 
  private:
-  void start();
-
   TempDir dir_;
+  std::filesystem::path log_dir_;
+  int starts_ = 0;
   unsigned short port_;
   std::unique_ptr<ChildProcess> process_;
 };
@@ -41,22 +44,31 @@ class ZooKeeperServer {
 // its own data dir. Servers can be killed one by one.
 class ZooKeeperEnsemble {
  public:
-  ZooKeeperEnsemble();
+  explicit ZooKeeperEnsemble(std::filesystem::path log_dir = {});
   ~ZooKeeperEnsemble();
 
   std::string hosts() const;  // all three client addresses
+  int size() const { return static_cast<int>(members_.size()); }
+  unsigned short client_port(int index) const;
   // The index of the server that is leader now, or -1.
   int leader() const;
   void kill(int index);
+  // Starts a killed member again on its ports and data (it rejoins).
+  void start(int index);
+  void pause(int index);
+  void resume(int index);
 
  private:
   struct Member {
     unsigned short client_port;
     unsigned short peer_port;
     unsigned short election_port;
+    std::filesystem::path config;
     std::unique_ptr<ChildProcess> process;
+    int starts = 0;
   };
   TempDir dir_;
+  std::filesystem::path log_dir_;
   std::vector<Member> members_;
 };
 

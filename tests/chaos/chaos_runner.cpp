@@ -1,0 +1,250 @@
+// A randomized fault injector against a real snowflaked cluster: starts
+// ZooKeeper (a server or a 3-node ensemble) and K daemons, loads every daemon,
+// applies a fault schedule drawn from the seed, then checks every answer
+// (check.hpp). Bounded in time; kills all it started, by pid; leaves one
+// directory with every log, the plan, the schedule as applied, the history
+// and the report.
+//
+//   chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K] [--ensemble]
+//                [--strategy recycle|sequential] [--out DIR]
+//
+// Exit 0: every rule held; 1: a rule broken or a daemon crashed; 2: usage.
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "check.hpp"
+#include "cluster.hpp"
+#include "load.hpp"
+#include "nemesis.hpp"
+
+using namespace snowflake;
+using namespace snowflake::chaos;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Options {
+  std::uint64_t seed = 0;
+  bool seed_given = false;
+  std::chrono::milliseconds length{60'000};
+  int daemons = 4;
+  bool ensemble = false;
+  std::string strategy = "recycle";
+  std::filesystem::path out;
+};
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+[[noreturn]] void usage(const std::string& why) {
+  std::cerr << "chaos_runner: " << why
+            << "\nusage: chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K>=4] "
+               "[--ensemble] [--strategy recycle|sequential] [--out DIR]\n";
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(arg + " needs a value");
+      return argv[++i];
+    };
+    try {
+      if (arg == "--seed") o.seed = std::stoull(value()), o.seed_given = true;
+      else if (arg == "--seconds") o.length = std::chrono::seconds(std::stoll(value()));
+      else if (arg == "--minutes") o.length = std::chrono::minutes(std::stoll(value()));
+      else if (arg == "--daemons") o.daemons = std::stoi(value());
+      else if (arg == "--ensemble") o.ensemble = true;
+      else if (arg == "--strategy") o.strategy = value();
+      else if (arg == "--out") o.out = value();
+      else usage("unknown argument " + arg);
+    } catch (const std::invalid_argument&) {
+      usage(arg + ": not a number");
+    }
+  }
+  if (!o.seed_given) o.seed = std::random_device{}();
+  if (o.daemons < 4) usage("--daemons must be at least 4");
+  if (o.strategy != "recycle" && o.strategy != "sequential") usage("--strategy: recycle or sequential");
+  // Two worker bits: four sequential identities at most.
+  if (o.strategy == "sequential" && o.daemons > 4) usage("--strategy sequential: at most 4 daemons");
+  if (o.length < 20s) usage("a run is at least 20 seconds");
+  if (o.out.empty()) o.out = std::filesystem::path("build/chaos") / fmt::format("seed{}-{}", o.seed, now_us() / 1'000'000);
+  return o;
+}
+
+// Does the plan to the cluster, writing the schedule as it happened.
+class Nemesis {
+ public:
+  Nemesis(ChaosCluster& cluster, std::ofstream& schedule) : cluster_(cluster), schedule_(schedule) {}
+
+  void start(std::size_t i, const PlannedFault& f) {
+    Applied a{f, now_us(), 0, 0};
+    const int d = f.target;
+    if (f.kind == "net_stall") cluster_.stall(d, true);
+    else if (f.kind == "net_delay") cluster_.delay(d, std::chrono::milliseconds(f.amount));
+    else if (f.kind == "net_reset") cluster_.reset_connections(d);
+    else if (f.kind == "net_lose_reply") cluster_.lose_next_reply(d, std::chrono::milliseconds(f.amount));
+    else if (f.kind == "kill") cluster_.stop_daemon(d, SIGKILL);
+    else if (f.kind == "term") cluster_.stop_daemon(d, SIGTERM);
+    else if (f.kind == "pause") cluster_.freeze(d, true);
+    else if (f.kind == "zk_kill") a.zk_server = cluster_.zk_stop(f.target);
+    else if (f.kind == "zk_pause") a.zk_server = cluster_.zk_freeze(f.target, true);
+    else if (f.kind == "clock_step") cluster_.set_clock_offset_ms(d, cluster_.clock_offset_ms(d) + f.amount);
+    else if (f.kind == "clock_slew") a.slew_from_us = a.start_us;
+    else if (f.kind == "disk_unwritable") cluster_.state_unwritable(d, true);
+    else if (f.kind == "disk_full") cluster_.state_full(d, true);
+    active_[i] = a;
+    if (f.duration_ms == 0) end(i);
+  }
+
+  void end(std::size_t i) {
+    auto it = active_.find(i);
+    if (it == active_.end()) return;
+    Applied& a = it->second;
+    const PlannedFault& f = a.plan;
+    const int d = f.target;
+    if (f.kind == "net_stall") cluster_.stall(d, false);
+    else if (f.kind == "net_delay") cluster_.delay(d, 0ms);
+    else if (f.kind == "kill") cluster_.start_daemon(d, f.fresh_state);
+    else if (f.kind == "term") cluster_.start_daemon(d, false);
+    else if (f.kind == "pause") cluster_.freeze(d, false);
+    else if (f.kind == "zk_kill") cluster_.zk_start(a.zk_server);
+    else if (f.kind == "zk_pause") cluster_.zk_freeze(f.target, false, a.zk_server);
+    else if (f.kind == "clock_step" || f.kind == "clock_slew") cluster_.set_clock_offset_ms(d, 0);  // NTP steps it right
+    else if (f.kind == "disk_unwritable") cluster_.state_unwritable(d, false);
+    else if (f.kind == "disk_full") cluster_.state_full(d, false);
+    const bool zk = f.kind.starts_with("zk_");
+    const std::int64_t end_us = f.kind == "net_lose_reply" ? a.start_us + f.amount * 1000 : now_us();
+    schedule_ << to_json_line(Fault{f.kind, zk ? fmt::format("zk{}", a.zk_server) : fmt::format("d{}", d),
+                                    a.start_us, end_us, f.describe()})
+              << '\n';
+    schedule_.flush();
+    ++applied_;
+    active_.erase(it);
+  }
+
+  // A slewing clock moves a little on every tick.
+  void tick() {
+    for (auto& [i, a] : active_) {
+      if (a.plan.kind != "clock_slew") continue;
+      const std::int64_t now = now_us();
+      const std::int64_t drift_ms = (now - a.slew_from_us) * a.plan.amount / 1'000'000 / 1000;
+      if (drift_ms == 0) continue;
+      cluster_.set_clock_offset_ms(a.plan.target, cluster_.clock_offset_ms(a.plan.target) + drift_ms);
+      a.slew_from_us = now;
+    }
+  }
+
+  int applied() const { return applied_; }
+
+ private:
+  struct Applied {
+    PlannedFault plan;
+    std::int64_t start_us;
+    std::int64_t slew_from_us;
+    int zk_server;
+  };
+  ChaosCluster& cluster_;
+  std::ofstream& schedule_;
+  std::map<std::size_t, Applied> active_;
+  int applied_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  std::filesystem::create_directories(o.out);
+  const bool tmpfs = enter_private_mounts();
+  // The plan is the seed's alone: without root, disk-full faults are in it
+  // but do nothing (plan.txt says so), so a seed replays the same elsewhere.
+  const NemesisOptions nemesis{o.seed, o.length, o.daemons, o.ensemble, true};
+  const auto plan = plan_faults(nemesis);
+  {
+    std::ofstream p(o.out / "plan.txt");
+    p << fmt::format("seed {} length {} s daemons {} {} {} disk_full {}\n", o.seed,
+                     o.length.count() / 1000, o.daemons, o.strategy,
+                     o.ensemble ? "ensemble" : "standalone",
+                     tmpfs ? "yes" : "no: needs root, disk_full faults do nothing");
+    for (const auto& f : plan) p << fmt::format("{:>8} ms  {}\n", f.at_ms, f.describe());
+  }
+  std::cout << fmt::format("chaos: seed {}, {} s, {} {} daemons on {} ZooKeeper, {} faults planned; "
+                           "record in {}\n",
+                           o.seed, o.length.count() / 1000, o.daemons, o.strategy,
+                           o.ensemble ? "a 3-node" : "a standalone", plan.size(), o.out.string())
+            << std::flush;
+
+  std::vector<std::string> crashes;
+  {
+    ChaosCluster cluster({o.daemons, o.ensemble, o.strategy, o.out, tmpfs});
+    if (!cluster.wait_all_ready(60s)) {
+      std::cout << "chaos: FAILED: the cluster did not become ready within 60 s (see " << (o.out / "logs").string()
+                << ")\n";
+      return 1;
+    }
+    HistoryWriter history(o.out / "history.jsonl", chaos_layout());
+    std::ofstream schedule(o.out / "schedule.jsonl");
+    Nemesis nemesis_runner(cluster, schedule);
+    ChaosLoad load(cluster, history, o.seed);
+
+    struct Event {
+      std::int64_t at_ms;
+      std::size_t fault;
+      bool end;
+    };
+    std::vector<Event> events;
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      events.push_back({plan[i].at_ms, i, false});
+      if (plan[i].duration_ms > 0) events.push_back({plan[i].at_ms + plan[i].duration_ms, i, true});
+    }
+    std::stable_sort(events.begin(), events.end(),
+                     [](const Event& a, const Event& b) { return a.at_ms < b.at_ms; });
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto since = [&] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    };
+    std::size_t next = 0;
+    std::int64_t next_progress = 10'000;
+    while (since() < o.length.count()) {
+      while (next < events.size() && events[next].at_ms <= since()) {
+        const Event& e = events[next++];
+        e.end ? nemesis_runner.end(e.fault) : nemesis_runner.start(e.fault, plan[e.fault]);
+      }
+      nemesis_runner.tick();
+      if (since() >= next_progress) {
+        std::cout << fmt::format("chaos: {:>4} s: {} answers, {} faults done\n", next_progress / 1000,
+                                 history.answers(), nemesis_runner.applied())
+                  << std::flush;
+        next_progress += 10'000;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    load.stop();
+    crashes = cluster.shut_down();
+  }
+
+  std::ifstream history_in(o.out / "history.jsonl");
+  std::ifstream schedule_in(o.out / "schedule.jsonl");
+  const History history = read_history(history_in);
+  const auto schedule = read_schedule(schedule_in);
+  const auto layout = IdLayout::create(chaos_layout(), chaos_layout().epoch_ms).value();
+  const CheckReport report = check(history, schedule, layout);
+  std::string text = fmt::format("seed {}: {} faults applied\n", o.seed, schedule.size()) + to_text(report);
+  for (const auto& c : crashes) text += "CRASH: " + c + "\n";
+  std::ofstream(o.out / "report.txt") << text;
+  std::cout << text << "record: " << o.out.string() << '\n';
+  return report.ok() && crashes.empty() ? 0 : 1;
+}

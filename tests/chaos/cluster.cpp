@@ -1,0 +1,335 @@
+#include "cluster.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sched.h>
+#include <sys/mount.h>
+
+#include <algorithm>
+#include <csignal>
+#include <fstream>
+
+#include "../support/http_client.hpp"
+#include "snowflake/coord/node_data.hpp"
+
+namespace snowflake::chaos {
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kRestartAfter = 1s;  // as systemd's RestartSec would
+constexpr std::size_t kStateFsBytes = 512 * 1024;
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string describe(const test::ExitStatus& s) {
+  return s.signal ? fmt::format("signal {}", s.signal) : fmt::format("exit {}", s.code);
+}
+
+}  // namespace
+
+LayoutSettings chaos_layout() {
+  LayoutSettings l;
+  l.time_bits = 41;
+  l.worker_bits = 2;
+  l.sequence_bits = 20;
+  return l;
+}
+
+bool enter_private_mounts() {
+  if (::unshare(CLONE_NEWNS) != 0) return false;
+  return ::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;
+}
+
+ChaosCluster::ChaosCluster(ClusterOptions options) : options_(std::move(options)) {
+  const auto logs = options_.out / "logs";
+  std::filesystem::create_directories(logs);
+  std::vector<unsigned short> zk_ports;
+  if (options_.ensemble) {
+    ensemble_ = std::make_unique<test::ZooKeeperEnsemble>(logs);
+    for (int i = 0; i < ensemble_->size(); ++i) zk_ports.push_back(ensemble_->client_port(i));
+  } else {
+    zk_ = std::make_unique<test::ZooKeeperServer>(logs);
+    zk_ports.push_back(zk_->port());
+  }
+  for (int d = 0; d < options_.daemons; ++d) {
+    auto s = std::make_unique<Slot>();
+    s->index = d;
+    s->port = test::free_port();
+    for (const auto port : zk_ports) s->proxies.push_back(std::make_unique<test::FaultProxy>(port));
+    s->clock = std::make_unique<test::WallClockOffset>(options_.out / fmt::format("clock-d{}", d));
+    s->state = options_.out / "state" / fmt::format("d{}", d);
+    std::filesystem::create_directories(s->state);
+    if (options_.tmpfs_state) {
+      const std::string size = fmt::format("size={},mode=0700", kStateFsBytes);
+      if (::mount("tmpfs", s->state.c_str(), "tmpfs", 0, size.c_str()) != 0) {
+        throw std::runtime_error("cannot mount a tmpfs at " + s->state.string());
+      }
+    }
+    write_config(*s);
+    slots_.push_back(std::move(s));
+  }
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& s : slots_) launch(*s);
+  }
+  supervisor_ = std::thread([this] { supervise(); });
+}
+
+ChaosCluster::~ChaosCluster() {
+  stopping_ = true;
+  if (supervisor_.joinable()) supervisor_.join();
+  for (auto& s : slots_) {
+    if (s->process) s->process->send_signal(SIGCONT);  // a frozen one must die too
+    s->process.reset();  // kills it, by pid
+    if (options_.tmpfs_state) ::umount2(s->state.c_str(), MNT_DETACH);
+  }
+}
+
+void ChaosCluster::write_config(Slot& s) {
+  std::string hosts;
+  for (const auto& p : s.proxies) hosts += (hosts.empty() ? "" : ",") + p->hosts();
+  const nlohmann::json config = {
+      {"service", "chaos"},
+      {"layout", nlohmann::json::parse(coord::encode(chaos_layout()))},
+      {"coordinator",
+       {{"type", options_.strategy},
+        {"state_dir", s.state.string()},
+        {"advertise", fmt::format("chaos-d{}:9000", s.index)},
+        {"heartbeat_interval_ms", 300},
+        {"lease_timeout_ms", 1500},
+        {"reclaim_after_ms", 2500},
+        {"safety_margin_ms", 500},
+        {"max_skew_ms", 2000},
+        {"max_boot_wait_ms", 2000},
+        {"persist_interval_ms", 100}}},
+      {"zookeeper", {{"hosts", hosts}, {"root", "/snowflake/chaos"}, {"session_timeout_ms", 2000},
+                     {"connect_timeout_ms", 2000}}},
+      {"http", {{"listen", fmt::format("127.0.0.1:{}", s.port.load())}, {"io_threads", 2},
+                {"drain_timeout_ms", 2000}}}};
+  // The epoch as Unix ms: the layout's JSON spells it epoch_ms.
+  nlohmann::json c = config;
+  c["layout"]["epoch"] = c["layout"]["epoch_ms"];
+  c["layout"].erase("epoch_ms");
+  s.config = options_.out / fmt::format("d{}.json", s.index);
+  std::ofstream(s.config) << c.dump(2) << '\n';
+}
+
+void ChaosCluster::launch(Slot& s) {
+  const int run = s.run.load() + 1;
+  auto env = s.clock->env();
+  // Sanitizer reports must not look like "refused to start" (exit 1).
+  env["ASAN_OPTIONS"] = "verify_asan_link_order=0:exitcode=99";
+  env["UBSAN_OPTIONS"] = "halt_on_error=1:exitcode=98";
+  env["LSAN_OPTIONS"] = "suppressions=" SNOWFLAKE_SOURCE_DIR "/tests/lsan.supp:print_suppressions=0";
+  s.process = std::make_unique<test::ChildProcess>(
+      std::vector<std::string>{SNOWFLAKED_PATH, "--config", s.config.string()}, env,
+      options_.out / "logs" / fmt::format("d{}-run{}", s.index, run));
+  s.run = run;
+  s.restart_at.reset();
+}
+
+void ChaosCluster::supervise() {
+  while (!stopping_) {
+    std::this_thread::sleep_for(100ms);
+    std::lock_guard lock(mutex_);
+    for (auto& s : slots_) {
+      if (s->held_down || !s->process) continue;
+      if (s->restart_at) {
+        if (Clock::now() >= *s->restart_at) launch(*s);
+        continue;
+      }
+      if (s->process->running()) continue;
+      const auto status = s->process->wait_for_exit(0ms).value_or(test::ExitStatus{});
+      if (status.code == 1 && s->process->stderr_text().find("cannot listen on") != std::string::npos) {
+        s->port = test::free_port();  // someone took its port meanwhile
+        write_config(*s);
+      } else if (status.code != 1) {
+        crashes_.push_back(fmt::format("d{} run {} ended by itself: {}; its log: {}", s->index,
+                                       s->run.load(), describe(status),
+                                       (options_.out / "logs" / fmt::format("d{}-run{}", s->index, s->run.load()))
+                                           .string()));
+      }
+      s->restart_at = Clock::now() + kRestartAfter;
+    }
+  }
+}
+
+bool ChaosCluster::wait_all_ready(std::chrono::milliseconds within) {
+  const auto deadline = Clock::now() + within;
+  for (int d = 0; d < daemons(); ++d) {
+    for (;;) {
+      try {
+        if (test::http_get(port(d), "/ready")->status == 200) break;
+      } catch (const std::exception&) {
+      }
+      if (Clock::now() > deadline) return false;
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+  return true;
+}
+
+std::int64_t ChaosCluster::max_clock_offset_ms(int d, std::int64_t from_us, std::int64_t to_us) const {
+  std::lock_guard lock(mutex_);
+  const auto& changes = slots_[idx(d)]->offsets;
+  // The first change that may have taken effect at or after from_us.
+  const auto first = std::lower_bound(changes.begin(), changes.end(), from_us,
+                                      [](const Slot::OffsetChange& c, std::int64_t t) { return c.to_us < t; });
+  std::int64_t most = first == changes.begin() ? 0 : std::prev(first)->after_ms;
+  for (auto c = first; c != changes.end() && c->from_us <= to_us; ++c) {
+    most = std::max({most, c->before_ms, c->after_ms});
+  }
+  return most;
+}
+
+void ChaosCluster::stall(int d, bool on) {
+  for (auto& p : slots_[idx(d)]->proxies) on ? p->stall() : p->heal();
+}
+
+void ChaosCluster::delay(int d, std::chrono::milliseconds each_chunk) {
+  for (auto& p : slots_[idx(d)]->proxies) p->set_delay(each_chunk);
+}
+
+void ChaosCluster::reset_connections(int d) {
+  for (auto& p : slots_[idx(d)]->proxies) p->reset();
+}
+
+void ChaosCluster::lose_next_reply(int d, std::chrono::milliseconds outage) {
+  // Heartbeats and claims are multis in both strategies.
+  for (auto& p : slots_[idx(d)]->proxies) p->lose_next_reply(test::FaultProxy::kMulti, outage);
+}
+
+void ChaosCluster::stop_daemon(int d, int signal) {
+  test::ChildProcess* process = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    Slot& s = *slots_[idx(d)];
+    s.held_down = true;
+    if (!s.process) return;
+    process = s.process.get();
+    process->send_signal(signal);
+    process->send_signal(SIGCONT);  // SIGTERM must reach a frozen one
+    s.frozen = false;
+  }
+  if (!process->wait_for_exit(20s)) {
+    std::lock_guard lock(mutex_);
+    crashes_.push_back(fmt::format("d{}: no exit 20 s after signal {}", d, signal));
+    process->send_signal(SIGKILL);
+    process->wait_for_exit(10s);
+  } else if (signal == SIGTERM) {
+    const auto status = process->wait_for_exit(0ms).value();
+    if (status.code != 0) {
+      std::lock_guard lock(mutex_);
+      crashes_.push_back(fmt::format("d{}: SIGTERM gave {}", d, describe(status)));
+    }
+  }
+}
+
+void ChaosCluster::start_daemon(int d, bool fresh_state) {
+  std::lock_guard lock(mutex_);
+  Slot& s = *slots_[idx(d)];
+  if (fresh_state) {  // a new machine's empty directory (the mount point stays)
+    for (const auto& entry : std::filesystem::directory_iterator(s.state)) {
+      std::filesystem::remove_all(entry.path());
+    }
+  }
+  s.held_down = false;
+  launch(s);
+}
+
+void ChaosCluster::freeze(int d, bool frozen) {
+  std::lock_guard lock(mutex_);
+  Slot& s = *slots_[idx(d)];
+  if (!s.process || s.held_down) return;
+  s.process->send_signal(frozen ? SIGSTOP : SIGCONT);
+  s.frozen = frozen;
+}
+
+void ChaosCluster::set_clock_offset_ms(int d, std::int64_t offset_ms) {
+  Slot& s = *slots_[idx(d)];
+  // Under the lock through the file's replacement: a client that asks what
+  // the clock may have read up to some instant must see this change if the
+  // daemon could have.
+  std::lock_guard lock(mutex_);
+  const std::int64_t from = now_us();
+  s.clock->set_ms(offset_ms);
+  s.offsets.push_back({from, now_us(), s.offset_ms, offset_ms});
+  s.offset_ms = offset_ms;
+}
+
+std::int64_t ChaosCluster::clock_offset_ms(int d) const {
+  std::lock_guard lock(mutex_);
+  return slots_[idx(d)]->offset_ms;
+}
+
+void ChaosCluster::state_unwritable(int d, bool on) {
+  // Root may write anywhere; but nobody can create a file where a directory
+  // stands: the state file's temp path becomes one.
+  const auto temp = slots_[idx(d)]->state / "worker.json.tmp";
+  std::error_code ec;
+  std::filesystem::remove_all(temp, ec);
+  if (on) std::filesystem::create_directory(temp, ec);
+}
+
+void ChaosCluster::state_full(int d, bool on) {
+  const auto filler = slots_[idx(d)]->state / "filler";
+  std::error_code ec;
+  std::filesystem::remove(filler, ec);
+  if (!on || !options_.tmpfs_state) return;
+  std::ofstream out(filler, std::ios::binary);
+  const std::string block(4096, 'x');
+  while (out.write(block.data(), static_cast<std::streamsize>(block.size())) && out.flush()) {
+  }
+}
+
+int ChaosCluster::zk_stop(int server) {
+  if (zk_) {
+    zk_->stop();
+    return 0;
+  }
+  int i = server >= 0 ? server : ensemble_->leader();
+  if (i < 0) i = 0;
+  ensemble_->kill(i);
+  return i;
+}
+
+void ChaosCluster::zk_start(int server) {
+  if (zk_) return zk_->start();
+  ensemble_->start(server);
+}
+
+int ChaosCluster::zk_freeze(int server, bool frozen, int which) {
+  if (zk_) {
+    frozen ? zk_->pause() : zk_->resume();
+    return 0;
+  }
+  int i = frozen ? (server >= 0 ? server : ensemble_->leader()) : which;
+  if (i < 0) i = 0;
+  frozen ? ensemble_->pause(i) : ensemble_->resume(i);
+  return i;
+}
+
+std::vector<std::string> ChaosCluster::shut_down() {
+  stopping_ = true;
+  if (supervisor_.joinable()) supervisor_.join();
+  for (int d = 0; d < daemons(); ++d) {
+    bool up = false;
+    {
+      std::lock_guard lock(mutex_);
+      Slot& s = *slots_[idx(d)];
+      up = s.process && !s.held_down && !s.restart_at && s.process->running();
+    }
+    if (up) stop_daemon(d, SIGTERM);
+  }
+  std::lock_guard lock(mutex_);
+  return crashes_;
+}
+
+}  // namespace snowflake::chaos

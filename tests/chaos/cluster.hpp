@@ -1,0 +1,123 @@
+#pragma once
+// The real cluster a chaos run breaks: a ZooKeeper server (or a 3-node
+// ensemble) and K snowflaked daemons on loopback, each reaching ZooKeeper
+// through fault proxies of its own, each with its own wall clock (libfaketime)
+// and state directory. It supervises the daemons as systemd would: a daemon
+// that exits by itself with 1 (it refused to start) is started again after a
+// second; any other unplanned exit is a crash, and is reported.
+//
+// Everything it starts is stopped, by pid, when it goes.
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../support/child_process.hpp"
+#include "../support/fault_proxy.hpp"
+#include "../support/wall_clock.hpp"
+#include "../support/zookeeper_server.hpp"
+#include "snowflake/id_layout.hpp"
+
+namespace snowflake::chaos {
+
+struct ClusterOptions {
+  int daemons = 4;
+  bool ensemble = false;
+  std::string strategy = "recycle";
+  std::filesystem::path out;  // logs, state dirs, clock files
+  // State dirs on small tmpfs mounts of their own (so "disk full" can be
+  // made); needs a private mount namespace (see enter_private_mounts).
+  bool tmpfs_state = false;
+};
+
+// The layout chaos daemons use: 2 worker bits, so the pool is small and
+// worker IDs pass between daemons often.
+LayoutSettings chaos_layout();
+
+// Moves this process (and its children to come) into a mount namespace of
+// its own, so tmpfs mounts vanish with it. False if not allowed (not root).
+bool enter_private_mounts();
+
+class ChaosCluster {
+ public:
+  explicit ChaosCluster(ClusterOptions options);
+  ~ChaosCluster();
+  ChaosCluster(const ChaosCluster&) = delete;
+  ChaosCluster& operator=(const ChaosCluster&) = delete;
+
+  int daemons() const { return static_cast<int>(slots_.size()); }
+  // Waits until every daemon can issue; false at the deadline.
+  bool wait_all_ready(std::chrono::milliseconds within);
+
+  // For the load: where daemon `d` listens, and which run of it that is.
+  unsigned short port(int d) const { return slots_[idx(d)]->port.load(); }
+  int run(int d) const { return slots_[idx(d)]->run.load(); }
+  // How far ahead of real time daemon `d`'s wall clock was, at most, during
+  // [from_us, to_us] (real clock, us).
+  std::int64_t max_clock_offset_ms(int d, std::int64_t from_us, std::int64_t to_us) const;
+
+  // Faults. Each returns a word on what it did ("" if nothing could be done).
+  void stall(int d, bool on);
+  void delay(int d, std::chrono::milliseconds each_chunk);
+  void reset_connections(int d);
+  void lose_next_reply(int d, std::chrono::milliseconds outage);
+  void stop_daemon(int d, int signal);  // kill -9 or SIGTERM; kept down until start_daemon
+  void start_daemon(int d, bool fresh_state);
+  void freeze(int d, bool frozen);      // SIGSTOP / SIGCONT
+  void set_clock_offset_ms(int d, std::int64_t offset_ms);
+  std::int64_t clock_offset_ms(int d) const;
+  void state_unwritable(int d, bool on);
+  void state_full(int d, bool on);
+  // ZooKeeper: `server` -1 is the leader (ensemble); returns the index hit.
+  int zk_stop(int server);
+  void zk_start(int server);
+  int zk_freeze(int server, bool frozen, int which = 0);
+
+  // Stops the supervisor, then every daemon with SIGTERM: each must exit 0.
+  // Returns the crashes seen over the run (unplanned exits but for 1), and
+  // unclean stops at the end.
+  std::vector<std::string> shut_down();
+
+ private:
+  struct Slot {
+    int index = 0;
+    std::atomic<unsigned short> port{0};
+    std::atomic<int> run{-1};
+    std::vector<std::unique_ptr<test::FaultProxy>> proxies;  // one per ZooKeeper server
+    std::unique_ptr<test::WallClockOffset> clock;
+    std::filesystem::path state;
+    std::filesystem::path config;
+    std::unique_ptr<test::ChildProcess> process;
+    bool held_down = false;  // stopped on purpose
+    bool frozen = false;
+    std::optional<std::chrono::steady_clock::time_point> restart_at;
+    struct OffsetChange {
+      std::int64_t from_us, to_us;  // the change took effect somewhere in here
+      std::int64_t before_ms, after_ms;
+    };
+    std::vector<OffsetChange> offsets;
+    std::int64_t offset_ms = 0;
+  };
+
+  static std::size_t idx(int d) { return static_cast<std::size_t>(d); }
+  void write_config(Slot& s);
+  void launch(Slot& s);  // mutex_ held
+  void supervise();
+
+  ClusterOptions options_;
+  std::unique_ptr<test::ZooKeeperServer> zk_;
+  std::unique_ptr<test::ZooKeeperEnsemble> ensemble_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  mutable std::mutex mutex_;  // slots' processes and offsets
+  std::vector<std::string> crashes_;
+  std::atomic<bool> stopping_{false};
+  std::thread supervisor_;
+};
+
+}  // namespace snowflake::chaos

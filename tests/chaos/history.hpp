@@ -1,0 +1,78 @@
+#pragma once
+// The record of a chaos run, one JSON object a line, so that a failing run
+// can be read, replayed and checked again:
+//
+//   history.jsonl   {"layout": {...}} first, then one line per answer:
+//     {"d":0,"run":2,"c":1,"sent":<us>,"recv":<us>,"off":<ms>,"status":200,
+//      "ids":[["<first id>",<count>],...]}          consecutive IDs as runs
+//     {"d":0,"run":2,"c":1,"sent":..,"recv":..,"off":..,"status":503,
+//      "error":"not_ready","retry_after":true}
+//     status 0: no answer at all (connection refused or cut)
+//   schedule.jsonl  one line per fault: {"kind":"net_stall","target":"d1",
+//                   "start":<us>,"end":<us>,"detail":"..."}; target "zk" or
+//                   "zk2" for ZooKeeper servers
+//
+// Times are the real (system) clock in microseconds since the Unix epoch;
+// "off" is how far ahead of real time the daemon's own wall clock was, at
+// most, while the request was out (faults move it).
+
+#include <cstdint>
+#include <istream>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "snowflake/id_layout.hpp"
+
+namespace snowflake::chaos {
+
+struct IdRun {
+  std::uint64_t first = 0;
+  std::uint32_t count = 0;
+  std::uint64_t last() const { return first + count - 1; }
+};
+
+struct Answer {
+  int daemon = -1;
+  int run = -1;     // which start of that daemon (0, 1, ...)
+  int client = 0;   // which client of that daemon
+  std::int64_t sent_us = 0;
+  std::int64_t received_us = 0;
+  std::int64_t clock_offset_ms = 0;
+  int status = 0;             // HTTP status; 0: no answer
+  std::string error{};        // a refusal's code
+  bool retry_after = false;   // a refusal carried Retry-After
+  std::vector<IdRun> ids{};   // a 200's IDs, in the order given
+};
+
+struct Fault {
+  std::string kind;    // net_stall, kill, clock_step, zk_pause, ...
+  std::string target;  // "d3", "zk", "zk1", ...
+  std::int64_t start_us = 0;
+  std::int64_t end_us = 0;  // == start_us for an instant fault
+  std::string detail;
+  // The daemon it touches directly; -1 for ZooKeeper (every daemon).
+  int daemon() const;
+};
+
+// Runs of consecutive numbers, in the order given.
+std::vector<IdRun> to_runs(const std::vector<std::uint64_t>& ids);
+
+std::string to_json_line(const Answer& a);
+std::string to_json_line(const Fault& f);
+std::string layout_line(const LayoutSettings& layout);
+
+struct History {
+  std::optional<LayoutSettings> layout;  // from the first line, if it has one
+  std::vector<Answer> answers;
+};
+
+// Reads a history file. Also takes a plain list of IDs (one decimal number
+// a line, nothing else): each becomes a 200 answer of its own, so only the
+// rules that need no times apply. Throws std::runtime_error naming the line.
+History read_history(std::istream& in);
+std::vector<Fault> read_schedule(std::istream& in);
+
+}  // namespace snowflake::chaos

@@ -1,0 +1,136 @@
+#include "load.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <memory>
+#include <random>
+
+#include "../support/http_client.hpp"
+
+namespace snowflake::chaos {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kSinglePace = 10ms;
+constexpr auto kBatchPace = 20ms;
+constexpr auto kDownPace = 50ms;  // while a daemon does not answer at all
+constexpr auto kTimeout = 5s;     // longer than any fault that freezes a daemon
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<std::uint64_t> parse_ids(const test::HttpReply& reply) {
+  std::vector<std::uint64_t> ids;
+  if (reply.headers.count("content-type") && reply.headers.at("content-type").starts_with("text/plain")) {
+    const std::string& b = reply.body;
+    for (std::size_t at = 0; at < b.size();) {
+      const auto nl = b.find('\n', at);
+      std::uint64_t v = 0;
+      std::from_chars(b.data() + at, b.data() + (nl == std::string::npos ? b.size() : nl), v);
+      ids.push_back(v);
+      at = nl == std::string::npos ? b.size() : nl + 1;
+    }
+    return ids;
+  }
+  const auto j = nlohmann::json::parse(reply.body);
+  if (j.contains("id")) ids.push_back(std::stoull(j["id"].get<std::string>()));
+  if (j.contains("ids")) {
+    for (const auto& v : j["ids"]) ids.push_back(std::stoull(v.get<std::string>()));
+  }
+  return ids;
+}
+
+}  // namespace
+
+HistoryWriter::HistoryWriter(const std::filesystem::path& path, const LayoutSettings& layout)
+    : out_(path) {
+  out_ << layout_line(layout) << '\n';
+}
+
+void HistoryWriter::write(const Answer& a) {
+  const std::string line = to_json_line(a);
+  std::lock_guard lock(mutex_);
+  out_ << line << '\n';
+  ++answers_;
+}
+
+void HistoryWriter::flush() {
+  std::lock_guard lock(mutex_);
+  out_.flush();
+}
+
+ChaosLoad::ChaosLoad(ChaosCluster& cluster, HistoryWriter& history, std::uint64_t seed)
+    : cluster_(cluster), history_(history) {
+  for (int d = 0; d < cluster.daemons(); ++d) {
+    for (int which = 0; which < 2; ++which) {
+      threads_.emplace_back([this, d, which, seed] { client(d, which, seed * 1000 + d * 10 + which); });
+    }
+  }
+}
+
+ChaosLoad::~ChaosLoad() { stop(); }
+
+void ChaosLoad::stop() {
+  stopping_ = true;
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  history_.flush();
+}
+
+void ChaosLoad::client(int daemon, int which, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::unique_ptr<test::HttpConnection> connection;
+  int connected_run = -1;
+  for (std::uint64_t n = 0; !stopping_; ++n) {
+    std::string target;
+    if (which == 0) {
+      target = n % 2 ? "/id/orders" : "/id/users?format=text";
+    } else {
+      target = "/id/batch?count=" + std::to_string(std::uniform_int_distribution<int>(2, 300)(random));
+    }
+    Answer a;
+    a.daemon = daemon;
+    a.client = which;
+    a.sent_us = now_us();
+    std::optional<test::HttpReply> reply;
+    try {
+      if (!connection || connected_run != cluster_.run(daemon)) {
+        connected_run = cluster_.run(daemon);
+        connection = std::make_unique<test::HttpConnection>(cluster_.port(daemon), "127.0.0.1", kTimeout);
+      }
+      reply = connection->request(target);
+    } catch (const std::exception&) {
+      reply.reset();
+    }
+    a.received_us = now_us();
+    a.run = connected_run;
+    a.clock_offset_ms = cluster_.max_clock_offset_ms(daemon, a.sent_us, a.received_us);
+    if (!reply) {
+      a.status = 0;
+      connection.reset();
+      history_.write(a);
+      std::this_thread::sleep_for(kDownPace);
+      continue;
+    }
+    a.status = static_cast<int>(reply->status);
+    if (reply->status == 200) {
+      a.ids = to_runs(parse_ids(*reply));
+    } else {
+      const auto body = nlohmann::json::parse(reply->body, nullptr, false);
+      a.error = body.is_object() ? body.value("error", "") : "";
+      a.retry_after = reply->headers.count("retry-after") > 0;
+    }
+    history_.write(a);
+    if (!reply->keep_alive) connection.reset();
+    std::this_thread::sleep_for(which == 0 ? kSinglePace : kBatchPace);
+  }
+}
+
+}  // namespace snowflake::chaos

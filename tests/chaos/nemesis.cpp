@@ -1,0 +1,184 @@
+#include "nemesis.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+
+namespace snowflake::chaos {
+
+namespace {
+
+// How often each kind is drawn.
+struct Kind {
+  const char* name;
+  int weight;
+};
+constexpr Kind kKinds[] = {
+    {"net_stall", 3},  {"net_delay", 2},   {"net_reset", 2},      {"net_lose_reply", 2},
+    {"kill", 2},       {"pause", 2},       {"term", 1},           {"zk_kill", 1},
+    {"zk_pause", 1},   {"clock_step", 3},  {"clock_slew", 1},     {"disk_unwritable", 1},
+    {"disk_full", 1},  {"cut_off_and_jump", 1},
+};
+
+constexpr std::int64_t kMeanGapMs = 1200;
+
+bool is_process(const std::string& k) { return k == "kill" || k == "pause" || k == "term"; }
+bool is_zk(const std::string& k) { return k.starts_with("zk_"); }
+// Faults of one class on one daemon do not overlap.
+std::string fault_class(const std::string& k) {
+  if (is_process(k)) return "process";
+  return k.substr(0, k.find('_'));  // net, clock, disk
+}
+
+class Planner {
+ public:
+  explicit Planner(const NemesisOptions& o) : o_(o), random_(o.seed) {}
+
+  std::vector<PlannedFault> plan() {
+    const std::int64_t end = o_.length.count() - quiet_period(o_.length).count();
+    std::vector<PlannedFault> out;
+    for (std::int64_t at = gap(); at < end; at += gap()) {
+      const std::string kind = draw_kind();
+      for (auto& f : make(kind, at, end)) out.push_back(std::move(f));
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const PlannedFault& a, const PlannedFault& b) { return a.at_ms < b.at_ms; });
+    return out;
+  }
+
+ private:
+  std::int64_t uniform(std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(random_);
+  }
+  // Spread evenly over orders of magnitude: ms steps as often as minutes.
+  std::int64_t log_uniform(std::int64_t lo, std::int64_t hi) {
+    const double x = std::uniform_real_distribution<double>(std::log(static_cast<double>(lo)),
+                                                            std::log(static_cast<double>(hi)))(random_);
+    return static_cast<std::int64_t>(std::exp(x));
+  }
+  bool chance(double p) { return std::bernoulli_distribution(p)(random_); }
+  std::int64_t gap() {
+    return std::max<std::int64_t>(
+        50, static_cast<std::int64_t>(std::exponential_distribution<double>(1.0 / kMeanGapMs)(random_)));
+  }
+
+  std::string draw_kind() {
+    int total = 0;
+    for (const auto& k : kKinds) total += allowed(k.name) ? k.weight : 0;
+    int pick = static_cast<int>(uniform(0, total - 1));
+    for (const auto& k : kKinds) {
+      if (!allowed(k.name)) continue;
+      if (pick < k.weight) return k.name;
+      pick -= k.weight;
+    }
+    return "net_reset";
+  }
+  bool allowed(const std::string& kind) const { return kind != "disk_full" || o_.disk_full; }
+
+  // A daemon free for a fault of `kind` over [at, at + duration); -1 if none.
+  int free_daemon(const std::string& kind, std::int64_t at, std::int64_t duration) {
+    const int first = static_cast<int>(uniform(0, o_.daemons - 1));
+    for (int i = 0; i < o_.daemons; ++i) {
+      const int d = (first + i) % o_.daemons;
+      if (is_free(d, kind, at)) {
+        book(d, kind, at + duration);
+        return d;
+      }
+    }
+    return -1;
+  }
+  bool is_free(int d, const std::string& kind, std::int64_t at) {
+    auto& busy = busy_until_[d];
+    if (busy["process"] > at) return false;  // down or frozen: nothing else makes sense
+    if (is_process(kind)) {
+      return std::all_of(busy.begin(), busy.end(), [&](const auto& b) { return b.second <= at; });
+    }
+    return busy[fault_class(kind)] <= at;
+  }
+  void book(int d, const std::string& kind, std::int64_t until) {
+    busy_until_[d][fault_class(kind)] = until;
+  }
+
+  std::vector<PlannedFault> make(const std::string& kind, std::int64_t at, std::int64_t end) {
+    const auto clamp = [&](std::int64_t duration) { return std::min(duration, end - at); };
+    if (is_zk(kind)) {
+      if (zk_busy_until_ > at) return {};
+      PlannedFault f{at, clamp(kind == "zk_kill" ? uniform(1000, 5000) : uniform(500, 4000)), kind,
+                     o_.ensemble ? (chance(0.5) ? -1 : static_cast<int>(uniform(0, 2))) : 0};
+      zk_busy_until_ = at + f.duration_ms;
+      return {f};
+    }
+    if (kind == "cut_off_and_jump") {  // the fault that broke the first build
+      const std::int64_t duration = clamp(uniform(2000, 6000));
+      const int d = free_daemon("net_stall", at, duration);
+      if (d < 0 || !is_free(d, "clock_step", at)) return {};
+      book(d, "clock_step", at + duration);
+      const std::int64_t jump = log_uniform(1000, 120'000) * (chance(0.8) ? 1 : -1);
+      return {PlannedFault{at, duration, "net_stall", d},
+              PlannedFault{at + uniform(0, duration / 2), duration / 2, "clock_step", d, jump}};
+    }
+    PlannedFault f{at, 0, kind, 0};
+    if (kind == "net_stall") f.duration_ms = uniform(500, 8000);
+    if (kind == "net_delay") f.duration_ms = uniform(1000, 6000), f.amount = uniform(20, 400);
+    if (kind == "net_lose_reply") f.amount = uniform(0, 1500);
+    if (kind == "kill") f.duration_ms = uniform(100, 3000), f.fresh_state = chance(0.3);
+    if (kind == "pause") f.duration_ms = uniform(200, 4000);
+    if (kind == "term") f.duration_ms = uniform(100, 2000);
+    if (kind == "clock_step") {
+      f.duration_ms = uniform(1000, 10'000);
+      f.amount = log_uniform(1, 120'000) * (chance(0.5) ? 1 : -1);
+    }
+    if (kind == "clock_slew") {
+      f.duration_ms = uniform(2000, 10'000);
+      f.amount = log_uniform(1000, 50'000) * (chance(0.5) ? 1 : -1);  // ppm: 0.1 % .. 5 %
+    }
+    if (kind.starts_with("disk_")) f.duration_ms = uniform(500, 5000);
+    f.duration_ms = clamp(f.duration_ms);
+    f.target = free_daemon(kind, at, f.duration_ms);
+    if (f.target < 0) return {};
+    return {f};
+  }
+
+  const NemesisOptions& o_;
+  std::mt19937_64 random_;
+  std::map<int, std::map<std::string, std::int64_t>> busy_until_;
+  std::int64_t zk_busy_until_ = 0;
+};
+
+}  // namespace
+
+std::string PlannedFault::describe() const {
+  std::string what = fmt::format("{} {}", kind,
+                                 kind.starts_with("zk_") ? (target < 0 ? std::string("leader")
+                                                                       : fmt::format("zk{}", target))
+                                                         : fmt::format("d{}", target));
+  if (duration_ms > 0) what += fmt::format(" for {} ms", duration_ms);
+  if (kind == "clock_step") what += fmt::format(", {:+} ms", amount);
+  if (kind == "clock_slew") what += fmt::format(", {:+} ppm", amount);
+  if (kind == "net_delay") what += fmt::format(", {} ms a chunk", amount);
+  if (kind == "net_lose_reply") what += fmt::format(", then {} ms refused", amount);
+  if (kind == "kill" && fresh_state) what += ", restarted with a fresh state dir";
+  return what;
+}
+
+const std::vector<std::string>& fault_kinds() {
+  static const std::vector<std::string> kinds = [] {
+    std::vector<std::string> k;
+    for (const auto& kind : kKinds) {
+      if (std::string(kind.name) != "cut_off_and_jump") k.emplace_back(kind.name);
+    }
+    return k;
+  }();
+  return kinds;
+}
+
+std::chrono::milliseconds quiet_period(std::chrono::milliseconds length) {
+  return std::max(std::chrono::milliseconds(10'000), length * 15 / 100);
+}
+
+std::vector<PlannedFault> plan_faults(const NemesisOptions& options) { return Planner(options).plan(); }
+
+}  // namespace snowflake::chaos

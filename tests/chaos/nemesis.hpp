@@ -1,0 +1,44 @@
+#pragma once
+// The nemesis's plan: a random schedule of faults drawn from a seed, so a
+// failing run can be replayed. The plan says what and when; the runner
+// (chaos_runner.cpp) does it to a real cluster. The last stretch of a run is
+// quiet (every fault over), so the cluster can be seen to recover.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace snowflake::chaos {
+
+struct PlannedFault {
+  std::int64_t at_ms = 0;        // from the start of the load
+  std::int64_t duration_ms = 0;  // 0: instant
+  std::string kind;
+  int target = 0;                // a daemon's index; for zk_*: a server's index, -1 the leader
+  std::int64_t amount = 0;       // clock_step: ms; clock_slew: ppm; net_delay: ms; net_lose_reply: outage ms
+  bool fresh_state = false;      // kill: restart with an empty state dir
+
+  std::string describe() const;
+};
+
+struct NemesisOptions {
+  std::uint64_t seed = 1;
+  std::chrono::milliseconds length{60'000};
+  int daemons = 4;
+  bool ensemble = false;
+  bool disk_full = true;  // the runner can fill a state dir's file system
+};
+
+// Every kind the plan may hold.
+const std::vector<std::string>& fault_kinds();
+
+// Deterministic in the options. No two process faults (kill, pause, term) on
+// one daemon overlap, and none overlaps another fault of that daemon; at
+// most one ZooKeeper fault at a time; all end before the quiet stretch.
+std::vector<PlannedFault> plan_faults(const NemesisOptions& options);
+
+// The quiet stretch at the end of a run of `length`.
+std::chrono::milliseconds quiet_period(std::chrono::milliseconds length);
+
+}  // namespace snowflake::chaos

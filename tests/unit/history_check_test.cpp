@@ -1,0 +1,175 @@
+// The chaos checker must catch what it is there to catch: every rule is fed
+// a history that breaks it, and one that only looks like it does.
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "../chaos/check.hpp"
+
+using namespace snowflake;
+using namespace snowflake::chaos;
+
+namespace {
+
+constexpr std::int64_t kT0 = kDefaultEpochMs + 3'600'000'000;  // real time of the run, ms
+
+const IdLayout& layout() {
+  static const IdLayout l = IdLayout::create({}, kT0).value();
+  return l;
+}
+
+std::uint64_t id(std::int64_t ms, std::uint32_t worker, std::uint32_t seq) {
+  return layout().compose(ms, worker, seq).value();
+}
+
+// A 200 from daemon `d` run `run`, sent at `sent_ms`, received 1 ms later.
+Answer served(int d, int run, std::int64_t sent_ms, std::vector<std::uint64_t> ids) {
+  return Answer{.daemon = d, .run = run, .sent_us = sent_ms * 1000, .received_us = (sent_ms + 1) * 1000,
+                .status = 200, .ids = to_runs(ids)};
+}
+
+Answer refused(int d, std::int64_t sent_ms, int status, std::string code, bool retry_after = true) {
+  return Answer{.daemon = d, .run = 0, .sent_us = sent_ms * 1000, .received_us = (sent_ms + 1) * 1000,
+                .status = status, .error = std::move(code), .retry_after = retry_after};
+}
+
+CheckReport run(std::vector<Answer> answers, std::vector<Fault> schedule = {}) {
+  History h;
+  h.answers = std::move(answers);
+  return check(h, schedule, layout());
+}
+
+}  // namespace
+
+TEST_CASE("checker: a clean history passes and is counted", "[checker]") {
+  const auto r = run({served(0, 0, kT0, {id(kT0, 1, 0), id(kT0, 1, 1), id(kT0, 1, 2)}),
+                      served(1, 0, kT0, {id(kT0, 2, 0)}),
+                      served(0, 0, kT0 + 5, {id(kT0 + 5, 1, 0)}),
+                      refused(1, kT0 + 6, 503, "lease_expired"),
+                      Answer{.daemon = 1, .run = 0, .sent_us = (kT0 + 7) * 1000,
+                             .received_us = (kT0 + 8) * 1000, .status = 0}});
+  INFO(to_text(r));
+  CHECK(r.ok());
+  CHECK(r.ids == 5);
+  CHECK(r.duplicates == 0);
+  CHECK(r.refusals.at("lease_expired") == 1);
+  CHECK(r.refusals.at("no_answer") == 1);
+  CHECK_THAT(to_text(r), Catch::Contains("OK: no duplicate"));
+}
+
+TEST_CASE("checker: a duplicate is found, counted and both answers named", "[checker]") {
+  const auto r = run({served(0, 0, kT0, {id(kT0, 1, 0), id(kT0, 1, 1), id(kT0, 1, 2)}),
+                      served(3, 1, kT0 + 2, {id(kT0, 1, 1), id(kT0, 1, 2), id(kT0, 1, 3)})});
+  CHECK_FALSE(r.ok());
+  CHECK(r.duplicates == 2);
+  CHECK(r.violations_by_rule.at("duplicate") == 1);
+  CHECK_THAT(r.examples.front().detail, Catch::Contains("d0 run 0") && Catch::Contains("d3 run 1"));
+  CHECK_THAT(to_text(r), Catch::Contains("duplicates 2") && Catch::Contains("FAILED"));
+}
+
+TEST_CASE("checker: three answers over one ID: two duplicates", "[checker]") {
+  const auto x = id(kT0, 0, 7);
+  CHECK(run({served(0, 0, kT0, {x}), served(1, 0, kT0, {x}), served(2, 0, kT0, {x})}).duplicates == 2);
+}
+
+TEST_CASE("checker: an ID stamped after the daemon's clock is borrowed time", "[checker]") {
+  // Received at kT0 + 1, stamped kT0 + 50.
+  const auto borrowed = run({served(0, 0, kT0, {id(kT0 + 50, 1, 0)})});
+  CHECK(borrowed.violations_by_rule.at("borrowed_time") == 1);
+  // The same answer from a daemon whose clock was 60 s ahead then: fine.
+  Answer ahead = served(0, 0, kT0, {id(kT0 + 50, 1, 0)});
+  ahead.clock_offset_ms = 60'000;
+  CHECK(run({ahead}).ok());
+}
+
+TEST_CASE("checker: one ownership's IDs must rise in real-time order", "[checker]") {
+  SECTION("an answer sent after another arrived, with a lower ID: broken") {
+    const auto r = run({served(0, 0, kT0 + 10, {id(kT0 + 10, 1, 0)}),
+                        served(0, 0, kT0 + 20, {id(kT0 + 9, 1, 0)})});
+    CHECK(r.violations_by_rule.at("not_increasing") == 1);
+  }
+  SECTION("two answers in flight together may come back in either order") {
+    Answer a = served(0, 0, kT0, {id(kT0 + 1, 1, 5)});
+    Answer b = served(0, 0, kT0, {id(kT0 + 1, 1, 4)});
+    a.received_us = (kT0 + 3) * 1000;
+    CHECK(run({a, b}).ok());
+  }
+  SECTION("another run or another worker ID is another ownership") {
+    CHECK(run({served(0, 0, kT0 + 10, {id(kT0 + 10, 1, 0)}),
+               served(0, 1, kT0 + 20, {id(kT0 + 9, 1, 1)})})
+              .ok());
+    CHECK(run({served(0, 0, kT0 + 10, {id(kT0 + 10, 1, 0)}),
+               served(0, 0, kT0 + 20, {id(kT0 + 9, 2, 0)})})
+              .ok());
+  }
+}
+
+TEST_CASE("checker: only 200, no answer, or a documented 503 with Retry-After", "[checker]") {
+  CHECK(run({refused(0, kT0, 503, "not_ready")}).ok());
+  CHECK(run({refused(0, kT0, 500, "internal")}).violations_by_rule.at("bad_answer") == 1);
+  CHECK(run({refused(0, kT0, 503, "mystery")}).violations_by_rule.at("bad_answer") == 1);
+  CHECK(run({refused(0, kT0, 503, "not_ready", false)}).violations_by_rule.at("bad_answer") == 1);
+  for (const char* code : {"not_ready", "lease_expired", "clock_skew", "clock_moved_backwards",
+                           "clock_before_epoch", "time_exhausted", "time_not_reserved"}) {
+    CHECK(is_documented_refusal(code));
+  }
+}
+
+TEST_CASE("checker: with the schedule, availability outside faults and time to recover", "[checker]") {
+  const std::vector<Fault> schedule{
+      {"net_stall", "d0", (kT0 + 100) * 1000, (kT0 + 200) * 1000, "2 s"}};
+  const auto r = run({served(0, 0, kT0, {id(kT0, 1, 0)}),
+                      refused(0, kT0 + 150, 503, "lease_expired"),  // during its fault: not counted
+                      refused(0, kT0 + 300, 503, "not_ready"),
+                      served(0, 0, kT0 + 700, {id(kT0 + 700, 1, 0)}),
+                      served(1, 0, kT0 + 150, {id(kT0 + 150, 2, 0)})},
+                     schedule);
+  INFO(to_text(r));
+  CHECK(r.availability.at(0).asked == 3);
+  CHECK(r.availability.at(0).served == 2);
+  CHECK(r.availability.at(1).asked == 1);
+  REQUIRE(r.recovery_s.size() == 1);
+  CHECK(r.recovery_s.front() == Approx(0.501));  // the first 200 sent after the end
+  CHECK_THAT(r.slowest_recovery, Catch::Contains("net_stall on d0"));
+
+  // Another fault on d0 before it served again: that wait is not this fault's.
+  auto two = schedule;
+  two.push_back({"kill", "d0", (kT0 + 400) * 1000, (kT0 + 600) * 1000, "kill"});
+  const auto r2 = run({served(0, 0, kT0, {id(kT0, 1, 0)}), served(0, 1, kT0 + 700, {id(kT0 + 700, 1, 0)})},
+                      two);
+  REQUIRE(r2.recovery_s.size() == 1);
+  CHECK(r2.recovery_s.front() == Approx(0.101));
+  CHECK_THAT(r2.slowest_recovery, Catch::Contains("kill on d0"));
+}
+
+TEST_CASE("checker: a worker ID passing between owners, with the gap between them", "[checker]") {
+  const auto r = run({served(0, 0, kT0, {id(kT0, 3, 0)}), served(1, 0, kT0 + 400, {id(kT0 + 400, 3, 0)}),
+                      served(1, 0, kT0 + 401, {id(kT0 + 401, 3, 0)})});
+  CHECK(r.reuse.at(3).handovers == 1);
+  CHECK(r.reuse.at(3).min_gap_ms == 400);
+}
+
+TEST_CASE("history: written and read back; a plain list of IDs is read too", "[checker]") {
+  std::stringstream file;
+  file << layout_line(LayoutSettings{.worker_bits = 2, .sequence_bits = 20}) << '\n';
+  Answer a = served(2, 1, kT0, {id(kT0, 1, 0), id(kT0, 1, 1), id(kT0 + 1, 1, 0)});
+  a.clock_offset_ms = -3000;
+  file << to_json_line(a) << '\n' << to_json_line(refused(2, kT0, 503, "clock_skew")) << '\n';
+  const History h = read_history(file);
+  REQUIRE(h.layout);
+  CHECK(h.layout->worker_bits == 2);
+  REQUIRE(h.answers.size() == 2);
+  CHECK(h.answers[0].ids.size() == 2);  // two runs
+  CHECK(h.answers[0].ids[0].count == 2);
+  CHECK(h.answers[0].clock_offset_ms == -3000);
+  CHECK(h.answers[1].error == "clock_skew");
+  CHECK(h.answers[1].retry_after);
+
+  std::stringstream plain("17\n18\n17\n");
+  const History list = read_history(plain);
+  CHECK(check(list, {}, layout()).duplicates == 1);
+
+  std::stringstream broken("{\"status\":200}\nxyz\n");
+  CHECK_THROWS_WITH(read_history(broken), Catch::Contains("line 2"));
+}
