@@ -1,0 +1,214 @@
+/* The recycle strategy (coordinator.type "recycle"): the daemon's runs on
+ * machine m, one after another. Included by snowflake.pml.
+ *
+ * Each ZooKeeper operation is a read, then a write that ZooKeeper applies
+ * atomically (a multi) only if what was read still holds; the other daemon
+ * and the world move in between. A daemon does one operation at a time and
+ * at most one of each kind a tick (its threads wait between them).
+ * Temporaries are cleared after use, so that states differing only in them
+ * are one state. */
+
+#define CLAIMED 1   /* did[m] bits: a claim or takeover this tick */
+#define BEAT 2      /* a heartbeat */
+#define REAPED 4    /* a pass of the reaper */
+
+#define free notuse
+
+#define go (!stall[m])
+/* what daemon m still has to do in this tick (the world's clock waits) */
+#define reap_due(m) (inuse && !(own[m] && in_inc == inc[m]) && now - in_mtime > RECLAIM && !(did[m] & REAPED))
+#define due(m) (up[m] && !stall[m] && (may_issue(m) || pending[m] || (!sess_live[sess[m]] && !cut[m]) || \
+                 (conn(m) && ((own[m] && !(did[m] & BEAT)) || (!own[m] && !(did[m] & CLAIMED)) || reap_due(m)))))
+
+#ifdef LIVENESS
+#define once(bit) (now == TEND || !(did[m] & bit))   /* time has ended: try on */
+#else
+#define once(bit) (!(did[m] & bit))
+#endif
+
+inline clear() { c = 0; v = 0; f = 0; got = false; rts = 0; rhwm = 0; rfloor = 0 }
+
+proctype Daemon(byte m) {
+  byte runs;                 /* runs ended: a crash or a stop, then one restart */
+  bool unsure, proof, got;
+  byte unsure_sent, c, v, f, rts, rhwm, rfloor;
+
+start:
+  start_run();
+
+  /* RecyclePool::ensure: the pool is filled once, under an ephemeral lock;
+   * a lock our own session holds (a create whose answer was lost) is ours */
+  do
+  :: filled -> break
+  :: atomic { go && connected && !filled && (fill_lock == 0 || fill_lock == sess[m]) ->
+       fill_lock = sess[m];
+       if
+       :: !inuse && !notuse -> notuse = true; no_floor = 0   /* RecyclePool::fill */
+       :: else
+       fi;
+       filled = true; fill_lock = 0 }
+  :: atomic { go && connected && !filled && fill_lock == 0 && faults < FAULTS -> faults++; fill_lock = sess[m] }  /* its answer lost */
+  :: crash()
+  od;
+
+  do
+  /* ---- taking our worker ID back after a crash: RecyclePool::take_over ---- */
+  :: atomic { go && !own[m] && proof && connected && once(CLAIMED) -> did[m] = did[m] | CLAIMED;
+       if
+       :: inuse && in_token == token[m] ->          /* ours already: its answer was lost */
+          install(in_floor, in_ts, unsure_sent); unsure = false; unsure_sent = 0
+       :: inuse && in_token == sf_token[m] && alive == 0 ->
+          c = moves; v = in_ver; pending[m] = true;
+          f = max(sf_reserved[m], max(in_floor, in_hwm))
+       :: inuse && in_token == sf_token[m] && alive != 0   /* held: wait for its session to end */
+       :: else -> proof = false                     /* not our last run's: claim instead */
+       fi }
+    if
+    :: !pending[m]
+    :: atomic { pending[m] && !stall[m] ->
+         /* one multi: set inuse (move counter), set inuse/0 (version), create alive/0 */
+         pending[m] = false;
+         if
+         :: connected && moves == c && inuse && in_ver == v && in_token == sf_token[m] && alive == 0 ->
+            moves++; in_token = token[m]; in_floor = f; in_ts = wall(m); in_mtime = now; in_ver++;
+            alive = sess[m]; answer(got);
+            printf("MSC: t=%d machine %d (token %d) takes the worker ID back from token %d, floor %d, ts %d; answer arrives: %d\n",
+                   now, m, token[m], sf_token[m], f, wall(m), got);
+            if
+            :: got -> install(f, wall(m), now)
+            :: else -> unsure = true; unsure_sent = now   /* read back by the next try */
+            fi
+         :: else                                     /* moved meanwhile, held, or cut off: again */
+         fi;
+         clear() }
+    fi
+
+  /* ---- claiming a free worker ID: RecyclePool::claim ---- */
+  :: atomic { go && !own[m] && !proof && connected && once(CLAIMED) -> did[m] = did[m] | CLAIMED;
+       if
+       :: unsure && inuse && in_token == token[m] ->   /* read_claim: a lost answer was applied */
+          install(in_floor, in_ts, unsure_sent)       /* UnansweredClaims: the lease from the send */
+       :: else ->
+          if
+          :: notuse -> c = moves; f = no_floor; pending[m] = true   /* plan_claim: the count, then the floor */
+          :: else                                              /* pool_exhausted */
+          fi
+       fi;
+       unsure = false; unsure_sent = 0 }
+    if
+    :: !pending[m]
+    :: atomic { pending[m] && !stall[m] ->
+         /* commit_claim: one multi */
+         pending[m] = false;
+         if
+         :: connected && notuse && !inuse && alive == 0 &&
+#ifndef CLAIM_WITHOUT_MOVES
+            moves == c &&
+#endif
+            true ->
+            moves++; notuse = false; no_floor = 0; inuse = true; incs++; in_inc = incs; in_token = token[m];
+            in_floor = max(f, last[m]); in_ts = wall(m); in_hwm = 0; in_mtime = now; in_ver = 0;
+            alive = sess[m]; answer(got);
+            printf("MSC: t=%d machine %d (token %d) claims the worker ID, floor %d, ts %d; answer arrives: %d\n",
+                   now, m, token[m], in_floor, wall(m), got);
+            if
+            :: got -> install(in_floor, wall(m), now)
+            :: else -> unsure = true; unsure_sent = now
+            fi
+         :: else                                     /* raced, held or cut off: claim again */
+         fi;
+         clear() }
+    fi
+
+  /* ---- issuing ---- */
+  :: issue(m)
+
+  /* ---- the heartbeat: RecyclePool::heartbeat, Coordinator::renew ---- */
+  :: atomic { go && own[m] && connected && !(did[m] & BEAT) -> did[m] = did[m] | BEAT;
+       if
+       :: inuse && in_token == token[m] && in_inc == inc[m] -> c = moves; v = in_ver; pending[m] = true  /* read_owned; adopts a lost write */
+       :: else -> lose();                  /* lost: Coordinator::lose closes the generator */
+          printf("MSC: t=%d machine %d (token %d) finds the worker ID not ours: stops issuing\n", now, m, token[m])
+       fi }
+    if
+    :: !pending[m]
+    :: atomic { pending[m] && !stall[m] ->
+         /* one multi: check inuse (move counter), set inuse/0 (version), keep alive/0 */
+         pending[m] = false;
+         if
+         :: connected && moves == c && inuse && in_inc == inc[m] && in_ver == v &&
+            (alive == sess[m] || alive == 0) ->
+            in_ts = wall(m); in_hwm = last[m]; in_mtime = now; in_ver++; alive = sess[m];
+            answer(got);
+            printf("MSC: t=%d machine %d (token %d) heartbeat ts %d hwm %d; answer arrives: %d\n",
+                   now, m, token[m], wall(m), last[m], got);
+            if
+            :: got -> lease_until[m] = now + LEASE; fence[m] = wall(m) + LEASE
+            :: else                                  /* no renewal: the lease runs out */
+            fi
+         :: connected && alive != sess[m] && alive != 0 ->   /* AliveNodes::recover: held by another */
+            lose()
+         :: else                                     /* moved or cut off: the next heartbeat reads */
+         fi;
+         clear() }
+    fi
+
+  /* ---- the reaper, owner or not: RecyclePool::reclaim_stale ---- */
+  :: atomic { go && connected && inuse && !(own[m] && in_inc == inc[m]) && now - in_mtime > RECLAIM &&
+              !(did[m] & REAPED) -> did[m] = did[m] | REAPED;
+       c = moves; v = in_ver; rts = in_ts; rhwm = in_hwm; rfloor = in_floor; pending[m] = true }
+    if
+    :: atomic { pending[m] && !stall[m] ->
+         /* one multi: set inuse (move counter), delete inuse/0 (version),
+          * create notuse/0 with the last unit its owner could issue in,
+          * and alive/0 absent (create + delete) */
+         pending[m] = false;
+         if
+         :: connected && moves == c && inuse && alive == 0 &&
+#ifndef UNVERSIONED_RECLAIM
+            in_ver == v &&
+#endif
+            true ->
+            delete_inuse(); notuse = true; moves++;
+            no_floor = max(rfloor, max(rhwm, rts + LEASE));   /* InuseData::last_possible_ms */
+            printf("MSC: t=%d machine %d reclaims the stale worker ID (read at version %d: last heartbeat ts %d), floor %d\n",
+                   now, m, v, rts, no_floor)
+         :: else
+         fi;
+         clear() }
+    fi
+
+  /* ---- a new session after ours ended: Coordinator::connect ---- */
+  :: atomic { go && !sess_live[sess[m]] && !cut[m] -> assert(sessions < NSESS);
+       sess[m] = sessions; sess_live[sessions] = true; sessions++ }
+
+#ifndef LIVENESS
+  /* ---- a clean stop: Coordinator::shutdown closes the generator, then
+   * RecyclePool::release (one multi: set inuse (move counter), delete
+   * inuse/0, create notuse/0 {floor}, delete alive/0) ---- */
+  :: atomic { go && own[m] && connected && faults < FAULTS -> faults++;
+       if
+       :: inuse && in_inc == inc[m] && in_token == token[m] ->
+          no_floor = last[m]; delete_inuse(); notuse = true; moves++;   /* last >= floor */
+          if :: alive == sess[m] -> alive = 0 :: else fi;
+          sf_token[m] = 0                            /* TimeReservation::forget_owner */
+       :: else
+       fi;
+       printf("MSC: t=%d machine %d (token %d) stops and gives the worker ID back, floor %d\n",
+              now, m, token[m], last[m]);
+       lose();
+       expire(sess[m]);                              /* zookeeper_close */
+       up[m] = false; runs++ }
+    goto restart
+#endif
+
+  :: crash()
+  :: clone()
+  od;
+
+restart:
+  if
+  :: runs < 2 -> goto start
+  :: else
+  fi
+}

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Checks model/ (the worker-ID protocol in Promela) with spin, exhaustively:
+#   - the recycle pool and the sequential strategy: no counterexample to the
+#     safety properties, and every statement of the daemon reached;
+#   - liveness under weak fairness: no acceptance cycle;
+#   - each mutant (one safety rule taken out): spin must find a
+#     counterexample, whose story (the trail's steps) is kept.
+# Prints states, depth, memory and time of every check; exits 1 when one
+# check does not end as it must. Installs spin (Debian's package) if missing.
+#
+#   scripts/model-check.sh [--ticks N] [--faults N] [--out DIR] [--story NAME]
+#
+# --ticks and --faults bound the model (defaults: 5 ticks of real time, 2
+# faults); --story NAME prints the counterexample of a mutant afterwards
+# (e.g. --story no-time-fence).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+ticks=5
+faults=2
+out=build/model
+story=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ticks) ticks=$2; shift 2 ;;
+    --faults) faults=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --story) story=$2; shift 2 ;;
+    *) echo "model-check: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+if ! command -v spin >/dev/null || ! command -v gcc >/dev/null; then
+  SUDO=()
+  [ "$(id -u)" -ne 0 ] && SUDO=(sudo)
+  echo "model-check: installing spin"
+  export DEBIAN_FRONTEND=noninteractive
+  "${SUDO[@]}" apt-get update -qq
+  "${SUDO[@]}" apt-get install -y -qq --no-install-recommends spin gcc libc6-dev >/dev/null
+fi
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# name | expect | spin defines. "violates N": a counterexample to property N
+# of model/README.md (1: a duplicate, 2: an ID at its floor, 3: issuing cut off
+# past the lease).
+checks=(
+  "recycle|clean|"
+  "sequential|clean|-DSEQUENTIAL"
+  "liveness|live|-DLIVENESS"
+  "no-time-fence|violates 1|-DNO_TIME_FENCE"
+  "takeover-by-token|violates 1|-DTAKEOVER_BY_TOKEN"
+  "unversioned-reclaim|violates 1|-DUNVERSIONED_RECLAIM"
+  "claim-without-moves|violates 1|-DCLAIM_WITHOUT_MOVES"
+  "no-lease|violates 3|-DNO_LEASE"
+  "sequential-floor-without-lease|violates 1|-DSEQUENTIAL -DFLOOR_WITHOUT_LEASE"
+)
+
+# The trail spin wrote, replayed: the model's MSC lines, as a story.
+story_of_trail() {
+  # shellcheck disable=SC2086  # the defines are words
+  spin -DTMAX="$ticks" -DFAULTS="$faults" $1 -t -k snowflake.pml.trail snowflake.pml 2>/dev/null \
+    | grep -E "MSC|assertion violated" | sed 's/^ *MSC: //; s/^ *spin: //' >story.txt || true
+}
+
+# One check in its own directory: generate, compile, verify, judge.
+# Writes DIR/verdict ("ok ..." or "FAILED ...") and DIR/figures.
+run_check() {
+  local name=$1 expect=$2 defines=$3
+  local dir="$out/$name"
+  rm -rf "$dir" && mkdir -p "$dir" && cp "$root"/model/*.pml "$dir"/
+  cd "$dir"
+  # shellcheck disable=SC2086  # the defines are words
+  spin -DTMAX="$ticks" -DFAULTS="$faults" $defines -a snowflake.pml >spin.txt 2>&1 \
+    || { echo "FAILED: spin -a: $(head -3 spin.txt)" >verdict; return; }
+  local cflags=(-O2 -w -DCOLLAPSE -DVECTORSZ=1024 -DMEMLIM=12000)
+  local runflags=(-m20000 -w26)
+  if [ "$expect" = live ]; then
+    runflags+=(-a -f)          # acceptance cycles, weak fairness
+  else
+    cflags+=(-DSAFETY)
+    runflags+=(-E)             # time ends at --ticks: ending there is no deadlock
+  fi
+  gcc "${cflags[@]}" -o pan pan.c 2>gcc.txt || { echo "FAILED: gcc: $(head -3 gcc.txt)" >verdict; return; }
+  local start end
+  start=$(date +%s.%N)
+  ./pan "${runflags[@]}" >pan.txt 2>&1 || true
+  end=$(date +%s.%N)
+
+  local states depth mem errors
+  states=$(awk '/states, stored/ {print $1; exit}' pan.txt)
+  depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' pan.txt | head -1)
+  mem=$(awk '/total actual memory usage/ {print $1; exit}' pan.txt)
+  errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.txt | head -1)
+  printf '%s %s %s %s\n' "${states:-?}" "${depth:-?}" "${mem:-?}" "$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}')" >figures
+
+  if [ "$errors" = 0 ] && grep -q "max search depth too small\|Search not completed\|out of memory" pan.txt; then
+    echo "FAILED: the search did not complete (see $dir/pan.txt)" >verdict
+    return
+  fi
+  case "$expect" in
+    clean)
+      local unreached
+      unreached=$(sed -n '/unreached in proctype Daemon/{n;p}' pan.txt | sed -n 's/.*(\([0-9]*\) of \([0-9]*\) states).*/\1 of \2/p')
+      if [ "$errors" != 0 ]; then
+        echo "FAILED: a counterexample to the real model (the story: $dir/story.txt)" >verdict
+        story_of_trail "$defines"
+      elif [ "${unreached%% *}" != 0 ]; then
+        echo "FAILED: statements of the daemon never reached ($unreached): a vacuous model? see $dir/pan.txt" >verdict
+      else
+        echo "ok: no counterexample; every step of the daemon reached ($unreached unreached)" >verdict
+      fi ;;
+    live)
+      if [ "$errors" != 0 ]; then
+        echo "FAILED: an acceptance cycle: a free worker ID never claimed (the trail: $dir/snowflake.pml.trail)" >verdict
+      else
+        echo "ok: no acceptance cycle: a free worker ID is always claimed in the end" >verdict
+      fi ;;
+    violates*)
+      local violated=0
+      case "$(grep -m1 'assertion violated' pan.txt)" in
+        *issued*) violated=1 ;;
+        *floor*) violated=2 ;;
+        *cut_at*) violated=3 ;;
+      esac
+      if [ "$errors" = 0 ] || [ ! -f snowflake.pml.trail ]; then
+        echo "FAILED: no counterexample: the model does not need this rule" >verdict
+      elif [ "$violated" != "${expect#violates }" ]; then
+        echo "FAILED: a counterexample to property $violated, not ${expect#violates } (see $dir/pan.txt)" >verdict
+      else
+        story_of_trail "$defines"
+        echo "ok: a counterexample to property $violated in $(grep -c '^t=' story.txt) steps (story.txt)" >verdict
+      fi ;;
+  esac
+}
+
+started=$(date +%s)
+echo "model-check: spin $(spin -V | awk '{print $3}'), $ticks ticks, $faults faults, in $out"
+# The recycle pool is the largest search: it runs while the others run in turn.
+( IFS='|' read -r n e d <<<"${checks[0]}"; run_check "$n" "$e" "$d" ) &
+largest=$!
+for c in "${checks[@]:1}"; do
+  ( IFS='|' read -r n e d <<<"$c"; run_check "$n" "$e" "$d" )
+done
+wait "$largest"
+
+failed=0
+printf '%-32s %12s %6s %9s %8s  %s\n' check states depth "memory MB" seconds verdict
+for c in "${checks[@]}"; do
+  name=${c%%|*}
+  read -r states depth mem secs <"$out/$name/figures" 2>/dev/null || { states='?'; depth='?'; mem='?'; secs='?'; }
+  verdict=$(cat "$out/$name/verdict" 2>/dev/null || echo "FAILED: no verdict")
+  printf '%-32s %12s %6s %9s %8s  %s\n' "$name" "$states" "$depth" "$mem" "$secs" "$verdict"
+  case "$verdict" in ok*) ;; *) failed=1 ;; esac
+done
+echo "model-check: $(( $(date +%s) - started )) s in all"
+
+if [ -n "$story" ]; then
+  echo
+  echo "the counterexample of $story ($out/$story/story.txt):"
+  cat "$out/$story/story.txt"
+fi
+exit "$failed"
