@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Builds build/test: everything, tests and benchmarks included, with
-# AddressSanitizer + UndefinedBehaviorSanitizer and warnings as errors. The
-# test suite (scripts/test.sh) and the chaos runs (scripts/chaos.sh) share it.
+# Builds a test tree with warnings as errors:
+#   scripts/build-test-tree.sh        build/test: AddressSanitizer + UndefinedBehaviorSanitizer,
+#                                     tests and benchmarks (the test suite and scripts/chaos.sh)
+#   scripts/build-test-tree.sh tsan   build/tsan: ThreadSanitizer, tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# -O1 -g1: what ASan's authors advise (fast enough, exact stack traces with
-# file:line), and half the compile time of -O2 -g on Beast's templates.
-bash scripts/build.sh build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DSNOWFLAKE_SANITIZE=ON \
-  -DSNOWFLAKE_WERROR=ON -DSNOWFLAKE_BUILD_BENCH=ON
+# -O1 -g1: what the sanitizers' authors advise (fast enough, exact stack
+# traces with file:line), and half the compile time of -O2 -g on Beast's templates.
+common=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+        -DSNOWFLAKE_WERROR=ON)
+case "${1:-asan}" in
+  asan) bash scripts/build.sh build/test "${common[@]}" -DSNOWFLAKE_SANITIZE=ON -DSNOWFLAKE_BUILD_BENCH=ON ;;
+  tsan) bash scripts/build.sh build/tsan "${common[@]}" -DSNOWFLAKE_TSAN=ON -DSNOWFLAKE_BUILD_BENCH=OFF ;;
+  *) echo "build-test-tree: asan or tsan, not $1" >&2; exit 2 ;;
+esac

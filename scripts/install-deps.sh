@@ -14,8 +14,9 @@ packages=(
   zookeeper default-jre-headless
   # tests and benchmarks
   catch2 curl wrk nginx-light libfaketime faketime
-  # the model of the worker-ID protocol (scripts/model-check.sh)
-  spin
+  # the model of the worker-ID protocol (scripts/model-check.sh), the fuzz
+  # targets (scripts/fuzz.sh)
+  spin clang-14 libfuzzer-14-dev
   # packaging and deployment tests: the .deb (dpkg-shlibdeps), the unit
   # (systemd-analyze), docker-compose.yml (validated, no engine needed)
   dpkg-dev file systemd docker-compose python3-yaml

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "json_integer.hpp"
+
 namespace snowflake {
 
 namespace {
@@ -40,14 +42,12 @@ std::int64_t JsonSection::integer(std::string_view key, std::int64_t fallback, s
   const auto* v = find(key);
   if (!v) return fallback;
   if (!v->is_number_integer()) fail(key, fmt::format("must be an integer, got {}", v->dump()));
-  const auto range = fmt::format("must be from {} to {}", min, max);
-  // Unsigned JSON numbers above INT64_MAX are out of every range we accept.
-  if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
-    fail(key, fmt::format("{}, got {}", range, v->dump()));
+  // Above INT64_MAX (nullopt) is out of every range we accept.
+  const auto n = json_integer<std::int64_t>(*v);
+  if (!n || *n < min || *n > max) {
+    fail(key, fmt::format("must be from {} to {}, got {}", min, max, v->dump()));
   }
-  const auto n = v->get<std::int64_t>();
-  if (n < min || n > max) fail(key, fmt::format("{}, got {}", range, n));
-  return n;
+  return *n;
 }
 
 std::string JsonSection::string(std::string_view key, std::string fallback) {

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <charconv>
 #include <random>
+#include <stdexcept>
+
+#include "../json_integer.hpp"
 
 namespace snowflake::coord {
 
@@ -22,7 +25,15 @@ std::optional<T> decode_with(std::string_view text, Read read) {
     return read(j);
   } catch (const json::exception&) {
     return std::nullopt;
+  } catch (const std::out_of_range&) {  // from json_integer_at()
+    return std::nullopt;
   }
+}
+
+// json_integer_at(), or `fallback` when the key is absent (nodes written before 0.2).
+template <class T>
+T integer_or(const json& j, const char* key, T fallback) {
+  return j.contains(key) ? json_integer_at<T>(j, key) : fallback;
 }
 
 json to_json(const OwnerToken& o) {
@@ -30,8 +41,8 @@ json to_json(const OwnerToken& o) {
 }
 
 OwnerToken owner_of(const json& o) {
-  return {o.at("host").get<std::string>(), o.at("port").get<std::uint32_t>(),
-          o.at("pid").get<std::int64_t>(), o.at("instance").get<std::string>()};
+  return {o.at("host").get<std::string>(), json_integer_at<std::uint32_t>(o, "port"),
+          json_integer_at<std::int64_t>(o, "pid"), o.at("instance").get<std::string>()};
 }
 
 }  // namespace
@@ -94,28 +105,28 @@ std::optional<OwnerToken> decode_owner(std::string_view text) {
 std::optional<InuseData> decode_inuse(std::string_view text) {
   return decode_with<InuseData>(text, [](const json& j) {
     return InuseData{owner_of(j.at("owner")),
-                     j.at("floor").get<std::int64_t>(),
-                     j.at("ts").get<std::int64_t>(),
-                     j.at("hwm").get<std::int64_t>(),
-                     j.at("lease_ms").get<std::int64_t>()};
+                     json_integer_at<std::int64_t>(j, "floor"),
+                     json_integer_at<std::int64_t>(j, "ts"),
+                     json_integer_at<std::int64_t>(j, "hwm"),
+                     json_integer_at<std::int64_t>(j, "lease_ms")};
   });
 }
 
 std::optional<NotuseData> decode_notuse(std::string_view text) {
   return decode_with<NotuseData>(
-      text, [](const json& j) { return NotuseData{j.at("floor").get<std::int64_t>()}; });
+      text, [](const json& j) { return NotuseData{json_integer_at<std::int64_t>(j, "floor")}; });
 }
 
 std::optional<SequentialData> decode_sequential(std::string_view text) {
   return decode_with<SequentialData>(text, [](const json& j) {
     SequentialData d;
     d.host = j.at("host").get<std::string>();
-    d.port = j.at("port").get<std::uint32_t>();
-    d.ts = j.at("ts").get<std::int64_t>();
-    d.hwm = j.at("hwm").get<std::int64_t>();
+    d.port = json_integer_at<std::uint32_t>(j, "port");
+    d.ts = json_integer_at<std::int64_t>(j, "ts");
+    d.hwm = json_integer_at<std::int64_t>(j, "hwm");
     if (const auto o = j.find("owner"); o != j.end() && !o->is_null()) d.owner = owner_of(*o);
-    d.floor = j.value("floor", std::int64_t{0});
-    d.lease_ms = j.value("lease_ms", std::int64_t{0});
+    d.floor = integer_or<std::int64_t>(j, "floor", 0);
+    d.lease_ms = integer_or<std::int64_t>(j, "lease_ms", 0);
     return d;
   });
 }
@@ -123,11 +134,11 @@ std::optional<SequentialData> decode_sequential(std::string_view text) {
 std::optional<LayoutSettings> decode_layout(std::string_view text) {
   return decode_with<LayoutSettings>(text, [](const json& j) {
     LayoutSettings l;
-    l.time_bits = j.at("time_bits").get<int>();
-    l.worker_bits = j.at("worker_bits").get<int>();
-    l.sequence_bits = j.at("sequence_bits").get<int>();
-    l.time_unit_ms = j.at("time_unit_ms").get<std::int64_t>();
-    l.epoch_ms = j.at("epoch_ms").get<std::int64_t>();
+    l.time_bits = json_integer_at<int>(j, "time_bits");
+    l.worker_bits = json_integer_at<int>(j, "worker_bits");
+    l.sequence_bits = json_integer_at<int>(j, "sequence_bits");
+    l.time_unit_ms = json_integer_at<std::int64_t>(j, "time_unit_ms");
+    l.epoch_ms = json_integer_at<std::int64_t>(j, "epoch_ms");
     return l;
   });
 }

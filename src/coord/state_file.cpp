@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "../json_integer.hpp"
+
 namespace snowflake::coord {
 
 namespace {
@@ -36,6 +38,50 @@ struct Fd {
 
 StateFile::StateFile(std::string dir) : dir_(std::move(dir)), path_(dir_ + "/worker.json") {}
 
+std::optional<StateRecord> decode_state(std::string_view text) {
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // Integers must fit their fields: a cast of 1e300 is undefined behaviour.
+  try {
+    if (!j.is_object() || json_integer_at<int>(j, "format") != kFormatVersion) return std::nullopt;
+    StateRecord r;
+    r.strategy = j.at("strategy").get<std::string>();
+    r.root = j.at("root").get<std::string>();
+    r.worker_id = json_integer_at<std::uint32_t>(j, "worker_id");
+    r.node = j.at("node").get<std::string>();
+    if (const auto& o = j.at("owner"); !o.is_null()) {
+      r.owner = decode_owner(o.dump());
+      if (!r.owner) return std::nullopt;
+    }
+    const auto layout = decode_layout(j.at("layout").dump());
+    if (!layout) return std::nullopt;
+    r.layout = *layout;
+    r.hwm = json_integer_at<std::int64_t>(j, "hwm");
+    r.reserved_until = json_integer_at<std::int64_t>(j, "reserved_until");
+    r.boot_id = j.value("boot_id", std::string());
+    r.dir_id = j.value("dir_id", std::string());
+    return r;
+  } catch (const std::exception&) {  // a key missing, of another type, or out of range
+    return std::nullopt;
+  }
+}
+
+std::string encode_state(const StateRecord& r) {
+  const json owner = r.owner ? json::parse(encode(*r.owner)) : json(nullptr);
+  return json{{"format", kFormatVersion},
+              {"strategy", r.strategy},
+              {"root", r.root},
+              {"worker_id", r.worker_id},
+              {"node", r.node},
+              {"owner", owner},
+              {"layout", json::parse(encode(r.layout))},
+              {"hwm", r.hwm},
+              {"reserved_until", r.reserved_until},
+              {"boot_id", r.boot_id},
+              {"dir_id", r.dir_id}}
+             .dump() +
+         "\n";
+}
+
 Result<std::optional<StateRecord>, std::string> StateFile::load() const {
   std::ifstream in(path_);
   if (!in) {
@@ -44,47 +90,13 @@ Result<std::optional<StateRecord>, std::string> StateFile::load() const {
   }
   std::ostringstream text;
   text << in.rdbuf();
-  const json j = json::parse(text.str(), nullptr, false);
-  try {
-    if (!j.is_object() || j.at("format").get<int>() != kFormatVersion) throw std::runtime_error("format");
-    StateRecord r;
-    r.strategy = j.at("strategy").get<std::string>();
-    r.root = j.at("root").get<std::string>();
-    r.worker_id = j.at("worker_id").get<std::uint32_t>();
-    r.node = j.at("node").get<std::string>();
-    if (const auto& o = j.at("owner"); !o.is_null()) {
-      r.owner = decode_owner(o.dump());
-      if (!r.owner) throw std::runtime_error("owner");
-    }
-    const auto layout = decode_layout(j.at("layout").dump());
-    if (!layout) throw std::runtime_error("layout");
-    r.layout = *layout;
-    r.hwm = j.at("hwm").get<std::int64_t>();
-    r.reserved_until = j.at("reserved_until").get<std::int64_t>();
-    r.boot_id = j.value("boot_id", std::string());
-    r.dir_id = j.value("dir_id", std::string());
-    return std::optional<StateRecord>(std::move(r));
-  } catch (const std::exception&) {
-    return fmt::format("{}: not a snowflaked state file (format {}); move it away to start afresh",
-                       path_, kFormatVersion);
-  }
+  if (auto record = decode_state(text.str())) return std::optional<StateRecord>(std::move(record));
+  return fmt::format("{}: not a snowflaked state file (format {}); move it away to start afresh",
+                     path_, kFormatVersion);
 }
 
 Result<void, std::string> StateFile::save(const StateRecord& r) const {
-  const json owner = r.owner ? json::parse(encode(*r.owner)) : json(nullptr);
-  const std::string text = json{{"format", kFormatVersion},
-                                {"strategy", r.strategy},
-                                {"root", r.root},
-                                {"worker_id", r.worker_id},
-                                {"node", r.node},
-                                {"owner", owner},
-                                {"layout", json::parse(encode(r.layout))},
-                                {"hwm", r.hwm},
-                                {"reserved_until", r.reserved_until},
-                                {"boot_id", r.boot_id},
-                                {"dir_id", r.dir_id}}
-                               .dump() +
-                           "\n";
+  const std::string text = encode_state(r);
   const std::string temp = path_ + ".tmp";
   {
     Fd out{::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};

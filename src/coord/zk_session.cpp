@@ -52,9 +52,16 @@ void log_client_message(const char* message) {
   spdlog::debug("zookeeper client: {}", text);
 }
 
+// Also builds spdlog's registry here, before any client thread exists: the
+// registry is a function-local static inside the uninstrumented libspdlog, so
+// two client threads logging first would build it with no happens-before that
+// ThreadSanitizer can see (a report in the "concurrent first boots" tests).
 void quiet_client_logging() {
   static std::once_flag once;
-  std::call_once(once, [] { zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR); });
+  std::call_once(once, [] {
+    (void)spdlog::default_logger_raw();
+    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  });
 }
 
 }  // namespace
@@ -120,10 +127,10 @@ Result<std::unique_ptr<ZkSession>, ZkError> ZkSession::connect(const ZkSettings&
     const int rc = zoo_add_auth(s->handle_, "digest", cert.data(), static_cast<int>(cert.size()),
                                 [](int result, const void* data) {
                                   auto* w = static_cast<AuthWait*>(const_cast<void*>(data));
-                                  {
-                                    std::lock_guard lock(w->m);
-                                    w->rc = result;
-                                  }
+                                  // Notify under the lock: once the waiter sees rc it
+                                  // returns and destroys `wait`, the cv included.
+                                  std::lock_guard lock(w->m);
+                                  w->rc = result;
                                   w->cv.notify_all();
                                 },
                                 &wait);

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -79,7 +80,27 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, 
   if (rc != 0) throw std::runtime_error("posix_spawn " + argv[0] + ": " + std::strerror(rc));
 }
 
+std::optional<std::string> sanitizer_report(const std::string& stderr_text) {
+  for (const char* report : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer",
+                             "ERROR: LeakSanitizer", "runtime error: "}) {
+    if (const auto at = stderr_text.find(report); at != std::string::npos) {
+      // From the start of its line: UBSan's names the file first.
+      const auto line = stderr_text.rfind('\n', at);
+      return stderr_text.substr(line == std::string::npos ? 0 : line + 1);
+    }
+  }
+  return std::nullopt;
+}
+
 ChildProcess::~ChildProcess() {
+  // A sanitizer report in a child (our daemon is built with the tests'
+  // sanitizer) fails the test that started it, even when the test already
+  // got every answer it asked for: each test runs in a process of its own.
+  if (const auto report = sanitizer_report(stderr_text())) {
+    std::fprintf(stderr, "a sanitizer report in a child process (%s):\n%s\n", dir_.c_str(),
+                 report->c_str());
+    std::abort();
+  }
   if (!status_ && pid_ > 0) {
     ::kill(pid_, SIGKILL);
     int status = 0;

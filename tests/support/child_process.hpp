@@ -19,6 +19,12 @@ struct ExitStatus {
   int signal = 0;   // the signal that ended it, or 0
 };
 
+// The report a sanitizer wrote into a process's stderr (from its first line
+// on), if any: ThreadSanitizer, AddressSanitizer, LeakSanitizer, UBSan.
+std::optional<std::string> sanitizer_report(const std::string& stderr_text);
+
+// The destructor fails the test (abort) when the child's stderr holds a
+// sanitizer report.
 class ChildProcess {
  public:
   // `env` entries are added to (or replace those of) the test's environment.

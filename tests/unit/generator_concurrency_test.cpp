@@ -32,14 +32,23 @@ TEST_CASE("threads x next(): no duplicate, each thread increasing", "[generator]
   constexpr int kThreads = 4;
   constexpr int kPerThread = 100'000;
   std::vector<std::vector<std::uint64_t>> ids(kThreads);
+  std::vector<int> refused(kThreads, 0);  // asserted on this thread: Catch2's are not thread-safe
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       ids[t].reserve(kPerThread);
-      for (int i = 0; i < kPerThread; ++i) ids[t].push_back(g->next().value());
+      for (int i = 0; i < kPerThread; ++i) {
+        const auto id = g->next();
+        if (!id) {
+          ++refused[t];
+          return;
+        }
+        ids[t].push_back(id.value());
+      }
     });
   }
   for (auto& th : threads) th.join();
+  CHECK(refused == std::vector<int>(kThreads, 0));
   check_unique_and_ordered(ids, kThreads * kPerThread);
 }
 
@@ -54,18 +63,27 @@ TEST_CASE("threads mixing next() and next_n(): no duplicate", "[generator][concu
   constexpr int kThreads = 4;
   constexpr int kPerThread = 20'000;
   std::vector<std::vector<std::uint64_t>> ids(kThreads);
+  std::vector<int> refused(kThreads, 0);  // asserted on this thread: Catch2's are not thread-safe
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       while (ids[t].size() < kPerThread) {
+        bool issued = true;
         if (t % 2 == 0) {
-          ids[t].push_back(g->next().value());
+          const auto id = g->next();
+          if (id) ids[t].push_back(id.value());
+          issued = id.has_value();
         } else {
-          REQUIRE(g->next_n(std::min<std::size_t>(300, kPerThread - ids[t].size()), ids[t]));
+          issued = g->next_n(std::min<std::size_t>(300, kPerThread - ids[t].size()), ids[t]).has_value();
+        }
+        if (!issued) {
+          ++refused[t];
+          return;
         }
       }
     });
   }
   for (auto& th : threads) th.join();
+  CHECK(refused == std::vector<int>(kThreads, 0));
   check_unique_and_ordered(ids, kThreads * kPerThread);
 }

@@ -48,6 +48,34 @@ TEST_CASE("state file: a damaged file is an error, never 'no floor'", "[state]")
   CHECK_THAT(loaded.error(), Catch::Contains("worker.json") && Catch::Contains("move it away"));
 }
 
+TEST_CASE("state file: numbers that do not fit their fields make it no state file", "[state]") {
+  StateRecord r;
+  r.strategy = "recycle";
+  r.worker_id = 7;
+  r.hwm = 1'800'000'000'000;
+  const std::string good = encode_state(r);
+  REQUIRE(decode_state(good) == r);
+  const auto with = [&good](const std::string& from, const std::string& to) {
+    std::string text = good;
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  // Each of these was a plain cast before: undefined behaviour for a float
+  // out of range, a wrapped worker ID for -1 (the fuzzer's find, tests/fuzz).
+  CHECK_FALSE(decode_state(with("\"worker_id\":7", "\"worker_id\":-1")));
+  CHECK_FALSE(decode_state(with("\"worker_id\":7", "\"worker_id\":1e20")));
+  CHECK_FALSE(decode_state(with("\"worker_id\":7", "\"worker_id\":4294967296")));
+  CHECK_FALSE(decode_state(with("\"hwm\":1800000000000", "\"hwm\":1e300")));
+  CHECK_FALSE(decode_state(with("\"hwm\":1800000000000", "\"hwm\":1.5")));
+  CHECK_FALSE(decode_state(with("\"format\":1", "\"format\":1.0")));
+
+  test::TempDir dir;
+  dir.write("worker.json", with("\"hwm\":1800000000000", "\"hwm\":1e300"));
+  const auto loaded = StateFile(dir.path().string()).load();
+  REQUIRE(loaded.has_error());
+  CHECK_THAT(loaded.error(), Catch::Contains("not a snowflaked state file"));
+}
+
 TEST_CASE("state file: an unwritable directory is reported", "[state]") {
   StateFile file("/nonexistent/dir");
   StateRecord r;

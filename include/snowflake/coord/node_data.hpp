@@ -39,10 +39,12 @@ struct InuseData {
   // The last instant this owner can have used: the floor for whoever next
   // takes its worker ID.
   std::int64_t last_possible_ms() const;
+  bool operator==(const InuseData&) const = default;
 };
 
 struct NotuseData {
   std::int64_t floor = 0;  // the last instant an earlier owner may have used
+  bool operator==(const NotuseData&) const = default;
 };
 
 struct SequentialData {
@@ -58,6 +60,7 @@ struct SequentialData {
   // for the lease of a node written before 0.2 (no owner). A release writes
   // lease_ms 0: its writer issues nothing after ts.
   std::int64_t last_possible_ms(std::int64_t assumed_lease_ms) const;
+  bool operator==(const SequentialData&) const = default;
 };
 
 // The worker ID a pool node's name spells ("17"); nullopt for any other name.

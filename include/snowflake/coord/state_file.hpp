@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/id_layout.hpp"
@@ -34,7 +35,14 @@ struct StateRecord {
   // state directory's "device:inode". Empty in files written by 0.1.0.
   std::string boot_id{};
   std::string dir_id{};
+
+  bool operator==(const StateRecord&) const = default;
 };
+
+// The file's text (worker.json) and back; nullopt for anything that is not a
+// state file of this format, however it came to be (the disk is not trusted).
+std::optional<StateRecord> decode_state(std::string_view text);
+std::string encode_state(const StateRecord& record);
 
 class StateFile {
  public:

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz, clang-14, ASan + UBSan) in
+# build/fuzz and runs each over its seed corpus (tests/fuzz/corpus/<target>),
+# then fresh for a bounded time. New inputs go to build/fuzz/corpus/<target>,
+# never into the repo; a crash is saved as build/fuzz/crash-<target>-* and
+# fails the run (make it a seed and a unit test once fixed).
+#
+#   scripts/fuzz.sh [--seconds N] [TARGET...]     default: 20 s each, every target
+#
+# Prints executions, coverage (edges) and features of each target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+seconds=20
+targets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds=$2; shift 2 ;;
+    -*) echo "fuzz: unknown option $1" >&2; exit 2 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(ls tests/fuzz/corpus)
+
+CC=clang-14 CXX=clang++-14 bash scripts/build.sh build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DSNOWFLAKE_FUZZ=ON -DSNOWFLAKE_WERROR=ON \
+  -DSNOWFLAKE_BUILD_TESTS=OFF
+
+failed=0
+printf '%-16s %10s %8s %8s %8s  %s\n' target runs edges features corpus result
+for t in "${targets[@]}"; do
+  bin="$root/build/fuzz/tests/fuzz/fuzz_$t"
+  work="$root/build/fuzz/corpus/$t"
+  mkdir -p "$work"
+  log="$root/build/fuzz/$t.log"
+  # libFuzzer runs every seed first, then fuzzes; what it finds goes into
+  # the work corpus (the first directory).
+  result=ok
+  if ! "$bin" -max_total_time="$seconds" -print_final_stats=1 \
+       -artifact_prefix="$root/build/fuzz/crash-$t-" "$work" "$root/tests/fuzz/corpus/$t" >"$log" 2>&1; then
+    result="FAILED: a finding (see $log, build/fuzz/crash-$t-*)"
+  fi
+  [ "$result" = ok ] || failed=1
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  edges=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  features=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  printf '%-16s %10s %8s %8s %8s  %s\n' "$t" "${runs:-?}" "${edges:-?}" "${features:-?}" \
+    "$(find "$work" -type f | wc -l)" "$result"
+done
+exit "$failed"
