@@ -9,8 +9,10 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <sstream>
 
+#include "error_text.hpp"
 #include "json_section.hpp"
 #include "snowflake/coord/time_reservation.hpp"
 #include "snowflake/http/listen_address.hpp"
@@ -137,12 +139,19 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
   return c;
 }
 
+// A digest identity is short; a longer first line (auth_file naming
+// /dev/zero or a log) is refused instead of read without end.
+constexpr std::size_t kMaxAuthLine = 4096;
+
 // The digest identity "user:password", from the first line of `path`.
 std::string read_auth_file(JsonSection& zk, const std::string& path) {
   std::ifstream in(path);
-  if (!in) zk.fail("auth_file", fmt::format("cannot open \"{}\": {}", path, std::strerror(errno)));
+  if (!in) zk.fail("auth_file", fmt::format("cannot open \"{}\": {}", path, error_text(errno)));
   std::string line;
-  std::getline(in, line);
+  for (char c; line.size() <= kMaxAuthLine && in.get(c) && c != '\n';) line.push_back(c);
+  if (line.size() > kMaxAuthLine) {
+    zk.fail("auth_file", fmt::format("\"{}\": the first line is over {} bytes", path, kMaxAuthLine));
+  }
   while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
   const auto colon = line.find(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == line.size()) {
@@ -219,10 +228,11 @@ Config read_config(const nlohmann::json& document, std::int64_t now_ms) {
   c.zookeeper = read_zookeeper(root.section("zookeeper"), c.service);
   // The recycle pool holds one node per worker ID.
   if (c.coordinator.type == "recycle" && c.layout.worker_bits > kMaxPoolWorkerBits) {
-    root.fail("layout.worker_bits",
-              fmt::format("must be at most {} with coordinator.type \"recycle\" (the pool holds a "
-                          "ZooKeeper node per worker ID), got {}",
-                          kMaxPoolWorkerBits, c.layout.worker_bits));
+    throw ConfigFault(
+        {"layout.worker_bits",
+         fmt::format("must be at most {} with coordinator.type \"recycle\" (the pool holds a "
+                     "ZooKeeper node per worker ID), got {}",
+                     kMaxPoolWorkerBits, c.layout.worker_bits)});
   }
   c.http = read_http(root.section("http"));
   root.finish();
@@ -246,12 +256,17 @@ Result<Config, ConfigError> parse_config(const nlohmann::json& document, std::in
 
 Result<Config, ConfigError> load_config_file(const std::string& path, std::int64_t now_ms) {
   std::ifstream in(path);
-  if (!in) return ConfigError{"", fmt::format("cannot open: {}", std::strerror(errno))};
+  if (!in) return ConfigError{"", fmt::format("cannot open: {}", error_text(errno))};
   std::ostringstream text;
   text << in.rdbuf();
+  return load_config_text(text.str(), now_ms);
+}
+
+Result<Config, ConfigError> load_config_text(std::string_view text, std::int64_t now_ms) {
   // The key being read, so that a number JSON cannot hold (1e309) is
   // reported against it: the parser throws before the value reaches us.
-  std::vector<std::string> keys_read;
+  // One entry per depth; an array's level has no key.
+  std::vector<std::optional<std::string>> keys_read;
   const auto track = [&keys_read](int depth, nlohmann::json::parse_event_t event,
                                   nlohmann::json& parsed) {
     if (event == nlohmann::json::parse_event_t::key && depth > 0) {
@@ -262,13 +277,14 @@ Result<Config, ConfigError> load_config_file(const std::string& path, std::int64
   };
   nlohmann::json document;
   try {
-    document = nlohmann::json::parse(text.str(), track);
+    document = nlohmann::json::parse(text, track);
   } catch (const nlohmann::json::parse_error& e) {
     return ConfigError{"", fmt::format("invalid JSON: {}", e.what())};
   } catch (const nlohmann::json::exception& e) {
     std::vector<std::string> keys;
-    std::copy_if(keys_read.begin(), keys_read.end(), std::back_inserter(keys),
-                 [](const std::string& k) { return !k.empty(); });
+    for (const auto& key : keys_read) {
+      if (key) keys.push_back(JsonSection::key_text(*key));
+    }
     return ConfigError{fmt::format("{}", fmt::join(keys, ".")),
                        fmt::format("not a number this config can hold: {}", e.what())};
   }

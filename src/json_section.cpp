@@ -2,13 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "json_integer.hpp"
 
 namespace snowflake {
 
 namespace {
+
 const nlohmann::json kEmptyObject = nlohmann::json::object();
 const nlohmann::json kNull;
+
 }  // namespace
 
 JsonSection::JsonSection(const nlohmann::json& value, std::string path)
@@ -18,8 +23,16 @@ JsonSection::JsonSection(const nlohmann::json& value, std::string path)
   }
 }
 
+std::string JsonSection::key_text(std::string_view key) {
+  const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+  return plain ? std::string(key)
+               : nlohmann::json(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string JsonSection::key_path(std::string_view key) const {
-  return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
+  return path_.empty() ? key_text(key) : fmt::format("{}.{}", path_, key_text(key));
 }
 
 void JsonSection::fail(std::string_view key, std::string message) const {

@@ -45,6 +45,10 @@ class JsonSection {
   void finish() const;
 
   std::string key_path(std::string_view key) const;
+  // A key as it appears in a key path: our keys are plain words; any other
+  // key (unknown: empty, dotted, with control characters) is written as a
+  // JSON string, as jq does, so the path stays unambiguous: layout."a.b".
+  static std::string key_text(std::string_view key);
   [[noreturn]] void fail(std::string_view key, std::string message) const;
 
  private:

@@ -219,7 +219,8 @@ int run_daemon(const CommandLine& cl) {
        .max_connections = config->http.max_connections,
        .idle_timeout = config->http.idle_timeout,
        .request_timeout = config->http.request_timeout,
-       .drain_timeout = config->http.drain_timeout},
+       .drain_timeout = config->http.drain_timeout,
+       .limits = http::RequestLimits{}},
       {.handle = [&router](const http::Request& req) { return http::handle_request(req, router); },
        .reject = [&router](http::Status status, std::string_view code, std::string_view message) {
          return http::reject_request(status, code, message, router);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "snowflake/id_generator.hpp"
@@ -92,5 +93,7 @@ struct Config {
 // against.
 Result<Config, ConfigError> parse_config(const nlohmann::json& document, std::int64_t now_ms);
 Result<Config, ConfigError> load_config_file(const std::string& path, std::int64_t now_ms);
+// The file's text: whatever it holds, a Config or an error naming the key.
+Result<Config, ConfigError> load_config_text(std::string_view text, std::int64_t now_ms);
 
 }  // namespace snowflake

@@ -142,8 +142,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void do_read() {
     if (draining_) return close();
     parser_.emplace();
-    parser_->header_limit(static_cast<std::uint32_t>(settings().header_limit));
-    parser_->body_limit(0);  // no request of this API has a body
+    apply_limits(*parser_, settings().limits);
     // Bytes of a pipelined request already buffered: the request has begun.
     started_ = buffer_.size() > 0;
     idle_ = !started_;
@@ -158,26 +157,14 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_read(error_code ec, std::size_t bytes) {
     idle_ = false;
-    using he = beast::http::error;
     if (timed_out_) {
       if (!started_ && bytes == 0) return close();  // an idle keep-alive connection
-      return reject(Status::request_timeout, "request_timeout",
-                    "the request did not arrive in time");
+      return reject({Status::request_timeout, "request_timeout", "the request did not arrive in time"});
     }
-    if (ec == he::end_of_stream || ec == net::error::operation_aborted) return close();
-    if (ec == he::header_limit) {
-      return reject(Status::request_header_fields_too_large, "headers_too_large",
-                    fmt::format("request headers are over {} bytes", settings().header_limit));
+    if (ec) {
+      const auto refusal = refusal_for_read_error(ec, settings().limits);
+      return refusal ? reject(*refusal) : close();
     }
-    if (ec == he::body_limit || ec == he::unexpected_body) {
-      return reject(Status::payload_too_large, "body_not_allowed",
-                    "requests to this API carry no body");
-    }
-    if (ec && ec.category() == beast::http::make_error_code(he::bad_method).category()) {
-      // Any other parse error: garbage, HTTP/0.9, a bad header line.
-      return reject(Status::bad_request, "bad_request", "malformed HTTP request");
-    }
-    if (ec) return close();  // the connection failed: nobody to answer
 
     if (!started_ && bytes > 0) {
       // First bytes of a request: from now on the whole of it must arrive
@@ -188,18 +175,14 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!parser_->is_done()) return read_some();
 
     const Request& request = parser_->get();
-    if (static_cast<std::size_t>(std::distance(request.begin(), request.end())) >
-        settings().max_header_fields) {
-      return reject(Status::request_header_fields_too_large, "headers_too_large",
-                    fmt::format("more than {} header fields", settings().max_header_fields));
-    }
+    if (const auto refusal = refusal_for_request(request, settings().limits)) return reject(*refusal);
     Response response = state_->handlers.handle(request);
     if (draining_) response.keep_alive(false);
     write(response);
   }
 
-  void reject(Status status, std::string_view code, std::string_view message) {
-    Response response = state_->handlers.reject(status, code, message);
+  void reject(const Refusal& refusal) {
+    Response response = state_->handlers.reject(refusal.status, refusal.code, refusal.message);
     response.keep_alive(false);
     timed_out_ = false;  // the answer gets its own deadline
     write(response);

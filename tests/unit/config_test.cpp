@@ -237,6 +237,24 @@ TEST_CASE("coordinator and zookeeper settings: defaults and reading", "[config]"
   CHECK(c.zookeeper.digest_auth == "svc:pw");
 }
 
+TEST_CASE("an unknown key that is not a plain word is named as a JSON string", "[config]") {
+  // Found by the config_text fuzz target: {"": ...} failed naming no key.
+  CHECK(error_of(json::parse(R"({"": {"time_bits": 1}})")).key == R"("")");
+  CHECK(error_of(json::parse(R"({"layout": {"a.b": 1}})")).key == R"(layout."a.b")");
+  CHECK(error_of(json::parse(R"({"x\ny": 1})")).key == R"("x\ny")");
+  CHECK(error_of(json::parse(R"({"servce": 1})")).key == "servce");
+  // And where the parser itself refuses a number, the path skips array levels.
+  CHECK(load_config_text(R"({"": 1e309})", kNow).error().key == R"("")");
+  CHECK(load_config_text(R"({"http": {"tag_allowlist": [{"a.b": 1e309}]}})", kNow).error().key ==
+        R"(http.tag_allowlist."a.b")");
+}
+
+TEST_CASE("an auth file with an endless first line is refused, not read without end", "[config]") {
+  const auto e = error_of(json{{"zookeeper", {{"auth_file", "/dev/zero"}}}});
+  CHECK(e.key == "zookeeper.auth_file");
+  CHECK_THAT(e.message, Catch::Contains("over 4096 bytes"));
+}
+
 TEST_CASE("an auth file without user:password names the key", "[config]") {
   test::TempDir dir;
   const auto auth = dir.write("auth", "no-colon\n");

@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 
+#include "snowflake/http/request_reading.hpp"
 #include "snowflake/http/responses.hpp"
 #include "snowflake/result.hpp"
 
@@ -37,8 +38,7 @@ struct ServerSettings {
   std::chrono::milliseconds idle_timeout{60'000};
   std::chrono::milliseconds request_timeout{10'000};
   std::chrono::milliseconds drain_timeout{10'000};
-  std::size_t header_limit = 8 * 1024;
-  std::size_t max_header_fields = 100;
+  RequestLimits limits;
 };
 
 struct Handlers {

@@ -1,0 +1,45 @@
+#pragma once
+// Reading requests off a connection as the server does: one parser per
+// request with our limits, and the answer to each way a request can be bad.
+// The server and the HTTP fuzz target share it, so what is fuzzed is what is
+// served.
+
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/parser.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "snowflake/http/responses.hpp"
+
+namespace snowflake::http {
+
+using RequestParser = beast_http::request_parser<beast_http::empty_body>;
+
+struct RequestLimits {
+  std::size_t header_bytes = std::size_t{8} * 1024;
+  std::size_t header_fields = 100;
+};
+
+// Sets a fresh parser up for the next request of a connection.
+void apply_limits(RequestParser& parser, const RequestLimits& limits);
+
+// An answer to a request that is refused before it is routed.
+struct Refusal {
+  Status status;
+  std::string_view code;  // one of the README's error codes
+  std::string message;
+};
+
+// For a read that ended with `error` before the request was whole: what to
+// answer, or nothing when there is nobody to answer (the peer closed or the
+// connection failed).
+std::optional<Refusal> refusal_for_read_error(const boost::beast::error_code& error,
+                                              const RequestLimits& limits);
+
+// For a request the parser accepted whole: a limit the parser does not check.
+std::optional<Refusal> refusal_for_request(const Request& request, const RequestLimits& limits);
+
+}  // namespace snowflake::http

@@ -1,0 +1,96 @@
+// A config file's text, which an operator (or a careless template) writes:
+// it loads to a Config that obeys every rule the README states for the
+// config (restated here, independently of the loader), or to an error with a
+// message that, whenever the text is a JSON object, names the key at fault.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "fuzz_check.hpp"
+#include "snowflake/config.hpp"
+#include "snowflake/coord/time_reservation.hpp"
+#include "snowflake/http/listen_address.hpp"
+#include "snowflake/names.hpp"
+
+namespace {
+
+using namespace snowflake;
+using std::chrono::milliseconds;
+
+// Fixed, so that a finding replays: "the epoch must not be in the future".
+constexpr std::int64_t kNow = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
+
+const std::set<std::string, std::less<>> kTopLevelKeys{"service",     "log_level", "layout", "generator",
+                                               "coordinator", "zookeeper", "http"};
+
+void check_rules(const Config& c, std::string_view text) {
+  FUZZ_CHECK(is_valid_name(c.service), text);
+  const auto layout = IdLayout::create(c.layout, kNow);
+  FUZZ_CHECK(layout.has_value(), text);
+  const IdLayout& l = layout.value();
+
+  const GeneratorOptions& g = c.generator;
+  FUZZ_CHECK(g.random_sequence_bound >= 1 && g.random_sequence_bound <= l.max_sequence() + 1ULL,
+             text);
+  FUZZ_CHECK(g.max_backward_wait >= milliseconds(0) && g.max_floor_wait >= milliseconds(0), text);
+
+  const CoordinatorSettings& k = c.coordinator;
+  FUZZ_CHECK(k.type == "static" || k.type == "sequential" || k.type == "recycle", text);
+  FUZZ_CHECK(k.static_worker_id <= l.max_worker_id(), text);
+  FUZZ_CHECK(k.type != "recycle" || c.layout.worker_bits <= 16, text);
+  // The safety rules of the lease (DESIGN.md, "Why two owners never overlap").
+  FUZZ_CHECK(k.heartbeat_interval < k.lease_timeout, text);
+  FUZZ_CHECK(k.lease_timeout + k.safety_margin <= k.reclaim_after, text);
+  FUZZ_CHECK(k.persist_interval <= milliseconds(1'000), text);
+  FUZZ_CHECK(coord::kReserveIntervals * k.persist_interval <= k.max_boot_wait, text);
+  FUZZ_CHECK(k.max_skew >= milliseconds(1) && k.safety_margin >= milliseconds(0), text);
+
+  const ZooKeeperSettings& z = c.zookeeper;
+  FUZZ_CHECK(!z.hosts.empty(), text);
+  FUZZ_CHECK(z.root.size() >= 2 && z.root.front() == '/' && z.root.back() != '/' &&
+                 z.root.find("//") == std::string::npos,
+             text);
+  FUZZ_CHECK(z.auth_file.empty() == z.digest_auth.empty(), text);
+
+  const HttpSettings& h = c.http;
+  FUZZ_CHECK(http::parse_listen_address(h.listen).has_value(), text);
+  FUZZ_CHECK(h.max_batch >= 1 && h.max_connections >= 1, text);
+  FUZZ_CHECK(h.idle_timeout >= milliseconds(1) && h.request_timeout >= milliseconds(1) &&
+                 h.drain_timeout >= milliseconds(1),
+             text);
+  for (const auto& tag : h.tag_allowlist) FUZZ_CHECK(is_valid_name(tag), text);
+}
+
+// Whenever the text is a JSON object, the error names a key: one of ours,
+// or one the text has (an unknown key, a typo).
+void check_error(const ConfigError& e, std::string_view text) {
+  FUZZ_CHECK(!e.message.empty(), text);
+  const auto document = nlohmann::json::parse(text, nullptr, false);
+  if (!document.is_object()) return;  // 1e309 too: the parser refuses it, the loader names its key
+  FUZZ_CHECK(!e.key.empty(), text);
+  const std::string top = e.key.substr(0, e.key.find('.'));
+  const bool names_theirs = std::any_of(document.items().begin(), document.items().end(),
+                                        [&](const auto& item) {
+                                          return e.key == item.key() ||
+                                                 e.key == nlohmann::json(item.key()).dump();
+                                        });
+  FUZZ_CHECK(kTopLevelKeys.contains(top) || names_theirs, text);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
+  const auto text = as_text(data, size);
+  // auth_file is read at load: a device could block the target.
+  if (text.find("/dev") != text.npos || text.find("/proc") != text.npos) return 0;
+  const auto loaded = load_config_text(text, kNow);
+  if (loaded) {
+    check_rules(loaded.value(), text);
+  } else {
+    check_error(loaded.error(), text);
+  }
+  return 0;
+}

@@ -1,0 +1,173 @@
+// The bytes of one HTTP connection, read as the server reads them (Beast's
+// parser with the server's limits, request after request while the answers
+// keep the connection alive, refusals from request_reading.hpp) and answered
+// by the server's router. Whatever the bytes:
+//  - every answer has a status the API documents, and every error is JSON
+//    with one of the README's error codes and a message (a 503 says when to
+//    retry);
+//  - every ID a 200 of /id carries is a well-formed ID of this daemon's
+//    worker, issued no earlier than the daemon started, and greater than
+//    every ID issued before it on the connection (so never a duplicate).
+// The first byte picks the daemon's state (owner, no worker ID, lease not
+// granted, lease revoked, clock skew) and how many bytes each read returns.
+#include <boost/asio/io_context.hpp>
+#include <boost/beast/_experimental/test/stream.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../support/manual_clock.hpp"
+#include "fuzz_check.hpp"
+#include "snowflake/http/request_reading.hpp"
+#include "snowflake/http/router.hpp"
+#include "snowflake/id_json.hpp"
+
+namespace {
+
+using namespace snowflake;
+using namespace snowflake::http;
+namespace beast = boost::beast;
+using beast::http::field;
+using beast::http::verb;
+
+constexpr std::int64_t kStart = kDefaultEpochMs + 5'000'000;
+constexpr std::uint32_t kWorker = 9;
+
+// The README's error table.
+const std::set<std::string, std::less<>> kDocumentedCodes{
+    "bad_tag",        "bad_count",         "bad_format",         "unknown_parameter",
+    "bad_id",         "bad_request",       "not_found",          "unknown_tag",
+    "method_not_allowed", "request_timeout", "body_not_allowed", "uri_too_long",
+    "headers_too_large", "not_ready",      "lease_expired",      "clock_skew",
+    "clock_moved_backwards", "clock_before_epoch", "time_exhausted", "time_not_reserved"};
+const std::set<unsigned> kDocumentedStatuses{200, 400, 404, 405, 408, 413, 414, 431, 503};
+
+struct Daemon {
+  explicit Daemon(unsigned state) {
+    if (state != 1) worker.install(IdGenerator::create(layout, kWorker, {}, clock).value());
+    if (state != 2) lease.grant_indefinitely();
+    if (state == 3) lease.revoke();
+    if (state == 4) lease.hold_for_clock_skew(true);
+  }
+  test::ManualClock clock{kStart};
+  IdLayout layout = IdLayout::create({}, kStart).value();
+  WorkerSlot worker;
+  Lease lease{clock};
+  CoordinationGauges gauges;
+  Metrics metrics{1};
+  HttpSettings settings;
+  RouterContext context{layout, worker, lease, gauges, metrics, settings,
+                        {"svc", "recycle", clock.monotonic(), 1}};
+  std::uint64_t last_id = 0;
+};
+
+void check_error(const Response& res, bool head, std::string_view input) {
+  FUZZ_CHECK(res[field::content_type] == "application/json", input);
+  if (res.result_int() == 503) {
+    unsigned seconds = 0;
+    const auto retry = to_std(res[field::retry_after]);
+    const auto [end, ec] = std::from_chars(retry.data(), retry.data() + retry.size(), seconds);
+    FUZZ_CHECK(ec == std::errc() && end == retry.data() + retry.size() && seconds >= 1, input);
+  }
+  if (head) return;
+  const auto body = nlohmann::json::parse(res.body(), nullptr, false);
+  FUZZ_CHECK(body.is_object() && body.contains("error") && body["error"].is_string(), input);
+  FUZZ_CHECK(kDocumentedCodes.contains(body["error"].get<std::string>()), input);
+  FUZZ_CHECK(body.contains("message") && body["message"].is_string() &&
+                 !body["message"].get<std::string>().empty(),
+             input);
+}
+
+void check_id(Daemon& d, std::string_view text, std::string_view input) {
+  const auto id = parse_id(text);
+  FUZZ_CHECK(id.has_value(), input);
+  const auto fields = d.layout.decompose(*id);
+  FUZZ_CHECK(fields.has_value(), input);
+  FUZZ_CHECK(fields.value().worker_id == kWorker, input);
+  const std::int64_t ms = fields.value().timestamp_ms;
+  FUZZ_CHECK(ms >= kStart && ms <= d.clock.wall_ns() / 1'000'000, input);
+  FUZZ_CHECK(*id > d.last_id, input);
+  d.last_id = *id;
+}
+
+void check_ids(Daemon& d, const Request& req, const Response& res, std::string_view input) {
+  const std::string_view target = to_std(req.target());
+  const std::string_view tag = target.substr(4, target.find('?') - 4);
+  if (to_std(res[field::content_type]).starts_with("text/plain")) {
+    std::string_view body = res.body();
+    FUZZ_CHECK(!body.empty() && body.back() == '\n', input);
+    while (!body.empty()) {
+      const auto eol = body.find('\n');
+      check_id(d, body.substr(0, eol), input);
+      body.remove_prefix(eol + 1);
+    }
+    return;
+  }
+  const auto body = nlohmann::json::parse(res.body(), nullptr, false);
+  FUZZ_CHECK(body.is_object() && body.value("tag", "") == tag, input);
+  if (body.contains("id")) {
+    FUZZ_CHECK(body["id"].is_string(), input);
+    return check_id(d, body["id"].get<std::string>(), input);
+  }
+  FUZZ_CHECK(body.contains("ids") && body["ids"].is_array() && !body["ids"].empty(), input);
+  for (const auto& id : body["ids"]) {
+    FUZZ_CHECK(id.is_string(), input);
+    check_id(d, id.get<std::string>(), input);
+  }
+}
+
+void check_answer(Daemon& d, const Request* req, const Response& res, std::string_view input) {
+  FUZZ_CHECK(kDocumentedStatuses.contains(res.result_int()), input);
+  const bool head = req && req->method() == verb::head;
+  if (head) FUZZ_CHECK(res.body().empty(), input);
+  if (res.result_int() >= 400) return check_error(res, head, input);
+  if (head || res.result_int() != 200 || !to_std(req->target()).starts_with("/id/")) return;
+  check_ids(d, *req, res, input);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
+  if (size == 0) return 0;
+  const auto input = as_text(data, size);
+  Daemon daemon(data[0] % 5);
+  const RequestLimits limits;
+
+  boost::asio::io_context io;
+  beast::test::stream connection(io, to_beast(as_text(data + 1, size - 1)));
+  connection.read_size(1 + data[0] / 5 * 47);  // 1 to 2,351 bytes a read
+  connection.close_remote();                   // the peer sends no more than this
+  beast::flat_buffer buffer;
+  for (;;) {
+    RequestParser parser;
+    apply_limits(parser, limits);
+    beast::error_code ec;
+    beast::http::read(connection, buffer, parser, ec);
+    if (ec) {
+      if (const auto refusal = refusal_for_read_error(ec, limits)) {
+        check_answer(daemon, nullptr,
+                     reject_request(refusal->status, refusal->code, refusal->message, daemon.context),
+                     input);
+      }
+      return 0;
+    }
+    const Request& request = parser.get();
+    if (const auto refusal = refusal_for_request(request, limits)) {
+      check_answer(daemon, &request,
+                   reject_request(refusal->status, refusal->code, refusal->message, daemon.context),
+                   input);
+      return 0;
+    }
+    const Response response = handle_request(request, daemon.context);
+    check_answer(daemon, &request, response, input);
+    if (!response.keep_alive()) return 0;
+  }
+}
