@@ -17,6 +17,8 @@ packages=(
   # the model of the worker-ID protocol (scripts/model-check.sh), the fuzz
   # targets (scripts/fuzz.sh)
   spin clang-14 libfuzzer-14-dev
+  # static analysis (scripts/lint.sh)
+  clang-tidy-14 cppcheck
   # packaging and deployment tests: the .deb (dpkg-shlibdeps), the unit
   # (systemd-analyze), docker-compose.yml (validated, no engine needed)
   dpkg-dev file systemd docker-compose python3-yaml

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs what is
 # missing, then
+#  0. runs the static analysis of src/ and include/ (scripts/lint.sh:
+#     clang-tidy with .clang-tidy's checks, and cppcheck); any finding fails;
 #  1. builds build/test with AddressSanitizer + UndefinedBehaviorSanitizer and
 #     warnings as errors (benchmarks too, so they keep compiling), and runs
 #     every test through CTest: unit, integration, e2e, package, short
@@ -11,7 +13,8 @@
 #  3. builds the fuzz targets (clang-14, libFuzzer, ASan + UBSan) and runs
 #     each over its seed corpus and 20 s fresh (scripts/fuzz.sh).
 #
-#   bash scripts/test.sh                 all three
+#   bash scripts/test.sh                 all four
+#   bash scripts/test.sh --lint          only 0
 #   bash scripts/test.sh --asan [ARGS]   only 1; ARGS go to ctest (e.g. -R layout)
 #   bash scripts/test.sh --tsan [ARGS]   only 2
 #   bash scripts/test.sh --fuzz [ARGS]   only 3; ARGS go to scripts/fuzz.sh
@@ -19,8 +22,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-suites=(asan tsan fuzz)
+suites=(lint asan tsan fuzz)
 case "${1:-}" in
+  --lint) suites=(lint); shift ;;
   --asan) suites=(asan); shift ;;
   --tsan) suites=(tsan); shift ;;
   --fuzz) suites=(fuzz); shift ;;
@@ -28,6 +32,10 @@ esac
 
 bash scripts/install-deps.sh
 for suite in "${suites[@]}"; do
+  if [ "$suite" = lint ]; then
+    bash scripts/lint.sh
+    continue
+  fi
   if [ "$suite" = fuzz ]; then
     # ARGS are ctest's unless --fuzz asked for this suite alone.
     if [ ${#suites[@]} -eq 1 ]; then bash scripts/fuzz.sh "$@"; else bash scripts/fuzz.sh; fi

@@ -50,7 +50,8 @@ bool is_log_level(const std::string& name) {
 bool stderr_is_journal() {
   // systemd sets JOURNAL_STREAM to "<device>:<inode>" of the stream it
   // connected; a child whose stderr was redirected elsewhere must not match.
-  const char* stream = std::getenv("JOURNAL_STREAM");
+  // Read in main before any thread starts; nothing calls setenv.
+  const char* stream = std::getenv("JOURNAL_STREAM");  // NOLINT(concurrency-mt-unsafe)
   if (stream == nullptr) return false;
   std::uintmax_t device = 0;
   std::uintmax_t inode = 0;

@@ -125,7 +125,8 @@ int pool_status(const CommandLine& cl) {
 std::string state_dir(const Config& c) {
   if (!c.coordinator.state_dir.empty()) return c.coordinator.state_dir;
   // systemd's StateDirectory= (a colon-separated list; ours is the first).
-  if (const char* dir = std::getenv("STATE_DIRECTORY"); dir && *dir) {
+  // Read in main before any thread starts; nothing calls setenv.
+  if (const char* dir = std::getenv("STATE_DIRECTORY"); dir && *dir) {  // NOLINT(concurrency-mt-unsafe)
     const std::string dirs = dir;
     return dirs.substr(0, dirs.find(':'));
   }
@@ -293,9 +294,7 @@ int run_daemon(const CommandLine& cl) {
   return fatal ? kExitFailure : 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_command(int argc, char** argv) {
   const auto cl = snowflake::parse_command_line(argc, argv);
   if (!cl) {
     std::cerr << "snowflaked: " << cl.error() << "\n\n" << snowflake::usage_text();
@@ -308,6 +307,22 @@ int main(int argc, char** argv) {
     case Action::check_config: return check_config(cl.value());
     case Action::pool_status: return pool_status(cl.value());
     case Action::run: return run_daemon(cl.value());
+  }
+  return kExitFailure;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Whatever escapes (out of memory, a bug): unwind, so that the threads
+  // stop and the state file is closed, and say what it was, rather than
+  // std::terminate's bare abort.
+  try {
+    return run_command(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "snowflaked: fatal: " << e.what() << '\n';
+  } catch (...) {
+    std::cerr << "snowflaked: fatal: an unknown exception\n";
   }
   return kExitFailure;
 }

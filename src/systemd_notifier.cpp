@@ -9,6 +9,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "error_text.hpp"
+
 namespace snowflake {
 
 namespace {
@@ -24,7 +26,7 @@ std::string one_line(std::string text) {
 void notify(const std::string& message) {
   // unset_environment 0: a child we might start would not inherit it anyway.
   if (const int rc = sd_notify(0, message.c_str()); rc < 0) {
-    spdlog::warn("sd_notify failed: {}", std::strerror(-rc));
+    spdlog::warn("sd_notify failed: {}", error_text(-rc));
   }
 }
 
@@ -32,7 +34,8 @@ void notify(const std::string& message) {
 
 SystemdNotifier::SystemdNotifier(boost::asio::io_context& loop, Observe observe)
     : timer_(loop), observe_(std::move(observe)) {
-  const char* socket = std::getenv("NOTIFY_SOCKET");
+  // Read once, in main before any thread starts; nothing calls setenv.
+  const char* socket = std::getenv("NOTIFY_SOCKET");  // NOLINT(concurrency-mt-unsafe)
   enabled_ = socket != nullptr && *socket != '\0';
   std::uint64_t usec = 0;
   if (enabled_ && sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {

@@ -276,10 +276,9 @@ bool Coordinator::install(const Ownership& owned) {
   reservation_->attach(*generator,
                        StateRecord{options_.strategy, options_.root, owned.worker_id, owned.node,
                                    owned.owner, layout_.settings(), 0, 0});
-  generator_ = generator.get();
   worker_id_ = owned.worker_id;
   owned_floor_ = owned.floor;
-  slot_.install(std::move(generator));
+  generator_ = &slot_.install(std::move(generator));
   lease_.extend_until(owned.sent + options_.settings.lease_timeout);
   gauges_.worker_acquisitions.fetch_add(1, std::memory_order_relaxed);
   spdlog::info("worker ID {} acquired ({}, {}); floor {}", owned.worker_id, options_.strategy,

@@ -36,7 +36,7 @@ Result<std::vector<std::pair<std::uint32_t, NodeData>>, CoordError> read_childre
   for (const auto& name : names.value()) {
     const auto id = worker_id_of_node(name);
     if (!id) continue;
-    auto node = zk.get(dir + "/" + name);
+    auto node = zk.get(fmt::format("{}/{}", dir, name));
     if (!node) {
       if (node.error().code == ZkErrc::no_node) continue;  // moved while we listed
       return CoordError::from(node.error());

@@ -35,7 +35,7 @@ CoordError lost(const std::string& path, std::string_view why) {
 
 }  // namespace
 
-RecyclePool::RecyclePool(std::string root, std::uint32_t max_worker_id)
+RecyclePool::RecyclePool(const std::string& root, std::uint32_t max_worker_id)
     : pool_(root + "/pool"),
       inuse_(pool_ + "/inuse"),
       notuse_(pool_ + "/notuse"),
@@ -213,7 +213,7 @@ Result<PoolClaim, CoordError> RecyclePool::commit_claim(ZkSession& zk, const Cla
   return CoordError::from(e);
 }
 
-Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, InuseData data,
+Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, const InuseData& data,
                                                  std::int64_t max_floor_ms) {
   if (unsure_claim_) {
     auto earlier = read_claim(zk, *unsure_claim_, data.owner);

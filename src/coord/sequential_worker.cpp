@@ -18,7 +18,7 @@ bool is_unsure(const ZkError& e) {
 
 }  // namespace
 
-SequentialWorker::SequentialWorker(std::string root, std::string name, std::uint32_t max_worker_id)
+SequentialWorker::SequentialWorker(const std::string& root, std::string name, std::uint32_t max_worker_id)
     : forever_(root + "/forever"), alive_(root), name_(std::move(name)), max_worker_id_(max_worker_id) {
   const auto colon = name_.rfind(':');
   host_ = name_.substr(0, colon);

@@ -12,11 +12,13 @@
 #include <fstream>
 #include <string>
 
+#include "../error_text.hpp"
+
 namespace snowflake::coord {
 
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() { return error_text(errno); }
 
 // The pid a holder wrote into the lock file; "unknown" if it has not yet.
 std::string holder_pid(int fd) {
@@ -58,7 +60,7 @@ Result<std::unique_ptr<StateDir>, std::string> StateDir::open(const std::string&
                          "every daemon needs a state directory of its own",
                          dir, pid);
     }
-    return fmt::format("{}: cannot lock: {}", lock_path, std::strerror(error));
+    return fmt::format("{}: cannot lock: {}", lock_path, error_text(error));
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "../error_text.hpp"
 #include "../json_integer.hpp"
 
 namespace snowflake::coord {
@@ -24,7 +25,7 @@ using nlohmann::json;
 // read the file after a rollback. A file without them proves nothing.
 constexpr int kFormatVersion = 1;
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() { return error_text(errno); }
 
 // Closes the descriptor on every path out.
 struct Fd {

@@ -256,6 +256,7 @@ Result<std::vector<NodeStat>, ZkError> ZkSession::multi(const std::vector<ZkOp>&
   const int rc = zoo_multi(handle_, static_cast<int>(zops.size()), zops.data(), results.data());
   if (rc == ZOK) {
     std::vector<NodeStat> out;
+    out.reserve(stats.size());
     for (const Stat& st : stats) out.push_back(to_stat(st));
     return out;
   }

@@ -337,7 +337,7 @@ Routed route(const Request& req, RouterContext& ctx) {
 
 Response handle_request(const Request& req, RouterContext& ctx) {
   Routed routed = route(req, ctx);
-  Response& res = routed.response;
+  Response res = std::move(routed.response);
   ctx.metrics.count_request(routed.route, res.result_int());
   res.version(req.version());
   res.keep_alive(req.keep_alive());
@@ -347,7 +347,7 @@ Response handle_request(const Request& req, RouterContext& ctx) {
     res.body().clear();
     res.content_length(length);
   }
-  return std::move(res);
+  return res;
 }
 
 Response reject_request(Status status, std::string_view code, std::string_view message,

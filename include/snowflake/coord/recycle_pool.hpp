@@ -64,7 +64,7 @@ struct ReapResult {
 
 class RecyclePool {
  public:
-  RecyclePool(std::string root, std::uint32_t max_worker_id);
+  RecyclePool(const std::string& root, std::uint32_t max_worker_id);
 
   // Creates the pool if needed: idempotent and safe against concurrent first
   // boots and a crash halfway (the next boot completes it). Waits up to
@@ -76,7 +76,7 @@ class RecyclePool {
   // IDs whose floor cannot be read are skipped (see unusable()). Errors:
   // pool_exhausted, floors_ahead (free IDs exist, all with floors beyond
   // max_floor_ms), zookeeper (a lost answer is checked first next time).
-  Result<PoolClaim, CoordError> claim(ZkSession& zk, InuseData data, std::int64_t max_floor_ms);
+  Result<PoolClaim, CoordError> claim(ZkSession& zk, const InuseData& data, std::int64_t max_floor_ms);
   // The two halves of one claim attempt. plan_claim: lost (not free),
   // unusable (its floor cannot be read). commit_claim: one multi that moves
   // it only if the pool has not moved since the plan (else lost), creating

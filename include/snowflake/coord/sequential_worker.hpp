@@ -43,7 +43,7 @@ struct Predecessor {
 class SequentialWorker {
  public:
   // `name` is "host:port".
-  SequentialWorker(std::string root, std::string name, std::uint32_t max_worker_id);
+  SequentialWorker(const std::string& root, std::string name, std::uint32_t max_worker_id);
 
   // Finds our node or creates it, takes its alive node, and writes {owner,
   // floor, ts: now_ms, hwm, lease_ms}. Errors: held (another live session

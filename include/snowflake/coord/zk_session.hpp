@@ -25,7 +25,8 @@
 
 #include "snowflake/result.hpp"
 
-typedef struct _zhandle zhandle_t;  // from <zookeeper/zookeeper.h>
+// The C client's own names (<zookeeper/zookeeper.h>), declared without its header.
+typedef struct _zhandle zhandle_t;  // NOLINT(bugprone-reserved-identifier)
 
 namespace snowflake::coord {
 

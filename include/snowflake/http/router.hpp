@@ -40,18 +40,18 @@ struct RouterContext {
   ServiceInfo info;
 };
 
-Response handle_request(const Request& request, RouterContext& context);
+Response handle_request(const Request& req, RouterContext& ctx);
 
 // What GET /ready answers, as a boolean: may an ID be issued right now?
-bool ready_to_issue(const RouterContext& context);
+bool ready_to_issue(const RouterContext& ctx);
 
 // The daemon's state in one line, for systemd's STATUS=, e.g.
 // "worker ID 17 (recycle), lease valid, ZooKeeper connected".
-std::string state_line(const RouterContext& context);
+std::string state_line(const RouterContext& ctx);
 
 // For requests the server could not parse or refused before routing (too
 // large, malformed, timed out): the error response, counted in the metrics.
 Response reject_request(Status status, std::string_view code, std::string_view message,
-                        RouterContext& context);
+                        RouterContext& ctx);
 
 }  // namespace snowflake::http

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Static analysis of src/ and include/: clang-tidy with the checks of
+# .clang-tidy (every finding is an error), then cppcheck, which looks for
+# what clang-tidy does not (lifetimes of pointers into smart pointers and
+# containers, among others). Both read the compile commands of build/lint,
+# which is configured (headers generated) but not built.
+#
+#   scripts/lint.sh           both, over every source file
+#   scripts/lint.sh FILE...   clang-tidy over these files only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+CXX=clang++-14 cmake -S . -B build/lint -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+  -DSNOWFLAKE_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+if [ $# -gt 0 ]; then
+  files=("$@")
+else
+  files=("$root/src/")  # a pattern: every file of the compile commands under src/
+fi
+
+echo "lint: clang-tidy ($(clang-tidy-14 --version | sed -n 's/.*LLVM version //p'))"
+log=build/lint/clang-tidy.log
+if ! run-clang-tidy-14 -p build/lint -quiet -j"$(nproc)" "${files[@]}" >"$log" 2>&1; then
+  # Each finding once (a header's finding repeats for every file that includes it).
+  sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '(warning|error): ' | sort -u
+  echo "lint: clang-tidy has findings (all of its output: $log)" >&2
+  exit 1
+fi
+[ $# -gt 0 ] && exit 0
+
+echo "lint: cppcheck ($(cppcheck --version))"
+cppcheck --project=build/lint/compile_commands.json --enable=warning,performance,portability \
+  --inline-suppr --quiet -j"$(nproc)" --error-exitcode=1 --suppress='*:/usr/*'
+echo "lint: clean"
