@@ -6,6 +6,8 @@
 #include <sstream>
 #include <vector>
 
+#include "snowflake/names.hpp"
+
 namespace snowflake {
 
 namespace po = boost::program_options;
@@ -22,7 +24,13 @@ po::options_description visible_options() {
        "trace, debug, info, warn, error, critical or off (overrides the config)")
       ("listen", po::value<std::string>()->value_name("ADDR"),
        "address to serve HTTP on, e.g. 127.0.0.1:8080 or [::1]:8080 (overrides the config)")
-      ("json", "pool status: print JSON instead of tables");
+      ("json", "pool status: JSON instead of tables; get: the replica's JSON answer")
+      ("count", po::value<std::uint32_t>()->value_name("N"), "get: how many IDs (default 1)")
+      ("servers", po::value<std::string>()->value_name("URL,..."),
+       "get: the replicas, e.g. http://10.0.0.1:8080,http://10.0.0.2:8080 (default: "
+       "$SNOWFLAKED_SERVERS, else http://127.0.0.1:8080)")
+      ("timeout", po::value<std::uint32_t>()->value_name("MS"),
+       "get: give up after this long, waits for Retry-After included (default 5000)");
   return options;
 }
 
@@ -37,6 +45,9 @@ std::string usage_text() {
          "  snowflaked check-config FILE                     validate a config file\n"
          "  snowflaked pool status --config FILE [--json]    the recycle pool's worker IDs: owner,\n"
          "                                                 heartbeat age (ZooKeeper time), floor\n"
+         "  snowflaked get [TAG] [--count N] [--servers URL,...] [--timeout MS] [--json]\n"
+         "                                                 IDs, one a line, from whichever replica\n"
+         "                                                 can issue (exit 1: none could)\n"
          "\n"
       << visible_options()
       << "\nExit codes: 0 success, 1 runtime failure, 2 bad command line or config.\n";
@@ -64,6 +75,9 @@ Result<CommandLine, std::string> parse_command_line(int argc, const char* const*
   if (vm.count("log-level")) cl.log_level = vm["log-level"].as<std::string>();
   if (vm.count("listen")) cl.listen = vm["listen"].as<std::string>();
   cl.json = vm.count("json") > 0;
+  if (vm.count("count")) cl.count = vm["count"].as<std::uint32_t>();
+  if (vm.count("servers")) cl.servers = vm["servers"].as<std::string>();
+  if (vm.count("timeout")) cl.timeout_ms = vm["timeout"].as<std::uint32_t>();
   if (vm.count("help")) {
     cl.action = Action::help;
     return cl;
@@ -91,6 +105,13 @@ Result<CommandLine, std::string> parse_command_line(int argc, const char* const*
     if (args.size() != 1 || args[0] != "status") return std::string("pool takes one subcommand: status");
     if (!cl.config_path) return std::string("pool status needs --config FILE (ZooKeeper and root)");
     cl.action = Action::pool_status;
+  } else if (command == "get") {
+    if (args.size() > 1) return std::string("get takes at most one TAG");
+    if (!args.empty()) cl.tag = args[0];
+    if (!is_valid_name(cl.tag)) return fmt::format("get: TAG must match [A-Za-z0-9._-]{{1,64}}, got \"{}\"", cl.tag);
+    if (cl.count < 1) return std::string("get: --count must be at least 1");
+    if (cl.timeout_ms < 1) return std::string("get: --timeout must be at least 1 ms");
+    cl.action = Action::get;
   } else {
     return fmt::format("unknown command \"{}\"", command);
   }

@@ -2,6 +2,7 @@
 // The command line: which action to take and its arguments. Parsing only;
 // main.cpp carries the actions out.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -9,7 +10,7 @@
 
 namespace snowflake {
 
-enum class Action { run, decode, check_config, pool_status, help, version };
+enum class Action { run, decode, check_config, pool_status, get, help, version };
 
 struct CommandLine {
   Action action = Action::run;
@@ -17,7 +18,12 @@ struct CommandLine {
   std::optional<std::string> log_level;
   std::optional<std::string> listen;
   std::string id_text;  // decode
-  bool json = false;     // pool status --json
+  bool json = false;     // pool status --json, get --json
+  // get
+  std::string tag = "default";
+  std::uint32_t count = 1;
+  std::optional<std::string> servers;  // else $SNOWFLAKED_SERVERS, else the default
+  std::uint32_t timeout_ms = 5'000;
 };
 
 // On error: a message for stderr (usage errors exit 2).

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "client/get_command.hpp"
 #include "logging.hpp"
 #include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
@@ -120,6 +121,27 @@ int pool_status(const CommandLine& cl) {
     std::cout << coord::to_text(status.value());
   }
   return 0;
+}
+
+int get_ids(const CommandLine& cl) {
+  std::string servers(client::kDefaultServers);
+  if (cl.servers) {
+    servers = *cl.servers;
+  } else if (const char* env = std::getenv(client::kServersVariable);  // NOLINT(concurrency-mt-unsafe): no threads yet
+             env && *env) {
+    servers = env;
+  }
+  auto replicas = client::parse_replica_list(servers);
+  if (!replicas) {
+    std::cerr << "snowflaked get: " << replicas.error() << '\n';
+    return kExitUsage;
+  }
+  return client::run_get({.tag = cl.tag,
+                          .count = cl.count,
+                          .servers = std::move(replicas).value(),
+                          .timeout = std::chrono::milliseconds(cl.timeout_ms),
+                          .json = cl.json},
+                         std::cout, std::cerr);
 }
 
 std::string state_dir(const Config& c) {
@@ -306,6 +328,7 @@ int run_command(int argc, char** argv) {
     case Action::decode: return decode(cl.value());
     case Action::check_config: return check_config(cl.value());
     case Action::pool_status: return pool_status(cl.value());
+    case Action::get: return get_ids(cl.value());
     case Action::run: return run_daemon(cl.value());
   }
   return kExitFailure;

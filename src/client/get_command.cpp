@@ -1,0 +1,116 @@
+#include "get_command.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <ostream>
+#include <random>
+#include <thread>
+
+#include "replica_connection.hpp"
+
+namespace snowflake::client {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Refusal {
+  std::string code;  // the API's error code, or "HTTP <status>" without one
+  std::string message;
+};
+
+Refusal refusal_of(const Answer& answer) {
+  const auto body = nlohmann::json::parse(answer.body, nullptr, false);
+  if (body.is_object() && body.contains("error") && body["error"].is_string()) {
+    return {body["error"].get<std::string>(), body.value("message", std::string())};
+  }
+  return {fmt::format("HTTP {}", answer.status), {}};
+}
+
+// Prints the IDs of a 200; false if the answer holds none.
+bool print_ids(const Answer& answer, bool json, std::ostream& out) {
+  const auto body = nlohmann::json::parse(answer.body, nullptr, false);
+  if (!body.is_object() || !body.contains("ids") || !body["ids"].is_array()) return false;
+  const auto& ids = body["ids"];
+  if (!std::all_of(ids.begin(), ids.end(), [](const auto& id) { return id.is_string(); })) return false;
+  if (json) {
+    out << answer.body << '\n';
+  } else {
+    std::string lines;
+    for (const auto& id : ids) lines.append(id.get_ref<const std::string&>()).push_back('\n');
+    out << lines;
+  }
+  return out.flush().good();
+}
+
+// What the replica's refusal says of the request itself: every replica
+// would refuse it the same way (a count over max_batch, a bad tag, a tag not
+// in the allowlist), so trying others cannot help.
+bool refuses_the_request(unsigned status) { return status == 400 || status == 404; }
+
+}  // namespace
+
+int run_get(const GetOptions& options, std::ostream& out, std::ostream& err) {
+  const auto deadline = Clock::now() + options.timeout;
+  boost::asio::io_context io;
+  std::vector<ReplicaConnection> replicas;
+  replicas.reserve(options.servers.size());
+  for (const auto& url : options.servers) replicas.emplace_back(io, url);
+  std::vector<std::string> last_error(replicas.size(), "not tried");
+  // A random order per call: scripts on many machines spread their load.
+  std::vector<std::size_t> order(replicas.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937(std::random_device{}()));
+  const std::string target = fmt::format("/id/{}?count={}", options.tag, options.count);
+
+  for (;;) {
+    std::optional<std::chrono::seconds> wait;  // the shortest Retry-After of this round
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const std::size_t i = order[k];
+      const auto now = Clock::now();
+      if (now >= deadline) break;
+      // An even share of the time left for each replica not yet asked, so
+      // one that hangs cannot use up the others' time.
+      const auto share = (deadline - now) / static_cast<Clock::rep>(order.size() - k);
+      const auto answer = replicas[i].get(target, now + share);
+      if (!answer) {
+        last_error[i] = answer.error();
+        continue;
+      }
+      const Answer& a = answer.value();
+      if (a.status == 200) {
+        if (print_ids(a, options.json, out)) return 0;
+        last_error[i] = "an answer without IDs";
+        continue;
+      }
+      const Refusal refusal = refusal_of(a);
+      last_error[i] = refusal.code;
+      if (a.status == 503) {
+        const auto after = a.retry_after.value_or(std::chrono::seconds(1));
+        wait = wait ? std::min(*wait, after) : after;
+      } else if (refuses_the_request(a.status)) {
+        err << fmt::format("snowflaked get: {} refused the request: {}: {}\n", replicas[i].url().text,
+                           refusal.code, refusal.message);
+        return 2;
+      }
+    }
+    // Nobody issued. A replica that said 503 said when to ask again; without
+    // one (all down or silent) there is nothing to wait for.
+    if (!wait || Clock::now() + *wait >= deadline) break;
+    std::this_thread::sleep_for(*wait);
+  }
+
+  std::string each;
+  for (std::size_t i = 0; i < replicas.size(); ++i) {
+    each += fmt::format("{}{} ({})", i ? ", " : "", replicas[i].url().text, last_error[i]);
+  }
+  err << fmt::format("snowflaked get: no replica issued IDs within {} ms: {}\n",
+                     options.timeout.count(), each);
+  return 1;
+}
+
+}  // namespace snowflake::client
