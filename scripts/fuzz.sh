@@ -23,8 +23,12 @@ while [ $# -gt 0 ]; do
 done
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(ls tests/fuzz/corpus)
 
+# NDEBUG, as the daemon ships: the targets check with FUZZ_CHECK, not
+# assert(). Boost 1.74's Beast has a wrong assertion in its chunked-body
+# parser (boostorg/beast#2861, fixed in 1.86) that a request fed a byte at
+# a time trips; with NDEBUG the parser returns need_more, as it should.
 CC=clang-14 CXX=clang++-14 bash scripts/build.sh build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DSNOWFLAKE_FUZZ=ON -DSNOWFLAKE_WERROR=ON \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DSNOWFLAKE_FUZZ=ON -DSNOWFLAKE_WERROR=ON \
   -DSNOWFLAKE_BUILD_TESTS=OFF
 
 failed=0

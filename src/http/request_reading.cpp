@@ -13,6 +13,24 @@ void apply_limits(RequestParser& parser, const RequestLimits& limits) {
   parser.body_limit(0);  // no request of this API has a body
 }
 
+boost::beast::error_code parse_buffered(RequestParser& parser, boost::beast::flat_buffer& buffer) {
+  boost::beast::error_code ec;
+  while (!parser.is_done()) {
+    if (buffer.size() == 0) return beast_http::error::need_more;
+    const std::size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec) return ec;
+  }
+  return ec;
+}
+
+boost::beast::error_code parse_end(RequestParser& parser) {
+  if (!parser.got_some()) return beast_http::error::end_of_stream;
+  boost::beast::error_code ec;
+  parser.put_eof(ec);
+  return ec;
+}
+
 std::optional<Refusal> refusal_for_read_error(const boost::beast::error_code& error,
                                               const RequestLimits& limits) {
   using he = beast_http::error;

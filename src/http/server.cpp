@@ -7,9 +7,9 @@
 #include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/status.hpp>
 #include <fmt/format.h>
@@ -147,32 +147,45 @@ class Session : public std::enable_shared_from_this<Session> {
     started_ = buffer_.size() > 0;
     idle_ = !started_;
     set_deadline(started_ ? settings().request_timeout : settings().idle_timeout);
-    read_some();
+    parse();
   }
 
+  // Raw bytes into the buffer, parsed by parse(): see parse_buffered() for
+  // why not Beast's http::async_read_some. The read size is the one Beast's
+  // own reads use (the buffer's spare capacity, 512 bytes to 64 KiB).
   void read_some() {
-    beast::http::async_read_some(socket_, buffer_, *parser_,
-                                 beast::bind_front_handler(&Session::on_read, shared_from_this()));
+    socket_.async_read_some(buffer_.prepare(beast::read_size(buffer_, 65536)),
+                            beast::bind_front_handler(&Session::on_read, shared_from_this()));
   }
 
   void on_read(error_code ec, std::size_t bytes) {
     idle_ = false;
+    buffer_.commit(bytes);
     if (timed_out_) {
       if (!started_ && bytes == 0) return close();  // an idle keep-alive connection
       return reject({Status::request_timeout, "request_timeout", "the request did not arrive in time"});
     }
-    if (ec) {
-      const auto refusal = refusal_for_read_error(ec, settings().limits);
-      return refusal ? reject(*refusal) : close();
-    }
-
     if (!started_ && bytes > 0) {
-      // First bytes of a request: from now on the whole of it must arrive
-      // within request_timeout, however slowly it trickles in.
+      // First bytes of a request, even of an incomplete header: from now on
+      // the whole of it must arrive within request_timeout, however slowly
+      // it trickles in.
       started_ = true;
       set_deadline(settings().request_timeout);
     }
-    if (!parser_->is_done()) return read_some();
+    if (ec == net::error::eof) return refuse_or_close(parse_end(*parser_));
+    if (ec) return close();  // the connection failed: nobody to answer
+    parse();
+  }
+
+  void refuse_or_close(const error_code& ec) {
+    const auto refusal = refusal_for_read_error(ec, settings().limits);
+    return refusal ? reject(*refusal) : close();
+  }
+
+  void parse() {
+    const error_code ec = parse_buffered(*parser_, buffer_);
+    if (ec == beast::http::error::need_more) return read_some();
+    if (ec) return refuse_or_close(ec);
 
     const Request& request = parser_->get();
     if (const auto refusal = refusal_for_request(request, settings().limits)) return reject(*refusal);

@@ -142,6 +142,24 @@ TEST_CASE("a byte-at-a-time client cannot pin a connection", "[http][robustness]
   check_still_serving(d.port());
 }
 
+TEST_CASE("a header that stops half-way gets 408 after request_timeout, not idle_timeout",
+          "[http][robustness]") {
+  // Found by the OpenAPI contract walk: the server read with Beast's
+  // http::async_read_some, which reads on until the parser makes progress,
+  // so the first bytes of an incomplete header did not start the request's
+  // deadline; the connection was held for idle_timeout and closed unanswered.
+  Daemon d(R"({"http": {"idle_timeout_ms": 20000, "request_timeout_ms": 300}})");
+  HttpConnection c(d.port());
+  const auto started = std::chrono::steady_clock::now();
+  c.send("GET /id/x HTTP/1.1\r\nHost: x\r\n");
+  const auto r = c.read_reply();
+  REQUIRE(r);
+  CHECK(r->status == 408);
+  CHECK(json::parse(r->body)["error"] == "request_timeout");
+  CHECK(std::chrono::steady_clock::now() - started < 5s);
+  check_still_serving(d.port());
+}
+
 TEST_CASE("connections beyond max_connections are closed at once", "[http][robustness]") {
   Daemon d(R"({"http": {"max_connections": 3, "idle_timeout_ms": 10000}})");
   std::vector<std::unique_ptr<HttpConnection>> held;

@@ -1,6 +1,7 @@
-// The bytes of one HTTP connection, read as the server reads them (Beast's
-// parser with the server's limits, request after request while the answers
-// keep the connection alive, refusals from request_reading.hpp) and answered
+// The bytes of one HTTP connection, read as the server reads them (the
+// parser with the server's limits fed by parse_buffered, request after
+// request while the answers keep the connection alive, refusals from
+// request_reading.hpp) and answered
 // by the server's router. Whatever the bytes:
 //  - every answer has a status the API documents, and every error is JSON
 //    with one of the README's error codes and a message (a 503 says when to
@@ -14,7 +15,8 @@
 #include <boost/beast/_experimental/test/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/field.hpp>
-#include <boost/beast/http/read.hpp>
+#include <boost/beast/core/read_size.hpp>
+#include <boost/beast/http/error.hpp>
 #include <boost/beast/http/verb.hpp>
 #include <nlohmann/json.hpp>
 
@@ -149,8 +151,19 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
   for (;;) {
     RequestParser parser;
     apply_limits(parser, limits);
-    beast::error_code ec;
-    beast::http::read(connection, buffer, parser, ec);
+    // As the server's Session reads: the buffered bytes first, then reads.
+    beast::error_code ec = parse_buffered(parser, buffer);
+    while (ec == beast::http::error::need_more) {
+      beast::error_code read_error;
+      buffer.commit(connection.read_some(buffer.prepare(beast::read_size(buffer, 65536)), read_error));
+      if (read_error == boost::asio::error::eof) {
+        ec = parse_end(parser);
+      } else if (read_error) {
+        return 0;
+      } else {
+        ec = parse_buffered(parser, buffer);
+      }
+    }
     if (ec) {
       if (const auto refusal = refusal_for_read_error(ec, limits)) {
         check_answer(daemon, nullptr,

@@ -5,6 +5,7 @@
 // served.
 
 #include <boost/beast/core/error.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
 
 #include <cstddef>
@@ -25,6 +26,20 @@ struct RequestLimits {
 
 // Sets a fresh parser up for the next request of a connection.
 void apply_limits(RequestParser& parser, const RequestLimits& limits);
+
+// The server reads bytes itself and feeds them to the parser here, rather
+// than with Beast's http::async_read_some, which reads on until the parser
+// makes progress: the first byte of a request starts its deadline
+// (request_timeout) even while its header is still incomplete.
+//
+// Feeds the buffered bytes to the parser and consumes what it used. No error
+// with parser.is_done(): a request is whole (bytes of the next one may stay
+// buffered). http::error::need_more: read more. Anything else: a parse error
+// for refusal_for_read_error.
+boost::beast::error_code parse_buffered(RequestParser& parser, boost::beast::flat_buffer& buffer);
+// The peer closed the connection before the request was whole:
+// end_of_stream if it sent nothing of it, else the parser's error.
+boost::beast::error_code parse_end(RequestParser& parser);
 
 // An answer to a request that is refused before it is routed.
 struct Refusal {
