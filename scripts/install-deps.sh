@@ -22,6 +22,8 @@ packages=(
   # packaging and deployment tests: the .deb (dpkg-shlibdeps), the unit
   # (systemd-analyze), docker-compose.yml (validated, no engine needed)
   dpkg-dev file systemd docker-compose python3-yaml
+  # the OpenAPI contract test (tests/e2e/openapi_contract.py)
+  python3-jsonschema
 )
 
 missing=()

@@ -16,6 +16,7 @@ std::string_view to_string(Route route) noexcept {
     case Route::ready: return "ready";
     case Route::status: return "status";
     case Route::metrics: return "metrics";
+    case Route::openapi: return "openapi";
     case Route::other: return "other";
   }
   return "other";

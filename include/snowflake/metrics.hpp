@@ -20,8 +20,8 @@
 
 namespace snowflake {
 
-enum class Route : std::uint8_t { id, decode, health, ready, status, metrics, other };
-inline constexpr std::size_t kRouteCount = 7;
+enum class Route : std::uint8_t { id, decode, health, ready, status, metrics, openapi, other };
+inline constexpr std::size_t kRouteCount = 8;
 std::string_view to_string(Route route) noexcept;
 
 class Metrics {

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <optional>
 
+#include "snowflake/http/openapi_document.hpp"
 #include "snowflake/id_json.hpp"
 #include "snowflake/names.hpp"
 #include "snowflake/time_format.hpp"
@@ -272,6 +273,16 @@ Response status(RouterContext& ctx) {
   return json_response(Status::ok, body.dump());
 }
 
+// The API's contract, docs/openapi.yaml, as built into this binary.
+Response openapi() {
+  Response res{Status::ok, kHttp11};
+  res.set(field::content_type, "application/yaml");
+  res.set(field::cache_control, "no-store");
+  res.body() = std::string(openapi_document());
+  res.prepare_payload();
+  return res;
+}
+
 Response metrics(RouterContext& ctx) {
   Response res{Status::ok, kHttp11};
   res.set(field::content_type, "text/plain; version=0.0.4; charset=utf-8");
@@ -313,6 +324,7 @@ Routed route(const Request& req, RouterContext& ctx) {
   else if (path == "/ready") r = Route::ready;
   else if (path == "/status") r = Route::status;
   else if (path == "/metrics") r = Route::metrics;
+  else if (path == "/openapi.yaml") r = Route::openapi;
   else return {r, error_response(Status::not_found, "not_found", fmt::format("no route for {}", path))};
 
   if (req.method() != verb::get && req.method() != verb::head) {
@@ -328,6 +340,7 @@ Routed route(const Request& req, RouterContext& ctx) {
     case Route::ready: return {r, ready(ctx)};
     case Route::status: return {r, status(ctx)};
     case Route::metrics: return {r, metrics(ctx)};
+    case Route::openapi: return {r, openapi()};
     case Route::other: break;
   }
   return {r, error_response(Status::not_found, "not_found", "no such route")};

@@ -7,6 +7,7 @@
 #include <boost/beast/http/verb.hpp>
 
 #include "../support/manual_clock.hpp"
+#include "snowflake/http/openapi_document.hpp"
 #include "snowflake/http/router.hpp"
 
 using namespace snowflake;
@@ -73,6 +74,16 @@ TEST_CASE("GET /id/<tag>: one ID as JSON, the ID a decimal string", "[router]") 
   CHECK(decoded.worker_id == 9);
   CHECK(decoded.timestamp_ms == kStart);
   CHECK(f.get("/id/order").body() != r.body());
+}
+
+TEST_CASE("GET /openapi.yaml: the API's contract, as built in", "[router]") {
+  Fixture f;
+  const auto r = f.get("/openapi.yaml");
+  CHECK(r.result_int() == 200);
+  CHECK(header(r, field::content_type) == "application/yaml");
+  CHECK(r.body() == openapi_document());
+  CHECK(r.body().starts_with("openapi: 3.1.0\n"));
+  CHECK(f.get("/openapi.yaml", {}, verb::post).result_int() == 405);
 }
 
 TEST_CASE("text format by ?format=text or Accept: text/plain", "[router]") {

@@ -6,6 +6,7 @@
 //   GET /id/<tag>[?count=N][&format=text|json]   IDs (JSON, or text if asked)
 //   GET /decode/<id>                             an ID's fields
 //   GET /health /ready /status /metrics          liveness, readiness, state, Prometheus
+//   GET /openapi.yaml                            this API's contract (docs/openapi.yaml)
 // HEAD works wherever GET does.
 
 #include <chrono>

@@ -1,0 +1,291 @@
+#!/usr/bin/python3
+"""Walks docs/openapi.yaml against real snowflaked daemons.
+
+1. Every documented response (path, method, status) is produced by a real
+   request, and the answer matches the document: media type, the documented
+   headers and their schemas, and the body against its JSON schema
+   (python3-jsonschema, Draft 2020-12, which OpenAPI 3.1 uses).
+2. Nothing undocumented: every answer to a sweep of methods and targets over
+   every route (and paths that are no route) has its status documented.
+3. Every example in the document validates against its schema, and
+   GET /openapi.yaml serves exactly the document.
+
+Usage: openapi_contract.py SNOWFLAKED OPENAPI_YAML
+"""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import jsonschema
+import yaml
+
+BINARY, DOCUMENT = sys.argv[1], sys.argv[2]
+with open(DOCUMENT, encoding="utf-8") as f:
+    DOC_TEXT = f.read()
+DOC = yaml.safe_load(DOC_TEXT)
+failures = []
+
+
+def fail(what):
+    failures.append(what)
+    print("FAIL:", what)
+
+
+def deref(node):
+    """Follows $ref (local ones, as this document uses) to the node itself."""
+    seen = 0
+    while isinstance(node, dict) and "$ref" in node:
+        target = DOC
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        node = target
+        seen += 1
+        assert seen < 10, "a $ref cycle"
+    return node
+
+
+def validator(schema):
+    # The whole document is the root, so the schema's $refs resolve in it.
+    resolver = jsonschema.RefResolver(base_uri="", referrer=DOC)
+    return jsonschema.Draft202012Validator(schema, resolver=resolver)
+
+
+def check_schema(schema, value, where):
+    errors = list(validator(schema).iter_errors(value))
+    for e in errors:
+        fail(f"{where}: {e.message} at {list(e.absolute_path)}")
+
+
+# --- daemons --------------------------------------------------------------
+
+class Daemon:
+    def __init__(self, config, workdir, name):
+        config.setdefault("coordinator", {})["state_dir"] = os.path.join(workdir, name + "-state")
+        path = os.path.join(workdir, name + ".json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(config, f)
+        self.log = open(os.path.join(workdir, name + ".log"), "w+", encoding="utf-8")
+        self.process = subprocess.Popen([BINARY, "--config", path, "--listen", "127.0.0.1:0"],
+                                        stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 20
+        self.port = None
+        while self.port is None:
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.log.seek(0)
+                raise RuntimeError(f"{name} did not start:\n{self.log.read()}")
+            self.log.seek(0)
+            m = re.search(r"listening on 127\.0\.0\.1:(\d+)", self.log.read())
+            if m:
+                self.port = int(m.group(1))
+            else:
+                time.sleep(0.05)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(20)
+
+
+def exchange(port, raw, read_timeout=10.0):
+    """Sends raw bytes; returns (status, headers, body) of the one answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=read_timeout) as s:
+        if raw:
+            s.sendall(raw)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "0"))
+        is_head = raw.startswith(b"HEAD ")
+        while not is_head and len(body) < length:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+        return status, headers, body
+
+
+def request(port, method, target, headers=None, body=b""):
+    lines = [f"{method} {target} HTTP/1.1", "Host: test", "Connection: close"]
+    for k, v in (headers or {}).items():
+        lines.append(f"{k}: {v}")
+    if body:
+        lines.append(f"Content-Length: {len(body)}")
+    return exchange(port, ("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+
+
+# --- checking one answer against the document -------------------------------
+
+def documented_response(template, method, status):
+    item = DOC["paths"].get(template) if template else None
+    if item is None:  # no route: the document's NotFound
+        return deref({"$ref": "#/components/responses/NotFound"}) if status == 404 else None
+    op = item.get("get" if method in ("GET", "HEAD") else "post")
+    response = op["responses"].get(str(status))
+    return deref(response) if response else None
+
+
+def check_answer(template, method, answer, where):
+    status, headers, body = answer
+    response = documented_response(template, method, status)
+    if response is None:
+        fail(f"{where}: status {status} is not documented for {method} {template}")
+        return
+    for name, header in response.get("headers", {}).items():
+        header = deref(header)
+        value = headers.get(name.lower())
+        if value is None:
+            fail(f"{where}: documented header {name} missing")
+        else:
+            check_schema(header["schema"], value, f"{where} header {name}")
+    media = headers.get("content-type", "").split(";")[0].strip()
+    content = response.get("content", {})
+    if media not in content:
+        fail(f"{where}: content type {media!r} is not one of {sorted(content)}")
+        return
+    if method == "HEAD":
+        if body:
+            fail(f"{where}: HEAD has a body")
+        return
+    schema = content[media].get("schema", {})
+    if media == "application/json":
+        try:
+            value = json.loads(body)
+        except ValueError:
+            fail(f"{where}: body is not JSON: {body[:200]!r}")
+            return
+    else:
+        value = body.decode("utf-8")
+    check_schema(schema, value, f"{where} body")
+
+
+# --- the walk ---------------------------------------------------------------
+
+def main():
+    # 3. The examples, and the document the binary serves.
+    for template, item in DOC["paths"].items():
+        for method, op in item.items():
+            if method == "parameters":
+                continue
+            for status, response in op["responses"].items():
+                for media, content in deref(response).get("content", {}).items():
+                    examples = [e["value"] for e in content.get("examples", {}).values()]
+                    if "example" in content:
+                        examples.append(content["example"])
+                    for example in examples:
+                        check_schema(content.get("schema", {}), example,
+                                     f"example of {method} {template} {status} {media}")
+
+    work = tempfile.mkdtemp(prefix="openapi-contract-")
+    healthy = Daemon({"coordinator": {"type": "static", "static_worker_id": 5},
+                      "http": {"max_batch": 100, "tag_allowlist": ["order", "user"],
+                               "request_timeout_ms": 300}}, work, "healthy")
+    # A recycle daemon whose ZooKeeper does not answer: it never owns a
+    # worker ID, so /id and /ready answer 503.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    lapsed = Daemon({"coordinator": {"type": "recycle"},
+                     "zookeeper": {"hosts": f"127.0.0.1:{dead}", "connect_timeout_ms": 200}},
+                    work, "no-zookeeper")
+    try:
+        walk(healthy.port, lapsed.port)
+    finally:
+        healthy.stop()
+        lapsed.stop()
+
+    if failures:
+        print(f"{len(failures)} contract failure(s)")
+        sys.exit(1)
+    print("the daemon answers as docs/openapi.yaml says")
+
+
+def template_of(target):
+    """The documented path a target falls under, by the router's own rule:
+    /id/ and /decode/ are prefixes (a tag or ID with a slash is a bad one),
+    the other routes exact paths; anything else is no route."""
+    path = target.split("?")[0]
+    if path.startswith("/id/"):
+        return "/id/{tag}"
+    if path.startswith("/decode/"):
+        return "/decode/{id}"
+    return path if path in DOC["paths"] else None
+
+
+def walk(port, lapsed_port):
+    long_target = "/id/" + "a" * 2100
+    many_fields = {f"X-{i}": "y" for i in range(101)}
+    produced = set()  # (template, GET or POST, status)
+
+    def probe(template, method, target, on=port, headers=None, body=b"", raw=None):
+        answer = exchange(on, raw) if raw is not None else request(on, method, target, headers, body)
+        produced.add((template, "GET" if method == "HEAD" else method, answer[0]))
+        check_answer(template, method, answer, f"{method} {target[:60]}")
+        return answer
+
+    # 1. Every documented response, from a real request. The refusals before
+    # routing (400 malformed, 408, 413, 414, 431) on every route.
+    for template in DOC["paths"]:
+        target = {"/id/{tag}": "/id/order", "/decode/{id}": "/decode/123456789"}.get(template, template)
+        for method in ("GET", "HEAD"):
+            probe(template, method, target)
+        probe(template, "POST", target)
+        probe(template, "GET", target, raw=f"GET {target} HTTP/1.1\r\nHost: test\r\nX: a\x01b\r\n\r\n".encode())
+        probe(template, "GET", target, raw=f"GET {target} HTTP/1.1\r\nHost: test\r\n".encode())  # 408
+        probe(template, "GET", target, body=b"abc")
+        probe(template, "GET", target, headers=many_fields)
+        probe(template, "GET", target, headers={"X-Big": "a" * 9000})
+        probe(template, "GET", target + "?" + "a" * 2100)
+    probe("/id/{tag}", "GET", "/id/order?count=3")
+    probe("/id/{tag}", "GET", "/id/order?count=2&format=text")
+    probe("/id/{tag}", "GET", "/id/user", headers={"Accept": "text/plain"})
+    probe("/id/{tag}", "GET", "/id/bad%20tag")
+    probe("/id/{tag}", "GET", "/id/order?count=101")
+    probe("/id/{tag}", "GET", "/id/stranger")  # 404 unknown_tag
+    probe("/id/{tag}", "GET", "/id/order", on=lapsed_port)  # 503 not_ready
+    probe("/ready", "GET", "/ready", on=lapsed_port)
+    probe("/decode/{id}", "GET", "/decode/x")
+    probe(None, "GET", "/nowhere")
+
+    documented = set()
+    for template, item in DOC["paths"].items():
+        for method, op in item.items():
+            if method != "parameters":
+                for status in op["responses"]:
+                    documented.add((template, "GET" if method == "get" else "POST", int(status)))
+    documented.add((None, "GET", 404))
+    for missing in sorted(documented - produced, key=str):
+        fail(f"documented but never produced by the walk: {missing}")
+
+    # 2. A sweep: whatever the router answers must be documented.
+    for template in list(DOC["paths"]) + ["/", "/id", "/id/", "/decode/", "/x/y"]:
+        base = template.replace("{tag}", "t.1").replace("{id}", "99")
+        for method in ("GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"):
+            for suffix in ("", "?count=1", "?format=json", "?zzz", "?count=x&count=2", "/extra"):
+                for on in (port, lapsed_port):
+                    target = base + suffix
+                    answer = request(on, method, target)
+                    check_answer(template_of(target), method, answer, f"sweep {method} {target}")
+
+    # 3. The binary serves this very document.
+    status, _, body = request(port, "GET", "/openapi.yaml")
+    if status != 200 or body.decode("utf-8") != DOC_TEXT:
+        fail("GET /openapi.yaml is not docs/openapi.yaml")
+
+
+if __name__ == "__main__":
+    main()
