@@ -38,6 +38,12 @@ Response error_response(Status status, std::string_view code, std::string_view m
                        version);
 }
 
+void omit_body(Response& res) {
+  const auto length = res.body().size();
+  res.body().clear();
+  res.content_length(length);
+}
+
 Response unavailable_response(std::string_view code, std::string_view message,
                               std::chrono::milliseconds retry_after, unsigned version) {
   Response res = error_response(Status::service_unavailable, code, message, version);

@@ -354,12 +354,7 @@ Response handle_request(const Request& req, RouterContext& ctx) {
   ctx.metrics.count_request(routed.route, res.result_int());
   res.version(req.version());
   res.keep_alive(req.keep_alive());
-  if (req.method() == verb::head) {
-    // The headers a GET would get, Content-Length included, without the body.
-    const auto length = res.body().size();
-    res.body().clear();
-    res.content_length(length);
-  }
+  if (req.method() == verb::head) omit_body(res);
   return res;
 }
 

@@ -196,6 +196,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void reject(const Refusal& refusal) {
     Response response = state_->handlers.reject(refusal.status, refusal.code, refusal.message);
+    // The method is known once the request line has been read.
+    if (parser_->get().method() == beast::http::verb::head) omit_body(response);
     response.keep_alive(false);
     timed_out_ = false;  // the answer gets its own deadline
     write(response);

@@ -160,6 +160,22 @@ TEST_CASE("a header that stops half-way gets 408 after request_timeout, not idle
   check_still_serving(d.port());
 }
 
+TEST_CASE("a HEAD request refused before routing gets headers only", "[http][robustness]") {
+  // Found by the http_stream fuzz target: the refusal carried its JSON body,
+  // which a client reads as the start of the next response.
+  Daemon d(kConfig);
+  std::string fields;
+  for (int i = 0; i < 101; ++i) fields += "X-" + std::to_string(i) + ": y\r\n";
+  HttpConnection c(d.port());
+  c.send("HEAD /id/x HTTP/1.1\r\nHost: x\r\n" + fields + "\r\n");
+  const auto r = c.read_reply(/*to_head=*/true);
+  REQUIRE(r);
+  CHECK(r->status == 431);
+  CHECK(r->body.empty());
+  CHECK(c.closed_by_server(5s));  // and nothing after the headers
+  check_still_serving(d.port());
+}
+
 TEST_CASE("connections beyond max_connections are closed at once", "[http][robustness]") {
   Daemon d(R"({"http": {"max_connections": 3, "idle_timeout_ms": 10000}})");
   std::vector<std::unique_ptr<HttpConnection>> held;

@@ -126,13 +126,13 @@ void check_ids(Daemon& d, const Request& req, const Response& res, std::string_v
   }
 }
 
-void check_answer(Daemon& d, const Request* req, const Response& res, std::string_view input) {
+void check_answer(Daemon& d, const Request& req, const Response& res, std::string_view input) {
   FUZZ_CHECK(kDocumentedStatuses.contains(res.result_int()), input);
-  const bool head = req && req->method() == verb::head;
+  const bool head = req.method() == verb::head;
   if (head) FUZZ_CHECK(res.body().empty(), input);
   if (res.result_int() >= 400) return check_error(res, head, input);
-  if (head || res.result_int() != 200 || !to_std(req->target()).starts_with("/id/")) return;
-  check_ids(d, *req, res, input);
+  if (head || res.result_int() != 200 || !to_std(req.target()).starts_with("/id/")) return;
+  check_ids(d, req, res, input);
 }
 
 }  // namespace
@@ -164,23 +164,23 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
         ec = parse_buffered(parser, buffer);
       }
     }
+    const Request& request = parser.get();  // as far as it was read
+    // A refusal, as the server's Session::reject makes it.
+    const auto refuse = [&](const Refusal& refusal) {
+      Response response = reject_request(refusal.status, refusal.code, refusal.message, daemon.context);
+      if (request.method() == verb::head) omit_body(response);
+      check_answer(daemon, request, response, input);
+    };
     if (ec) {
-      if (const auto refusal = refusal_for_read_error(ec, limits)) {
-        check_answer(daemon, nullptr,
-                     reject_request(refusal->status, refusal->code, refusal->message, daemon.context),
-                     input);
-      }
+      if (const auto refusal = refusal_for_read_error(ec, limits)) refuse(*refusal);
       return 0;
     }
-    const Request& request = parser.get();
     if (const auto refusal = refusal_for_request(request, limits)) {
-      check_answer(daemon, &request,
-                   reject_request(refusal->status, refusal->code, refusal->message, daemon.context),
-                   input);
+      refuse(*refusal);
       return 0;
     }
     const Response response = handle_request(request, daemon.context);
-    check_answer(daemon, &request, response, input);
+    check_answer(daemon, request, response, input);
     if (!response.keep_alive()) return 0;
   }
 }

@@ -30,6 +30,9 @@ Response json_response(Status status, std::string body, unsigned version = kHttp
 Response text_response(Status status, std::string body, unsigned version = kHttp11);
 Response error_response(Status status, std::string_view code, std::string_view message,
                         unsigned version = kHttp11);
+// For HEAD: the headers a GET would get, Content-Length included, without
+// the body (which a client would read as the start of the next response).
+void omit_body(Response& res);
 // 503 with Retry-After: how long a client should wait, in whole seconds (>= 1).
 Response unavailable_response(std::string_view code, std::string_view message,
                               std::chrono::milliseconds retry_after, unsigned version = kHttp11);
