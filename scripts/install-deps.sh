@@ -24,6 +24,8 @@ packages=(
   dpkg-dev file systemd docker-compose python3-yaml
   # the OpenAPI contract test (tests/e2e/openapi_contract.py)
   python3-jsonschema
+  # promtool, for the metrics and alert-rule tests (tests/e2e/monitoring_test.cpp)
+  prometheus
 )
 
 missing=()
@@ -44,4 +46,9 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -qq
 "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Only promtool is wanted from the prometheus package: a Prometheus server
+# that its installation started under systemd is stopped and disabled.
+if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+  "${SUDO[@]}" systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
 echo "install-deps: done"

@@ -55,9 +55,26 @@ void Metrics::count_ids(std::string_view tag, std::uint64_t n) {
   it->second->fetch_add(n, std::memory_order_relaxed);
 }
 
+void Metrics::count_refusal(std::string_view code) noexcept {
+  const auto* it = std::find(kRefusalCodes.begin(), kRefusalCodes.end() - 1, code);
+  refusals_[static_cast<std::size_t>(it - kRefusalCodes.begin())].fetch_add(
+      1, std::memory_order_relaxed);
+}
+
+void Metrics::observe_duration(std::chrono::nanoseconds took) noexcept {
+  const double seconds = std::chrono::duration<double>(took).count();
+  const auto* bucket = std::lower_bound(kDurationBuckets.begin(), kDurationBuckets.end(), seconds);
+  durations_[static_cast<std::size_t>(bucket - kDurationBuckets.begin())].fetch_add(
+      1, std::memory_order_relaxed);
+  duration_sum_ns_.fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(0, took.count())),
+                             std::memory_order_relaxed);
+}
+
 namespace {
 
-void render_coordination(const CoordinationGauges& c, fmt::memory_buffer& out) {
+
+void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock::time_point now,
+                         fmt::memory_buffer& out) {
   auto line = [&out]<class... Args>(fmt::format_string<Args...> format, Args&&... args) {
     fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
     out.push_back('\n');
@@ -85,9 +102,31 @@ void render_coordination(const CoordinationGauges& c, fmt::memory_buffer& out) {
           c.workers_lost);
   counter("snowflake_workers_reclaimed_total",
           "Stale worker IDs this daemon returned to the pool.", c.workers_reclaimed);
-  line("# HELP snowflake_clock_skew_ms Wall clock minus ZooKeeper's, at the last heartbeat.");
+  const auto skew_ms = c.clock_skew_ms.load(relaxed);
+  line("# HELP snowflake_clock_skew_seconds Wall clock minus ZooKeeper's, at the last heartbeat.");
+  line("# TYPE snowflake_clock_skew_seconds gauge");
+  line("snowflake_clock_skew_seconds {}", static_cast<double>(skew_ms) / 1000.0);
+  line("# HELP snowflake_clock_skew_ms Deprecated (removed in 0.4): snowflake_clock_skew_seconds "
+       "in milliseconds.");
   line("# TYPE snowflake_clock_skew_ms gauge");
-  line("snowflake_clock_skew_ms {}", c.clock_skew_ms.load(relaxed));
+  line("snowflake_clock_skew_ms {}", skew_ms);
+  if (const auto last = c.last_heartbeat_ns.load(relaxed); last != 0) {
+    const auto age = now.time_since_epoch() - std::chrono::nanoseconds(last);
+    line("# HELP snowflake_heartbeat_age_seconds Time since ZooKeeper last confirmed a write of our "
+         "node (the claim or a heartbeat), by the monotonic clock.");
+    line("# TYPE snowflake_heartbeat_age_seconds gauge");
+    line("snowflake_heartbeat_age_seconds {}",
+         std::max(0.0, std::chrono::duration<double>(age).count()));
+  }
+  if (const auto size = c.pool_size.load(relaxed); size >= 0) {
+    line("# HELP snowflake_pool_size Worker IDs in the recycle pool.");
+    line("# TYPE snowflake_pool_size gauge");
+    line("snowflake_pool_size {}", size);
+    line("# HELP snowflake_pool_free Worker IDs of the recycle pool not in use, at the last "
+         "reaper pass.");
+    line("# TYPE snowflake_pool_free gauge");
+    line("snowflake_pool_free {}", c.pool_free.load(relaxed));
+  }
 }
 
 }  // namespace
@@ -160,7 +199,43 @@ std::string Metrics::render(const Snapshot& s) const {
   for (auto state : kLeaseStates) {
     line("snowflake_lease_state{{state=\"{}\"}} {}", to_string(state), state == s.lease_state ? 1 : 0);
   }
-  if (s.coordination) render_coordination(*s.coordination, out);
+  line("# HELP snowflake_lease_remaining_seconds Time left on the lease: +Inf when it does not "
+       "expire (static mode), 0 when not held.");
+  line("# TYPE snowflake_lease_remaining_seconds gauge");
+  if (s.lease_state != LeaseState::valid) {
+    line("snowflake_lease_remaining_seconds 0");
+  } else if (s.lease_remaining.count() < 0) {
+    line("snowflake_lease_remaining_seconds +Inf");
+  } else {
+    line("snowflake_lease_remaining_seconds {}", static_cast<double>(s.lease_remaining.count()) / 1000.0);
+  }
+
+  line("# HELP snowflake_refusals_total Requests answered 503 (no ID could be proven unique), by "
+       "error code.");
+  line("# TYPE snowflake_refusals_total counter");
+  for (std::size_t i = 0; i < kRefusalCodes.size(); ++i) {
+    line("snowflake_refusals_total{{code=\"{}\"}} {}", kRefusalCodes[i],
+         refusals_[i].load(std::memory_order_relaxed));
+  }
+
+  line("# HELP snowflake_http_request_duration_seconds Time to answer a routed request, from "
+       "parsed request to response.");
+  line("# TYPE snowflake_http_request_duration_seconds histogram");
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < durations_.size(); ++i) {
+    cumulative += durations_[i].load(std::memory_order_relaxed);
+    if (i < kDurationBuckets.size()) {
+      line("snowflake_http_request_duration_seconds_bucket{{le=\"{}\"}} {}", kDurationBuckets[i],
+           cumulative);
+    } else {
+      line("snowflake_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {}", cumulative);
+    }
+  }
+  line("snowflake_http_request_duration_seconds_sum {}",
+       static_cast<double>(duration_sum_ns_.load(std::memory_order_relaxed)) / 1e9);
+  line("snowflake_http_request_duration_seconds_count {}", cumulative);
+
+  if (s.coordination) render_coordination(*s.coordination, s.now, out);
   return fmt::to_string(out);
 }
 

@@ -30,6 +30,13 @@ struct CoordinationGauges {
   std::atomic<std::uint64_t> workers_lost{0};        // our node taken or changed under us
   std::atomic<std::uint64_t> workers_reclaimed{0};   // stale nodes this daemon returned to the pool
   std::atomic<std::int64_t> clock_skew_ms{0};        // wall clock minus ZooKeeper's, last heartbeat
+  // Monotonic clock (ns since its epoch) of the last write of our node that
+  // ZooKeeper confirmed: the claim, then each heartbeat. 0: none yet.
+  std::atomic<std::int64_t> last_heartbeat_ns{0};
+  // The recycle pool, as the last reaper pass saw it; -1: not known (other
+  // modes, or no pass yet).
+  std::atomic<std::int64_t> pool_size{-1};
+  std::atomic<std::int64_t> pool_free{-1};
 };
 
 }  // namespace snowflake

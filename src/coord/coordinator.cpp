@@ -280,6 +280,7 @@ bool Coordinator::install(const Ownership& owned) {
   owned_floor_ = owned.floor;
   generator_ = &slot_.install(std::move(generator));
   lease_.extend_until(owned.sent + options_.settings.lease_timeout);
+  gauges_.last_heartbeat_ns.store(owned.sent.time_since_epoch().count(), std::memory_order_relaxed);
   gauges_.worker_acquisitions.fetch_add(1, std::memory_order_relaxed);
   spdlog::info("worker ID {} acquired ({}, {}); floor {}", owned.worker_id, options_.strategy,
                owned.node, owned.floor > 0 ? format_iso8601_ms(owned.floor) : std::string("none"));
@@ -302,6 +303,7 @@ Coordinator::Step Coordinator::renew() {
     return Step::retry;
   }
   gauges_.heartbeats.fetch_add(1, std::memory_order_relaxed);
+  gauges_.last_heartbeat_ns.store(sent.time_since_epoch().count(), std::memory_order_relaxed);
   lease_.extend_until(sent + options_.settings.lease_timeout);
   generator_->set_fence_ms(sent_wall + options_.settings.lease_timeout.count());
   next_heartbeat_ = sent + options_.settings.heartbeat_interval;
@@ -320,6 +322,10 @@ void Coordinator::reap(std::optional<std::int64_t> zk_now_ms) {
     return;
   }
   const ReapResult& r = reaped.value();
+  if (r.pool_size) {
+    gauges_.pool_size.store(*r.pool_size, std::memory_order_relaxed);
+    gauges_.pool_free.store(std::int64_t{*r.pool_size} - r.in_use, std::memory_order_relaxed);
+  }
   if (r.moved > 0) {
     gauges_.workers_reclaimed.fetch_add(static_cast<std::uint64_t>(r.moved));
     spdlog::info("returned {} stale worker ID(s) to the pool", r.moved);

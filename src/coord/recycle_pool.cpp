@@ -376,6 +376,8 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(ZkSession& zk, std::in
   auto names = zk.children(inuse_);
   if (!names) return CoordError::from(names.error());
   ReapResult result;
+  result.pool_size = max_worker_id_ + 1;
+  result.in_use = static_cast<std::uint32_t>(names.value().size());
   for (const auto& name : names.value()) {
     const auto id = parse_id(name, max_worker_id_);
     if (!id || id == our_worker_id) continue;
@@ -408,6 +410,7 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(ZkSession& zk, std::in
       return CoordError::from(e);
     }
     ++result.moved;
+    --result.in_use;
     ++count;
   }
   return result;

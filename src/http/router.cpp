@@ -288,12 +288,23 @@ Response metrics(RouterContext& ctx) {
   res.set(field::content_type, "text/plain; version=0.0.4; charset=utf-8");
   res.set(field::cache_control, "no-store");
   const IdGenerator* generator = ctx.worker.current();
+  const Lease::Status lease = ctx.lease.status();
   res.body() = ctx.metrics.render({generator ? generator->stats() : IdGenerator::Stats{},
-                                   ctx.lease.state(),
+                                   lease.state,
                                    generator ? std::optional(generator->worker_id()) : std::nullopt,
-                                   kVersion, ctx.info.service, &ctx.coordination});
+                                   kVersion, ctx.info.service, &ctx.coordination, lease.remaining,
+                                   std::chrono::steady_clock::now()});
   res.prepare_payload();
   return res;
+}
+
+// The code of one of our error bodies, {"error":"<code>",...}
+// (error_response writes "error" first).
+std::string_view error_code_of(std::string_view body) {
+  constexpr std::string_view kPrefix = R"({"error":")";
+  if (!body.starts_with(kPrefix)) return {};
+  body.remove_prefix(kPrefix.size());
+  return body.substr(0, body.find('"'));
 }
 
 struct Routed {
@@ -349,12 +360,15 @@ Routed route(const Request& req, RouterContext& ctx) {
 }  // namespace
 
 Response handle_request(const Request& req, RouterContext& ctx) {
+  const auto started = std::chrono::steady_clock::now();
   Routed routed = route(req, ctx);
   Response res = std::move(routed.response);
   ctx.metrics.count_request(routed.route, res.result_int());
+  if (res.result_int() == 503) ctx.metrics.count_refusal(error_code_of(res.body()));
   res.version(req.version());
   res.keep_alive(req.keep_alive());
   if (req.method() == verb::head) omit_body(res);
+  ctx.metrics.observe_duration(std::chrono::steady_clock::now() - started);
   return res;
 }
 

@@ -222,6 +222,28 @@ TEST_CASE("/health, /ready, /status", "[router]") {
   CHECK(s["io_threads"] == 2);
 }
 
+TEST_CASE("/metrics: 503s by code, request durations, lease remaining in seconds", "[router]") {
+  Fixture f;
+  auto has = [&](const std::string& line) {
+    INFO(line);
+    return f.get("/metrics").body().find(line + "\n") != std::string::npos;
+  };
+  CHECK(has("snowflake_lease_remaining_seconds +Inf"));  // static: the lease does not expire
+  CHECK(has("snowflake_refusals_total{code=\"lease_expired\"} 0"));
+  f.lease.revoke();
+  for (int i = 0; i < 3; ++i) check_error(f.get("/id/order"), 503, "not_ready");
+  CHECK(f.get("/ready", {}, verb::head).result_int() == 503);  // HEAD counts too
+  CHECK(has("snowflake_refusals_total{code=\"not_ready\"} 4"));
+  CHECK(has("snowflake_lease_remaining_seconds 0"));
+  // Every routed request is observed once: the 8 above (scrapes included);
+  // a scrape is rendered before its own observation.
+  const std::string body = f.get("/metrics").body();
+  const auto count_at = body.find("snowflake_http_request_duration_seconds_count ");
+  REQUIRE(count_at != std::string::npos);
+  CHECK(std::stoi(body.substr(count_at + 46)) == 8);
+  CHECK(body.find("snowflake_http_request_duration_seconds_bucket{le=\"+Inf\"} 8\n") != std::string::npos);
+}
+
 TEST_CASE("/metrics: Prometheus text, per-tag series capped", "[router]") {
   Fixture f;  // cap of 3 tags
   for (const char* tag : {"a", "b", "c", "d", "e"}) REQUIRE(f.get(std::string("/id/") + tag).result_int() == 200);

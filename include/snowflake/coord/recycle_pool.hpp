@@ -58,6 +58,10 @@ struct ClaimPlan {
 // What a pass of the reaper did.
 struct ReapResult {
   int moved = 0;                        // returned to notuse
+  // Worker IDs in the pool and how many are in use (inuse nodes, after the
+  // moves): for the metrics that predict exhaustion. Recycle mode only.
+  std::optional<std::uint32_t> pool_size;
+  std::uint32_t in_use = 0;
   std::vector<std::uint32_t> held;      // stale, but their owner's session is alive
   std::vector<std::uint32_t> unreadable;  // stale, data unreadable: floor unknown, left alone
 };
