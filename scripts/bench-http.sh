@@ -7,13 +7,18 @@
 #   batch      : GET /id/<tag>?count=1000, IDs/s (goal: >= 3,000,000)
 # The machine's speed drifts from minute to minute (a shared VM), so the two
 # servers are measured alternately, ROUNDS times each, and medians reported.
+#   baseline   : with BASELINE_REV=<git revision>, that revision's snowflaked
+#                is built too and measured in the same rounds: the ratio says
+#                what the changes since cost (e.g. a new metric per request)
 # Usage: scripts/bench-http.sh [seconds per run, default 5] [connections, default 64]
 #        ROUNDS=5 scripts/bench-http.sh
+#        BASELINE_REV=HEAD~1 scripts/bench-http.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-5}
 connections=${2:-64}
 rounds=${ROUNDS:-5}
+baseline_rev=${BASELINE_REV:-}
 
 bash scripts/install-deps.sh >/dev/null
 bash scripts/build.sh build/bench -DCMAKE_BUILD_TYPE=Release -DSNOWFLAKE_BUILD_TESTS=OFF \
@@ -45,20 +50,35 @@ wait_for() {  # wait_for URL: polls until it answers, 10 s at most
   echo "no answer from $1" >&2; exit 1
 }
 
-# snowflaked: static worker, one io thread, a port of the system's choosing.
-cat > "$work/snowflaked.json" <<JSON
+# start_snowflaked BINARY NAME: static worker, one io thread, a port of the
+# system's choosing; sets $url.
+start_snowflaked() {
+  cat > "$work/$2.json" <<JSON
 {"log_level": "warn",
- "coordinator": {"type": "static", "static_worker_id": 1, "state_dir": "$work/state"},
+ "coordinator": {"type": "static", "static_worker_id": 1, "state_dir": "$work/$2-state"},
  "http": {"io_threads": 1}}
 JSON
-build/bench/snowflaked --config "$work/snowflaked.json" --listen 127.0.0.1:0 \
-  --log-level info 2>"$work/snowflaked.log" &
-pids+=($!)
-for _ in $(seq 1 200); do grep -q "listening on" "$work/snowflaked.log" && break; sleep 0.05; done
-sf_port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$work/snowflaked.log")
-[ -n "$sf_port" ] || { cat "$work/snowflaked.log"; exit 1; }
-sf="http://127.0.0.1:$sf_port"
-wait_for "$sf/health"
+  "$1" --config "$work/$2.json" --listen 127.0.0.1:0 --log-level info 2>"$work/$2.log" &
+  pids+=($!)
+  for _ in $(seq 1 200); do grep -q "listening on" "$work/$2.log" && break; sleep 0.05; done
+  local port
+  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$work/$2.log")
+  [ -n "$port" ] || { cat "$work/$2.log"; exit 1; }
+  url="http://127.0.0.1:$port"
+  wait_for "$url/health"
+}
+start_snowflaked build/bench/snowflaked snowflaked
+sf=$url
+if [ -n "$baseline_rev" ]; then
+  # The baseline's sources from git (committed state only), built alike.
+  rm -rf build/bench-baseline-src && mkdir -p build/bench-baseline-src
+  git archive "$baseline_rev" | tar -x -C build/bench-baseline-src
+  cmake -S build/bench-baseline-src -B build/bench-baseline -DCMAKE_BUILD_TYPE=Release \
+    -DSNOWFLAKE_BUILD_TESTS=OFF >/dev/null
+  cmake --build build/bench-baseline -j"$(nproc)" --target snowflaked >/dev/null
+  start_snowflaked build/bench-baseline/snowflaked baseline
+  base=$url
+fi
 
 # nginx: one worker, the same body size as a single-ID answer.
 body=$(curl -fsS "$sf/id/order")
@@ -118,6 +138,7 @@ for r in $(seq 1 "$rounds"); do
   echo "round $r of $rounds..."
   run "nginx.$r" "$ng/id/order"
   run "single.$r" "$sf/id/order"
+  [ -z "$baseline_rev" ] || run "base.$r" "$base/id/order"
   run "batch.$r" "$sf/id/order?count=1000"
 done
 
@@ -130,14 +151,25 @@ echo "CPU steal during the runs: ${steal_pct}% of CPU time"
 echo "1 io thread vs nginx 1 worker; per round:"
 for r in $(seq 1 "$rounds"); do
   printf '  round %d: nginx %8.0f req/s, snowflaked %8.0f req/s, ratio %.3f\n' "$r" \
-    "$(rps nginx.$r)" "$(rps single.$r)" "$(awk -v a="$(rps single.$r)" -v b="$(rps nginx.$r)" 'BEGIN {print a / b}')"
+    "$(rps nginx."$r")" "$(rps single."$r")" "$(awk -v a="$(rps single."$r")" -v b="$(rps nginx."$r")" 'BEGIN {print a / b}')"
 done
 printf '%-38s %12s %10s %10s\n' "case (medians)" "req/s" "p50 ms" "p99 ms"
 printf '%-38s %12.0f %10s %10s\n' "nginx return 200 (baseline)" "$(stat nginx rps)" "$(stat nginx 50)" "$(stat nginx 99)"
 printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /id/order" "$(stat single rps)" "$(stat single 50)" "$(stat single 99)"
 printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /id/order?count=1000" "$(stat batch rps)" "$(stat batch 50)" "$(stat batch 99)"
+if [ -n "$baseline_rev" ]; then
+  printf '%-38s %12.0f %10s %10s\n' "baseline $baseline_rev GET /id/order" "$(stat base rps)" "$(stat base 50)" "$(stat base 99)"
+  echo "this tree vs $baseline_rev, single IDs, per round:"
+  for r in $(seq 1 "$rounds"); do
+    printf '  round %d: baseline %8.0f req/s, this tree %8.0f req/s, ratio %.3f\n' "$r" \
+      "$(rps base."$r")" "$(rps single."$r")" "$(awk -v a="$(rps single."$r")" -v b="$(rps base."$r")" 'BEGIN {print a / b}')"
+  done
+  base_ratio=$(for r in $(seq 1 "$rounds"); do awk -v a="$(rps single."$r")" -v b="$(rps base."$r")" 'BEGIN {print a / b}'; done | median)
+  awk -v r="$base_ratio" -v rev="$baseline_rev" 'BEGIN {
+    printf "cost of the changes since %s: %.1f %% of single-ID throughput (median of per-round ratios %.3f)\n", rev, 100 * (1 - r), r }'
+fi
 echo
-ratio=$(for r in $(seq 1 "$rounds"); do awk -v a="$(rps single.$r)" -v b="$(rps nginx.$r)" 'BEGIN {print a / b}'; done | median)
+ratio=$(for r in $(seq 1 "$rounds"); do awk -v a="$(rps single."$r")" -v b="$(rps nginx."$r")" 'BEGIN {print a / b}'; done | median)
 awk -v r="$ratio" -v p99="$(stat single 99)" -v np99="$(stat nginx 99)" -v b="$(stat batch rps)" 'BEGIN {
   ids = b * 1000;
   printf "goal: single-ID throughput >= 0.9 x nginx (median of per-round ratios): %.3f  %s\n", r, (r >= 0.9 ? "met" : "NOT MET");
