@@ -72,7 +72,6 @@ void Metrics::observe_duration(std::chrono::nanoseconds took) noexcept {
 
 namespace {
 
-
 void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock::time_point now,
                          fmt::memory_buffer& out) {
   auto line = [&out]<class... Args>(fmt::format_string<Args...> format, Args&&... args) {

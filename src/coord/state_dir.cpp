@@ -18,8 +18,6 @@ namespace snowflake::coord {
 
 namespace {
 
-std::string errno_text() { return error_text(errno); }
-
 // The pid a holder wrote into the lock file; "unknown" if it has not yet.
 std::string holder_pid(int fd) {
   char buf[32] = {};
@@ -46,11 +44,11 @@ Result<std::unique_ptr<StateDir>, std::string> StateDir::open(const std::string&
   if (ec) return fmt::format("coordinator.state_dir \"{}\": cannot create it: {}", dir, ec.message());
   if (::access(dir.c_str(), W_OK) != 0) {
     return fmt::format("coordinator.state_dir \"{}\" is not a writable directory: {}", dir,
-                       errno_text());
+                       error_text(errno));
   }
   const std::string lock_path = dir + "/lock";
   const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return fmt::format("{}: cannot open: {}", lock_path, errno_text());
+  if (fd < 0) return fmt::format("{}: cannot open: {}", lock_path, error_text(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     const std::string pid = holder_pid(fd);
@@ -69,7 +67,7 @@ Result<std::unique_ptr<StateDir>, std::string> StateDir::open(const std::string&
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
     ::close(fd);
-    return fmt::format("coordinator.state_dir \"{}\": {}", dir, errno_text());
+    return fmt::format("coordinator.state_dir \"{}\": {}", dir, error_text(errno));
   }
   std::unique_ptr<StateDir> opened(
       new StateDir(dir, fd, current_boot_id(), fmt::format("{}:{}", st.st_dev, st.st_ino)));

@@ -25,8 +25,6 @@ using nlohmann::json;
 // read the file after a rollback. A file without them proves nothing.
 constexpr int kFormatVersion = 1;
 
-std::string errno_text() { return error_text(errno); }
-
 // Closes the descriptor on every path out.
 struct Fd {
   int fd;
@@ -87,7 +85,7 @@ Result<std::optional<StateRecord>, std::string> StateFile::load() const {
   std::ifstream in(path_);
   if (!in) {
     if (errno == ENOENT) return std::optional<StateRecord>();
-    return fmt::format("{}: cannot open: {}", path_, errno_text());
+    return fmt::format("{}: cannot open: {}", path_, error_text(errno));
   }
   std::ostringstream text;
   text << in.rdbuf();
@@ -101,24 +99,24 @@ Result<void, std::string> StateFile::save(const StateRecord& r) const {
   const std::string temp = path_ + ".tmp";
   {
     Fd out{::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
-    if (out.fd < 0) return fmt::format("{}: cannot create: {}", temp, errno_text());
+    if (out.fd < 0) return fmt::format("{}: cannot create: {}", temp, error_text(errno));
     std::size_t done = 0;
     while (done < text.size()) {
       const ssize_t n = ::write(out.fd, text.data() + done, text.size() - done);
       if (n < 0) {
         if (errno == EINTR) continue;
-        return fmt::format("{}: cannot write: {}", temp, errno_text());
+        return fmt::format("{}: cannot write: {}", temp, error_text(errno));
       }
       done += static_cast<std::size_t>(n);
     }
-    if (::fsync(out.fd) != 0) return fmt::format("{}: fsync: {}", temp, errno_text());
+    if (::fsync(out.fd) != 0) return fmt::format("{}: fsync: {}", temp, error_text(errno));
   }
   if (::rename(temp.c_str(), path_.c_str()) != 0) {
-    return fmt::format("{}: cannot rename to {}: {}", temp, path_, errno_text());
+    return fmt::format("{}: cannot rename to {}: {}", temp, path_, error_text(errno));
   }
   // The rename is durable only once the directory is.
   Fd dir{::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-  if (dir.fd < 0 || ::fsync(dir.fd) != 0) return fmt::format("{}: fsync: {}", dir_, errno_text());
+  if (dir.fd < 0 || ::fsync(dir.fd) != 0) return fmt::format("{}: fsync: {}", dir_, error_text(errno));
   return outcome::success();
 }
 
