@@ -2,6 +2,10 @@
 # Installs, from Debian 12's archive, every package that building, running,
 # testing and benchmarking snowflaked needs. Idempotent: packages already
 # present are skipped, and apt is not touched at all when nothing is missing.
+#   scripts/install-deps.sh          what the build, the daemon and the tests need
+#   scripts/install-deps.sh --live   what the live suite needs besides
+#                                    (scripts/live-test.sh: a booted Debian with
+#                                    systemd, podman and podman-compose)
 set -euo pipefail
 
 packages=(
@@ -27,6 +31,15 @@ packages=(
   # promtool, for the metrics and alert-rule tests (tests/e2e/monitoring_test.cpp)
   prometheus
 )
+if [ "${1:-}" = --live ]; then
+  packages=(
+    # a Debian 12 root with systemd, booted as a system container
+    debootstrap systemd-container
+    # containers: runc (crun refuses hybrid cgroups), service names between
+    # containers (dnsname), the CNI plugins' firewall rules
+    podman podman-compose runc golang-github-containernetworking-plugin-dnsname iptables
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do

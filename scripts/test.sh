@@ -11,29 +11,38 @@
 #     and e2e tests again: the daemon the e2e tests start is TSan-built too,
 #     and a race reported anywhere fails its test;
 #  3. builds the fuzz targets (clang-14, libFuzzer, ASan + UBSan) and runs
-#     each over its seed corpus and 20 s fresh (scripts/fuzz.sh).
+#     each over its seed corpus and 20 s fresh (scripts/fuzz.sh);
+#  4. runs it where users run it (scripts/live-test.sh): the .deb under a
+#     real systemd in a booted Debian 12 container, the image and the compose
+#     cluster with podman. As root only; otherwise it says it skipped and why.
 #
-#   bash scripts/test.sh                 all four
+#   bash scripts/test.sh                 all five
 #   bash scripts/test.sh --lint          only 0
 #   bash scripts/test.sh --asan [ARGS]   only 1; ARGS go to ctest (e.g. -R layout)
 #   bash scripts/test.sh --tsan [ARGS]   only 2
 #   bash scripts/test.sh --fuzz [ARGS]   only 3; ARGS go to scripts/fuzz.sh
+#   bash scripts/test.sh --live [ARGS]   only 4; ARGS go to scripts/live-test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-suites=(lint asan tsan fuzz)
+suites=(lint asan tsan fuzz live)
 case "${1:-}" in
   --lint) suites=(lint); shift ;;
   --asan) suites=(asan); shift ;;
   --tsan) suites=(tsan); shift ;;
   --fuzz) suites=(fuzz); shift ;;
+  --live) suites=(live); shift ;;
 esac
 
 bash scripts/install-deps.sh
 for suite in "${suites[@]}"; do
   if [ "$suite" = lint ]; then
     bash scripts/lint.sh
+    continue
+  fi
+  if [ "$suite" = live ]; then
+    if [ ${#suites[@]} -eq 1 ]; then bash scripts/live-test.sh "$@"; else bash scripts/live-test.sh; fi
     continue
   fi
   if [ "$suite" = fuzz ]; then

@@ -9,6 +9,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <memory>
 
 namespace snowflake {
@@ -72,6 +73,20 @@ void configure_logging(const std::string& level) {
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
   }
   spdlog::set_level(spdlog::level::from_str(level));
+}
+
+void print_error(std::string_view text) {
+  const bool journal = stderr_is_journal();
+  std::string out;
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    const auto line = text.substr(0, end);
+    if (journal) out += "<3>";
+    out.append(line);
+    out += '\n';
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+  }
+  std::cerr << out << std::flush;
 }
 
 }  // namespace snowflake

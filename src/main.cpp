@@ -54,7 +54,7 @@ std::optional<Config> load_config(const CommandLine& cl) {
   auto config = cl.config_path ? load_config_file(*cl.config_path, now_ms)
                                : parse_config(nlohmann::json::object(), now_ms);
   if (!config) {
-    std::cerr << config.error().describe(cl.config_path.value_or("defaults")) << '\n';
+    print_error(config.error().describe(cl.config_path.value_or("defaults")));
     return std::nullopt;
   }
   return std::move(config).value();
@@ -200,7 +200,7 @@ int run_daemon(const CommandLine& cl) {
   if (!config) return kExitUsage;
   if (cl.log_level) {
     if (!is_log_level(*cl.log_level)) {
-      std::cerr << "--log-level: must be one of trace, debug, info, warn, error, critical, off\n";
+      print_error("--log-level: must be one of trace, debug, info, warn, error, critical, off");
       return kExitUsage;
     }
     config->log_level = *cl.log_level;
@@ -208,8 +208,8 @@ int run_daemon(const CommandLine& cl) {
   if (cl.listen) config->http.listen = *cl.listen;
   const auto endpoint = http::parse_listen_address(config->http.listen);
   if (!endpoint) {
-    std::cerr << "--listen: must be " << http::kListenAddressForm << ", got \""
-              << config->http.listen << "\"\n";
+    print_error(fmt::format("--listen: must be {}, got \"{}\"", http::kListenAddressForm,
+                            config->http.listen));
     return kExitUsage;
   }
   configure_logging(config->log_level);
@@ -231,10 +231,18 @@ int run_daemon(const CommandLine& cl) {
   }
   Metrics metrics(config->http.max_metric_tags);
   const unsigned threads = io_thread_count(config->http);
-  http::RouterContext router{layout,   worker,       lease,
-                             gauges,   metrics,      config->http,
-                             {config->service, config->coordinator.type,
-                              std::chrono::steady_clock::now(), threads}};
+  const auto& co = config->coordinator;
+  http::RouterContext router{
+      layout,
+      worker,
+      lease,
+      gauges,
+      metrics,
+      config->http,
+      {config->service, co.type, std::chrono::steady_clock::now(), threads,
+       coordinated ? std::optional(ConfiguredTimings{co.heartbeat_interval, co.lease_timeout,
+                                                     co.reclaim_after, co.max_skew})
+                   : std::nullopt}};
 
   http::HttpServer server(
       {.endpoint = *endpoint,
@@ -319,7 +327,7 @@ int run_daemon(const CommandLine& cl) {
 int run_command(int argc, char** argv) {
   const auto cl = snowflake::parse_command_line(argc, argv);
   if (!cl) {
-    std::cerr << "snowflaked: " << cl.error() << "\n\n" << snowflake::usage_text();
+    print_error("snowflaked: " + cl.error() + "\n\n" + snowflake::usage_text());
     return kExitUsage;
   }
   switch (cl.value().action) {
@@ -343,9 +351,9 @@ int main(int argc, char** argv) {
   try {
     return run_command(argc, argv);
   } catch (const std::exception& e) {
-    std::cerr << "snowflaked: fatal: " << e.what() << '\n';
+    print_error(std::string("snowflaked: fatal: ") + e.what());
   } catch (...) {
-    std::cerr << "snowflaked: fatal: an unknown exception\n";
+    print_error("snowflaked: fatal: an unknown exception");
   }
   return kExitFailure;
 }

@@ -118,14 +118,28 @@ void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock:
          std::max(0.0, std::chrono::duration<double>(age).count()));
   }
   if (const auto size = c.pool_size.load(relaxed); size >= 0) {
-    line("# HELP snowflake_pool_size Worker IDs in the recycle pool.");
+    line("# HELP snowflake_pool_size Worker IDs the cluster can hand out (recycle: the pool; "
+         "sequential: the layout's).");
     line("# TYPE snowflake_pool_size gauge");
     line("snowflake_pool_size {}", size);
-    line("# HELP snowflake_pool_free Worker IDs of the recycle pool not in use, at the last "
-         "reaper pass.");
+    line("# HELP snowflake_pool_free Worker IDs left, as last seen after a heartbeat (recycle: not "
+         "in use; sequential: never handed out, as numbers are not reused).");
     line("# TYPE snowflake_pool_free gauge");
     line("snowflake_pool_free {}", c.pool_free.load(relaxed));
   }
+}
+
+void render_timings(const ConfiguredTimings& t, fmt::memory_buffer& out) {
+  const auto gauge = [&out](std::string_view name, std::string_view key, std::chrono::milliseconds value) {
+    fmt::format_to(std::back_inserter(out),
+                   "# HELP {0} {1}, in seconds: alert rules scale with it.\n# TYPE {0} gauge\n{0} {2}\n",
+                   name, key, static_cast<double>(value.count()) / 1000.0);
+  };
+  gauge("snowflake_config_heartbeat_interval_seconds", "coordinator.heartbeat_interval_ms",
+        t.heartbeat_interval);
+  gauge("snowflake_config_lease_timeout_seconds", "coordinator.lease_timeout_ms", t.lease_timeout);
+  gauge("snowflake_config_reclaim_after_seconds", "coordinator.reclaim_after_ms", t.reclaim_after);
+  gauge("snowflake_config_max_skew_seconds", "coordinator.max_skew_ms", t.max_skew);
 }
 
 }  // namespace
@@ -235,6 +249,7 @@ std::string Metrics::render(const Snapshot& s) const {
   line("snowflake_http_request_duration_seconds_count {}", cumulative);
 
   if (s.coordination) render_coordination(*s.coordination, s.now, out);
+  if (s.timings) render_timings(*s.timings, out);
   return fmt::to_string(out);
 }
 

@@ -21,6 +21,15 @@
 
 namespace snowflake {
 
+// The coordinator's configured timings (ZooKeeper modes), exported so that
+// alert rules can scale with them instead of assuming the defaults.
+struct ConfiguredTimings {
+  std::chrono::milliseconds heartbeat_interval;
+  std::chrono::milliseconds lease_timeout;
+  std::chrono::milliseconds reclaim_after;
+  std::chrono::milliseconds max_skew;
+};
+
 enum class Route : std::uint8_t { id, decode, health, ready, status, metrics, openapi, other };
 inline constexpr std::size_t kRouteCount = 8;
 std::string_view to_string(Route route) noexcept;
@@ -49,6 +58,7 @@ class Metrics {
     std::chrono::milliseconds lease_remaining{-1};
     // The monotonic clock now, for the age of the last heartbeat.
     std::chrono::steady_clock::time_point now{};
+    std::optional<ConfiguredTimings> timings{};  // ZooKeeper modes only
   };
   std::string render(const Snapshot& snapshot) const;
 

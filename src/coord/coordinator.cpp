@@ -43,6 +43,14 @@ Result<void, std::string> Coordinator::start() {
   auto dir = StateDir::open(options_.state_dir);
   if (!dir) return dir.error();
   state_dir_ = std::move(dir).value();
+  if (!state_dir_->knows_boot()) {
+    spdlog::warn("cannot read this machine's boot ID (/proc/sys/kernel/random/boot_id; is /proc "
+                 "restricted, e.g. ProcSubset=pid?): a restart after a crash cannot prove its "
+                 "previous run dead, so it {}",
+                 options_.strategy == "recycle"
+                     ? "claims another worker ID and the old one waits for reclaim_after_ms"
+                     : "waits out the previous run's lease, not ready");
+  }
   // Our previous run's record counts only if this machine proves that run
   // dead: a copied state directory carries the same record.
   std::optional<StateRecord> predecessor;

@@ -6,7 +6,10 @@ SequentialStrategy::SequentialStrategy(const std::string& root, const std::strin
                                        std::uint32_t max_worker_id, std::chrono::milliseconds lease,
                                        OwnerToken token,
                                        const std::optional<StateRecord>& predecessor)
-    : worker_(root, name, max_worker_id), lease_(lease), token_(std::move(token)) {
+    : worker_(root, name, max_worker_id),
+      max_worker_id_(max_worker_id),
+      lease_(lease),
+      token_(std::move(token)) {
   if (predecessor && predecessor->owner) {
     predecessor_ = Predecessor{*predecessor->owner, predecessor->node, predecessor->reserved_until};
   }
@@ -39,6 +42,14 @@ Result<void, CoordError> SequentialStrategy::give_back(ZkSession& zk, std::int64
   BOOST_OUTCOME_TRYV(worker_.release(zk, *claim_, std::max(floor, claim_->data.floor)));
   claim_.reset();
   return outcome::success();
+}
+
+Result<ReapResult, CoordError> SequentialStrategy::reap(ZkSession& zk, std::optional<std::int64_t>) {
+  BOOST_OUTCOME_TRY(used, worker_.numbers_used(zk));
+  ReapResult r;
+  r.pool_size = max_worker_id_ + 1;
+  r.in_use = std::min(used, *r.pool_size);
+  return r;
 }
 
 void SequentialStrategy::forget(ZkSession* zk) {

@@ -21,9 +21,13 @@ class SequentialStrategy final : public WorkerStrategy {
   Result<std::int64_t, CoordError> renew(ZkSession& zk, std::int64_t ts, std::int64_t hwm) override;
   Result<void, CoordError> give_back(ZkSession& zk, std::int64_t floor) override;
   void forget(ZkSession* zk) override;
+  // Nothing to reap (identities are never recycled): how close the cluster
+  // is to running out of worker IDs.
+  Result<ReapResult, CoordError> reap(ZkSession& zk, std::optional<std::int64_t> zk_now_ms) override;
 
  private:
   SequentialWorker worker_;
+  std::uint32_t max_worker_id_;
   std::chrono::milliseconds lease_;
   OwnerToken token_;
   std::optional<Predecessor> predecessor_;

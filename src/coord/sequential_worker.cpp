@@ -165,6 +165,15 @@ Result<void, CoordError> SequentialWorker::heartbeat(ZkSession& zk, SequentialCl
   return CoordError{CoordErrc::zookeeper, fmt::format("{} kept changing during our heartbeat", claim.path)};
 }
 
+Result<std::uint32_t, CoordError> SequentialWorker::numbers_used(ZkSession& zk) const {
+  auto stat = zk.exists(forever_);
+  if (!stat) return CoordError::from(stat.error());
+  if (!stat.value()) return 0U;
+  // ZooKeeper numbers a sequential child with its parent's cversion, which
+  // every create and delete of a child raises.
+  return static_cast<std::uint32_t>(std::max(0, stat.value()->cversion));
+}
+
 Result<void, CoordError> SequentialWorker::release(ZkSession& zk, SequentialClaim& claim,
                                                    std::int64_t floor) {
   SequentialData last = claim.data;

@@ -36,7 +36,8 @@ NodeStat to_stat(const Stat& s) {
           .czxid = s.czxid,
           .ephemeral_owner = s.ephemeralOwner,
           .data_length = s.dataLength,
-          .num_children = s.numChildren};
+          .num_children = s.numChildren,
+          .cversion = s.cversion};
 }
 
 // World may read; only the identity that created a node may change it.

@@ -293,7 +293,7 @@ Response metrics(RouterContext& ctx) {
                                    lease.state,
                                    generator ? std::optional(generator->worker_id()) : std::nullopt,
                                    kVersion, ctx.info.service, &ctx.coordination, lease.remaining,
-                                   std::chrono::steady_clock::now()});
+                                   std::chrono::steady_clock::now(), ctx.info.timings});
   res.prepare_payload();
   return res;
 }

@@ -66,7 +66,7 @@ TEST_CASE("recycle: serves with a pooled worker ID and returns it with a floor o
   CHECK(json::parse(std::ifstream(state.path() / "worker.json"))["owner"].is_null());
 }
 
-TEST_CASE("sequential: the same worker ID after a restart; with ZooKeeper down, not ready until it is back",
+TEST_CASE("sequential: the same worker ID after a restart, with ZooKeeper down, not ready until it is back",
           "[coord][sequential]") {
   ZooKeeperServer zk;
   TempDir state;
@@ -105,7 +105,7 @@ TEST_CASE("sequential: the same worker ID after a restart; with ZooKeeper down, 
   CHECK(fetch_ids(d, 10).front() > before.back());
 }
 
-TEST_CASE("lease: ZooKeeper stopped -> IDs until the deadline, then lease_expired; back -> "
+TEST_CASE("lease: ZooKeeper stopped -> IDs until the deadline, then lease_expired, back -> "
           "same worker ID",
           "[coord][lease]") {
   ZooKeeperServer zk;
@@ -282,7 +282,7 @@ TEST_CASE("pool exhausted: not ready and retrying, ready once an ID is free", "[
   CHECK(metric(c, "snowflake_pool_exhausted") == 0);
 }
 
-TEST_CASE("pool status: owners, heartbeat ages by ZooKeeper's time, floors; --json too",
+TEST_CASE("pool status: owners, heartbeat ages by ZooKeeper's time, floors, --json too",
           "[coord][recycle][admin]") {
   ZooKeeperServer zk;
   TempDir s1, s2, tool;

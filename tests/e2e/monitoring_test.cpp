@@ -116,3 +116,41 @@ TEST_CASE("monitoring: every metric the dashboard and the alerts query is served
     }
   }
 }
+
+TEST_CASE("monitoring: a sequential daemon exports how many worker IDs are left, and every "
+          "ZooKeeper-mode daemon its timings, for the alert rules",
+          "[monitoring]") {
+  ZooKeeperServer zk;
+  // 2 worker bits: 4 numbers, never reused. Two daemons with two names use two.
+  const nlohmann::json patch = {{"layout", {{"time_bits", 41}, {"worker_bits", 2}, {"sequence_bits", 20}}},
+                                {"coordinator", {{"max_skew_ms", 1500}}}};
+  TempDir state_a, state_b;
+  auto config_a = cluster_config(zk.hosts(), "sequential", state_a.path(), patch);
+  auto config_b = cluster_config(zk.hosts(), "sequential", state_b.path(), patch);
+  config_a["coordinator"]["advertise"] = "seq-a:1";
+  config_b["coordinator"]["advertise"] = "seq-b:1";
+  Daemon a(config_a.dump());
+  Daemon b(config_b.dump());
+  wait_ready(a);
+  wait_ready(b);
+  // After a heartbeat each has read how many numbers ZooKeeper handed out.
+  CHECK(eventually([&] { return metric(a, "snowflake_pool_free") == 2 && metric(b, "snowflake_pool_free") == 2; }));
+  CHECK(metric(a, "snowflake_pool_size") == 4);
+  // A restart under the same name reuses its number: none more is used.
+  stop(a);
+  Daemon again(config_a.dump());
+  wait_ready(again);
+  CHECK(eventually([&] { return metric(again, "snowflake_pool_free") == 2; }));
+
+  const auto text = http_get(again.port(), "/metrics")->body;
+  for (const char* line : {"\nsnowflake_config_heartbeat_interval_seconds 0.3\n",
+                           "\nsnowflake_config_lease_timeout_seconds 1.5\n",
+                           "\nsnowflake_config_reclaim_after_seconds 2.5\n",
+                           "\nsnowflake_config_max_skew_seconds 1.5\n"}) {
+    INFO(line);
+    CHECK(text.find(line) != std::string::npos);
+  }
+  // Static mode has no lease or heartbeat to scale anything by.
+  Daemon solo(R"({"coordinator":{"type":"static"}})");
+  CHECK(http_get(solo.port(), "/metrics")->body.find("snowflake_config_") == std::string::npos);
+}

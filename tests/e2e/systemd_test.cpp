@@ -128,7 +128,7 @@ TEST_CASE("systemd: STATUS while waiting for ZooKeeper, READY=1 only once /ready
   CHECK(has(log.back(), "STOPPING=1"));
 }
 
-TEST_CASE("systemd: without WATCHDOG_USEC no watchdog pings; static mode is ready at once",
+TEST_CASE("systemd: without WATCHDOG_USEC no watchdog pings, static mode is ready at once",
           "[systemd]") {
   NotifySocket notify;
   Daemon d(json{{"coordinator", {{"type", "static"}, {"static_worker_id", 5}}}}.dump(), "127.0.0.1:0",
@@ -173,4 +173,38 @@ TEST_CASE("systemd: into the journal, log lines carry a syslog priority and no t
   REQUIRE(elsewhere.wait_for_exit(20s));
   CHECK(std::regex_search(elsewhere.stderr_text(),
                           std::regex(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info snowflaked )")));
+}
+
+TEST_CASE("systemd: into the journal, what stops the daemon before logging starts is an error "
+          "(priority 3), so journalctl -p err shows it",
+          "[systemd][logging]") {
+  TempDir dir;
+  const auto bad_config = dir.write("bad.json", R"({"coordinator": {"typo": 1}})");
+  const std::string journal = "JOURNAL_STREAM=$(stat -L -c %d:%i /dev/stderr) exec ";
+  const std::string daemon = std::string(SNOWFLAKED_PATH);
+  struct Case {
+    std::string arguments;
+    std::string message;
+  };
+  for (const auto& c : {Case{"--config " + bad_config.string(), "coordinator.typo: unknown key"},
+                        Case{"--listen nowhere", "--listen: must be"},
+                        Case{"--log-level loud", "--log-level: must be one of"},
+                        Case{"--no-such-flag", "snowflaked: "}}) {
+    INFO(c.arguments);
+    ChildProcess run({"/bin/sh", "-c", journal + daemon + " " + c.arguments});
+    const auto status = run.wait_for_exit(20s);
+    REQUIRE(status);
+    CHECK(status->code == 2);
+    const std::string err = run.stderr_text();
+    INFO(err);
+    CHECK(err.find("<3>") == 0);
+    CHECK(err.find(c.message) != std::string::npos);
+    // Every line of it: journald ranks each line on its own.
+    std::istringstream lines(err);
+    for (std::string line; std::getline(lines, line);) CHECK(line.starts_with("<3>"));
+  }
+  // Not into the journal: the plain message.
+  ChildProcess plain({daemon, "--config", bad_config.string()});
+  REQUIRE(plain.wait_for_exit(20s));
+  CHECK(plain.stderr_text() == bad_config.string() + ": coordinator.typo: unknown key\n");
 }

@@ -67,7 +67,9 @@ struct Daemon {
   Metrics metrics{1};
   HttpSettings settings;
   RouterContext context{layout, worker, lease, gauges, metrics, settings,
-                        {"svc", "recycle", clock.monotonic(), 1}};
+                        {"svc", "recycle", clock.monotonic(), 1,
+                         ConfiguredTimings{std::chrono::seconds(180), std::chrono::seconds(540),
+                                           std::chrono::seconds(900), std::chrono::seconds(2)}}};
   std::uint64_t last_id = 0;
 };
 

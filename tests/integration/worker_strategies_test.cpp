@@ -136,7 +136,7 @@ TEST_CASE("sequential: a fresh node, reused after a restart, its data written", 
   CHECK(children(*s, kRoot + "/forever").size() == 2);
 }
 
-TEST_CASE("sequential: one identity, one live holder; the next one starts above the last's lease",
+TEST_CASE("sequential: one identity, one live holder, the next one starts above the last's lease",
           "[zk][sequential][safety]") {
   ZooKeeperServer zk;
   auto s1 = connect(zk);

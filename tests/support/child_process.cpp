@@ -1,8 +1,9 @@
 #include "child_process.hpp"
 
+#include "spawn_child.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,32 +53,10 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, 
     if (eq != std::string::npos) merged[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   for (auto& [k, v] : env) merged[k] = v;
-  std::vector<std::string> env_strings;
-  for (auto& [k, v] : merged) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  for (auto& s : argv) args.push_back(s.data());
-  args.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, (dir_ / "stdout").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, (dir_ / "stderr").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  // The child starts with no signals blocked, whatever this thread blocks.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  const int rc = posix_spawn(&pid_, args[0], &actions, &attr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw std::runtime_error("posix_spawn " + argv[0] + ": " + std::strerror(rc));
+  SpawnRequest request{.argv = std::move(argv), .env = {}, .stdout_path = (dir_ / "stdout").string(),
+                       .stderr_path = (dir_ / "stderr").string()};
+  for (auto& [k, v] : merged) request.env.push_back(k + "=" + v);
+  pid_ = spawn_child(request);
 }
 
 std::optional<std::string> sanitizer_report(const std::string& stderr_text) {

@@ -1,7 +1,8 @@
 #pragma once
 // Runs a real program for a test: its stdout and stderr go to files (no pipe
 // can fill up and block it), waits have deadlines, and the destructor kills
-// only the process it started, by pid.
+// only the process it started, by pid. It dies with the test process too,
+// however that ends (spawn_child.hpp).
 
 #include <sys/types.h>
 

@@ -22,6 +22,8 @@ class ZooKeeperServer {
 
   unsigned short port() const { return port_; }
   std::string hosts() const { return "127.0.0.1:" + std::to_string(port_); }
+  // The server's pid while it runs, else -1.
+  pid_t pid() const { return process_ ? process_->pid() : -1; }
 
   // Kill and start again on the same port and data (sessions survive).
   void restart();

@@ -150,7 +150,7 @@ TEST_CASE("checker: a worker ID passing between owners, with the gap between the
   CHECK(r.reuse.at(3).min_gap_ms == 400);
 }
 
-TEST_CASE("history: written and read back; a plain list of IDs is read too", "[checker]") {
+TEST_CASE("history: written and read back, a plain list of IDs is read too", "[checker]") {
   std::stringstream file;
   file << layout_line(LayoutSettings{.worker_bits = 2, .sequence_bits = 20}) << '\n';
   Answer a = served(2, 1, kT0, {id(kT0, 1, 0), id(kT0, 1, 1), id(kT0 + 1, 1, 0)});

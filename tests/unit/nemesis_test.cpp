@@ -55,7 +55,7 @@ TEST_CASE("nemesis: bounded, and quiet at the end", "[nemesis]") {
   }
 }
 
-TEST_CASE("nemesis: no process fault overlaps another fault of its daemon; one ZooKeeper fault at a time",
+TEST_CASE("nemesis: no process fault overlaps another fault of its daemon, one ZooKeeper fault at a time",
           "[nemesis]") {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     const auto plan = plan_faults({.seed = seed, .length = 300s, .daemons = 4, .ensemble = true});
@@ -78,7 +78,7 @@ TEST_CASE("nemesis: no process fault overlaps another fault of its daemon; one Z
   }
 }
 
-TEST_CASE("nemesis: a long plan holds every kind; disk_full only where it can be done", "[nemesis]") {
+TEST_CASE("nemesis: a long plan holds every kind, disk_full only where it can be done", "[nemesis]") {
   std::set<std::string> kinds;
   bool stalled_and_jumped = false;
   const auto plan = plan_faults({.seed = 3, .length = 30min, .daemons = 4, .ensemble = true});

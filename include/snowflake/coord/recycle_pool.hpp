@@ -59,7 +59,8 @@ struct ClaimPlan {
 struct ReapResult {
   int moved = 0;                        // returned to notuse
   // Worker IDs in the pool and how many are in use (inuse nodes, after the
-  // moves): for the metrics that predict exhaustion. Recycle mode only.
+  // moves): for the metrics that predict exhaustion. In sequential mode:
+  // the layout's worker IDs and how many ZooKeeper has handed out.
   std::optional<std::uint32_t> pool_size;
   std::uint32_t in_use = 0;
   std::vector<std::uint32_t> held;      // stale, but their owner's session is alive

@@ -62,6 +62,11 @@ class SequentialWorker {
   // after it) and gives the alive node back.
   Result<void, CoordError> release(ZkSession& zk, SequentialClaim& claim, std::int64_t floor);
 
+  // How many worker IDs (node numbers) ZooKeeper has handed out in this
+  // cluster: numbers are never reused, so past the layout's last worker ID
+  // no daemon with a new name can start.
+  Result<std::uint32_t, CoordError> numbers_used(ZkSession& zk) const;
+
   const std::string& name() const noexcept { return name_; }
   const AliveNodes& alive() const noexcept { return alive_; }
 

@@ -37,6 +37,9 @@ class StateDir {
   // record from a copied directory, a restored snapshot or a cloned machine
   // proves nothing.
   bool proves_writer_dead(const StateRecord& record) const;
+  // False when this boot's ID could not be read (a sandbox that hides
+  // /proc/sys): then proves_writer_dead() never holds.
+  bool knows_boot() const noexcept { return !boot_id_.empty(); }
 
   const std::string& dir() const noexcept { return dir_; }
   const std::string& file_path() const noexcept { return file_.path(); }

@@ -76,6 +76,8 @@ struct NodeStat {
   std::int64_t ephemeral_owner = 0;  // the session holding an ephemeral node; 0 for others
   std::int32_t data_length = 0;
   std::int32_t num_children = 0;
+  // Changes to the children: the number a sequential child created now gets.
+  std::int32_t cversion = 0;
 };
 
 struct NodeData {

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,7 @@ struct ServiceInfo {
   std::string mode;  // coordinator type: "static", "sequential", "recycle"
   std::chrono::steady_clock::time_point started;
   unsigned io_threads = 1;
+  std::optional<ConfiguredTimings> timings{};  // ZooKeeper modes: for /metrics
 };
 
 struct RouterContext {

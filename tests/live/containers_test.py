@@ -1,0 +1,303 @@
+#!/usr/bin/python3
+"""packaging/Dockerfile and docker-compose.yml for real, with podman and
+podman-compose: the image built from the tree (both stages), its
+HEALTHCHECK, and the compose cluster (3 ZooKeeper nodes, 3 replicas) brought
+up, used, hurt and taken down as the README says.
+
+Everything podman makes lives in a store of this run's own (images,
+containers, volumes, network configs), removed at the end; the machine's
+own podman store and /etc are left alone. The official zookeeper:3.8 image
+cannot be pulled here: ZOOKEEPER_IMAGE points the compose file at a
+stand-in built from Debian's zookeeper package (tests/live/zookeeper-image).
+
+Usage: containers_test.py SOURCE_DIR   (as root)
+"""
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from livetest import (Failure, check, debian_root_tarball, free_port, http_get, http_json,  # noqa: E402
+                      log, main_guard, poll, run, scratch_dir, stale_scratch_dirs, step)
+
+KIND = "containers"
+ZOOKEEPERS = ["zk1", "zk2", "zk3"]
+REPLICAS = ["snowflaked1", "snowflaked2", "snowflaked3"]
+IMAGE = "localhost/snowflaked:local"
+CONFIG = "/etc/snowflaked/snowflaked.json"
+
+
+def podman_env(work):
+    """CONTAINERS_CONF and CONTAINERS_STORAGE_CONF of this run's own: runc
+    (crun refuses this host's hybrid cgroups), cgroupfs and file events (no
+    systemd on the host), ulimits below the host's hard limits, and every
+    path under `work`."""
+    conf = os.path.join(work, "containers.conf")
+    storage = os.path.join(work, "storage.conf")
+    with open(conf, "w") as f:
+        f.write(f'[containers]\ndefault_ulimits = ["nofile=1024:4096", "nproc=1024:4096"]\n'
+                f'[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n'
+                f'tmp_dir = "{work}/libpod-tmp"\n'
+                f'[network]\nnetwork_config_dir = "{work}/networks"\n')
+    with open(storage, "w") as f:
+        f.write(f'[storage]\ndriver = "overlay"\ngraphroot = "{work}/storage"\n'
+                f'runroot = "{work}/run"\n')
+    env = dict(os.environ, CONTAINERS_CONF=conf, CONTAINERS_STORAGE_CONF=storage)
+    # podman-compose and podman must not pick up a project from elsewhere.
+    for var in ("COMPOSE_PROJECT_NAME", "COMPOSE_FILE"):
+        env.pop(var, None)
+    return env
+
+
+def release_store(work):
+    """Stops and removes everything in the store under `work`, then the store."""
+    if os.path.exists(os.path.join(work, "storage.conf")):
+        env = podman_env(work)
+        run(["podman", "rm", "--all", "--force", "--time", "0"], check=False, env=env, timeout=120)
+        run(["podman", "system", "reset", "--force"], check=False, env=env, timeout=300)
+        run(["umount", "-R", "-l", os.path.join(work, "storage")], check=False)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+class Firewall:
+    """The CNI plugins add iptables chains and rules that outlive the
+    network they were made for; this removes what appeared during the run."""
+
+    TABLES = ("filter", "nat")
+
+    def __init__(self):
+        self.before = {t: self._rules(t) for t in self.TABLES}
+
+    @staticmethod
+    def _rules(table):
+        out = run(["iptables-save", "-t", table], check=False).stdout
+        return [line for line in out.splitlines() if line.startswith(("-A ", ":"))]
+
+    def restore(self):
+        for table in self.TABLES:
+            new = [r for r in self._rules(table) if r not in self.before[table]]
+            for rule in reversed([r for r in new if r.startswith("-A ")]):
+                run(["iptables", "-t", table, "-D"] + shlex.split(rule[3:]), check=False)
+            for chain in [r[1:].split()[0] for r in new if r.startswith(":")]:
+                run(["iptables", "-t", table, "-F", chain], check=False)
+                run(["iptables", "-t", table, "-X", chain], check=False)
+
+
+class Cluster:
+    """docker-compose.yml under podman-compose, as project `name`."""
+
+    def __init__(self, source, env, name):
+        self.source = source
+        self.name = name
+        self.ports = {r: free_port() for r in REPLICAS}
+        self.env = dict(env, ZOOKEEPER_IMAGE="localhost/snowflaked-live/zookeeper:3.8",
+                        **{f"{r.upper()}_PORT": str(p) for r, p in self.ports.items()})
+
+    def compose(self, *args, timeout=900):
+        # The README's command for podman; --network=host only because this
+        # machine's builds reach Debian's archive that way.
+        return run(["podman-compose", "--podman-build-args", "--format docker --network=host",
+                    "-p", self.name, "-f", "docker-compose.yml"] + list(args),
+                   env=self.env, cwd=self.source, timeout=timeout)
+
+    def podman(self, *args, check=True, timeout=120):
+        return run(["podman"] + list(args), env=self.env, check=check, timeout=timeout)
+
+    def container(self, service):
+        return f"{self.name}_{service}_1"
+
+    def url(self, replica, path):
+        return f"http://127.0.0.1:{self.ports[replica]}{path}"
+
+    def exec(self, service, *args, check=True):
+        return self.podman("exec", self.container(service), *args, check=check)
+
+    def pool(self, via):
+        return json.loads(self.exec(via, "snowflaked", "pool", "status", "--config", CONFIG,
+                                    "--json").stdout)
+
+    def zookeeper_word(self, zk, word):
+        """A four-letter word asked inside the ZooKeeper container (bash's
+        /dev/tcp: the image needs no client of its own)."""
+        return self.exec(zk, "bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/2181; printf {word} >&3; "
+                                           "cat <&3", check=False).stdout
+
+    def health(self, container):
+        """Runs the container's health check once, as podman's timer would
+        (the host has no systemd to schedule it); returns the state."""
+        self.podman("healthcheck", "run", container, check=False)
+        return self.podman("inspect", "--format", "{{.State.Health.Status}}", container).stdout.strip()
+
+    def listing(self):
+        label = f"label=io.podman.compose.project={self.name}"
+        return {
+            "containers": self.podman("ps", "-a", "--filter", label, "--format", "{{.Names}}").stdout.split(),
+            "volumes": [v for v in self.podman("volume", "ls", "--format", "{{.Name}}").stdout.split()],
+            "networks": [n for n in self.podman("network", "ls", "--format", "{{.Name}}").stdout.split()
+                         if n.startswith(self.name)],
+        }
+
+
+def replica_ready(cluster, replica):
+    status, body = http_json(cluster.url(replica, "/ready"))
+    return body if status == 200 else None
+
+
+def issues_ids(cluster, replica, worker):
+    """An ID from the replica, decoding to its own worker ID."""
+    status, text = http_get(cluster.url(replica, "/id/order?format=text"))
+    if status != 200:
+        return None
+    status, decoded = http_json(cluster.url(replica, f"/decode/{text.strip()}"))
+    return status == 200 and decoded["worker_id"] == worker
+
+
+def clients_of(cluster, zk):
+    """The client addresses connected to one ZooKeeper node (its `stat`)."""
+    return re.findall(r"^ /([\d.]+):\d+\[\d+\]", cluster.zookeeper_word(zk, "stat"), re.M)
+
+
+def main(source):
+    for stale in stale_scratch_dirs(KIND):
+        log(f"      removing {stale}, left by a run that was killed")
+        release_store(stale)
+    work = scratch_dir(KIND)
+    env = podman_env(work)
+    firewall = Firewall()
+    cluster = Cluster(source, env, f"snowflakedlive{os.getpid()}")
+    try:
+        with step("a base image from the Debian 12 root (no registry but Debian's here)"):
+            tarball = debian_root_tarball()
+            run(["podman", "import", tarball, "docker.io/library/debian:bookworm"], env=env)
+            run(["podman", "tag", "docker.io/library/debian:bookworm",
+                 "docker.io/library/debian:bookworm-slim"], env=env)
+
+        with step("the ZooKeeper stand-in image from Debian's zookeeper package"):
+            run(["podman", "build", "--format", "docker", "--network=host", "-t",
+                 cluster.env["ZOOKEEPER_IMAGE"], os.path.join(source, "tests/live/zookeeper-image")],
+                env=env, timeout=900)
+
+        with step("docker-compose.yml: up --build builds packaging/Dockerfile (both stages) and starts "
+                  "3 ZooKeeper nodes and 3 replicas"):
+            started = time.monotonic()
+            cluster.compose("up", "-d", "--build")
+            log(f"      up --build took {time.monotonic() - started:.0f} s")
+            inspect = json.loads(cluster.podman("image", "inspect", IMAGE).stdout)[0]
+            config = inspect["Config"]
+            check(config.get("User") == "snowflaked", f"the image's user is {config.get('User')!r}")
+            healthcheck = inspect.get("Healthcheck") or config.get("Healthcheck") or {}
+            check("/ready" in " ".join(healthcheck.get("Test", [])),
+                  f"the image has no /ready HEALTHCHECK (built in OCI format?): {healthcheck}")
+            # The runtime stage installed the .deb the build stage made.
+            version = cluster.podman("run", "--rm", "--network", "none", "--entrypoint", "dpkg-query",
+                                     IMAGE, "-W", "-f", "${Status} ${Version}", "snowflaked").stdout
+            check(version.startswith("install ok installed"), f"snowflaked package in the image: {version}")
+            running = cluster.listing()["containers"]
+            check(sorted(running) == sorted(cluster.container(s) for s in ZOOKEEPERS + REPLICAS),
+                  f"containers: {running}")
+
+        workers = {}
+        with step("each replica becomes ready with a worker ID of its own and issues IDs on its port"):
+            for replica in REPLICAS:
+                workers[replica] = poll(f"{replica} ready", lambda r=replica: replica_ready(cluster, r),
+                                        180)["worker_id"]
+            check(len(set(workers.values())) == 3, f"worker IDs: {workers}")
+            for replica in REPLICAS:
+                check(issues_ids(cluster, replica, workers[replica]),
+                      f"{replica} did not issue an ID of worker {workers[replica]}")
+            log(f"      worker IDs {workers}, ports {cluster.ports}")
+
+        with step("health checks turn healthy: the ZooKeeper nodes' zkServer.sh status and the replicas' /ready"):
+            for service in ZOOKEEPERS + REPLICAS:
+                poll(f"{service} healthy", lambda s=service: cluster.health(cluster.container(s)) == "healthy",
+                     120, interval=1)
+            modes = [re.search(r"Mode: (\w+)", cluster.exec(z, "zkServer.sh", "status").stdout).group(1)
+                     for z in ZOOKEEPERS]
+            check(sorted(modes) == ["follower", "follower", "leader"], f"ZooKeeper modes: {modes}")
+
+        with step("the replicas run as the image's non-root user"):
+            for replica in REPLICAS:
+                uid = re.search(r"^Uid:\s+(\d+)", cluster.exec(replica, "cat", "/proc/1/status").stdout, re.M)
+                check(uid and uid.group(1) != "0", f"{replica}'s daemon runs as uid {uid and uid.group(1)}")
+
+        with step("the image on its own: its HEALTHCHECK fails while not ready, turns healthy once "
+                  "ready; SIGTERM gives the worker ID back and exits 0"):
+            config_mount = f"{os.path.join(source, 'conf/docker.json')}:{CONFIG}:ro"
+            unready = f"{cluster.name}-unready"
+            cluster.podman("run", "-d", "--name", unready, "--network", "none", "-v", config_mount, IMAGE)
+            check(cluster.podman("healthcheck", "run", unready, check=False).returncode != 0,
+                  "the health check passed for a daemon that cannot reach ZooKeeper")
+            cluster.podman("rm", "--force", "--volumes", "--time", "0", unready)
+            alone = f"{cluster.name}-image"
+            cluster.podman("run", "-d", "--name", alone, "--network", f"{cluster.name}_default",
+                           "-v", config_mount, IMAGE)
+            poll("the image's HEALTHCHECK healthy", lambda: cluster.health(alone) == "healthy", 120,
+                 interval=1)
+            uid = cluster.podman("exec", alone, "id", "-u").stdout.strip()
+            check(uid != "0", f"the image runs as uid {uid}")
+            its_worker = json.loads(cluster.podman("exec", alone, "curl", "-fsS",
+                                                   "http://127.0.0.1:8080/ready").stdout)["worker_id"]
+            cluster.podman("stop", "--time", "30", alone)
+            code = cluster.podman("inspect", "--format", "{{.State.ExitCode}}", alone).stdout.strip()
+            check(code == "0", f"the container exited {code} on SIGTERM")
+            check(its_worker in [e["worker_id"] for e in cluster.pool(REPLICAS[0])["notuse"]],
+                  f"worker ID {its_worker} was not given back")
+            cluster.podman("rm", "--volumes", alone)
+
+        with step("killing the ZooKeeper node the replicas are connected to leaves every replica serving"):
+            replica_ips = {cluster.podman("inspect", "--format",
+                                          "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+                                          cluster.container(r)).stdout.strip(): r for r in REPLICAS}
+            sessions = {z: [ip for ip in clients_of(cluster, z) if ip in replica_ips] for z in ZOOKEEPERS}
+            victim = max(ZOOKEEPERS, key=lambda z: len(sessions[z]))
+            check(sessions[victim], f"no replica session found on any ZooKeeper node: {sessions}")
+            cluster.podman("kill", cluster.container(victim))
+            survivors = [z for z in ZOOKEEPERS if z != victim]
+            poll("every replica's session on a surviving node",
+                 lambda: set(replica_ips) <= {ip for z in survivors for ip in clients_of(cluster, z)}, 60,
+                 interval=0.5)
+            for replica in REPLICAS:
+                status = poll(f"{replica} connected and ready", lambda r=replica: (
+                    lambda s: s if s[1].get("coordination", {}).get("zookeeper") == "connected"
+                    and replica_ready(cluster, r) else None)(http_json(cluster.url(r, "/status"))), 30)
+                check(status[1]["worker_id"] == workers[replica], f"{replica}: {status[1]}")
+                check(issues_ids(cluster, replica, workers[replica]), f"{replica} issues no ID")
+            # A write through the two nodes left: pool status makes a probe node.
+            check(len(cluster.pool(REPLICAS[0])["inuse"]) == 3, "pool status after the kill")
+            log(f"      killed {victim} ({len(sessions[victim])} replica session(s) on it)")
+
+        with step("stopping one replica gives its worker ID back"):
+            cluster.compose("stop", "snowflaked2", timeout=120)
+            code = cluster.podman("inspect", "--format", "{{.State.ExitCode}}",
+                                  cluster.container("snowflaked2")).stdout.strip()
+            check(code == "0", f"snowflaked2 exited {code}")
+            pool = cluster.pool(REPLICAS[0])
+            check(workers["snowflaked2"] in [e["worker_id"] for e in pool["notuse"]] and
+                  workers["snowflaked2"] not in [e["worker_id"] for e in pool["inuse"]],
+                  f"worker ID {workers['snowflaked2']} is not free: in use {pool['inuse']}")
+
+        with step("down -v removes the containers and volumes"):
+            cluster.compose("down", "-v", timeout=300)
+            left = cluster.listing()
+            check(not left["containers"] and not left["volumes"], f"left after down -v: {left}")
+            if left["networks"]:
+                # podman-compose 1.0.3 (Debian 12) removes no networks on down;
+                # docker compose does.
+                log(f"      podman-compose left the network {left['networks']}: removed")
+                for network in left["networks"]:
+                    cluster.podman("network", "rm", network)
+    finally:
+        release_store(work)
+        firewall.restore()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main_guard(lambda: main(os.path.abspath(sys.argv[1])))

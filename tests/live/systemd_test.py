@@ -1,0 +1,326 @@
+#!/usr/bin/python3
+"""The .deb under a real systemd: a Debian 12 system container booted with
+systemd as PID 1 (systemd-nspawn), the package installed with apt as a user
+would, and what the README promises of the unit checked live: Type=notify
+readiness, STATUS=, the watchdog, stop, a bad config, the sandbox, and
+priorities in the journal. ZooKeeper runs on the host's loopback, which the
+container shares (no private network).
+
+Usage: systemd_test.py DEB README   (as root)
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from livetest import (Failure, ZooKeeperServer, check, debian_root_tarball, dying_with_us,  # noqa: E402
+                      free_port, http_json, log, main_guard, poll, run, scratch_dir,
+                      stale_scratch_dirs, step, unpack_root)
+
+KIND = "systemd"
+UNIT = "snowflaked"
+# Test timings: what takes minutes in production takes seconds here.
+WATCHDOG_S = 4
+RESTART_S = 1
+RECLAIM_AFTER_MS = 4000
+HEARTBEAT_MS = 500
+
+
+class Container:
+    """A booted Debian 12 system container; every command runs inside it
+    through nsenter into all of its namespaces."""
+
+    def __init__(self, root, name, log_path):
+        self.root = root
+        self.name = name
+        self.log = open(log_path, "w")
+        # nspawn, killed with us, takes the container with it: it kills the
+        # container's PID 1 when it dies.
+        self.nspawn = subprocess.Popen(
+            dying_with_us(["systemd-nspawn", "-D", root, "--boot", "--keep-unit", "--register=no",
+                           "-M", name, "--console=pipe"]),
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        with open(os.path.join(os.path.dirname(root), "nspawn.pid"), "w") as f:
+            f.write(f"{self.nspawn.pid}\n")
+        self.init_pid = poll("the container's PID 1", self._find_init, 30)
+        state = poll("systemctl is-system-running --wait",
+                     lambda: self.run(["systemctl", "is-system-running", "--wait"], check=False,
+                                      timeout=120).stdout.strip(), 150)
+        if state != "running":
+            failed = self.run(["systemctl", "--failed", "--no-pager"], check=False).stdout
+            raise Failure(f"the container's systemd is {state}:\n{failed}")
+
+    def _find_init(self):
+        if self.nspawn.poll() is not None:
+            raise Failure(f"systemd-nspawn exited {self.nspawn.returncode}; see {self.log.name}")
+        children = []
+        for task in os.listdir(f"/proc/{self.nspawn.pid}/task"):
+            with open(f"/proc/{self.nspawn.pid}/task/{task}/children") as f:
+                children += f.read().split()
+        for pid in children:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == "systemd":
+                    return int(pid)
+        return None
+
+    def run(self, args, **kw):
+        return run(["nsenter", "-t", str(self.init_pid), "-a"] + args, **kw)
+
+    def sh(self, script, **kw):
+        return self.run(["sh", "-c", script], **kw)
+
+    def write(self, path, text):
+        full = os.path.join(self.root, path.lstrip("/"))
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w") as f:
+            f.write(text)
+
+    def show(self, *props):
+        out = self.run(["systemctl", "show", UNIT] + [f"-p{p}" for p in props]).stdout
+        return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+    def journal(self, *args):
+        out = self.run(["journalctl", "-u", UNIT, "-o", "json", "--no-pager"] + list(args)).stdout
+        return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+    def pool(self):
+        out = self.run(["snowflaked", "pool", "status", "--config", "/etc/snowflaked/snowflaked.json",
+                        "--json"]).stdout
+        return json.loads(out)
+
+    def poweroff(self):
+        if self.nspawn.poll() is None:
+            self.nspawn.terminate()  # nspawn asks the container's systemd to power off
+            try:
+                self.nspawn.wait(60)
+            except subprocess.TimeoutExpired:
+                self.nspawn.kill()
+                self.nspawn.wait(30)
+
+
+def clean_stale():
+    """What an earlier run that was killed left behind."""
+    for path in stale_scratch_dirs(KIND):
+        pid_file = os.path.join(path, "nspawn.pid")
+        if os.path.exists(pid_file):
+            pid = int(open(pid_file).read())
+            if os.path.exists(f"/proc/{pid}"):
+                os.kill(pid, 9)
+        log(f"      removing {path}, left by a run that was killed")
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def daemon_config(zk_hosts, http_port):
+    return json.dumps({
+        "service": "live",
+        "coordinator": {"type": "recycle", "heartbeat_interval_ms": HEARTBEAT_MS,
+                        "lease_timeout_ms": 2000, "reclaim_after_ms": RECLAIM_AFTER_MS,
+                        "safety_margin_ms": 1000},
+        "zookeeper": {"hosts": zk_hosts, "session_timeout_ms": 2000, "connect_timeout_ms": 2000},
+        "http": {"listen": f"127.0.0.1:{http_port}"},
+    }, indent=2) + "\n"
+
+
+def worker_of(status_text):
+    m = re.match(r"worker ID (\d+) \(recycle\)", status_text)
+    return int(m.group(1)) if m else None
+
+
+def readme_exposure(readme):
+    m = re.search(r"`systemd-analyze security` rates it (\d+\.\d+)", open(readme).read())
+    if not m:
+        raise Failure(f"{readme} states no exposure score (\"`systemd-analyze security` rates it N.N\")")
+    return m.group(1)
+
+
+# The probe runs in the daemon's namespaces as the daemon's user: every
+# directory it might write to (mount points, directories anyone may write,
+# the system's own) is tried. Printed: "writable DIR" or "refused DIR".
+WRITE_PROBE = r"""
+{
+  awk '{print $5}' /proc/self/mountinfo
+  find / \( -path /proc -o -path /sys \) -prune -o -type d \( -perm -0002 -o -user "$(id -u)" \) -print 2>/dev/null
+  printf '%s\n' /etc /etc/snowflaked /usr/bin /usr/lib /var/lib /var/log /var/cache /root /home /run /srv /opt
+} | grep -v -e '^/proc' -e '^/sys' | sort -u | while read -r dir; do
+  [ -d "$dir" ] || continue
+  f="$dir/.snowflaked-write-probe"
+  if ( : > "$f" ) 2>/dev/null; then rm -f "$f"; echo "writable $dir"; else echo "refused $dir"; fi
+done
+"""
+
+
+def main(deb, readme):
+    clean_stale()
+    work = scratch_dir(KIND)
+    zk = None
+    box = None
+    try:
+        root = os.path.join(work, "root")
+        with step("a Debian 12 root with systemd"):
+            unpack_root(debian_root_tarball(), root)
+            shutil.copy(deb, os.path.join(root, "var/tmp", os.path.basename(deb)))
+
+        with step("boot it with systemd as PID 1 (systemd-nspawn)"):
+            box = Container(root, f"snowflaked-live-{os.getpid()}", os.path.join(work, "nspawn.log"))
+
+        with step("apt installs the .deb; the service is neither enabled nor started"):
+            box.sh(f"apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
+                   f"/var/tmp/{os.path.basename(deb)}", timeout=600)
+            enabled = box.run(["systemctl", "is-enabled", UNIT], check=False).stdout.strip()
+            active = box.run(["systemctl", "is-active", UNIT], check=False).stdout.strip()
+            check(enabled == "disabled" and active == "inactive",
+                  f"after install: is-enabled {enabled}, is-active {active}")
+
+        zk = ZooKeeperServer(os.path.join(work, "zookeeper"))
+        http_port = free_port()
+        base = f"http://127.0.0.1:{http_port}"
+        # The operator's edit of the conffile, and a drop-in with test timings.
+        box.write("/etc/snowflaked/snowflaked.json", daemon_config(zk.hosts(), http_port))
+        box.write(f"/etc/systemd/system/{UNIT}.service.d/live-test.conf",
+                  f"[Service]\nWatchdogSec={WATCHDOG_S}s\nRestartSec={RESTART_S}s\n")
+        box.run(["systemctl", "daemon-reload"])
+
+        with step("systemctl start returns only once the daemon is ready (Type=notify)"):
+            # ZooKeeper is not up yet: start must still be waiting while the
+            # daemon says it has no worker ID.
+            start = subprocess.Popen(["nsenter", "-t", str(box.init_pid), "-a",
+                                      "systemctl", "start", UNIT],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            waiting = poll("the unit activating without a worker ID",
+                           lambda: (lambda s: s if s["ActiveState"] == "activating" and
+                                    s["StatusText"].startswith("no worker ID yet") else None)(
+                               box.show("ActiveState", "StatusText")), 30)
+            check(start.poll() is None,
+                  f"systemctl start returned ({start.returncode}) while the unit was {waiting}")
+            zk.start()
+            try:
+                out, _ = start.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                start.kill()
+                raise Failure("systemctl start did not return within 60 s of ZooKeeper starting")
+            check(start.returncode == 0, f"systemctl start: exit {start.returncode}: {out}")
+            status, ready = http_json(base + "/ready")
+            check(status == 200, f"/ready right after systemctl start: {status} {ready}")
+            state = box.show("StatusText", "MainPID", "ActiveState")
+            worker = worker_of(state["StatusText"])
+            check(worker is not None and worker == ready.get("worker_id"),
+                  f"StatusText \"{state['StatusText']}\" vs /ready {ready}")
+            log(f"      {state['StatusText']}")
+
+        with step("journalctl -p warning shows the daemon's warnings and no info line"):
+            everything = [e for e in box.journal() if e.get("SYSLOG_IDENTIFIER") == UNIT]
+            warnings = [e for e in box.journal("-p", "warning") if e.get("SYSLOG_IDENTIFIER") == UNIT]
+            acquired = [e for e in everything if "acquired" in e["MESSAGE"]]
+            check(acquired and all(e["PRIORITY"] == "6" for e in acquired),
+                  f"the 'worker ID acquired' line is not at priority 6 (info): {acquired}")
+            # The drop-in's 4 s watchdog is short for these ZooKeeper timeouts: a warning.
+            check(any("WatchdogSec=" in e["MESSAGE"] and e["PRIORITY"] == "4" for e in warnings),
+                  f"the WatchdogSec warning is not in journalctl -p warning: {warnings}")
+            check(all(int(e["PRIORITY"]) <= 4 for e in warnings), f"-p warning shows {warnings}")
+            check(not any("acquired" in e["MESSAGE"] for e in warnings),
+                  "an info line is in journalctl -p warning")
+            check(all(not re.match(r"<\d>|\d{4}-\d\d-\d\dT", e["MESSAGE"]) for e in everything),
+                  "a line reached the journal with its priority prefix or a timestamp of its own")
+
+        with step("the exposure score is the README's, in the live system"):
+            stated = readme_exposure(readme)
+            out = box.run(["systemd-analyze", "security", UNIT, "--no-pager"]).stdout
+            m = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", out)
+            check(m and m.group(1) == stated,
+                  f"README states {stated}; live: {m.group(1) if m else out[-300:]}")
+            log(f"      exposure {m.group(1)}")
+
+        with step("the running daemon cannot write outside its state directory"):
+            pid = box.show("MainPID")["MainPID"]
+            uid = box.sh(f"awk '/^Uid:/{{print $2}}' /proc/{pid}/status").stdout.strip()
+            gid = box.sh(f"awk '/^Gid:/{{print $2}}' /proc/{pid}/status").stdout.strip()
+            check(uid != "0", f"the daemon runs as uid {uid}")
+            probe = box.run(["nsenter", "-t", pid, "-a", "-S", uid, "-G", gid, "sh", "-c", WRITE_PROBE],
+                            timeout=120).stdout.split("\n")
+            writable = sorted(line.split(" ", 1)[1] for line in probe if line.startswith("writable "))
+            tried = {line.split(" ", 1)[1] for line in probe if line.startswith(("writable ", "refused "))}
+            # Where anyone may write by default, and the system's own places.
+            expected = {"/etc", "/usr/bin", "/var/lib", "/var/log", "/run", "/run/lock", "/tmp",
+                        "/var/tmp", "/dev/shm"}
+            check(expected <= tried, f"the probe did not try {sorted(expected - tried)}")
+            allowed = {"/var/lib/private/snowflaked", "/var/lib/snowflaked"}
+            check("/var/lib/private/snowflaked" in writable,
+                  f"the probe could not write even the state directory: {writable}")
+            check(set(writable) <= allowed, f"writable outside the state directory: "
+                                            f"{sorted(set(writable) - allowed)}")
+            log(f"      {len(tried)} directories tried as uid {uid}; writable: {', '.join(writable)}")
+
+        with step(f"watchdog: a SIGSTOPped daemon is killed after WatchdogSec={WATCHDOG_S}s "
+                  f"and restarted with its worker ID"):
+            before = box.show("MainPID", "NRestarts")
+            stopped_at = time.monotonic()
+            box.sh(f"kill -STOP {before['MainPID']}")
+            after = poll("restarted and ready", lambda: (
+                lambda s: s if s["MainPID"] not in ("0", before["MainPID"]) and
+                s["ActiveState"] == "active" and http_json(base + "/ready")[0] == 200 else None)(
+                    box.show("MainPID", "NRestarts", "ActiveState", "StatusText")), 60)
+            took = time.monotonic() - stopped_at
+            check(int(after["NRestarts"]) == int(before["NRestarts"]) + 1,
+                  f"NRestarts {before['NRestarts']} -> {after['NRestarts']}")
+            check(any("Watchdog timeout" in e["MESSAGE"] for e in box.journal()),
+                  "no 'Watchdog timeout' in the unit's journal")
+            # The restart proves its predecessor dead (same boot, same state
+            # directory, lock free) and takes its own worker ID back.
+            check(worker_of(after["StatusText"]) == worker,
+                  f"worker ID {worker} before, \"{after['StatusText']}\" after")
+            log(f"      ready again {took:.1f} s after SIGSTOP: {after['StatusText']}")
+
+        with step("no worker ID stays held by the dead run beyond reclaim_after"):
+            new_pid = int(after["MainPID"])
+            limit = RECLAIM_AFTER_MS / 1000 + 2 * HEARTBEAT_MS / 1000 + 3
+            held = poll("only the new run holds worker IDs",
+                        lambda: (lambda p: p if all(e["owner"]["pid"] == new_pid for e in p["inuse"])
+                                 else None)(box.pool()),
+                        max(1.0, limit - (time.monotonic() - stopped_at)))
+            check([e["worker_id"] for e in held["inuse"]] == [worker], f"in use: {held['inuse']}")
+
+        with step("systemctl stop: exit 0, inactive (not failed), the worker ID back in the pool"):
+            box.run(["systemctl", "stop", UNIT], timeout=60)
+            state = box.show("ActiveState", "Result", "ExecMainStatus")
+            check(state["ActiveState"] == "inactive" and state["Result"] == "success",
+                  f"after stop: {state}")
+            pool = box.pool()
+            check(not pool["inuse"] and any(e["worker_id"] == worker for e in pool["notuse"]),
+                  f"worker ID {worker} is not free: in use {pool['inuse']}")
+
+        with step("a bad config: exit status 2, failed, not restarted"):
+            box.write("/etc/snowflaked/snowflaked.json", '{"coordinator": {"typo": 1}}\n')
+            restarts = int(box.show("NRestarts")["NRestarts"])
+            started = box.run(["systemctl", "start", UNIT], check=False, timeout=60)
+            check(started.returncode != 0, "systemctl start of a bad config succeeded")
+            state = box.show("ActiveState", "Result", "ExecMainStatus")
+            check(state == {"ActiveState": "failed", "Result": "exit-code", "ExecMainStatus": "2"},
+                  f"after a bad config: {state}")
+            errors = [e["MESSAGE"] for e in box.journal("-p", "err")
+                      if e.get("SYSLOG_IDENTIFIER") == UNIT]
+            check(any("coordinator.typo: unknown key" in m for m in errors),
+                  f"journalctl -p err does not name the key: {errors}")
+            # Restart= would act within RestartSec: watch three times as long.
+            deadline = time.monotonic() + 3 * RESTART_S + 1
+            while time.monotonic() < deadline:
+                now = box.show("ActiveState", "NRestarts")
+                check(now["ActiveState"] == "failed" and int(now["NRestarts"]) == restarts,
+                      f"restarted after exit 2: {now}")
+                time.sleep(0.2)
+    finally:
+        if box:
+            box.poweroff()
+        if zk:
+            zk.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main_guard(lambda: main(sys.argv[1], sys.argv[2]))
