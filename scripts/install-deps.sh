@@ -48,6 +48,14 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# Node.js and npm, for the test that checks IDs against npm's ID libraries
+# (tests/reference): Debian's, unless a node and an npm are already on PATH.
+if [ "${1:-}" != --live ] && ! { command -v node && command -v npm; } >/dev/null; then
+  for p in nodejs npm; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
   exit 0

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -40,7 +41,35 @@ std::int64_t read_epoch(JsonSection& layout, std::int64_t fallback) {
                                    v.dump()));
 }
 
+// The layout keys a preset sets, all of them.
+constexpr std::array kPresetKeys = {"time_bits",    "datacenter_bits", "worker_bits", "sequence_bits",
+                                    "time_unit_ms", "epoch",           "order"};
+
+std::string preset_names() {
+  std::string names;
+  for (const auto& p : layout_presets()) names += (names.empty() ? "" : ", ") + std::string(p.name);
+  return names;
+}
+
 LayoutSettings read_layout(JsonSection layout) {
+  const std::string preset_name = layout.string("preset", "");
+  if (!preset_name.empty()) {
+    const auto preset = find_layout_preset(preset_name);
+    if (!preset) {
+      layout.fail("preset", fmt::format("must be one of {}, got \"{}\"", preset_names(), preset_name));
+    }
+    // A preset is the other system's whole layout: a key set beside it would
+    // quietly make it another layout, whose IDs the other system never made.
+    for (const char* key : kPresetKeys) {
+      if (const auto& v = layout.raw(key); !v.is_null()) {
+        layout.fail(key, fmt::format("is set ({}) and so is layout.preset \"{}\", which sets every "
+                                     "layout key: keep one of the two",
+                                     v.dump(), preset_name));
+      }
+    }
+    layout.finish();
+    return *preset;
+  }
   const LayoutSettings d;
   LayoutSettings s;
   // Wide integer ranges here: IdLayout::create owns the real limits and its
@@ -50,12 +79,15 @@ LayoutSettings read_layout(JsonSection layout) {
                                            std::numeric_limits<int>::max()));
   };
   s.time_bits = bits("time_bits", d.time_bits);
+  s.datacenter_bits = bits("datacenter_bits", d.datacenter_bits);
   s.worker_bits = bits("worker_bits", d.worker_bits);
   s.sequence_bits = bits("sequence_bits", d.sequence_bits);
   s.time_unit_ms = layout.integer("time_unit_ms", d.time_unit_ms,
                                   std::numeric_limits<std::int64_t>::min(),
                                   std::numeric_limits<std::int64_t>::max());
   s.epoch_ms = read_epoch(layout, d.epoch_ms);
+  s.order = *parse_field_order(layout.choice("order", std::string(to_string(d.order)),
+                                             {kOrderSequenceLow, kOrderSequenceHigh}));
   layout.finish();
   return s;
 }
@@ -86,6 +118,24 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
   c.type = coord.choice("type", d.type, {"static", "sequential", "recycle"});
   c.static_worker_id = static_cast<std::uint32_t>(
       coord.integer("static_worker_id", d.static_worker_id, 0, layout.max_worker_id()));
+  // With datacenter bits the datacenter ID is required: two datacenters that
+  // both fell back to 0 would share every ID. Without them it has no field.
+  const auto& datacenter = coord.raw("datacenter_id");
+  if (layout.settings().datacenter_bits == 0) {
+    if (!datacenter.is_null()) {
+      coord.fail("datacenter_id", "the layout has no datacenter field (layout.datacenter_bits is "
+                                  "0): set layout.datacenter_bits too, or remove this key");
+    }
+  } else if (datacenter.is_null()) {
+    coord.fail("datacenter_id",
+               fmt::format("is required with layout.datacenter_bits {}: a number from 0 to {}, "
+                           "assigned once per datacenter (two datacenters on one number issue "
+                           "the same IDs)",
+                           layout.settings().datacenter_bits, layout.max_datacenter_id()));
+  } else {
+    c.datacenter_id = static_cast<std::uint32_t>(
+        coord.integer("datacenter_id", 0, 0, layout.max_datacenter_id()));
+  }
   c.state_dir = coord.string("state_dir", d.state_dir);
   c.advertise = coord.string("advertise", d.advertise);
   if (!c.advertise.empty()) {
@@ -225,6 +275,7 @@ Config read_config(const nlohmann::json& document, std::int64_t now_ms) {
   }
   c.generator = read_generator(root.section("generator"), layout.value());
   c.coordinator = read_coordinator(root.section("coordinator"), layout.value());
+  c.generator.datacenter_id = c.coordinator.datacenter_id;
   c.zookeeper = read_zookeeper(root.section("zookeeper"), c.service);
   // The recycle pool holds one node per worker ID.
   if (c.coordinator.type == "recycle" && c.layout.worker_bits > kMaxPoolWorkerBits) {

@@ -81,6 +81,9 @@ Result<std::unique_ptr<IdGenerator>, GenerateError> IdGenerator::create(
   if (auto valid = layout.check_worker_id(worker_id); !valid) {
     throw std::invalid_argument(valid.error().message);
   }
+  if (auto valid = layout.check_datacenter_id(options.datacenter_id); !valid) {
+    throw std::invalid_argument(valid.error().message);
+  }
   if (options.sequence_start == SequenceStart::random &&
       (options.random_sequence_bound < 1 ||
        options.random_sequence_bound - 1 > layout.max_sequence())) {
@@ -117,6 +120,7 @@ IdGenerator::IdGenerator(const IdLayout& layout, std::uint32_t worker_id,
                          const GeneratorOptions& options, Clock& clock)
     : layout_(layout),
       worker_id_(worker_id),
+      machine_bits_(layout.machine_bits(options.datacenter_id, worker_id)),
       options_(options),
       clock_(clock),
       seq_bits_(layout.settings().sequence_bits),
@@ -236,7 +240,7 @@ std::optional<GenerateError> IdGenerator::check() const noexcept {
 
 Result<std::uint64_t, GenerateError> IdGenerator::next() {
   BOOST_OUTCOME_TRY(r, reserve(1));
-  return layout_.compose_unit(r.unit, worker_id_, r.first);
+  return layout_.compose_unit(r.unit, machine_bits_, r.first);
 }
 
 Result<void, GenerateError> IdGenerator::next_n(std::size_t n, std::vector<std::uint64_t>& out) {
@@ -250,9 +254,11 @@ Result<void, GenerateError> IdGenerator::next_n(std::size_t n, std::vector<std::
       out.resize(original_size);
       return r.error();
     }
-    // Consecutive sequences in one unit are consecutive ID numbers.
-    const std::uint64_t first_id = layout_.compose_unit(r.value().unit, worker_id_, r.value().first);
-    for (std::uint32_t i = 0; i < r.value().count; ++i) out.push_back(first_id + i);
+    // Consecutive sequences in one unit are one step apart (1 in Twitter's
+    // order, the machine field's span in sonyflake's).
+    const std::uint64_t first_id = layout_.compose_unit(r.value().unit, machine_bits_, r.value().first);
+    const std::uint64_t step = layout_.sequence_step();
+    for (std::uint32_t i = 0; i < r.value().count; ++i) out.push_back(first_id + i * step);
     remaining -= r.value().count;
   }
   return outcome::success();

@@ -79,9 +79,25 @@ int decode(const CommandLine& cl) {
   return 0;
 }
 
+// A layout whose time range has run out decodes IDs but can issue none (the
+// uid-generator preset's ran out in 2024): the daemon and check-config
+// refuse it; decode takes it.
+std::optional<std::string> layout_ended(const Config& config, const std::string& source) {
+  const IdLayout layout = make_layout(config);
+  if (layout.end_of_life_ms() > SystemClock::instance().wall_ms()) return std::nullopt;
+  return fmt::format("{}: layout: its time range ended at {} ({}): it can decode IDs "
+                     "(snowflaked decode), never issue one; a cluster needs a layout that lasts "
+                     "(a later epoch or more time bits) and a new zookeeper.root",
+                     source, format_iso8601_ms(layout.end_of_life_ms()), layout.describe());
+}
+
 int check_config(const CommandLine& cl) {
   const auto config = load_config(cl);
   if (!config) return kExitUsage;
+  if (const auto ended = layout_ended(*config, *cl.config_path)) {
+    print_error(*ended);
+    return kExitUsage;
+  }
   std::cout << *cl.config_path << ": OK (" << make_layout(*config).describe() << ")\n";
   return 0;
 }
@@ -198,6 +214,10 @@ unsigned io_thread_count(const HttpSettings& http) {
 int run_daemon(const CommandLine& cl) {
   auto config = load_config(cl);
   if (!config) return kExitUsage;
+  if (const auto ended = layout_ended(*config, cl.config_path.value_or("defaults"))) {
+    print_error(*ended);
+    return kExitUsage;
+  }
   if (cl.log_level) {
     if (!is_log_level(*cl.log_level)) {
       print_error("--log-level: must be one of trace, debug, info, warn, error, critical, off");
@@ -242,7 +262,8 @@ int run_daemon(const CommandLine& cl) {
       {config->service, co.type, std::chrono::steady_clock::now(), threads,
        coordinated ? std::optional(ConfiguredTimings{co.heartbeat_interval, co.lease_timeout,
                                                      co.reclaim_after, co.max_skew})
-                   : std::nullopt}};
+                   : std::nullopt,
+       co.datacenter_id}};
 
   http::HttpServer server(
       {.endpoint = *endpoint,

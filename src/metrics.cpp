@@ -153,8 +153,9 @@ std::string Metrics::render(const Snapshot& s) const {
 
   line("# HELP snowflake_build_info Build and identity of this daemon.");
   line("# TYPE snowflake_build_info gauge");
-  line("snowflake_build_info{{version=\"{}\",service=\"{}\",worker_id=\"{}\"}} 1", s.version,
-       s.service, s.worker_id ? std::to_string(*s.worker_id) : std::string("none"));
+  line("snowflake_build_info{{version=\"{}\",service=\"{}\",datacenter_id=\"{}\",worker_id=\"{}\"}} 1",
+       s.version, s.service, s.datacenter_id,
+       s.worker_id ? std::to_string(*s.worker_id) : std::string("none"));
 
   line("# HELP snowflake_http_requests_total HTTP requests by route and status code.");
   line("# TYPE snowflake_http_requests_total counter");

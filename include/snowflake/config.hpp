@@ -37,6 +37,9 @@ struct ZooKeeperSettings {
 struct CoordinatorSettings {
   std::string type = "static";  // static | sequential | recycle
   std::uint32_t static_worker_id = 0;
+  // The datacenter field of every ID (layout.datacenter_bits > 0 only, where
+  // it is required). Worker IDs, from any strategy, cover the worker bits.
+  std::uint32_t datacenter_id = 0;
   // The local state file's directory. Empty: $STATE_DIRECTORY (systemd's
   // StateDirectory=) or /var/lib/snowflaked.
   std::string state_dir;

@@ -77,6 +77,9 @@ struct GeneratorOptions {
   // made anyway and refuses with clock_moved_backwards until the clock has
   // passed the floor (true; static mode, which has no other worker ID to take).
   bool start_behind_floor = false;
+  // The datacenter field of every ID (coordinator.datacenter_id); within the
+  // layout's datacenter range (0 when it has none).
+  std::uint32_t datacenter_id = 0;
 };
 
 class IdGenerator {
@@ -89,8 +92,9 @@ class IdGenerator {
 
   // Waits for the clock to pass the floor (up to max_floor_wait; the wait is
   // bounded on the monotonic clock too, so a step back during it fails it).
-  // Preconditions (checked, std::invalid_argument): worker_id in the layout's
-  // range; random_sequence_bound within 1 .. 2^sequence_bits.
+  // Preconditions (checked, std::invalid_argument): worker_id and
+  // datacenter_id in the layout's ranges; random_sequence_bound within
+  // 1 .. 2^sequence_bits.
   static Result<std::unique_ptr<IdGenerator>, GenerateError> create(
       const IdLayout& layout, std::uint32_t worker_id, const GeneratorOptions& options,
       Clock& clock = SystemClock::instance());
@@ -101,7 +105,7 @@ class IdGenerator {
   Result<std::uint64_t, GenerateError> next();
 
   // Appends n strictly increasing IDs to `out`; IDs within one time unit are
-  // consecutive numbers. A batch larger than a unit's capacity spans units.
+  // sequence_step() apart (consecutive numbers in Twitter's order). A batch larger than a unit's capacity spans units.
   // On error `out` is left as it was (the IDs reserved so far are dropped,
   // never issued again).
   Result<void, GenerateError> next_n(std::size_t n, std::vector<std::uint64_t>& out);
@@ -184,6 +188,7 @@ class IdGenerator {
 
   const IdLayout layout_;
   const std::uint32_t worker_id_;
+  const std::uint64_t machine_bits_;  // datacenter and worker, in place
   const GeneratorOptions options_;
   Clock& clock_;
   const int seq_bits_;

@@ -59,6 +59,7 @@ class Metrics {
     // The monotonic clock now, for the age of the last heartbeat.
     std::chrono::steady_clock::time_point now{};
     std::optional<ConfiguredTimings> timings{};  // ZooKeeper modes only
+    std::uint32_t datacenter_id = 0;
   };
   std::string render(const Snapshot& snapshot) const;
 

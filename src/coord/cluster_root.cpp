@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 #include "snowflake/coord/node_data.hpp"
 
 namespace snowflake::coord {
@@ -12,22 +14,33 @@ namespace {
 using nlohmann::json;
 
 std::string describe(const LayoutSettings& l) {
-  return fmt::format("time_bits {}, worker_bits {}, sequence_bits {}, time_unit_ms {}, epoch_ms {}",
-                     l.time_bits, l.worker_bits, l.sequence_bits, l.time_unit_ms, l.epoch_ms);
+  std::string out = fmt::format("time_bits {}, ", l.time_bits);
+  if (l.datacenter_bits != 0) out += fmt::format("datacenter_bits {}, ", l.datacenter_bits);
+  out += fmt::format("worker_bits {}, sequence_bits {}, time_unit_ms {}, epoch_ms {}", l.worker_bits,
+                     l.sequence_bits, l.time_unit_ms, l.epoch_ms);
+  if (l.order != FieldOrder::sequence_low) out += fmt::format(", order {}", to_string(l.order));
+  return out;
 }
 
-std::string encode_root(const LayoutSettings& layout, const std::string& strategy) {
+std::string encode_root(const LayoutSettings& layout, const std::string& strategy,
+                        std::uint32_t datacenter_id) {
   json j = json::parse(encode(layout));
   j["strategy"] = strategy;
+  if (layout.datacenter_bits != 0) j["datacenter_id"] = datacenter_id;
   return j.dump();
 }
 
 // The strategy a root records; "" for a root written before they were.
-std::string strategy_of(const std::string& data) {
-  const json j = json::parse(data, nullptr, false);
-  if (!j.is_object()) return "";
+std::string strategy_of(const json& j) {
   const auto it = j.find("strategy");
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The datacenter ID a root records, if it records one.
+std::optional<std::int64_t> datacenter_of(const json& j) {
+  const auto it = j.find("datacenter_id");
+  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<std::int64_t>();
 }
 
 }  // namespace
@@ -37,6 +50,7 @@ std::string_view to_string(CoordErrc code) noexcept {
     case CoordErrc::zookeeper: return "zookeeper";
     case CoordErrc::layout_mismatch: return "layout_mismatch";
     case CoordErrc::strategy_mismatch: return "strategy_mismatch";
+    case CoordErrc::datacenter_mismatch: return "datacenter_mismatch";
     case CoordErrc::workers_exhausted: return "workers_exhausted";
     case CoordErrc::pool_exhausted: return "pool_exhausted";
     case CoordErrc::floors_ahead: return "floors_ahead";
@@ -50,8 +64,9 @@ std::string_view to_string(CoordErrc code) noexcept {
 
 Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& root,
                                             const LayoutSettings& layout,
-                                            const std::string& strategy) {
-  const std::string mine = encode_root(layout, strategy);
+                                            const std::string& strategy,
+                                            std::uint32_t datacenter_id) {
+  const std::string mine = encode_root(layout, strategy, datacenter_id);
   if (const auto slash = root.rfind('/'); slash > 0) {
     if (auto made = zk.ensure_path(root.substr(0, slash)); !made) return CoordError::from(made.error());
   }
@@ -81,9 +96,21 @@ Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& ro
                                     "layout or another zookeeper.root",
                                     root, describe(*theirs), describe(layout))};
     }
-    const std::string recorded = strategy_of(data);
-    if (recorded == strategy) return outcome::success();
-    if (!recorded.empty()) {
+    const json recorded_root = json::parse(data, nullptr, false);
+    const json fields = recorded_root.is_object() ? recorded_root : json::object();
+    const auto recorded_datacenter = datacenter_of(fields);
+    if (layout.datacenter_bits != 0 && recorded_datacenter && *recorded_datacenter != datacenter_id) {
+      return CoordError{CoordErrc::datacenter_mismatch,
+                        fmt::format("the cluster at {} belongs to datacenter {}; this daemon's "
+                                    "coordinator.datacenter_id is {}. Each datacenter has a "
+                                    "ZooKeeper root (and pool) of its own: point this daemon at "
+                                    "its datacenter's zookeeper.root, or fix its datacenter_id",
+                                    root, *recorded_datacenter, datacenter_id)};
+    }
+    const std::string recorded = strategy_of(fields);
+    const bool datacenter_recorded = layout.datacenter_bits == 0 || recorded_datacenter;
+    if (recorded == strategy && datacenter_recorded) return outcome::success();
+    if (!recorded.empty() && recorded != strategy) {
       return CoordError{CoordErrc::strategy_mismatch,
                         fmt::format("the cluster at {} hands out worker IDs by the \"{}\" "
                                     "strategy; this daemon's coordinator.type is \"{}\". Two "
@@ -92,8 +119,8 @@ Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& ro
                                     root, recorded, strategy)};
     }
     // Created empty (by an operator, or by ensure_path of a deeper root), or
-    // written before strategies were recorded: record ours unless someone
-    // else does first.
+    // written before strategies (or datacenters) were recorded: record ours
+    // unless someone else does first.
     auto claimed = zk.set(root, mine, node.value().stat.version);
     if (claimed) return outcome::success();
     if (claimed.error().code == ZkErrc::bad_version || claimed.error().code == ZkErrc::no_node) continue;

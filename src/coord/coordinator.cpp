@@ -143,7 +143,8 @@ void Coordinator::run() {
 Coordinator::Step Coordinator::tick() {
   if (!zk_ || zk_->gone()) return connect();
   if (!root_checked_) {
-    auto checked = check_cluster_root(*zk_, options_.root, layout_.settings(), options_.strategy);
+    auto checked = check_cluster_root(*zk_, options_.root, layout_.settings(), options_.strategy,
+                                      options_.settings.datacenter_id);
     if (!checked) return setback(checked.error(), "cannot check the cluster's root");
     root_checked_ = true;
   }

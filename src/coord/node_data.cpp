@@ -92,10 +92,19 @@ std::string encode(const SequentialData& d) {
 }
 
 std::string encode(const LayoutSettings& l) {
-  return json{{"time_bits", l.time_bits},       {"worker_bits", l.worker_bits},
-              {"sequence_bits", l.sequence_bits}, {"time_unit_ms", l.time_unit_ms},
-              {"epoch_ms", l.epoch_ms}}
-      .dump();
+  json j{{"time_bits", l.time_bits},         {"worker_bits", l.worker_bits},
+         {"sequence_bits", l.sequence_bits}, {"time_unit_ms", l.time_unit_ms},
+         {"epoch_ms", l.epoch_ms}};
+  // Written only when used, so a default layout reads the same to daemons
+  // from before these settings. A 0.2 daemon cannot match a datacenter
+  // layout (its bits would not sum to 63), but it could match a sonyflake
+  // order by the widths alone: there the sequence is an object it cannot
+  // read, so it refuses the root instead of issuing in another order.
+  if (l.datacenter_bits != 0) j["datacenter_bits"] = l.datacenter_bits;
+  if (l.order == FieldOrder::sequence_high) {
+    j["sequence_bits"] = json{{"bits", l.sequence_bits}, {"position", "high"}};
+  }
+  return j.dump();
 }
 
 std::optional<OwnerToken> decode_owner(std::string_view text) {
@@ -135,8 +144,15 @@ std::optional<LayoutSettings> decode_layout(std::string_view text) {
   return decode_with<LayoutSettings>(text, [](const json& j) {
     LayoutSettings l;
     l.time_bits = json_integer_at<int>(j, "time_bits");
+    l.datacenter_bits = integer_or<int>(j, "datacenter_bits", 0);
     l.worker_bits = json_integer_at<int>(j, "worker_bits");
-    l.sequence_bits = json_integer_at<int>(j, "sequence_bits");
+    if (const json& seq = j.at("sequence_bits"); seq.is_object()) {
+      if (seq.at("position") != "high") throw std::out_of_range("sequence_bits.position");
+      l.sequence_bits = json_integer_at<int>(seq, "bits");
+      l.order = FieldOrder::sequence_high;
+    } else {
+      l.sequence_bits = json_integer_at<int>(j, "sequence_bits");
+    }
     l.time_unit_ms = json_integer_at<std::int64_t>(j, "time_unit_ms");
     l.epoch_ms = json_integer_at<std::int64_t>(j, "epoch_ms");
     return l;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <random>
 
+#include "../json_integer.hpp"
 #include "snowflake/time_format.hpp"
 
 namespace snowflake::coord {
@@ -97,6 +98,12 @@ Result<PoolStatus, CoordError> read_pool_status(ZkSession& zk, const std::string
     status.size = meta.value("size", std::uint64_t{0});
     status.complete = meta.value("complete", false);
   }
+  auto cluster = zk.get(root);
+  if (!cluster) return CoordError::from(cluster.error());
+  const auto recorded = nlohmann::json::parse(cluster.value().data, nullptr, false);
+  if (recorded.is_object() && recorded.contains("datacenter_id")) {
+    status.datacenter_id = json_integer<std::uint32_t>(recorded.at("datacenter_id"));
+  }
 
   BOOST_OUTCOME_TRY(now, zookeeper_now(zk, root));
   status.now_from_zookeeper = now.has_value();
@@ -153,6 +160,7 @@ nlohmann::ordered_json to_json(const PoolStatus& s) {
                       {"unusable", m.unusable}});
   }
   return {{"pool", s.pool},
+          {"datacenter_id", s.datacenter_id ? json(*s.datacenter_id) : json(nullptr)},
           {"size", s.size},
           {"complete", s.complete},
           {"time", format_iso8601_ms(s.now_ms)},
@@ -171,7 +179,8 @@ std::size_t PoolStatus::unusable() const {
 std::string to_text(const PoolStatus& s) {
   const std::size_t unusable = s.unusable();
   std::string out = fmt::format(
-      "pool {}: {} worker IDs{}, {} in use, {} free{}\n", s.pool, s.size,
+      "pool {}{}: {} worker IDs{}, {} in use, {} free{}\n", s.pool,
+      s.datacenter_id ? fmt::format(" (datacenter {})", *s.datacenter_id) : "", s.size,
       s.complete ? "" : " (still being filled)", s.inuse.size(), s.notuse.size() - unusable,
       unusable ? fmt::format(", {} unusable (unreadable floor: never claimed)", unusable) : "");
   out += fmt::format("ZooKeeper time {}{}\n", format_iso8601_ms(s.now_ms),

@@ -248,6 +248,7 @@ Response status(RouterContext& ctx) {
       {"service", ctx.info.service},
       {"version", kVersion},
       {"mode", ctx.info.mode},
+      {"datacenter_id", ctx.info.datacenter_id},
       {"worker_id", generator ? nlohmann::json(generator->worker_id()) : nlohmann::json(nullptr)},
       {"lease",
        {{"state", to_string(lease.state)},
@@ -255,8 +256,10 @@ Response status(RouterContext& ctx) {
          lease.remaining.count() < 0 ? nlohmann::json(nullptr) : nlohmann::json(lease.remaining.count())}}},
       {"layout",
        {{"time_bits", s.time_bits},
+        {"datacenter_bits", s.datacenter_bits},
         {"worker_bits", s.worker_bits},
         {"sequence_bits", s.sequence_bits},
+        {"order", to_string(s.order)},
         {"time_unit_ms", s.time_unit_ms},
         {"epoch", format_iso8601_ms(s.epoch_ms)},
         {"end_of_life", format_iso8601_ms(layout.end_of_life_ms())}}},
@@ -293,7 +296,8 @@ Response metrics(RouterContext& ctx) {
                                    lease.state,
                                    generator ? std::optional(generator->worker_id()) : std::nullopt,
                                    kVersion, ctx.info.service, &ctx.coordination, lease.remaining,
-                                   std::chrono::steady_clock::now(), ctx.info.timings});
+                                   std::chrono::steady_clock::now(), ctx.info.timings,
+                                   ctx.info.datacenter_id});
   res.prepare_payload();
   return res;
 }

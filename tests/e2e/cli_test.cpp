@@ -57,6 +57,29 @@ TEST_CASE("decode prints the fields as JSON, with the config's layout", "[cli]")
   CHECK(j2["sequence"] == 5);
 }
 
+TEST_CASE("a layout whose time has run out decodes, but neither check-config nor the daemon takes it",
+          "[cli][layout]") {
+  TempDir dir;
+  // uid-generator's default layout: 28 bits of seconds since 2016-05-20 (UTC+8), over in 2024.
+  const auto config = dir.write("uid.json", R"({"layout": {"preset": "uid-generator"},
+      "coordinator": {"state_dir": ")" + (dir.path() / "state").string() + R"("}})");
+  // deltaSeconds 1000 << 35 | worker 3 << 13 | sequence 9, as DefaultUidGenerator composes it.
+  const std::uint64_t id = (std::uint64_t{1000} << 35) | (3u << 13) | 9u;
+  const auto decoded = run_process({kBinary, "decode", std::to_string(id), "--config", config.string()});
+  REQUIRE(decoded.status.code == 0);
+  const auto j = nlohmann::json::parse(decoded.out);
+  CHECK(j["time"] == "2016-05-19T16:16:40.000Z");
+  CHECK(j["worker_id"] == 3);
+  CHECK(j["sequence"] == 9);
+  for (const auto& command : {std::vector<std::string>{kBinary, "check-config", config.string()},
+                              std::vector<std::string>{kBinary, "--config", config.string()}}) {
+    const auto r = run_process(command, 20s);
+    INFO(command[1]);
+    CHECK(r.status.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("layout: its time range ended at 2024-11-20T13:24:16.000Z"));
+  }
+}
+
 TEST_CASE("decode rejects what is not an ID", "[cli]") {
   for (const char* bad : {"abc", "9223372036854775808", "1.5"}) {
     const auto r = run_process({kBinary, "decode", bad});

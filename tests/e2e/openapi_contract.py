@@ -25,6 +25,9 @@ import time
 import jsonschema
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import snowflaked_daemon  # noqa: E402
+
 BINARY, DOCUMENT = sys.argv[1], sys.argv[2]
 with open(DOCUMENT, encoding="utf-8") as f:
     DOC_TEXT = f.read()
@@ -64,31 +67,8 @@ def check_schema(schema, value, where):
 
 # --- daemons --------------------------------------------------------------
 
-class Daemon:
-    def __init__(self, config, workdir, name):
-        config.setdefault("coordinator", {})["state_dir"] = os.path.join(workdir, name + "-state")
-        path = os.path.join(workdir, name + ".json")
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(config, f)
-        self.log = open(os.path.join(workdir, name + ".log"), "w+", encoding="utf-8")
-        self.process = subprocess.Popen([BINARY, "--config", path, "--listen", "127.0.0.1:0"],
-                                        stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + 20
-        self.port = None
-        while self.port is None:
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                self.log.seek(0)
-                raise RuntimeError(f"{name} did not start:\n{self.log.read()}")
-            self.log.seek(0)
-            m = re.search(r"listening on 127\.0\.0\.1:(\d+)", self.log.read())
-            if m:
-                self.port = int(m.group(1))
-            else:
-                time.sleep(0.05)
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(20)
+def Daemon(config, workdir, name):  # noqa: N802 (a class elsewhere)
+    return snowflaked_daemon.Daemon(BINARY, config, workdir, name)
 
 
 def exchange(port, raw, read_timeout=10.0):

@@ -40,6 +40,23 @@ void check_rules(const Config& c, std::string_view text) {
   const CoordinatorSettings& k = c.coordinator;
   FUZZ_CHECK(k.type == "static" || k.type == "sequential" || k.type == "recycle", text);
   FUZZ_CHECK(k.static_worker_id <= l.max_worker_id(), text);
+  // The datacenter ID fits its field and reaches every ID; without the field
+  // it is 0. A preset is one system's whole layout, nothing else.
+  FUZZ_CHECK(c.layout.datacenter_bits <= 31, text);
+  FUZZ_CHECK(k.datacenter_id <= l.max_datacenter_id(), text);
+  FUZZ_CHECK(c.layout.datacenter_bits != 0 || k.datacenter_id == 0, text);
+  FUZZ_CHECK(g.datacenter_id == k.datacenter_id, text);
+  const auto document = nlohmann::json::parse(text, nullptr, false);
+  if (document.contains("layout") && document.at("layout").contains("preset")) {
+    const auto& written = document.at("layout");
+    const auto preset = find_layout_preset(written.at("preset").get<std::string>());
+    FUZZ_CHECK(preset && *preset == c.layout && written.size() == 1, text);
+  }
+  // With datacenter bits the config must have named its datacenter.
+  if (c.layout.datacenter_bits != 0) {
+    FUZZ_CHECK(document.contains("coordinator") && document.at("coordinator").contains("datacenter_id"),
+               text);
+  }
   FUZZ_CHECK(k.type != "recycle" || c.layout.worker_bits <= 16, text);
   // The safety rules of the lease (DESIGN.md, "Why two owners never overlap").
   FUZZ_CHECK(k.heartbeat_interval < k.lease_timeout, text);

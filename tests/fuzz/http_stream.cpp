@@ -52,15 +52,30 @@ const std::set<std::string, std::less<>> kDocumentedCodes{
     "clock_moved_backwards", "clock_before_epoch", "time_exhausted", "time_not_reserved"};
 const std::set<unsigned> kDocumentedStatuses{200, 400, 404, 405, 408, 413, 414, 431, 503};
 
+// The layouts a daemon may have: the default, one with a datacenter field,
+// one with the sequence above the worker (sonyflake's order).
+LayoutSettings layout_variant(unsigned variant) {
+  LayoutSettings s;
+  if (variant == 1) s = {.time_bits = 41, .datacenter_bits = 5, .worker_bits = 5, .sequence_bits = 12};
+  if (variant == 2) s.order = FieldOrder::sequence_high;
+  return s;
+}
+constexpr std::uint32_t kDatacenter = 17;
+
 struct Daemon {
-  explicit Daemon(unsigned state) {
-    if (state != 1) worker.install(IdGenerator::create(layout, kWorker, {}, clock).value());
+  Daemon(unsigned state, unsigned variant)
+      : layout(IdLayout::create(layout_variant(variant), kStart).value()),
+        datacenter(variant == 1 ? kDatacenter : 0) {
+    GeneratorOptions g;
+    g.datacenter_id = datacenter;
+    if (state != 1) worker.install(IdGenerator::create(layout, kWorker, g, clock).value());
     if (state != 2) lease.grant_indefinitely();
     if (state == 3) lease.revoke();
     if (state == 4) lease.hold_for_clock_skew(true);
   }
   test::ManualClock clock{kStart};
-  IdLayout layout = IdLayout::create({}, kStart).value();
+  IdLayout layout;
+  std::uint32_t datacenter;
   WorkerSlot worker;
   Lease lease{clock};
   CoordinationGauges gauges;
@@ -69,7 +84,8 @@ struct Daemon {
   RouterContext context{layout, worker, lease, gauges, metrics, settings,
                         {"svc", "recycle", clock.monotonic(), 1,
                          ConfiguredTimings{std::chrono::seconds(180), std::chrono::seconds(540),
-                                           std::chrono::seconds(900), std::chrono::seconds(2)}}};
+                                           std::chrono::seconds(900), std::chrono::seconds(2)},
+                         datacenter}};
   std::uint64_t last_id = 0;
 };
 
@@ -96,6 +112,7 @@ void check_id(Daemon& d, std::string_view text, std::string_view input) {
   const auto fields = d.layout.decompose(*id);
   FUZZ_CHECK(fields.has_value(), input);
   FUZZ_CHECK(fields.value().worker_id == kWorker, input);
+  FUZZ_CHECK(fields.value().datacenter_id == d.datacenter, input);
   const std::int64_t ms = fields.value().timestamp_ms;
   FUZZ_CHECK(ms >= kStart && ms <= d.clock.wall_ns() / 1'000'000, input);
   FUZZ_CHECK(*id > d.last_id, input);
@@ -142,7 +159,8 @@ void check_answer(Daemon& d, const Request& req, const Response& res, std::strin
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   if (size == 0) return 0;
   const auto input = as_text(data, size);
-  Daemon daemon(data[0] % 5);
+  // The layout varies with the read size, so every seed keeps its state.
+  Daemon daemon(data[0] % 5, data[0] / 5 % 3);
   const RequestLimits limits;
 
   boost::asio::io_context io;

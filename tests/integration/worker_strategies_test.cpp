@@ -2,6 +2,7 @@
 // ZooKeeper server: concurrency by real threads with their own sessions.
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <set>
 #include <thread>
@@ -104,6 +105,39 @@ TEST_CASE("cluster root: layout and strategy stored by the first daemon, others 
     CHECK(check_cluster_root(*s, "/old", ours, "recycle").error().code ==
           CoordErrc::strategy_mismatch);
   }
+}
+
+TEST_CASE("cluster root: a datacenter layout records its datacenter, another datacenter is refused "
+          "naming both, and a sonyflake order is a layout of its own",
+          "[zk][layout]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  const LayoutSettings twitter = find_layout_preset("twitter").value();
+  REQUIRE(check_cluster_root(*s, kRoot, twitter, "recycle", 3));
+  CHECK(decode_layout(s->get(kRoot).value().data) == twitter);
+  CHECK_THAT(s->get(kRoot).value().data, Catch::Contains("\"datacenter_id\":3"));
+  CHECK(check_cluster_root(*s, kRoot, twitter, "recycle", 3));
+
+  const auto other = check_cluster_root(*s, kRoot, twitter, "recycle", 4);
+  REQUIRE(other.has_error());
+  CHECK(other.error().code == CoordErrc::datacenter_mismatch);
+  CHECK(other.error().fatal());
+  CHECK_THAT(other.error().message, Catch::Contains("datacenter 3") &&
+                                        Catch::Contains("coordinator.datacenter_id is 4"));
+
+  // The same widths in sonyflake's order are another layout; a daemon from
+  // before orders existed (which reads only integer widths) cannot read it.
+  LayoutSettings sony{.time_bits = 41, .worker_bits = 10, .sequence_bits = 12,
+                      .order = FieldOrder::sequence_high};
+  REQUIRE(check_cluster_root(*s, "/sony", sony, "recycle"));
+  CHECK(decode_layout(s->get("/sony").value().data) == sony);
+  CHECK(check_cluster_root(*s, "/sony", LayoutSettings{}, "recycle").error().code ==
+        CoordErrc::layout_mismatch);
+  const auto stored = nlohmann::json::parse(s->get("/sony").value().data);
+  CHECK_FALSE(stored.at("sequence_bits").is_number_integer());
+  // A root without a datacenter field records no datacenter ID.
+  REQUIRE(check_cluster_root(*s, "/plain", LayoutSettings{}, "recycle"));
+  CHECK_FALSE(nlohmann::json::parse(s->get("/plain").value().data).contains("datacenter_id"));
 }
 
 TEST_CASE("sequential: a fresh node, reused after a restart, its data written", "[zk][sequential]") {

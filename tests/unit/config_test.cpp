@@ -158,6 +158,26 @@ TEST_CASE("every config error names its key", "[config]") {
       {R"({"zookeeper": {"hosts": ""}})", "zookeeper.hosts", "host:port"},
       {R"({"zookeeper": {"auth_file": "/nonexistent/auth"}})", "zookeeper.auth_file", "cannot open"},
       {R"({"zookeeper": {"chroot": "/x"}})", "zookeeper.chroot", "unknown key"},
+      // Datacenters: the field's bits, and a datacenter ID only with them.
+      {R"({"layout": {"datacenter_bits": 32}})", "layout.datacenter_bits", "from 0 to 31"},
+      {R"({"layout": {"datacenter_bits": 5}})", "layout", "41 + 5 + 10 + 12 = 68"},
+      {R"({"layout": {"time_bits": 36, "datacenter_bits": 5}})", "coordinator.datacenter_id",
+       "is required with layout.datacenter_bits 5: a number from 0 to 31"},
+      {R"({"layout": {"time_bits": 36, "datacenter_bits": 5}, "coordinator": {"datacenter_id": 32}})",
+       "coordinator.datacenter_id", "from 0 to 31"},
+      {R"({"coordinator": {"datacenter_id": 0}})", "coordinator.datacenter_id",
+       "the layout has no datacenter field"},
+      {R"({"layout": {"order": "time,worker,sequence"}})", "layout.order", "must be one of"},
+      // A preset is a whole layout.
+      {R"({"layout": {"preset": "snowflake"}})", "layout.preset",
+       R"(must be one of twitter, leaf, sonyflake, shardingsphere, uid-generator, got "snowflake")"},
+      {R"({"layout": {"preset": "leaf", "epoch": 0}})", "layout.epoch",
+       R"(is set (0) and so is layout.preset "leaf")"},
+      {R"({"layout": {"preset": "twitter", "datacenter_bits": 5}})", "layout.datacenter_bits",
+       R"(and so is layout.preset "twitter")"},
+      {R"({"layout": {"preset": "twitter"}})", "coordinator.datacenter_id", "is required"},
+      {R"({"layout": {"preset": "uid-generator"}, "coordinator": {"type": "recycle"}})",
+       "layout.worker_bits", "at most 16"},
   };
   for (const auto& c : cases) {
     INFO(c.doc);
@@ -261,4 +281,37 @@ TEST_CASE("an auth file without user:password names the key", "[config]") {
   const auto e = error_of(json{{"zookeeper", {{"auth_file", auth.string()}}}});
   CHECK(e.key == "zookeeper.auth_file");
   CHECK_THAT(e.message, Catch::Contains("user:password"));
+}
+
+TEST_CASE("datacenters: the datacenter ID reaches the generator, worker IDs keep the worker bits",
+          "[config]") {
+  const Config c = parse_config(json::parse(R"({"layout": {"time_bits": 41, "datacenter_bits": 5,
+      "worker_bits": 5, "sequence_bits": 12}, "coordinator": {"datacenter_id": 30,
+      "static_worker_id": 31}})"),
+                                kNow)
+                       .value();
+  CHECK(c.layout.datacenter_bits == 5);
+  CHECK(c.coordinator.datacenter_id == 30);
+  CHECK(c.generator.datacenter_id == 30);
+  CHECK(c.coordinator.static_worker_id == 31);
+  // The worker ID has 5 bits, whatever the datacenter has.
+  CHECK(error_of(json::parse(R"({"layout": {"time_bits": 41, "datacenter_bits": 5, "worker_bits": 5,
+      "sequence_bits": 12}, "coordinator": {"datacenter_id": 1, "static_worker_id": 32}})"))
+            .key == "coordinator.static_worker_id");
+}
+
+TEST_CASE("presets set the whole layout, and the order is read", "[config]") {
+  const Config twitter =
+      parse_config(json::parse(R"({"layout": {"preset": "twitter"}, "coordinator": {"datacenter_id": 2}})"),
+                   kNow)
+          .value();
+  CHECK(twitter.layout == find_layout_preset("twitter").value());
+  const Config sony = parse_config(json::parse(R"({"layout": {"preset": "sonyflake"}})"), kNow).value();
+  CHECK(sony.layout.order == FieldOrder::sequence_high);
+  CHECK(sony.layout.time_unit_ms == 10);
+  const Config ordered = parse_config(json::parse(R"({"layout": {"order": "time,sequence,datacenter,worker"}})"),
+                                      kNow)
+                             .value();
+  CHECK(ordered.layout.order == FieldOrder::sequence_high);
+  CHECK(parse_config(json::object(), kNow).value().layout.order == FieldOrder::sequence_low);
 }

@@ -20,7 +20,7 @@ const IdLayout& layout() {
 }
 
 std::uint64_t id(std::int64_t ms, std::uint32_t worker, std::uint32_t seq) {
-  return layout().compose(ms, worker, seq).value();
+  return layout().compose(ms, 0, worker, seq).value();
 }
 
 // A 200 from daemon `d` run `run`, sent at `sent_ms`, received 1 ms later.

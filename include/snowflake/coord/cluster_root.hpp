@@ -1,9 +1,13 @@
 #pragma once
-// The root node's data says how the cluster issues IDs: its ID layout and
-// its worker-ID strategy, written by the first daemon. Daemons with another
-// layout could issue the same ID; daemons of another strategy hand out the
-// same worker IDs by other rules (a sequential node's number is a pool
-// member's ID too). Either refuses to start, naming both.
+// The root node's data says how the cluster issues IDs: its ID layout, its
+// worker-ID strategy and, in a layout with a datacenter field, its
+// datacenter ID, written by the first daemon. Daemons with another layout
+// could issue the same ID; daemons of another strategy hand out the same
+// worker IDs by other rules (a sequential node's number is a pool member's
+// ID too); a daemon of another datacenter on this datacenter's pool would
+// stamp the other datacenter's field on worker IDs this pool hands out
+// again, and the other datacenter's own pool hands them out too. Each
+// refuses to start, naming both.
 
 #include <string>
 
@@ -13,11 +17,13 @@
 
 namespace snowflake::coord {
 
-// Stores `layout` and `strategy` in `root` if nobody has yet (a root written
-// before strategies were recorded gets ours added), else compares. Errors:
-// layout_mismatch, strategy_mismatch (naming both), zookeeper.
+// Stores `layout`, `strategy` and `datacenter_id` in `root` if nobody has
+// yet (a root written before strategies were recorded gets ours added), else
+// compares. Errors: layout_mismatch, strategy_mismatch, datacenter_mismatch
+// (naming both), zookeeper.
 Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& root,
                                             const LayoutSettings& layout,
-                                            const std::string& strategy);
+                                            const std::string& strategy,
+                                            std::uint32_t datacenter_id = 0);
 
 }  // namespace snowflake::coord

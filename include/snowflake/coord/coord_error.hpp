@@ -14,6 +14,7 @@ enum class CoordErrc {
   zookeeper,          // a ZooKeeper call failed (see zk); retry later
   layout_mismatch,    // the cluster's ID layout differs from ours: never retry
   strategy_mismatch,  // the cluster's worker-ID strategy differs from ours: never retry
+  datacenter_mismatch,  // the cluster belongs to another datacenter: never retry
   workers_exhausted,  // sequential: the node's number is past the layout's workers
   pool_exhausted,     // recycle: every worker ID is in use; retry later
   floors_ahead,       // every worker ID within reach has a floor too far ahead of the clock; retry
@@ -34,6 +35,7 @@ struct CoordError {
   // Retrying cannot help: the daemon must not start.
   bool fatal() const noexcept {
     return code == CoordErrc::layout_mismatch || code == CoordErrc::strategy_mismatch ||
+           code == CoordErrc::datacenter_mismatch ||
            code == CoordErrc::workers_exhausted || code == CoordErrc::clock;
   }
 };

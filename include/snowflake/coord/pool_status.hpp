@@ -33,6 +33,8 @@ struct PoolMember {
 
 struct PoolStatus {
   std::string pool;  // <root>/pool
+  // The datacenter the root records (a layout with a datacenter field).
+  std::optional<std::uint32_t> datacenter_id;
   std::uint64_t size = 0;
   bool complete = false;
   std::int64_t now_ms = 0;

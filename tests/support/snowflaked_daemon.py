@@ -1,0 +1,40 @@
+"""The real snowflaked for the Python tests: started with a config of the
+test's own on a port the system picks (--listen 127.0.0.1:0), found by its
+"listening on" log line, and killed with the test however the test ends
+(setpriv --pdeathsig, as spawn_child.hpp does for the C++ tests)."""
+
+import json
+import os
+import re
+import subprocess
+import time
+
+
+class Daemon:
+    def __init__(self, binary, config, workdir, name):
+        """`config` (a dict) is written to WORKDIR/NAME.json with a state
+        directory of its own; the log goes to WORKDIR/NAME.log."""
+        config.setdefault("coordinator", {})["state_dir"] = os.path.join(workdir, name + "-state")
+        self.config_path = os.path.join(workdir, name + ".json")
+        with open(self.config_path, "w", encoding="utf-8") as f:
+            json.dump(config, f)
+        self.log = open(os.path.join(workdir, name + ".log"), "w+", encoding="utf-8")
+        self.process = subprocess.Popen(
+            ["setpriv", "--pdeathsig", "KILL", "--", binary, "--config", self.config_path, "--listen",
+             "127.0.0.1:0"], stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 20
+        self.port = None
+        while self.port is None:
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.log.seek(0)
+                raise RuntimeError(f"{name} did not start:\n{self.log.read()}")
+            self.log.seek(0)
+            m = re.search(r"listening on 127\.0\.0\.1:(\d+)", self.log.read())
+            if m:
+                self.port = int(m.group(1))
+            else:
+                time.sleep(0.05)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(20)
