@@ -285,6 +285,7 @@ void IdGenerator::set_reservation_ms(std::int64_t until_ms) {
 
 void IdGenerator::set_fence_ms(std::int64_t until_ms) {
   std::lock_guard lock(ceiling_mutex_);
+  fence_ms_.store(until_ms, std::memory_order_relaxed);
   fence_unit_.store(layout_.unit_of_ms(until_ms), std::memory_order_relaxed);
   store_ceiling();
 }

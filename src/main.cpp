@@ -6,7 +6,6 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/signal_set.hpp>
 
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include "cli.hpp"
 #include "client/get_command.hpp"
 #include "logging.hpp"
+#include "stop_signals.hpp"
 #include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
 #include "snowflake/coord/coordinator.hpp"
@@ -233,6 +233,8 @@ int run_daemon(const CommandLine& cl) {
     return kExitUsage;
   }
   configure_logging(config->log_level);
+  // Before any thread starts: every thread inherits the blocked signals.
+  StopSignals stop_signals;
 
   const IdLayout layout = make_layout(*config);
   WorkerSlot worker;
@@ -288,23 +290,20 @@ int run_daemon(const CommandLine& cl) {
     return service_condition(router, server, coordinator.get(), limit);
   });
 
-  boost::asio::signal_set signals(server.main_context(), SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
-    if (ec) return;
-    spdlog::info("received {}", signal == SIGTERM ? "SIGTERM" : "SIGINT");
-    notifier.stop("stopping: draining connections, then giving the worker ID back");
-    server.stop();
+  stop_signals.start([&](int) {
+    boost::asio::post(server.main_context(), [&] {
+      notifier.stop("stopping: draining connections, then giving the worker ID back");
+      server.stop();
+    });
   });
 
   std::atomic<bool> fatal{false};
   if (coordinated) {
     coordinator = std::make_unique<coord::Coordinator>(
         coordinator_options(*config, bound.value().port()), layout, worker, lease, gauges,
-        [&server, &signals, &notifier, &fatal](const std::string& why) {
+        [&server, &notifier, &fatal](const std::string& why) {
           fatal = true;
           notifier.stop("failed: " + why);
-          // The pending signal wait would keep the server's loop alive.
-          boost::asio::post(server.main_context(), [&signals] { signals.cancel(); });
           server.stop();
         });
     if (auto started = coordinator->start(); !started) {

@@ -120,6 +120,9 @@ class IdGenerator {
   //    are disjoint whatever the wall clock does meanwhile.
   void set_reservation_ms(std::int64_t until_ms);
   void set_fence_ms(std::int64_t until_ms);
+  // The time fence last set (Unix ms), or INT64_MAX before any (static mode
+  // has none): what this generator could ever stamp, whatever the clock says.
+  std::int64_t fence_ms() const noexcept { return fence_ms_.load(std::memory_order_relaxed); }
   // Issues nothing more, ever (before the worker ID is released): a call that
   // read the state before close() cannot complete its claim after it, and no
   // later ceiling reopens it. The high-water mark stays readable.
@@ -202,6 +205,7 @@ class IdGenerator {
   std::atomic<std::int64_t> ceiling_unit_{INT64_MAX};
   std::atomic<std::int64_t> reserved_unit_{INT64_MAX};
   std::atomic<std::int64_t> fence_unit_{INT64_MAX};
+  std::atomic<std::int64_t> fence_ms_{INT64_MAX};
   std::mutex ceiling_mutex_;  // the two writers (state file, heartbeat) of the pair
   alignas(64) std::atomic<std::uint64_t> sequence_waits_{0};
   std::atomic<std::uint64_t> backward_waits_{0};

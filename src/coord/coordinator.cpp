@@ -314,12 +314,16 @@ Coordinator::Step Coordinator::renew() {
   gauges_.heartbeats.fetch_add(1, std::memory_order_relaxed);
   gauges_.last_heartbeat_ns.store(sent.time_since_epoch().count(), std::memory_order_relaxed);
   lease_.extend_until(sent + options_.settings.lease_timeout);
-  generator_->set_fence_ms(sent_wall + options_.settings.lease_timeout.count());
   next_heartbeat_ = sent + options_.settings.heartbeat_interval;
   if (skew_fatal_at_boot(sent_wall, received_wall, written.value())) {
     fail(skew_description() + "; refusing to start. Fix the clock, then restart");
     return Step::fatal;
   }
+  // A heartbeat written by a skewed clock moves no fence: the generator is
+  // held meanwhile, and a fence (and the state file's reservation, which it
+  // caps) that followed a clock stepped hours ahead would keep the next run
+  // of this worker ID waiting for those hours.
+  if (!skew_held_) generator_->set_fence_ms(sent_wall + options_.settings.lease_timeout.count());
   reap(written.value());
   return Step::ok;
 }

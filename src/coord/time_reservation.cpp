@@ -82,11 +82,15 @@ void TimeReservation::persist(bool final_write) {
   StateRecord r = record_;
   r.hwm = generator->high_water_mark_ms();
   // Never lower the reservation while issuing: it is the next run's floor.
-  // The final write, after the generator is closed, can say exactly.
+  // Never above the time fence either (ZooKeeper modes; static mode has
+  // none): the generator cannot stamp past it, so a wall clock stepped far
+  // ahead (a bad RTC read) must not make the next run wait for it. The final
+  // write, after the generator is closed, can say exactly.
   r.reserved_until =
       final_write ? r.hwm
                   : std::max(record_.reserved_until,
-                             clock_.wall_ms() + kReserveIntervals * interval_.count());
+                             std::min(clock_.wall_ms() + kReserveIntervals * interval_.count(),
+                                      generator->fence_ms()));
   if (auto saved = dir_.save(r); !saved) {
     if (failures_++ % 100 == 0) {
       spdlog::error("cannot write the state file: {}; IDs stop once its reservation runs out",

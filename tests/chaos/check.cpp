@@ -166,6 +166,12 @@ void availability_and_recovery(const History& h, const std::vector<Fault>& sched
       const auto w = std::lower_bound(merged.begin(), merged.end(), a->sent_us,
                                       [](const auto& window, std::int64_t t) { return window.second < t; });
       if (w != merged.end() && w->first <= a->received_us) continue;
+      // A standby waits for a free worker ID by design (more daemons than
+      // the pool holds): not a daemon that fails to serve.
+      if (a->standby) {
+        ++av.standby;
+        continue;
+      }
       ++av.asked;
       if (a->status == 200) ++av.served;
     }
@@ -261,6 +267,7 @@ std::string to_text(const CheckReport& r) {
     for (const auto& [d, a] : r.availability) {
       out += fmt::format(" d{} {:.1f}% of {}", d, a.asked ? 100.0 * static_cast<double>(a.served) / static_cast<double>(a.asked) : 0.0,
                          a.asked);
+      if (a.standby) out += fmt::format(" (+{} as a standby)", a.standby);
     }
     out += "\n";
   }

@@ -38,6 +38,7 @@ struct CheckReport {
   struct Availability {
     std::uint64_t asked = 0;
     std::uint64_t served = 0;
+    std::uint64_t standby = 0;  // not_ready while every worker ID was in use: expected, not counted in asked
   };
   std::map<int, Availability> availability;  // per daemon, outside its faults
   std::vector<double> recovery_s;            // per fault that ended: to the next 200

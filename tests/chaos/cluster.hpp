@@ -52,8 +52,10 @@ class ChaosCluster {
   ChaosCluster& operator=(const ChaosCluster&) = delete;
 
   int daemons() const { return static_cast<int>(slots_.size()); }
-  // Waits until every daemon can issue; false at the deadline.
-  bool wait_all_ready(std::chrono::milliseconds within);
+  // Waits until as many daemons can issue as there are worker IDs (all of
+  // them when there are no more daemons than that: the rest are standbys,
+  // waiting for a free worker ID); false at the deadline.
+  bool wait_ready(std::chrono::milliseconds within);
 
   // For the load: where daemon `d` listens, and which run of it that is.
   unsigned short port(int d) const { return slots_[idx(d)]->port.load(); }

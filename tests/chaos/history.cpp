@@ -33,6 +33,7 @@ Answer answer_of(const json& j) {
   a.status = j.at("status").get<int>();
   a.error = j.value("error", "");
   a.retry_after = j.value("retry_after", false);
+  a.standby = j.value("standby", false);
   if (const auto ids = j.find("ids"); ids != j.end()) {
     for (const auto& r : *ids) {
       if (r.is_string()) {
@@ -69,6 +70,7 @@ std::string to_json_line(const Answer& a) {
          {"recv", a.received_us}, {"off", a.clock_offset_ms}, {"status", a.status}};
   if (!a.error.empty()) j["error"] = a.error;
   if (a.status != 200 && a.status != 0) j["retry_after"] = a.retry_after;
+  if (a.standby) j["standby"] = true;
   if (!a.ids.empty()) {
     json runs = json::array();
     for (const auto& r : a.ids) runs.push_back(json::array({std::to_string(r.first), r.count}));

@@ -7,6 +7,8 @@
 //      "ids":[["<first id>",<count>],...]}          consecutive IDs as runs
 //     {"d":0,"run":2,"c":1,"sent":..,"recv":..,"off":..,"status":503,
 //      "error":"not_ready","retry_after":true}
+//     "standby":true on a not_ready of a daemon that waits for a free worker
+//     ID because the others hold them all (more daemons than the pool holds)
 //     status 0: no answer at all (connection refused or cut)
 //   schedule.jsonl  one line per fault: {"kind":"net_stall","target":"d1",
 //                   "start":<us>,"end":<us>,"detail":"..."}; target "zk" or
@@ -44,6 +46,7 @@ struct Answer {
   int status = 0;             // HTTP status; 0: no answer
   std::string error{};        // a refusal's code
   bool retry_after = false;   // a refusal carried Retry-After
+  bool standby = false;       // not_ready because every worker ID is in use: by design
   std::vector<IdRun> ids{};   // a 200's IDs, in the order given
 };
 

@@ -126,6 +126,9 @@ void ChaosLoad::client(int daemon, int which, std::uint64_t seed) {
       const auto body = nlohmann::json::parse(reply->body, nullptr, false);
       a.error = body.is_object() ? body.value("error", "") : "";
       a.retry_after = reply->headers.count("retry-after") > 0;
+      // The router's words for a daemon that waits because the pool is full.
+      a.standby = a.error == "not_ready" && body.value("message", "").find("every worker ID of the pool is in use") !=
+                                                std::string::npos;
     }
     history_.write(a);
     if (!reply->keep_alive) connection.reset();

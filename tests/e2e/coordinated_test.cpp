@@ -469,3 +469,31 @@ TEST_CASE("clock skew found by a heartbeat: 503 clock_skew until the clock is ba
   CHECK(wait_ready(d) == worker);
   CHECK(http_get(d.port(), "/id/x")->status == 200);
 }
+
+TEST_CASE("told to stop again and again (systemd, a supervisor): drains, gives its worker ID back, "
+          "exits 0",
+          "[coord][signals]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  Daemon d(config(zk, "recycle", state.path()).dump());
+  const auto worker = wait_ready(d);
+  // SIGTERM every 20 us until it has exited: one lands in every phase of the
+  // shutdown, the last moments before exit included (where an asio
+  // signal_set, already destroyed, had left the default action: exit by
+  // signal 15 in most runs).
+  std::optional<ExitStatus> status;
+  int sent = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!(status = d.process().wait_for_exit(0ms)) && std::chrono::steady_clock::now() < deadline) {
+    d.process().send_signal(SIGTERM);
+    ++sent;
+    std::this_thread::sleep_for(20us);
+  }
+  REQUIRE(status);
+  INFO(sent << " SIGTERMs\n" << d.process().stderr_text());
+  CHECK(status->code == 0);
+  CHECK(status->signal == 0);
+  const auto log = d.process().stderr_text();
+  CHECK_THAT(log, Catch::Contains("received SIGTERM again while stopping: ignored"));
+  CHECK_THAT(log, Catch::Contains("worker ID " + std::to_string(worker) + " given back"));
+}

@@ -419,3 +419,44 @@ TEST_CASE("a takeover whose answer was lost is recognised as ours", "[safety][lo
   CHECK(proxy.replies_lost() == 1);
   CHECK(s->children(kE2eRoot + "/pool/inuse").value().size() == 1);
 }
+
+TEST_CASE("a floor no higher than what could be issued: an hour's clock step, then kill -9, the "
+          "restart is ready again within max_boot_wait with its worker ID",
+          "[safety][takeover][clock]") {
+  for (const std::string strategy : {"sequential", "recycle"}) {
+    INFO(strategy);
+    ZooKeeperServer zk;
+    TempDir state;
+    TempDir clocks;
+    WallClockOffset clock(clocks.path() / "offset");
+    json patch = kTwoWorkers;
+    patch["coordinator"] = {{"advertise", "probe:1"}};
+    const std::string config = cluster_config(zk.hosts(), strategy, state.path(), patch).dump();
+    std::uint32_t worker = 0;
+    std::vector<std::uint64_t> before;
+    {
+      Daemon a(config, "127.0.0.1:0", clock.env());
+      worker = wait_ready(a);
+      before = fetch_ids(a, 100);
+      const auto heartbeats = metric(a, "snowflake_heartbeats_total");
+      // A bad RTC read: an hour ahead. Heartbeats go on (ZooKeeper is fine);
+      // the daemon refuses with clock_skew and issues nothing.
+      clock.set("+3600s");
+      REQUIRE(eventually([&] { return error_of(http_get(a.port(), "/id/x")) == "clock_skew"; }, 10s));
+      REQUIRE(eventually([&] { return metric(a, "snowflake_heartbeats_total") >= heartbeats + 3; }, 10s));
+      a.process().send_signal(SIGKILL);
+      a.process().wait_for_exit(10s);
+    }
+    clock.set("+0");
+    const auto restarted = std::chrono::steady_clock::now();
+    Daemon b(config, "127.0.0.1:0", clock.env());
+    // max_boot_wait (5 s) + ZooKeeper ending the dead run's session (2 s) + heartbeats.
+    const auto again = wait_ready(b, 9s);
+    const auto took = std::chrono::steady_clock::now() - restarted;
+    FIGURES(strategy << ": ready again " << seconds(took) << " s after the restart, worker ID " << again);
+    CHECK(again == worker);
+    const auto after = fetch_ids(b, 100);
+    CHECK(duplicates(before, after) == 0);
+    CHECK(*std::min_element(after.begin(), after.end()) > *std::max_element(before.begin(), before.end()));
+  }
+}

@@ -89,8 +89,13 @@ ChildProcess::~ChildProcess() {
   if (!keep_output_) std::filesystem::remove_all(dir_, ec);
 }
 
-void ChildProcess::send_signal(int signal) const {
-  if (pid_ > 0) ::kill(pid_, signal);
+void ChildProcess::send_signal(int signal) {
+  // Never to a child already reaped: its pid may belong to another process
+  // by now (pid_max is 32768 here, and a long chaos run wraps it), or to a
+  // thread of one, and kill() of a thread's ID signals its whole process.
+  // Until we reap it an exited child keeps its pid, so a kill right after
+  // this check reaches it or its zombie, nobody else.
+  if (pid_ > 0 && running()) ::kill(pid_, signal);
 }
 
 bool ChildProcess::running() {

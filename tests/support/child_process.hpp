@@ -38,7 +38,8 @@ class ChildProcess {
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   pid_t pid() const { return pid_; }
-  void send_signal(int signal) const;
+  // Signals the child if it has not been reaped yet; after that, nothing.
+  void send_signal(int signal);
   // The exit status, or nullopt if still running at the deadline.
   std::optional<ExitStatus> wait_for_exit(std::chrono::milliseconds timeout);
   bool running();

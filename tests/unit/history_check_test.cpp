@@ -143,6 +143,23 @@ TEST_CASE("checker: with the schedule, availability outside faults and time to r
   CHECK_THAT(r2.slowest_recovery, Catch::Contains("kill on d0"));
 }
 
+TEST_CASE("checker: a standby's not_ready (the pool full) is expected, not unavailability", "[checker]") {
+  Answer standby = refused(2, kT0 + 10, 503, "not_ready");
+  standby.standby = true;
+  const auto r = run({served(0, 0, kT0, {id(kT0, 1, 0)}), standby, refused(2, kT0 + 20, 503, "not_ready"),
+                      served(2, 0, kT0 + 30, {id(kT0 + 30, 2, 0)})},
+                     {{"net_stall", "d0", (kT0 + 500) * 1000, (kT0 + 600) * 1000, "1 s"}});
+  INFO(to_text(r));
+  CHECK(r.ok());
+  CHECK(r.availability.at(2).standby == 1);
+  CHECK(r.availability.at(2).asked == 2);  // a not_ready that is no standby still counts
+  CHECK(r.availability.at(2).served == 1);
+  CHECK_THAT(to_text(r), Catch::Contains("(+1 as a standby)"));
+  // It is written and read back with the history.
+  std::stringstream text(to_json_line(standby) + "\n");
+  CHECK(read_history(text).answers.at(0).standby);
+}
+
 TEST_CASE("checker: a worker ID passing between owners, with the gap between them", "[checker]") {
   const auto r = run({served(0, 0, kT0, {id(kT0, 3, 0)}), served(1, 0, kT0 + 400, {id(kT0 + 400, 3, 0)}),
                       served(1, 0, kT0 + 401, {id(kT0 + 401, 3, 0)})});

@@ -1,0 +1,54 @@
+#include "stop_signals.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <ctime>
+
+namespace snowflake {
+
+namespace {
+
+sigset_t stop_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+
+const char* name_of(int signal) { return signal == SIGTERM ? "SIGTERM" : "SIGINT"; }
+
+}  // namespace
+
+StopSignals::StopSignals() {
+  const sigset_t set = stop_set();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+StopSignals::~StopSignals() {
+  done_.store(true);
+  if (waiter_.joinable()) waiter_.join();
+}
+
+void StopSignals::start(std::function<void(int)> on_first) {
+  waiter_ = std::thread([this, on_first = std::move(on_first)] {
+    const sigset_t set = stop_set();
+    // A short timeout, so that the destructor can end the thread.
+    const timespec slice{0, 100'000'000};
+    bool first = true;
+    while (!done_.load()) {
+      const int signal = sigtimedwait(&set, nullptr, &slice);
+      if (signal < 0) continue;  // timed out or interrupted
+      if (first) {
+        first = false;
+        spdlog::info("received {}", name_of(signal));
+        on_first(signal);
+      } else {
+        spdlog::info("received {} again while stopping: ignored", name_of(signal));
+      }
+    }
+  });
+}
+
+}  // namespace snowflake

@@ -1,0 +1,36 @@
+#pragma once
+// SIGTERM and SIGINT for the daemon: blocked in every thread and taken by
+// one thread with sigtimedwait, so they are never delivered the usual way.
+// The first asks the daemon to stop; any later one (systemd's stop after a
+// failed stop, a supervisor that asks twice, Ctrl-C twice) is logged and
+// ignored. With an asio signal_set, a second signal that came after the set
+// was destroyed, late in shutdown, met the default action and killed the
+// daemon with signal 15 after it had drained and given its worker ID back.
+
+#include <atomic>
+#include <functional>
+#include <thread>
+
+namespace snowflake {
+
+class StopSignals {
+ public:
+  // Blocks SIGTERM and SIGINT in the calling thread. Construct it before any
+  // other thread starts: threads inherit the mask, so none of them can be
+  // handed the signal either.
+  StopSignals();
+  // Joins the waiting thread; the signals stay blocked until exit.
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  // Starts waiting: `on_first(signal)` runs, on the waiting thread, for the
+  // first signal only.
+  void start(std::function<void(int)> on_first);
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread waiter_;
+};
+
+}  // namespace snowflake
