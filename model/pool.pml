@@ -15,6 +15,11 @@
 #define free notuse
 
 #define go (!stall[m])
+/* `pool floor`'s check of the worker ID: no owner, or the session holding
+ * its alive node confirmed the floor, or none holds it and the lease of
+ * the node's last write has run out (ZooKeeper's time) */
+#define owner_confirmed (!inuse || (alive != 0 && acked[alive] >= root_floor) || \
+                         (alive == 0 && now >= in_mtime + LEASE))
 /* what daemon m still has to do in this tick (the world's clock waits) */
 #define reap_due(m) (inuse && !(own[m] && in_inc == inc[m]) && now - in_mtime > RECLAIM && !(did[m] & REAPED))
 #define due(m) (up[m] && !stall[m] && (may_issue(m) || pending[m] || (!sess_live[sess[m]] && !cut[m]) || \
@@ -123,6 +128,9 @@ start:
   /* ---- issuing ---- */
   :: issue(m)
 
+  /* ---- the migration floor: the root's watch ---- */
+  :: read_floor()
+
   /* ---- the heartbeat: RecyclePool::heartbeat, Coordinator::renew ---- */
   :: atomic { go && own[m] && connected && !(did[m] & BEAT) -> did[m] = did[m] | BEAT;
        if
@@ -143,7 +151,11 @@ start:
             printf("MSC: t=%d machine %d (token %d) heartbeat ts %d hwm %d; answer arrives: %d\n",
                    now, m, token[m], wall(m), last[m], got);
             if
-            :: got -> lease_until[m] = now + LEASE; fence[m] = wall(m) + LEASE
+            :: got ->
+#ifndef HEARTBEAT_IGNORES_FLOOR
+               read_root_floor;                      /* before the lease is used */
+#endif
+               lease_until[m] = now + LEASE; fence[m] = wall(m) + LEASE
             :: else                                  /* no renewal: the lease runs out */
             fi
          :: connected && alive != sess[m] && alive != 0 ->   /* AliveNodes::recover: held by another */

@@ -7,22 +7,37 @@
  * different numbers, which is ZooKeeper's sequential counter, not ours to
  * prove). Its writer was a run nobody knows: token 0, ts 0, a lease.
  *
- * Mutant: -DFLOOR_WITHOUT_LEASE  SequentialData::last_possible_ms leaves out
- * ts + lease (the node's hwm alone as the floor). */
+ * Mutants: -DFLOOR_WITHOUT_LEASE  SequentialData::last_possible_ms leaves out
+ * ts + lease (the node's hwm alone as the floor).
+ *   -DFLOOR_IGNORES_SUPERSEDED  `pool floor` does not wait for the lease of an
+ * owner that a later one superseded (SequentialData::superseded_until). */
+
+byte in_sup;                /* the node's superseded_until: an earlier owner's lease end, 0 none */
 
 #define CLAIMED 1   /* did[m] bits: an acquire this tick */
 #define BEAT 2      /* a heartbeat */
 
 #define go (!stall[m])
+/* `pool floor`'s check of the identity: the session holding its alive node
+ * confirmed the floor, or none holds it and the lease of the node's last
+ * write has run out (a released node has none); and the lease of an owner
+ * the node's writer superseded has run out too */
+#ifdef FLOOR_IGNORES_SUPERSEDED
+#define superseded_over true
+#else
+#define superseded_over (now >= in_sup)
+#endif
+#define owner_confirmed (((alive != 0 && acked[alive] >= root_floor) || \
+                          (alive == 0 && now >= in_mtime + (in_lease -> LEASE : 0))) && superseded_over)
 #define due(m) (up[m] && !stall[m] && (may_issue(m) || pending[m] || (!sess_live[sess[m]] && !cut[m]) || \
                  (conn(m) && ((own[m] && !(did[m] & BEAT)) || (!own[m] && !(did[m] & CLAIMED))))))
 
-inline clear() { v = 0; f = 0; got = false }
+inline clear() { v = 0; f = 0; sp = 0; got = false }
 
 proctype Daemon(byte m) {
   byte runs;                 /* runs ended: a crash or a stop, then one restart */
   bool unsure, proof, got;
-  byte unsure_sent, v, f;
+  byte unsure_sent, v, f, sp;
   byte ver;                  /* SequentialClaim::version: the node's version we wrote */
 
 start:
@@ -35,17 +50,18 @@ start:
        if
        :: alive == 0 || alive == sess[m] ->
           alive = sess[m];                           /* take_alive (a lost answer: ours on the next try) */
-          v = in_ver;
+          v = in_ver; sp = in_sup;
           if
           :: in_token == token[m] -> f = max(in_floor, in_hwm)   /* our own write, its answer lost */
           :: in_token != token[m] && proof && in_token == sf_token[m] ->
              f = max(sf_reserved[m], max(in_floor, in_hwm))     /* our dead previous run's */
           :: else ->                                            /* SequentialData::last_possible_ms */
 #ifndef FLOOR_WITHOUT_LEASE
-             f = max(in_floor, max(in_hwm, in_ts + (in_lease -> LEASE : 0)))
+             f = max(in_floor, max(in_hwm, in_ts + (in_lease -> LEASE : 0)));
 #else
-             f = max(in_floor, in_hwm)
+             f = max(in_floor, in_hwm);
 #endif
+             sp = max(sp, (in_lease -> in_mtime + LEASE : 0))   /* its writer's lease may run */
           fi;
           pending[m] = true
        :: else                                       /* held: "two daemons with one advertise?" */
@@ -57,7 +73,7 @@ start:
          pending[m] = false;
          if
          :: connected && in_ver == v && alive == sess[m] ->
-            in_token = token[m]; in_floor = f; in_ts = wall(m); in_hwm = f; in_lease = true;
+            in_token = token[m]; in_floor = f; in_ts = wall(m); in_hwm = f; in_lease = true; in_sup = sp;
             in_mtime = now; in_ver++; ver = in_ver; answer(got);
             printf("MSC: t=%d machine %d (token %d) takes the identity, floor %d, ts %d; answer arrives: %d\n",
                    now, m, token[m], f, wall(m), got);
@@ -73,6 +89,9 @@ start:
   /* ---- issuing ---- */
   :: issue(m)
 
+  /* ---- the migration floor: the root's watch ---- */
+  :: read_floor()
+
   /* ---- SequentialWorker::heartbeat: set (version) + keep alive, one multi ---- */
   :: atomic { go && own[m] && connected && !(did[m] & BEAT) -> did[m] = did[m] | BEAT;
        if
@@ -82,7 +101,11 @@ start:
           printf("MSC: t=%d machine %d (token %d) heartbeat ts %d hwm %d; answer arrives: %d\n",
                  now, m, token[m], wall(m), last[m], got);
           if
-          :: got -> lease_until[m] = now + LEASE; fence[m] = wall(m) + LEASE
+          :: got ->
+#ifndef HEARTBEAT_IGNORES_FLOOR
+             read_root_floor;                        /* before the lease is used */
+#endif
+             lease_until[m] = now + LEASE; fence[m] = wall(m) + LEASE
           :: else
           fi
        :: in_ver != ver && in_token == token[m] -> ver = in_ver  /* our write, its answer lost: adopt */

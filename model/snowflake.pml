@@ -36,6 +36,10 @@
  *   -DCLAIM_WITHOUT_MOVES  RecyclePool::commit_claim does not check the move counter
  *   -DNO_LEASE             neither the generator nor the router checks the Lease
  *                          (property 3 must catch it)
+ * and of the migration floor (property 5 must catch each):
+ *   -DCLAIM_IGNORES_FLOOR  a claim (or takeover) is installed without reading the root after it
+ *   -DHEARTBEAT_IGNORES_FLOOR  a heartbeat's lease is used without reading the root after it
+ *   -DFLOOR_WITHOUT_CONFIRMATION  `pool floor` exits 0 without waiting for owners' confirmations
  */
 
 #ifndef TMAX
@@ -69,6 +73,7 @@ byte orphan[2];             /* the session of a dead run on machine m, not yet e
 byte did[2];                /* what machine m's daemon did this tick (one of each a tick) */
 bool cloned;                /* machine 1 was replaced by a clone of machine 0 */
 bool stall[2];              /* machine m's daemon is stopped (SIGSTOP, a long pause) */
+byte migrated;              /* ghost: the floor `pool floor` confirmed when it exited 0, 0 before */
 
 /* ---- ZooKeeper's nodes ---- */
 bool filled;                /* <root>/pool {"complete": true} */
@@ -90,6 +95,8 @@ bool in_lease = true;       /* lease_ms is not 0 (a release sets 0) */
 bool in_lease;
 #endif
 byte alive;                 /* <root>/alive/0: the session holding it, 0 none */
+byte root_floor;            /* <root> {"floor"}: the migration floor, 0 none (only rises) */
+byte acked[NSESS];          /* <root>/floor_acks/<session>: the floor it confirmed, 0 none */
 
 /* ---- each machine's daemon run: its coordinator and generator ---- */
 bool up[2];                 /* a run is going */
@@ -101,6 +108,7 @@ byte floor[2];              /* IdGenerator: nothing at or below */
 byte last[2];               /* IdGenerator: the last unit issued */
 byte fence[2];              /* IdGenerator::set_fence_ms: nothing above (rule 1) */
 byte lease_until[2];        /* Lease: nothing from then on (monotonic) */
+byte cfl[2];                /* IdGenerator::raise_cluster_floor: nothing at or below */
 
 /* ---- each machine's state directory (StateDir, worker.json) ---- */
 byte sf_token[2];           /* the owner token of the run that wrote it, 0 none */
@@ -112,6 +120,13 @@ byte issued[TSPAN];         /* the token that issued with the worker ID in that 
 #define owning (own[0] + own[1])   /* runs that think they own the worker ID (liveness) */
 
 #define spend_fault faults < FAULTS -> faults++
+
+/* What `pool floor` waits for (owner_confirmed: pool.pml, sequential.pml). */
+#ifdef FLOOR_WITHOUT_CONFIRMATION
+#define floor_confirmed true
+#else
+#define floor_confirmed owner_confirmed
+#endif
 
 /* The liveness run: ZooKeeper answers (no partitions, no stalls) and runs
  * end only by... nothing: a crash whose claim's answer was lost holds the
@@ -128,7 +143,8 @@ inline expire(s) {
   printf("MSC: t=%d session %d ends (its ephemeral nodes go)\n", now, s);
   sess_live[s] = false;
   if :: alive == s -> alive = 0 :: else fi;
-  if :: fill_lock == s -> fill_lock = 0 :: else fi
+  if :: fill_lock == s -> fill_lock = 0 :: else fi;
+  acked[s] = 0
 }
 
 /* A run may issue in this tick (IdGenerator::next's checks, the router's
@@ -143,7 +159,8 @@ inline expire(s) {
 #else
 #define leased(m) (now < lease_until[m])
 #endif
-#define may_issue(m) (own[m] && !stall[m] && leased(m) && wall(m) > last[m] && fenced(m) && wall(m) < TSPAN)
+#define may_issue(m) (own[m] && !stall[m] && leased(m) && wall(m) > last[m] && fenced(m) && wall(m) > cfl[m] && \
+                      wall(m) < TSPAN)
 
 /* The answer to a write that was applied: delivered, or lost. */
 inline answer(got) {
@@ -163,6 +180,8 @@ inline issue(m) {
     assert(wall(m) > floor[m]);
     /* (3) an owner cut off longer than its lease issues nothing */
     assert(!cut[m] || now < cut_at[m] + LEASE);
+    /* (5) once `pool floor` has exited 0, nothing at or below its floor */
+    assert(migrated == 0 || wall(m) > migrated);
     printf("MSC: t=%d machine %d (token %d) issues in unit %d (floor %d, fence %d, lease until %d)\n",
            now, m, token[m], wall(m), floor[m], fence[m], lease_until[m]);
     issued[wall(m)] = token[m];
@@ -172,9 +191,18 @@ inline issue(m) {
   }
 }
 
+/* The root, read on our session after a write that grants a lease
+ * (Coordinator::read_cluster_floor): it sees any floor written before our
+ * write (a later read can only see a higher one). */
+#define read_root_floor cfl[m] = max(cfl[m], root_floor)
+
 /* Coordinator::install: the generator opens above the floor, with the lease
- * from the send and the time fence from the confirmed ts (rule 1). */
+ * from the send and the time fence from the confirmed ts (rule 1); the
+ * cluster's migration floor read after the claim (or takeover). */
 inline install(floor_, ts_, sent_) {
+#ifndef CLAIM_IGNORES_FLOOR
+  read_root_floor;
+#endif
   own[m] = true; inc[m] = in_inc;
   floor[m] = floor_; last[m] = max(last[m], floor_);
   fence[m] = ts_ + LEASE; lease_until[m] = sent_ + LEASE;
@@ -204,7 +232,7 @@ inline start_run() {
     fi;
     token[m] = tokens; tokens++;
     assert(sessions < NSESS); sess[m] = sessions; sess_live[sessions] = true; sessions++;
-    lose(); last[m] = 0;
+    lose(); last[m] = 0; cfl[m] = 0;
     up[m] = true; pending[m] = false; unsure = false; unsure_sent = 0;
     /* StateDir::proves_writer_dead: the record counts only if this machine's
      * earlier run wrote it (same boot, same directory) and is gone */
@@ -246,6 +274,20 @@ inline clone() {
   goto restart
 }
 
+/* The root's watch fired (or a new session): Coordinator::read_cluster_floor
+ * raises the generator's floor, then confirm_cluster_floor writes our
+ * session's ack, if we own a worker ID. Any moment after the floor was
+ * written: a watch's event comes when it comes. */
+inline read_floor() {
+  atomic { !stall[m] && connected && (cfl[m] < root_floor || (own[m] && acked[sess[m]] < cfl[m])) ->
+    cfl[m] = root_floor;
+    if
+    :: own[m] -> acked[sess[m]] = cfl[m];
+       printf("MSC: t=%d machine %d (token %d) confirms the floor %d (session %d)\n", now, m, token[m], cfl[m], sess[m])
+    :: else -> printf("MSC: t=%d machine %d reads the floor %d\n", now, m, cfl[m])
+    fi }
+}
+
 #ifndef SEQUENTIAL
 #include "pool.pml"
 #else
@@ -268,6 +310,14 @@ end:
               printf("MSC: t=%d machine %d cut off from ZooKeeper: %d\n", now, m, cut[m]); m = 0 }
   :: atomic { pending[0] && !stall[0] -> spend_fault; stall[0] = true; printf("MSC: t=%d machine 0's daemon stalls\n", now) }
   :: atomic { pending[1] && !stall[1] -> spend_fault; stall[1] = true; printf("MSC: t=%d machine 1's daemon stalls\n", now) }
+  /* snowflaked pool floor: raises the root's floor (IDs of the old system
+   * up to the next unit), then exits 0 once every owner that may still
+   * issue has confirmed it or its lease has run out (unconfirmed_owners;
+   * its reads in the order that makes each later one stricter: one step) */
+  :: atomic { root_floor == 0 && spend_fault; root_floor = now + 1;
+              printf("MSC: t=%d pool floor: the root's floor is %d\n", now, root_floor) }
+  :: atomic { root_floor != 0 && migrated == 0 && floor_confirmed -> migrated = root_floor;
+              printf("MSC: t=%d pool floor exits 0: no ID at or below %d from now on\n", now, migrated) }
 #endif
   :: atomic { stall[0] -> stall[0] = false }
   :: atomic { stall[1] -> stall[1] = false }

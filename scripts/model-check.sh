@@ -45,7 +45,8 @@ out=$(cd "$out" && pwd)
 
 # name | expect | spin defines. "violates N": a counterexample to property N
 # of model/README.md (1: a duplicate, 2: an ID at its floor, 3: issuing cut off
-# past the lease).
+# past the lease, 5: an ID at or below the migration floor once `pool floor`
+# exited 0).
 checks=(
   "recycle|clean|"
   "sequential|clean|-DSEQUENTIAL"
@@ -56,6 +57,10 @@ checks=(
   "claim-without-moves|violates 1|-DCLAIM_WITHOUT_MOVES"
   "no-lease|violates 3|-DNO_LEASE"
   "sequential-floor-without-lease|violates 1|-DSEQUENTIAL -DFLOOR_WITHOUT_LEASE"
+  "claim-ignores-floor|violates 5|-DCLAIM_IGNORES_FLOOR"
+  "heartbeat-ignores-floor|violates 5|-DHEARTBEAT_IGNORES_FLOOR"
+  "sequential-floor-without-confirmation|violates 5|-DSEQUENTIAL -DFLOOR_WITHOUT_CONFIRMATION"
+  "sequential-floor-ignores-superseded|violates 5|-DSEQUENTIAL -DFLOOR_IGNORES_SUPERSEDED"
 )
 
 # The trail spin wrote, replayed: the model's MSC lines, as a story.
@@ -122,6 +127,7 @@ run_check() {
       local violated=0
       case "$(grep -m1 'assertion violated' pan.txt)" in
         *issued*) violated=1 ;;
+        *migrated*) violated=5 ;;
         *floor*) violated=2 ;;
         *cut_at*) violated=3 ;;
       esac

@@ -3,6 +3,8 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cstdint>
 #include <sstream>
 #include <vector>
 
@@ -30,7 +32,14 @@ po::options_description visible_options() {
        "get: the replicas, e.g. http://10.0.0.1:8080,http://10.0.0.2:8080 (default: "
        "$SNOWFLAKED_SERVERS, else http://127.0.0.1:8080)")
       ("timeout", po::value<std::uint32_t>()->value_name("MS"),
-       "get: give up after this long, waits for Retry-After included (default 5000)");
+       "get: give up after this long, waits for Retry-After included (default 5000); pool "
+       "floor: wait this long for every owner's confirmation (default: the lease + "
+       "safety margin + 10 s)")
+      ("above-id", po::value<std::string>()->value_name("N"),
+       "pool floor: no daemon of the cluster issues an ID <= N (the largest ID in your tables)")
+      ("from-leaf", po::value<std::string>()->value_name("ROOT"),
+       "pool floor: the floor above every ID the Leaf cluster at ROOT (/snowflake/<leaf.name>) "
+       "can have issued");
   return options;
 }
 
@@ -45,6 +54,9 @@ std::string usage_text() {
          "  snowflaked check-config FILE                     validate a config file\n"
          "  snowflaked pool status --config FILE [--json]    the recycle pool's worker IDs: owner,\n"
          "                                                 heartbeat age (ZooKeeper time), floor\n"
+         "  snowflaked pool floor --config FILE (--above-id N | --from-leaf ROOT) [--timeout MS]\n"
+         "                                                 no daemon of the cluster issues an ID\n"
+         "                                                 <= N once this exits 0 (a migration)\n"
          "  snowflaked get [TAG] [--count N] [--servers URL,...] [--timeout MS] [--json]\n"
          "                                                 IDs, one a line, from whichever replica\n"
          "                                                 can issue (exit 1: none could)\n"
@@ -77,7 +89,23 @@ Result<CommandLine, std::string> parse_command_line(int argc, const char* const*
   cl.json = vm.count("json") > 0;
   if (vm.count("count")) cl.count = vm["count"].as<std::uint32_t>();
   if (vm.count("servers")) cl.servers = vm["servers"].as<std::string>();
-  if (vm.count("timeout")) cl.timeout_ms = vm["timeout"].as<std::uint32_t>();
+  if (vm.count("timeout")) {
+    cl.timeout_ms = vm["timeout"].as<std::uint32_t>();
+    cl.timeout_given = true;
+  }
+  if (vm.count("above-id")) {
+    const auto text = vm["above-id"].as<std::string>();
+    std::uint64_t id = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+        id > static_cast<std::uint64_t>(INT64_MAX)) {
+      return fmt::format("--above-id: must be an ID (decimal digits, at most 9223372036854775807), "
+                         "got \"{}\"",
+                         text);
+    }
+    cl.above_id = id;
+  }
+  if (vm.count("from-leaf")) cl.from_leaf = vm["from-leaf"].as<std::string>();
   if (vm.count("help")) {
     cl.action = Action::help;
     return cl;
@@ -102,9 +130,14 @@ Result<CommandLine, std::string> parse_command_line(int argc, const char* const*
     cl.action = Action::check_config;
     if (!args.empty()) cl.config_path = args[0];
   } else if (command == "pool") {
-    if (args.size() != 1 || args[0] != "status") return std::string("pool takes one subcommand: status");
-    if (!cl.config_path) return std::string("pool status needs --config FILE (ZooKeeper and root)");
-    cl.action = Action::pool_status;
+    if (args.size() != 1 || (args[0] != "status" && args[0] != "floor")) {
+      return std::string("pool takes one subcommand: status or floor");
+    }
+    if (!cl.config_path) return fmt::format("pool {} needs --config FILE (ZooKeeper and root)", args[0]);
+    cl.action = args[0] == "status" ? Action::pool_status : Action::pool_floor;
+    if (cl.action == Action::pool_floor && cl.above_id.has_value() == cl.from_leaf.has_value()) {
+      return std::string("pool floor takes one of --above-id N and --from-leaf ROOT");
+    }
   } else if (command == "get") {
     if (args.size() > 1) return std::string("get takes at most one TAG");
     if (!args.empty()) cl.tag = args[0];

@@ -10,7 +10,7 @@
 
 namespace snowflake {
 
-enum class Action { run, decode, check_config, pool_status, get, help, version };
+enum class Action { run, decode, check_config, pool_status, pool_floor, get, help, version };
 
 struct CommandLine {
   Action action = Action::run;
@@ -24,6 +24,10 @@ struct CommandLine {
   std::uint32_t count = 1;
   std::optional<std::string> servers;  // else $SNOWFLAKED_SERVERS, else the default
   std::uint32_t timeout_ms = 5'000;
+  bool timeout_given = false;
+  // pool floor: one of the two
+  std::optional<std::uint64_t> above_id;
+  std::optional<std::string> from_leaf;  // a Leaf cluster's root, e.g. /snowflake/leaf
 };
 
 // On error: a message for stderr (usage errors exit 2).

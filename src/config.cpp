@@ -137,6 +137,28 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
         coord.integer("datacenter_id", 0, 0, layout.max_datacenter_id()));
   }
   c.state_dir = coord.string("state_dir", d.state_dir);
+  if (const auto& min_id = coord.raw("min_id"); !min_id.is_null()) {
+    if (c.type != "static") {
+      coord.fail("min_id", fmt::format("is for static mode; a {} cluster keeps its floor in "
+                                       "ZooKeeper, for all its daemons: snowflaked pool floor "
+                                       "--above-id N",
+                                       c.type));
+    }
+    std::optional<std::uint64_t> id;
+    if (min_id.is_number_unsigned() || (min_id.is_number_integer() && min_id.get<std::int64_t>() >= 0)) {
+      id = min_id.get<std::uint64_t>();
+    } else if (min_id.is_string() && !min_id.get<std::string>().empty() &&
+               min_id.get<std::string>().find_first_not_of("0123456789") == std::string::npos &&
+               min_id.get<std::string>().size() <= 19) {
+      id = std::stoull(min_id.get<std::string>());
+    }
+    if (!id || *id > static_cast<std::uint64_t>(INT64_MAX)) {
+      coord.fail("min_id", fmt::format("must be an ID (a number from 0 to 9223372036854775807, "
+                                       "or the same as a string), got {}",
+                                       min_id.dump()));
+    }
+    c.min_id = id;
+  }
   c.advertise = coord.string("advertise", d.advertise);
   if (!c.advertise.empty()) {
     const auto colon = c.advertise.rfind(':');
@@ -252,6 +274,7 @@ HttpSettings read_http(JsonSection http) {
   h.tag_allowlist = http.string_list("tag_allowlist", is_valid_name, "a tag ([A-Za-z0-9._-]{1,64})");
   h.max_metric_tags =
       static_cast<std::uint32_t>(http.integer("max_metric_tags", d.max_metric_tags, 0, 100'000));
+  h.leaf_compat = http.boolean("leaf_compat", d.leaf_compat);
   http.finish();
   return h;
 }

@@ -48,6 +48,7 @@ std::string_view to_string(GenerateErrc code) noexcept {
     case GenerateErrc::time_exhausted: return "time_exhausted";
     case GenerateErrc::time_not_reserved: return "time_not_reserved";
     case GenerateErrc::lease_expired: return "lease_expired";
+    case GenerateErrc::floor_ahead: return "floor_ahead";
   }
   return "unknown";
 }
@@ -71,6 +72,11 @@ std::string GenerateError::message() const {
       return "the wall clock has passed this daemon's time fence (the time of its last "
              "heartbeat ZooKeeper confirmed, plus lease_timeout_ms); it may not issue IDs until "
              "a heartbeat reaches ZooKeeper";
+    case GenerateErrc::floor_ahead:
+      return fmt::format("the cluster's migration floor (snowflaked pool floor, or "
+                         "coordinator.min_id) is {} ms ahead of the wall clock: no ID at or below "
+                         "it is issued; IDs resume once the clock has passed it",
+                         gap.count());
   }
   return "unknown error";
 }
@@ -168,10 +174,17 @@ std::uint32_t IdGenerator::first_sequence() const noexcept {
             GenerateError{GenerateErrc::clock_before_epoch,
                           ceil_ms(layout_.settings().epoch_ms * kNsPerMs - now_ns)}};
   }
-  // The wall clock is behind the newest unit issued.
+  // The wall clock is behind the newest unit issued, or behind the cluster
+  // floor that set it.
   const std::int64_t catch_up_ns = layout_.unit_start_ms(last_unit) * kNsPerMs;
   const std::int64_t gap_ns = catch_up_ns - now_ns;
   if (gap_ns > std::chrono::nanoseconds(options_.max_backward_wait).count()) {
+    if (last_unit <= cluster_floor_unit_.load(std::memory_order_relaxed)) {
+      // IDs resume in the unit after the floor's.
+      return {Standing::refused, now_unit, 0,
+              GenerateError{GenerateErrc::floor_ahead,
+                            ceil_ms(layout_.unit_start_ms(last_unit + 1) * kNsPerMs - now_ns)}};
+    }
     return {Standing::refused, now_unit, 0,
             GenerateError{GenerateErrc::clock_moved_backwards, ceil_ms(gap_ns)}};
   }
@@ -294,6 +307,23 @@ void IdGenerator::store_ceiling() {
   ceiling_unit_.store(std::min(reserved_unit_.load(std::memory_order_relaxed),
                                fence_unit_.load(std::memory_order_relaxed)),
                       std::memory_order_relaxed);
+}
+
+void IdGenerator::raise_cluster_floor(std::int64_t floor_ms) noexcept {
+  const std::int64_t unit = layout_.unit_of_ms(floor_ms);
+  std::int64_t known = cluster_floor_ms_.load(std::memory_order_relaxed);
+  while (floor_ms > known && !cluster_floor_ms_.compare_exchange_weak(known, floor_ms)) {
+  }
+  std::int64_t known_unit = cluster_floor_unit_.load(std::memory_order_relaxed);
+  while (unit > known_unit && !cluster_floor_unit_.compare_exchange_weak(known_unit, unit)) {
+  }
+  // The floor's unit counts as used up: the next ID lands above it. A state
+  // already past it (or closed) is left as it is.
+  std::uint64_t state = state_.load(std::memory_order_acquire);
+  while (!(state & kClosedBit) && unit_of(state) < unit &&
+         !state_.compare_exchange_weak(state, pack(unit, max_seq_), std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+  }
 }
 
 void IdGenerator::close() noexcept { state_.fetch_or(kClosedBit, std::memory_order_acq_rel); }

@@ -63,6 +63,13 @@ std::int64_t JsonSection::integer(std::string_view key, std::int64_t fallback, s
   return *n;
 }
 
+bool JsonSection::boolean(std::string_view key, bool fallback) {
+  const auto* v = find(key);
+  if (!v) return fallback;
+  if (!v->is_boolean()) fail(key, fmt::format("must be true or false, got {}", v->dump()));
+  return v->get<bool>();
+}
+
 std::string JsonSection::string(std::string_view key, std::string fallback) {
   const auto* v = find(key);
   if (!v) return fallback;

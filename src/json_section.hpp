@@ -31,6 +31,7 @@ class JsonSection {
   std::int64_t integer(std::string_view key, std::int64_t fallback, std::int64_t min,
                        std::int64_t max);
   std::string string(std::string_view key, std::string fallback);
+  bool boolean(std::string_view key, bool fallback);
   std::string choice(std::string_view key, std::string fallback,
                      std::initializer_list<std::string_view> allowed);
   // An array of strings, each accepted by `valid` (else `what` says why).

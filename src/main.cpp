@@ -23,7 +23,10 @@
 #include "stop_signals.hpp"
 #include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
+#include "snowflake/coord/cluster_floor.hpp"
+#include "snowflake/coord/cluster_root.hpp"
 #include "snowflake/coord/coordinator.hpp"
+#include "snowflake/coord/leaf_import.hpp"
 #include "snowflake/coord/pool_status.hpp"
 #include "snowflake/coord/static_worker.hpp"
 #include "snowflake/coordination_gauges.hpp"
@@ -139,6 +142,97 @@ int pool_status(const CommandLine& cl) {
   return 0;
 }
 
+// snowflaked pool floor: raises the cluster's migration floor, then waits
+// until every owner that may still issue has confirmed it.
+int pool_floor(const CommandLine& cl) {
+  const auto config = load_config(cl);
+  if (!config) return kExitUsage;
+  const auto& co = config->coordinator;
+  if (co.type == "static") {
+    print_error(fmt::format("{}: coordinator.type: pool floor needs a ZooKeeper cluster (sequential "
+                            "or recycle); in static mode set coordinator.min_id",
+                            *cl.config_path));
+    return kExitUsage;
+  }
+  configure_logging("warn");  // the ZooKeeper client's chatter stays out of the report
+  auto zk = coord::ZkSession::connect(zookeeper_settings(*config));
+  if (!zk) {
+    std::cerr << "cannot reach ZooKeeper at " << config->zookeeper.hosts << ": " << zk.error().message() << '\n';
+    return kExitFailure;
+  }
+  coord::ZkSession& session = *zk.value();
+  const IdLayout layout = make_layout(*config);
+  const std::string& root = config->zookeeper.root;
+  // The root as a daemon of this config would find it (made if missing, so
+  // that a floor can be set before the first daemon starts).
+  if (auto checked = coord::check_cluster_root(session, root, layout.settings(), co.type, co.datacenter_id);
+      !checked) {
+    std::cerr << checked.error().message << '\n';
+    return kExitFailure;
+  }
+  std::uint64_t above = 0;
+  if (cl.above_id) {
+    above = *cl.above_id;
+  } else {
+    auto leaf = coord::read_leaf_cluster(session, *cl.from_leaf, co.safety_margin.count());
+    if (!leaf) {
+      std::cerr << "cannot read the Leaf cluster: " << leaf.error().message << '\n';
+      return kExitFailure;
+    }
+    std::cout << fmt::format("Leaf cluster {}: {} server(s)\n", *cl.from_leaf, leaf.value().servers.size());
+    for (const auto& s : leaf.value().servers) {
+      std::cout << fmt::format("  {:<32} {:<21} last report {}\n", s.node, s.address,
+                               format_iso8601_ms(s.timestamp_ms));
+    }
+    above = leaf.value().largest_id;
+    std::cout << fmt::format("newest report {} + Leaf's report interval {} ms + safety_margin_ms {} = {}: "
+                             "the largest ID Leaf can have issued is {}\n",
+                             format_iso8601_ms(leaf.value().newest_report_ms), coord::kLeafReportIntervalMs,
+                             co.safety_margin.count(), format_iso8601_ms(leaf.value().issued_until_ms),
+                             above);
+  }
+  auto raised = coord::raise_cluster_floor(session, root, coord::floor_above(layout, above));
+  if (!raised) {
+    std::cerr << "cannot set the floor: " << raised.error().message << '\n';
+    return kExitFailure;
+  }
+  const coord::ClusterFloor floor = raised.value();
+  std::cout << fmt::format("floor of {}: no ID at or below {}; IDs resume after {}\n", root, floor.above_id,
+                           format_iso8601_ms(floor.ms));
+  if (floor.ms > SystemClock::instance().wall_ms()) {
+    std::cout << fmt::format("note: that is {:.1f} s ahead of this machine's clock: until then daemons "
+                             "refuse with 503 floor_ahead (IDs of another layout can decode far "
+                             "ahead: does this cluster use the old system's layout?)\n",
+                             static_cast<double>(floor.ms - SystemClock::instance().wall_ms()) / 1000);
+  }
+  // Every owner that may still issue must confirm it.
+  const auto patience = cl.timeout_given ? std::chrono::milliseconds(cl.timeout_ms)
+                                         : co.lease_timeout + co.safety_margin + std::chrono::seconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    auto pending = coord::unconfirmed_owners(session, root, co.type, floor.ms, co.lease_timeout,
+                                              co.safety_margin);
+    if (!pending) {
+      std::cerr << "cannot read the cluster's owners: " << pending.error().message << '\n';
+      return kExitFailure;
+    }
+    if (pending.value().empty()) {
+      std::cout << "confirmed: no daemon of the cluster issues an ID at or below " << floor.above_id << '\n';
+      return 0;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::cerr << fmt::format("not confirmed within {} ms (the floor is set, and daemons honour it "
+                               "as they learn it; these may not have yet):\n",
+                               patience.count());
+      for (const auto& o : pending.value()) {
+        std::cerr << fmt::format("  worker ID {}: {}: {}\n", o.worker_id, o.owner, o.why);
+      }
+      return kExitFailure;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 int get_ids(const CommandLine& cl) {
   std::string servers(client::kDefaultServers);
   if (cl.servers) {
@@ -243,9 +337,16 @@ int run_daemon(const CommandLine& cl) {
   const bool coordinated = config->coordinator.type != "static";
   std::unique_ptr<coord::StaticWorker> static_worker;
   if (!coordinated) {
+    std::optional<std::int64_t> floor_ms;
+    if (config->coordinator.min_id) {
+      floor_ms = coord::floor_above(layout, *config->coordinator.min_id).ms;
+      gauges.cluster_floor_ms.store(*floor_ms, std::memory_order_relaxed);
+      spdlog::info("migration floor: no ID at or below {} (coordinator.min_id; time unit of {})",
+                   *config->coordinator.min_id, format_iso8601_ms(*floor_ms));
+    }
     static_worker = std::make_unique<coord::StaticWorker>(
         state_dir(*config), config->coordinator.static_worker_id, layout, config->generator,
-        config->coordinator.persist_interval);
+        config->coordinator.persist_interval, floor_ms);
     if (auto started = static_worker->start(worker); !started) {
       spdlog::critical("{}", started.error());
       return kExitFailure;
@@ -356,6 +457,7 @@ int run_command(int argc, char** argv) {
     case Action::decode: return decode(cl.value());
     case Action::check_config: return check_config(cl.value());
     case Action::pool_status: return pool_status(cl.value());
+    case Action::pool_floor: return pool_floor(cl.value());
     case Action::get: return get_ids(cl.value());
     case Action::run: return run_daemon(cl.value());
   }

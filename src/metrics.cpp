@@ -17,6 +17,8 @@ std::string_view to_string(Route route) noexcept {
     case Route::status: return "status";
     case Route::metrics: return "metrics";
     case Route::openapi: return "openapi";
+    case Route::leaf_id: return "leaf_id";
+    case Route::leaf_decode: return "leaf_decode";
     case Route::other: return "other";
   }
   return "other";

@@ -40,6 +40,9 @@ struct CoordinatorSettings {
   // The datacenter field of every ID (layout.datacenter_bits > 0 only, where
   // it is required). Worker IDs, from any strategy, cover the worker bits.
   std::uint32_t datacenter_id = 0;
+  // Static mode's migration floor: no ID at or below it is issued (the
+  // ZooKeeper modes keep theirs in the cluster root: snowflaked pool floor).
+  std::optional<std::uint64_t> min_id;
   // The local state file's directory. Empty: $STATE_DIRECTORY (systemd's
   // StateDirectory=) or /var/lib/snowflaked.
   std::string state_dir;
@@ -80,6 +83,9 @@ struct HttpSettings {
   // Empty: every valid tag. Otherwise other tags get 404 unknown_tag.
   std::vector<std::string> tag_allowlist;
   std::uint32_t max_metric_tags = 1000;  // per-tag series before they are lumped together
+  // Meituan Leaf's routes, for clients moving over from Leaf:
+  // GET /api/snowflake/get/<key> and GET /decodeSnowflakeId?snowflakeId=N.
+  bool leaf_compat = false;
 };
 
 struct Config {

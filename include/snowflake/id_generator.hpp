@@ -43,6 +43,7 @@ enum class GenerateErrc {
   time_exhausted,         // wall clock past the layout's end of life
   time_not_reserved,      // the state file has not yet recorded this time as used (or closed)
   lease_expired,          // past the time fence: the last confirmed heartbeat's time + lease
+  floor_ahead,            // the cluster's migration floor is ahead of the wall clock
 };
 
 // Stable, machine-readable names ("clock_moved_backwards", ...).
@@ -123,6 +124,16 @@ class IdGenerator {
   // The time fence last set (Unix ms), or INT64_MAX before any (static mode
   // has none): what this generator could ever stamp, whatever the clock says.
   std::int64_t fence_ms() const noexcept { return fence_ms_.load(std::memory_order_relaxed); }
+
+  // The cluster's migration floor (snowflaked pool floor, coordinator.min_id):
+  // from the return on, no ID whose time unit is at or below floor_ms's is
+  // issued; while the wall clock is behind that, requests get floor_ahead.
+  // Only ever raises; a closed generator stays closed.
+  void raise_cluster_floor(std::int64_t floor_ms) noexcept;
+  // The highest cluster floor raised so far (Unix ms); INT64_MIN if none.
+  std::int64_t cluster_floor_ms() const noexcept {
+    return cluster_floor_ms_.load(std::memory_order_relaxed);
+  }
   // Issues nothing more, ever (before the worker ID is released): a call that
   // read the state before close() cannot complete its claim after it, and no
   // later ceiling reopens it. The high-water mark stays readable.
@@ -206,6 +217,10 @@ class IdGenerator {
   std::atomic<std::int64_t> reserved_unit_{INT64_MAX};
   std::atomic<std::int64_t> fence_unit_{INT64_MAX};
   std::atomic<std::int64_t> fence_ms_{INT64_MAX};
+  // The cluster floor's unit: a newest unit at or below it was set by the
+  // floor, not issued (so a clock behind it is floor_ahead, not a step back).
+  std::atomic<std::int64_t> cluster_floor_unit_{INT64_MIN};
+  std::atomic<std::int64_t> cluster_floor_ms_{INT64_MIN};
   std::mutex ceiling_mutex_;  // the two writers (state file, heartbeat) of the pair
   alignas(64) std::atomic<std::uint64_t> sequence_waits_{0};
   std::atomic<std::uint64_t> backward_waits_{0};

@@ -30,8 +30,10 @@ struct ConfiguredTimings {
   std::chrono::milliseconds max_skew;
 };
 
-enum class Route : std::uint8_t { id, decode, health, ready, status, metrics, openapi, other };
-inline constexpr std::size_t kRouteCount = 8;
+enum class Route : std::uint8_t {
+  id, decode, health, ready, status, metrics, openapi, leaf_id, leaf_decode, other
+};
+inline constexpr std::size_t kRouteCount = 10;
 std::string_view to_string(Route route) noexcept;
 
 class Metrics {
@@ -73,9 +75,10 @@ class Metrics {
 
  public:
   // The 503 codes, as the README's table lists them; the last is "other".
-  static constexpr std::array<std::string_view, 8> kRefusalCodes = {
-      "not_ready",     "lease_expired",       "clock_skew",       "clock_moved_backwards",
-      "clock_before_epoch", "time_exhausted", "time_not_reserved", "other"};
+  static constexpr std::array<std::string_view, 9> kRefusalCodes = {
+      "not_ready",          "lease_expired",  "clock_skew",        "clock_moved_backwards",
+      "clock_before_epoch", "time_exhausted", "time_not_reserved", "floor_ahead",
+      "other"};
   // Upper bounds of the request-duration buckets, in seconds (+Inf implied).
   static constexpr std::array<double, 12> kDurationBuckets = {
       0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};

@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "snowflake/coord/cluster_floor.hpp"
 #include "snowflake/coord/node_data.hpp"
 
 namespace snowflake::coord {
@@ -120,8 +121,9 @@ Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& ro
     }
     // Created empty (by an operator, or by ensure_path of a deeper root), or
     // written before strategies (or datacenters) were recorded: record ours
-    // unless someone else does first.
-    auto claimed = zk.set(root, mine, node.value().stat.version);
+    // unless someone else does first, keeping a migration floor it holds.
+    const auto floor = recorded_floor(data);
+    auto claimed = zk.set(root, floor ? with_floor(mine, *floor) : mine, node.value().stat.version);
     if (claimed) return outcome::success();
     if (claimed.error().code == ZkErrc::bad_version || claimed.error().code == ZkErrc::no_node) continue;
     return CoordError::from(claimed.error());

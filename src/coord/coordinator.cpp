@@ -8,6 +8,7 @@
 
 #include "recycle_strategy.hpp"
 #include "sequential_strategy.hpp"
+#include "snowflake/coord/cluster_floor.hpp"
 #include "snowflake/coord/cluster_root.hpp"
 #include "snowflake/time_format.hpp"
 
@@ -88,7 +89,10 @@ Result<void, std::string> Coordinator::start() {
 
 bool Coordinator::wait_for(milliseconds d) {
   std::unique_lock lock(mutex_);
-  return !wake_.wait_for(lock, d, [this] { return stopping_; });
+  // A change of the root (a raised floor) ends the wait too: it is read at
+  // once, not at the next heartbeat.
+  wake_.wait_for(lock, d, [this] { return stopping_ || root_events_ != root_events_seen_; });
+  return !stopping_;
 }
 
 bool Coordinator::idle_for(milliseconds d) {
@@ -148,6 +152,14 @@ Coordinator::Step Coordinator::tick() {
     if (!checked) return setback(checked.error(), "cannot check the cluster's root");
     root_checked_ = true;
   }
+  bool root_changed = false;
+  {
+    std::lock_guard lock(mutex_);
+    root_changed = root_events_ != root_events_seen_;
+    root_events_seen_ = root_events_;
+  }
+  if (root_changed && !read_cluster_floor()) return Step::retry;
+  confirm_cluster_floor();
   if (!generator_) return acquire();
   const auto now = clock_.monotonic();
   if (now < next_heartbeat_) {
@@ -171,6 +183,19 @@ Coordinator::Step Coordinator::connect() {
     return Step::retry;
   }
   zk_ = std::move(session).value();
+  zk_->set_node_watcher([this](const std::string& path) {
+    if (path != options_.root) return;
+    {
+      std::lock_guard lock(mutex_);
+      ++root_events_;
+    }
+    wake_.notify_all();
+  });
+  // A new session has no watch yet, and must confirm the floor itself.
+  {
+    std::lock_guard lock(mutex_);
+    ++root_events_;
+  }
   gauges_.sessions.fetch_add(1, std::memory_order_relaxed);
   spdlog::info("ZooKeeper session 0x{:x} established with {} (timeout {} ms)", zk_->session_id(),
                options_.zookeeper.hosts, zk_->negotiated_timeout().count());
@@ -244,6 +269,16 @@ Coordinator::Step Coordinator::acquire() {
   gauges_.pool_exhausted.store(false);
   last_retry_.clear();
   Ownership& owned = acquired.value();
+  // The migration floor, read after the claim on the same session: either
+  // this read sees a floor raised meanwhile, or the claim came first and
+  // `pool floor` waits for our confirmation (cluster_floor.hpp).
+  if (!read_cluster_floor()) {
+    if (auto back = strategy_->give_back(*zk_, owned.floor); !back) {
+      spdlog::warn("could not return worker ID {}: {}", owned.worker_id, back.error().message);
+      strategy_->forget(zk_.get());
+    }
+    return Step::retry;
+  }
   owned.floor = std::max(owned.floor, reservation_->reserved_until(owned.worker_id));
   if (owned.fresh_mtime_ms && skew_fatal_at_boot(sent_wall, received_wall, *owned.fresh_mtime_ms)) {
     if (auto back = strategy_->give_back(*zk_, owned.floor); !back) {
@@ -282,6 +317,10 @@ bool Coordinator::install(const Ownership& owned) {
   std::unique_ptr<IdGenerator> generator = std::move(created).value();
   // Rule 1 of the design: never past the time our node says plus the lease.
   generator->set_fence_ms(owned.confirmed_ts + options_.settings.lease_timeout.count());
+  // Before it can issue: a floor ahead of the clock makes it refuse with
+  // floor_ahead (waiting for the floor is the cluster's, not this worker
+  // ID's, so taking another would not help).
+  if (cluster_floor_ms_ != INT64_MIN) generator->raise_cluster_floor(cluster_floor_ms_);
   reservation_->attach(*generator,
                        StateRecord{options_.strategy, options_.root, owned.worker_id, owned.node,
                                    owned.owner, layout_.settings(), 0, 0});
@@ -311,6 +350,15 @@ Coordinator::Step Coordinator::renew() {
                  backoff_.count(), lease_.status().remaining.count());
     return Step::retry;
   }
+  // The migration floor, read after the write on the same session and
+  // before the lease it grants is used: the write may have re-created our
+  // alive node after `pool floor` found none and counted our lease as run
+  // out; this read then sees that floor (cluster_floor.hpp). Unread, the
+  // lease is not extended: it runs out, which is always safe.
+  if (!read_cluster_floor()) {
+    gauges_.heartbeat_failures.fetch_add(1, std::memory_order_relaxed);
+    return Step::retry;
+  }
   gauges_.heartbeats.fetch_add(1, std::memory_order_relaxed);
   gauges_.last_heartbeat_ns.store(sent.time_since_epoch().count(), std::memory_order_relaxed);
   lease_.extend_until(sent + options_.settings.lease_timeout);
@@ -326,6 +374,38 @@ Coordinator::Step Coordinator::renew() {
   if (!skew_held_) generator_->set_fence_ms(sent_wall + options_.settings.lease_timeout.count());
   reap(written.value());
   return Step::ok;
+}
+
+bool Coordinator::read_cluster_floor() {
+  auto node = zk_->get(options_.root, /*watch=*/true);
+  if (!node) {
+    log_retry(fmt::format("cannot read the cluster's migration floor at {}: {}", options_.root,
+                          node.error().message()));
+    std::lock_guard lock(mutex_);
+    ++root_events_;  // read it again at the next step
+    return false;
+  }
+  const auto floor = recorded_floor(node.value().data);
+  if (!floor || floor->ms <= cluster_floor_ms_) return true;
+  cluster_floor_ms_ = floor->ms;
+  gauges_.cluster_floor_ms.store(floor->ms, std::memory_order_relaxed);
+  if (generator_) generator_->raise_cluster_floor(floor->ms);
+  spdlog::info("migration floor: no ID at or below {} (time unit of {}){}", floor->above_id,
+               format_iso8601_ms(floor->ms), generator_ ? "; in force" : "");
+  return true;
+}
+
+void Coordinator::confirm_cluster_floor() {
+  if (!generator_ || cluster_floor_ms_ == INT64_MIN) return;
+  if (confirmed_session_ == zk_->session_id() && confirmed_floor_ms_ >= cluster_floor_ms_) return;
+  if (auto confirmed = confirm_floor(*zk_, options_.root, cluster_floor_ms_, worker_id_); !confirmed) {
+    log_retry(fmt::format("cannot confirm the migration floor: {}", confirmed.error().message));
+    std::lock_guard lock(mutex_);
+    ++root_events_;  // try again at the next step
+    return;
+  }
+  confirmed_session_ = zk_->session_id();
+  confirmed_floor_ms_ = cluster_floor_ms_;
 }
 
 void Coordinator::reap(std::optional<std::int64_t> zk_now_ms) {

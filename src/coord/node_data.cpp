@@ -81,14 +81,15 @@ std::string encode(const InuseData& d) {
 std::string encode(const NotuseData& d) { return json{{"floor", d.floor}}.dump(); }
 
 std::string encode(const SequentialData& d) {
-  return json{{"host", d.host},
-              {"port", d.port},
-              {"owner", d.owner ? to_json(*d.owner) : json(nullptr)},
-              {"floor", d.floor},
-              {"ts", d.ts},
-              {"hwm", d.hwm},
-              {"lease_ms", d.lease_ms}}
-      .dump();
+  json j{{"host", d.host},
+         {"port", d.port},
+         {"owner", d.owner ? to_json(*d.owner) : json(nullptr)},
+         {"floor", d.floor},
+         {"ts", d.ts},
+         {"hwm", d.hwm},
+         {"lease_ms", d.lease_ms}};
+  if (d.superseded_until != 0) j["superseded_until"] = d.superseded_until;
+  return j.dump();
 }
 
 std::string encode(const LayoutSettings& l) {
@@ -136,6 +137,7 @@ std::optional<SequentialData> decode_sequential(std::string_view text) {
     if (const auto o = j.find("owner"); o != j.end() && !o->is_null()) d.owner = owner_of(*o);
     d.floor = integer_or<std::int64_t>(j, "floor", 0);
     d.lease_ms = integer_or<std::int64_t>(j, "lease_ms", 0);
+    d.superseded_until = integer_or<std::int64_t>(j, "superseded_until", 0);
     return d;
   });
 }

@@ -11,10 +11,6 @@
 
 namespace snowflake::coord {
 
-namespace {
-
-// ZooKeeper's clock now: the ctime of an ephemeral node we create (and
-// delete at once). nullopt if we may not create one.
 Result<std::optional<std::int64_t>, CoordError> zookeeper_now(ZkSession& zk, const std::string& root) {
   const std::string probe = fmt::format("{}/status-probe-{}-{:x}", root, ::getpid(), std::random_device{}());
   auto created = zk.create(probe, "", CreateMode::ephemeral);
@@ -28,6 +24,8 @@ Result<std::optional<std::int64_t>, CoordError> zookeeper_now(ZkSession& zk, con
   if (!stat.value()) return CoordError{CoordErrc::zookeeper, probe + " vanished"};
   return std::optional<std::int64_t>(stat.value()->ctime_ms);
 }
+
+namespace {
 
 Result<std::vector<std::pair<std::uint32_t, NodeData>>, CoordError> read_children(
     ZkSession& zk, const std::string& dir) {
@@ -104,6 +102,7 @@ Result<PoolStatus, CoordError> read_pool_status(ZkSession& zk, const std::string
   if (recorded.is_object() && recorded.contains("datacenter_id")) {
     status.datacenter_id = json_integer<std::uint32_t>(recorded.at("datacenter_id"));
   }
+  status.floor = recorded_floor(cluster.value().data);
 
   BOOST_OUTCOME_TRY(now, zookeeper_now(zk, root));
   status.now_from_zookeeper = now.has_value();
@@ -161,6 +160,10 @@ nlohmann::ordered_json to_json(const PoolStatus& s) {
   }
   return {{"pool", s.pool},
           {"datacenter_id", s.datacenter_id ? json(*s.datacenter_id) : json(nullptr)},
+          {"floor", s.floor ? json{{"above_id", std::to_string(s.floor->above_id)},
+                                   {"ms", s.floor->ms},
+                                   {"time", format_iso8601_ms(s.floor->ms)}}
+                            : json(nullptr)},
           {"size", s.size},
           {"complete", s.complete},
           {"time", format_iso8601_ms(s.now_ms)},
@@ -183,6 +186,10 @@ std::string to_text(const PoolStatus& s) {
       s.datacenter_id ? fmt::format(" (datacenter {})", *s.datacenter_id) : "", s.size,
       s.complete ? "" : " (still being filled)", s.inuse.size(), s.notuse.size() - unusable,
       unusable ? fmt::format(", {} unusable (unreadable floor: never claimed)", unusable) : "");
+  if (s.floor) {
+    out += fmt::format("migration floor: no ID at or below {} (its time unit starts {})\n",
+                       s.floor->above_id, format_iso8601_ms(s.floor->ms));
+  }
   out += fmt::format("ZooKeeper time {}{}\n", format_iso8601_ms(s.now_ms),
                      s.now_from_zookeeper ? "" : " (approximate: the newest heartbeat; no right to create a probe node)");
   out += "\nIN USE\n";

@@ -98,6 +98,9 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
                                     path, node.value().data)};
     }
     std::int64_t floor = 0;
+    // Whom this write supersedes while their lease may run: kept from the
+    // node (our own lost write, our dead run), or the node's live writer.
+    std::int64_t superseded_until = old->superseded_until;
     if (old->owner == owner) {
       floor = std::max(old->floor, old->hwm);  // our own write, whose answer was lost
     } else if (predecessor && predecessor->node == path && old->owner == predecessor->owner) {
@@ -106,6 +109,8 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
       floor = std::max({predecessor->reserved_until, old->floor, old->hwm});
     } else {
       floor = old->last_possible_ms(lease_ms);
+      const std::int64_t old_lease = old->owner ? old->lease_ms : lease_ms;
+      if (old_lease > 0) superseded_until = std::max(superseded_until, node.value().stat.mtime_ms + old_lease);
     }
     if (floor > max_floor_ms) {
       (void)zk.remove(alive_.path(id), -1);  // let it go until the clock comes closer
@@ -114,7 +119,7 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
                                     "wait out",
                                     path, id, floor - max_floor_ms)};
     }
-    SequentialData mine{host_, port_, owner, floor, now_ms, floor, lease_ms};
+    SequentialData mine{host_, port_, owner, floor, now_ms, floor, lease_ms, superseded_until};
     auto written = zk.set(path, encode(mine), node.value().stat.version);
     if (written) {
       return SequentialClaim{id, path, mine, written.value().version, written.value().mtime_ms, true,

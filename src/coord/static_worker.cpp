@@ -8,12 +8,14 @@
 namespace snowflake::coord {
 
 StaticWorker::StaticWorker(std::string state_dir, std::uint32_t worker_id, const IdLayout& layout,
-                           GeneratorOptions generator, std::chrono::milliseconds persist_interval)
+                           GeneratorOptions generator, std::chrono::milliseconds persist_interval,
+                           std::optional<std::int64_t> cluster_floor_ms)
     : state_dir_(std::move(state_dir)),
       worker_id_(worker_id),
       layout_(layout),
       generator_options_(generator),
-      persist_interval_(persist_interval) {}
+      persist_interval_(persist_interval),
+      cluster_floor_ms_(cluster_floor_ms) {}
 
 StaticWorker::~StaticWorker() { shutdown(); }
 
@@ -40,6 +42,7 @@ Result<void, std::string> StaticWorker::start(WorkerSlot& slot) {
                  "previous run may have used): not issuing until it has passed it",
                  worker_id_, format_iso8601_ms(*g.floor_ms));
   }
+  if (cluster_floor_ms_) generator->raise_cluster_floor(*cluster_floor_ms_);
   reservation_ = std::make_unique<TimeReservation>(*dir_, persist_interval_);
   reservation_->attach(*generator,
                        StateRecord{"static", "", worker_id_, "", std::nullopt, layout_.settings(), 0, 0});

@@ -89,9 +89,13 @@ std::string ZkError::message() const {
                      raw ? zerror(raw) : "no session");
 }
 
-void ZkSession::on_event(zhandle_t*, int type, int state, const char*, void* context) {
-  if (type != ZOO_SESSION_EVENT) return;  // we set no node watches
+void ZkSession::on_event(zhandle_t*, int type, int state, const char* path, void* context) {
   auto* self = static_cast<ZkSession*>(context);
+  if (type != ZOO_SESSION_EVENT) {  // a watched node changed
+    std::lock_guard lock(self->mutex_);
+    if (self->node_watcher_ && path) self->node_watcher_(path);
+    return;
+  }
   {
     std::lock_guard lock(self->mutex_);
     self->state_.store(state);
@@ -182,12 +186,17 @@ Result<std::string, ZkError> ZkSession::create(const std::string& path, std::str
   return std::string(created.data());
 }
 
-Result<NodeData, ZkError> ZkSession::get(const std::string& path) {
+void ZkSession::set_node_watcher(std::function<void(const std::string& path)> watcher) {
+  std::lock_guard lock(mutex_);
+  node_watcher_ = std::move(watcher);
+}
+
+Result<NodeData, ZkError> ZkSession::get(const std::string& path, bool watch) {
   for (int size : {kSmallBuffer, kMaxNodeSize}) {
     std::string buffer(static_cast<std::size_t>(size), '\0');
     int length = size;
     Stat stat{};
-    const int rc = zoo_get(handle_, path.c_str(), 0, buffer.data(), &length, &stat);
+    const int rc = zoo_get(handle_, path.c_str(), watch ? 1 : 0, buffer.data(), &length, &stat);
     if (rc != ZOK) return error(rc, path);
     if (stat.dataLength <= size) {
       buffer.resize(static_cast<std::size_t>(std::max(length, 0)));

@@ -161,14 +161,14 @@ IdGenerator* issuer(const RouterContext& ctx) {
   return ctx.lease.state() == LeaseState::valid ? ctx.worker.current() : nullptr;
 }
 
-Response issue_ids(const Request& req, std::string_view tag, std::string_view query,
-                   RouterContext& ctx) {
-  if (!is_valid_name(tag)) {
-    return error_response(Status::bad_request, "bad_tag",
-                          "tag must match [A-Za-z0-9._-]{1,64}");
-  }
-  const auto q = parse_id_query(query, ctx.settings.max_batch);
-  if (!q) return error_response(q.error().status, q.error().code, q.error().message);
+Response bad_tag() {
+  return error_response(Status::bad_request, "bad_tag", "tag must match [A-Za-z0-9._-]{1,64}");
+}
+
+// `count` IDs for `tag` (a valid name), counted in the metrics; or the answer
+// to send instead: unknown_tag, or a 503 when none can be proven unique.
+Result<std::vector<std::uint64_t>, Response> take_ids(std::string_view tag, std::uint32_t count,
+                                                      RouterContext& ctx) {
   const auto& allow = ctx.settings.tag_allowlist;
   if (!allow.empty() && std::find(allow.begin(), allow.end(), tag) == allow.end()) {
     return error_response(Status::not_found, "unknown_tag",
@@ -178,7 +178,7 @@ Response issue_ids(const Request& req, std::string_view tag, std::string_view qu
   if (!generator) return lease_unavailable(ctx.lease.state(), ctx);
 
   std::vector<std::uint64_t> ids;
-  const auto issued = generator->next_n(q.value().count, ids);
+  const auto issued = generator->next_n(count, ids);
   if (!issued) {
     const GenerateError& e = issued.error();
     return unavailable_response(to_string(e.code), e.message(), e.gap);
@@ -190,6 +190,17 @@ Response issue_ids(const Request& req, std::string_view tag, std::string_view qu
     return lease_unavailable(after, ctx);
   }
   ctx.metrics.count_ids(tag, ids.size());
+  return ids;
+}
+
+Response issue_ids(const Request& req, std::string_view tag, std::string_view query,
+                   RouterContext& ctx) {
+  if (!is_valid_name(tag)) return bad_tag();
+  const auto q = parse_id_query(query, ctx.settings.max_batch);
+  if (!q) return error_response(q.error().status, q.error().code, q.error().message);
+  auto taken = take_ids(tag, q.value().count, ctx);
+  if (!taken) return std::move(taken).error();
+  const std::vector<std::uint64_t>& ids = taken.value();
   const Format format = negotiate(req, q.value());
   auto body = ids_body(tag, ids, format, q.value().batch);
   return format == Format::text ? text_response(Status::ok, std::move(body))
@@ -204,6 +215,46 @@ Response decode(std::string_view id_text, RouterContext& ctx) {
   }
   const auto decoded = ctx.layout.decompose(*id);
   return json_response(Status::ok, decoded_id_to_json(decoded.value()).dump());
+}
+
+// --- Meituan Leaf's routes (http.leaf_compat) ------------------------------
+
+// GET /api/snowflake/get/<key>: the bare decimal ID, text/plain, as Leaf's
+// LeafController answers. Refusals are ours (JSON, 503 with Retry-After).
+Response leaf_get(std::string_view key, RouterContext& ctx) {
+  if (!is_valid_name(key)) return bad_tag();
+  auto taken = take_ids(key, 1, ctx);
+  if (!taken) return std::move(taken).error();
+  std::string body;
+  append_id(body, taken.value().front());
+  return text_response(Status::ok, std::move(body));
+}
+
+// GET /decodeSnowflakeId?snowflakeId=N: Leaf's LeafMonitorController fields,
+// all strings: {"timestamp":"<ms>(yyyy-MM-dd HH:mm:ss.SSS)","workerId",
+// "sequenceId"}, in the configured layout and in UTC (Leaf formats in its
+// JVM's zone), "datacenterId" too in a layout with one. A bad ID gets our
+// 400 (Leaf answers 200 with an errorMsg).
+Response leaf_decode(std::string_view query, RouterContext& ctx) {
+  constexpr std::string_view kKey = "snowflakeId=";
+  if (!query.starts_with(kKey) || query.find('&') != std::string_view::npos) {
+    return error_response(Status::bad_request, "unknown_parameter",
+                          "decodeSnowflakeId takes one query parameter: snowflakeId=<ID>");
+  }
+  const auto id = parse_id(query.substr(kKey.size()));
+  if (!id) {
+    return error_response(Status::bad_request, "bad_id",
+                          "snowflakeId must be decimal digits, at most 9223372036854775807");
+  }
+  const DecodedId d = ctx.layout.decompose(*id).value();
+  std::string time = format_iso8601_ms(d.timestamp_ms);  // 2026-11-23T12:02:21.720Z
+  std::replace(time.begin(), time.end(), 'T', ' ');
+  time.pop_back();
+  nlohmann::ordered_json body{{"timestamp", fmt::format("{}({})", d.timestamp_ms, time)},
+                              {"workerId", std::to_string(d.worker_id)},
+                              {"sequenceId", std::to_string(d.sequence)}};
+  if (ctx.layout.settings().datacenter_bits > 0) body["datacenterId"] = std::to_string(d.datacenter_id);
+  return json_response(Status::ok, body.dump());
 }
 
 Response ready(RouterContext& ctx) {
@@ -235,6 +286,12 @@ std::string state_line(const RouterContext& ctx) {
 }
 
 namespace {
+
+// The cluster's migration floor: none, or when IDs may resume above it.
+nlohmann::ordered_json floor_json(std::int64_t floor_ms) {
+  if (floor_ms == INT64_MIN) return nullptr;
+  return {{"ms", floor_ms}, {"time", format_iso8601_ms(floor_ms)}};
+}
 
 Response status(RouterContext& ctx) {
   const auto& layout = ctx.layout;
@@ -269,6 +326,7 @@ Response status(RouterContext& ctx) {
         {"heartbeats", co.heartbeats.load(relaxed)},
         {"heartbeat_failures", co.heartbeat_failures.load(relaxed)},
         {"clock_skew_ms", co.clock_skew_ms.load(relaxed)}}},
+      {"floor", floor_json(co.cluster_floor_ms.load(relaxed))},
       {"high_water_mark_ms",
        generator ? nlohmann::json(generator->high_water_mark_ms()) : nlohmann::json(nullptr)},
       {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},
@@ -340,6 +398,8 @@ Routed route(const Request& req, RouterContext& ctx) {
   else if (path == "/status") r = Route::status;
   else if (path == "/metrics") r = Route::metrics;
   else if (path == "/openapi.yaml") r = Route::openapi;
+  else if (ctx.settings.leaf_compat && path.starts_with("/api/snowflake/get/")) r = Route::leaf_id;
+  else if (ctx.settings.leaf_compat && path == "/decodeSnowflakeId") r = Route::leaf_decode;
   else return {r, error_response(Status::not_found, "not_found", fmt::format("no route for {}", path))};
 
   if (req.method() != verb::get && req.method() != verb::head) {
@@ -356,6 +416,8 @@ Routed route(const Request& req, RouterContext& ctx) {
     case Route::status: return {r, status(ctx)};
     case Route::metrics: return {r, metrics(ctx)};
     case Route::openapi: return {r, openapi()};
+    case Route::leaf_id: return {r, leaf_get(path.substr(19), ctx)};
+    case Route::leaf_decode: return {r, leaf_decode(query, ctx)};
     case Route::other: break;
   }
   return {r, error_response(Status::not_found, "not_found", "no such route")};

@@ -91,7 +91,8 @@ class Nemesis {
   Nemesis(ChaosCluster& cluster, std::ofstream& schedule) : cluster_(cluster), schedule_(schedule) {}
 
   void start(std::size_t i, const PlannedFault& f) {
-    Applied a{f, now_us(), 0, 0};
+    Applied a{f, now_us(), 0, 0, nullptr, 0};
+    if (f.kind == "floor_raise") start_floor(a, i);
     const int d = f.target;
     if (f.kind == "net_stall") cluster_.stall(d, true);
     else if (f.kind == "net_delay") cluster_.delay(d, std::chrono::milliseconds(f.amount));
@@ -106,7 +107,7 @@ class Nemesis {
     else if (f.kind == "clock_slew") a.slew_from_us = a.start_us;
     else if (f.kind == "disk_unwritable") cluster_.state_unwritable(d, true);
     else if (f.kind == "disk_full") cluster_.state_full(d, true);
-    active_[i] = a;
+    active_[i] = std::move(a);
     if (f.duration_ms == 0) end(i);
   }
 
@@ -128,16 +129,24 @@ class Nemesis {
     else if (f.kind == "disk_full") cluster_.state_full(d, false);
     const bool zk = f.kind.starts_with("zk_");
     const std::int64_t end_us = f.kind == "net_lose_reply" ? a.start_us + f.amount * 1000 : now_us();
-    schedule_ << to_json_line(Fault{f.kind, zk ? fmt::format("zk{}", a.zk_server) : fmt::format("d{}", d),
-                                    a.start_us, end_us, f.describe()})
-              << '\n';
+    const std::string target = zk ? fmt::format("zk{}", a.zk_server) : f.kind == "floor_raise" ? std::string("cluster") : fmt::format("d{}", d);
+    Fault done{f.kind, target, a.start_us, end_us,
+               f.describe()};
+    if (f.kind == "floor_raise") end_floor(a, done);
+    schedule_ << to_json_line(done) << '\n';
     schedule_.flush();
     ++applied_;
     active_.erase(it);
   }
 
-  // A slewing clock moves a little on every tick.
+  // A slewing clock moves a little on every tick; a floor's command that
+  // has exited ends its fault.
   void tick() {
+    std::vector<std::size_t> floors_done;
+    for (auto& [i, a] : active_) {
+      if (a.floor_command && !a.floor_command->running()) floors_done.push_back(i);
+    }
+    for (const std::size_t i : floors_done) end(i);
     for (auto& [i, a] : active_) {
       if (a.plan.kind != "clock_slew") continue;
       const std::int64_t now = now_us();
@@ -156,7 +165,36 @@ class Nemesis {
     std::int64_t start_us;
     std::int64_t slew_from_us;
     int zk_server;
+    // floor_raise: `snowflaked pool floor` running, and the floor it sets.
+    std::unique_ptr<test::ChildProcess> floor_command;
+    std::uint64_t above_id = 0;
   };
+
+  // A migration: the old system's last ID is the chaos layout's largest at
+  // real time + amount; the command gets the fault's duration to confirm.
+  void start_floor(Applied& a, std::size_t i) {
+    const auto layout = IdLayout::create(chaos_layout(), chaos_layout().epoch_ms).value();
+    a.above_id = layout.compose(a.start_us / 1000 + a.plan.amount, 0, layout.max_worker_id(),
+                                layout.max_sequence())
+                     .value();
+    a.floor_command = cluster_.raise_floor(a.above_id, std::chrono::milliseconds(a.plan.duration_ms - 1000),
+                                           fmt::format("floor-{}", i));
+  }
+
+  // Its record: confirmed when the command exited 0 (told by the first tick
+  // after: a little late, which only checks fewer answers); the fault lasts
+  // until then, or until the floor's time has passed, whichever is later.
+  void end_floor(Applied& a, Fault& done) {
+    const auto status = a.floor_command->wait_for_exit(5s);
+    if (!status) a.floor_command->send_signal(SIGKILL);
+    done.above_id = a.above_id;
+    done.confirmed_us = status && status->code == 0 && status->signal == 0 ? done.end_us : 0;
+    const std::int64_t floor_passes_us = (a.start_us / 1000 + a.plan.amount + 1) * 1000;
+    done.end_us = std::max(done.end_us, floor_passes_us);
+    done.detail += fmt::format(": above {}, {}", a.above_id,
+                               done.confirmed_us ? std::string("confirmed")
+                                                 : fmt::format("not confirmed ({})", status ? status->code : -1));
+  }
   ChaosCluster& cluster_;
   std::ofstream& schedule_;
   std::map<std::size_t, Applied> active_;

@@ -135,6 +135,27 @@ void check_increasing(const History& h, const IdLayout& layout, CheckReport& r) 
   }
 }
 
+// The contract of `snowflaked pool floor`: once it has exited 0, no answer
+// asked for after that carries an ID at or below its floor.
+void check_floors(const History& h, const std::vector<Fault>& schedule, CheckReport& r) {
+  for (const Fault& f : schedule) {
+    if (f.above_id == 0) continue;
+    ++r.floors_raised;
+    if (f.confirmed_us == 0) continue;
+    ++r.floors_confirmed;
+    for (const Answer& a : h.answers) {
+      if (a.sent_us < f.confirmed_us) continue;
+      for (const auto& run : a.ids) {
+        if (run.first > f.above_id) continue;
+        violate(r, "below_floor",
+                fmt::format("{} gave ID {}, at or below the floor {} that `pool floor` confirmed at {}",
+                            who(a), run.first, f.above_id, format_iso8601_ms(f.confirmed_us / 1000)));
+        break;
+      }
+    }
+  }
+}
+
 bool touches(const Fault& f, int daemon) { return f.daemon() < 0 || f.daemon() == daemon; }
 
 void availability_and_recovery(const History& h, const std::vector<Fault>& schedule,
@@ -239,7 +260,7 @@ double median(std::vector<double> v) {
 bool is_documented_refusal(const std::string& code) {
   static const std::set<std::string> documented{
       "not_ready",        "lease_expired",  "clock_skew",        "clock_moved_backwards",
-      "clock_before_epoch", "time_exhausted", "time_not_reserved"};
+      "clock_before_epoch", "time_exhausted", "time_not_reserved", "floor_ahead"};
   return documented.contains(code);
 }
 
@@ -250,6 +271,7 @@ CheckReport check(const History& history, const std::vector<Fault>& schedule,
   const auto spans = spans_of(history);
   check_duplicates(history, spans, r);
   check_increasing(history, layout, r);
+  check_floors(history, schedule, r);
   if (!schedule.empty()) availability_and_recovery(history, schedule, r);
   worker_reuse(history, spans, layout, r);
   return r;
@@ -286,8 +308,13 @@ std::string to_text(const CheckReport& r) {
     }
     out += "\n";
   }
+  if (r.floors_raised > 0) {
+    out += fmt::format("migration floors raised under load: {}, confirmed by pool floor: {}\n",
+                       r.floors_raised, r.floors_confirmed);
+  }
   if (r.ok()) {
-    out += "OK: no duplicate, no borrowed time, increasing within each ownership, every answer documented\n";
+    out += "OK: no duplicate, no borrowed time, increasing within each ownership, every answer documented, "
+           "nothing below a confirmed floor\n";
   } else {
     out += "FAILED:";
     for (const auto& [rule, n] : r.violations_by_rule) out += fmt::format(" {} {}", rule, n);

@@ -7,7 +7,10 @@
 //   not_increasing one daemon run's IDs of one worker ID going down (an answer
 //                  sent after another was received must be above it);
 //   bad_answer     anything but a 200, no answer at all, or a 503 with a
-//                  documented code and Retry-After.
+//                  documented code and Retry-After;
+//   below_floor    an ID at or below a migration floor in an answer asked
+//                  for after `snowflaked pool floor` exited 0 (the schedule's
+//                  floor_raise faults).
 // With the fault schedule it also reports figures: availability of each
 // daemon while no fault touched it, time from a fault's end to serving
 // again, and how worker IDs passed between owners.
@@ -48,6 +51,8 @@ struct CheckReport {
     std::int64_t min_gap_ms = INT64_MAX;  // between one owner's last stamp and the next's first
   };
   std::map<std::uint32_t, Reuse> reuse;  // per worker ID
+  int floors_raised = 0;     // migration floors in the schedule
+  int floors_confirmed = 0;  // of them, confirmed by `pool floor` (exit 0)
 
   bool ok() const { return violations_by_rule.empty(); }
 };

@@ -32,6 +32,13 @@ std::string describe(const test::ExitStatus& s) {
   return s.signal ? fmt::format("signal {}", s.signal) : fmt::format("exit {}", s.code);
 }
 
+std::map<std::string, std::string> sanitizer_env() {
+  // Sanitizer reports must not look like "refused to start" (exit 1).
+  return {{"ASAN_OPTIONS", "verify_asan_link_order=0:exitcode=99"},
+          {"UBSAN_OPTIONS", "halt_on_error=1:exitcode=98"},
+          {"LSAN_OPTIONS", "suppressions=" SNOWFLAKE_SOURCE_DIR "/tests/lsan.supp:print_suppressions=0"}};
+}
+
 }  // namespace
 
 LayoutSettings chaos_layout() {
@@ -57,6 +64,13 @@ ChaosCluster::ChaosCluster(ClusterOptions options) : options_(std::move(options)
   } else {
     zk_ = std::make_unique<test::ZooKeeperServer>(logs);
     zk_ports.push_back(zk_->port());
+  }
+  {
+    // For operators' commands (pool floor): ZooKeeper itself, no proxy.
+    std::string hosts;
+    for (const auto port : zk_ports) hosts += fmt::format("{}127.0.0.1:{}", hosts.empty() ? "" : ",", port);
+    admin_config_ = options_.out / "admin.json";
+    write_config_file(admin_config_, hosts, options_.out / "state" / "admin", 0, 99);
   }
   for (int d = 0; d < options_.daemons; ++d) {
     auto s = std::make_unique<Slot>();
@@ -95,13 +109,20 @@ ChaosCluster::~ChaosCluster() {
 void ChaosCluster::write_config(Slot& s) {
   std::string hosts;
   for (const auto& p : s.proxies) hosts += (hosts.empty() ? "" : ",") + p->hosts();
+  s.config = options_.out / fmt::format("d{}.json", s.index);
+  write_config_file(s.config, hosts, s.state, s.port.load(), s.index);
+}
+
+void ChaosCluster::write_config_file(const std::filesystem::path& path, const std::string& hosts,
+                                     const std::filesystem::path& state, unsigned short port,
+                                     int index) const {
   const nlohmann::json config = {
       {"service", "chaos"},
       {"layout", nlohmann::json::parse(coord::encode(chaos_layout()))},
       {"coordinator",
        {{"type", options_.strategy},
-        {"state_dir", s.state.string()},
-        {"advertise", fmt::format("chaos-d{}:9000", s.index)},
+        {"state_dir", state.string()},
+        {"advertise", fmt::format("chaos-d{}:9000", index)},
         {"heartbeat_interval_ms", 300},
         {"lease_timeout_ms", 1500},
         {"reclaim_after_ms", 2500},
@@ -111,23 +132,29 @@ void ChaosCluster::write_config(Slot& s) {
         {"persist_interval_ms", 100}}},
       {"zookeeper", {{"hosts", hosts}, {"root", "/snowflake/chaos"}, {"session_timeout_ms", 2000},
                      {"connect_timeout_ms", 2000}}},
-      {"http", {{"listen", fmt::format("127.0.0.1:{}", s.port.load())}, {"io_threads", 2},
+      {"http", {{"listen", fmt::format("127.0.0.1:{}", port)}, {"io_threads", 2},
                 {"drain_timeout_ms", 2000}}}};
   // The epoch as Unix ms: the layout's JSON spells it epoch_ms.
   nlohmann::json c = config;
   c["layout"]["epoch"] = c["layout"]["epoch_ms"];
   c["layout"].erase("epoch_ms");
-  s.config = options_.out / fmt::format("d{}.json", s.index);
-  std::ofstream(s.config) << c.dump(2) << '\n';
+  std::ofstream(path) << c.dump(2) << '\n';
+}
+
+std::unique_ptr<test::ChildProcess> ChaosCluster::raise_floor(std::uint64_t above_id,
+                                                             std::chrono::milliseconds timeout,
+                                                             const std::string& log_name) const {
+  return std::make_unique<test::ChildProcess>(
+      std::vector<std::string>{SNOWFLAKED_PATH, "pool", "floor", "--config", admin_config_.string(),
+                               "--above-id", std::to_string(above_id), "--timeout",
+                               std::to_string(timeout.count())},
+      sanitizer_env(), options_.out / "logs" / log_name);
 }
 
 void ChaosCluster::launch(Slot& s) {
   const int run = s.run.load() + 1;
   auto env = s.clock->env();
-  // Sanitizer reports must not look like "refused to start" (exit 1).
-  env["ASAN_OPTIONS"] = "verify_asan_link_order=0:exitcode=99";
-  env["UBSAN_OPTIONS"] = "halt_on_error=1:exitcode=98";
-  env["LSAN_OPTIONS"] = "suppressions=" SNOWFLAKE_SOURCE_DIR "/tests/lsan.supp:print_suppressions=0";
+  env.merge(sanitizer_env());
   s.process = std::make_unique<test::ChildProcess>(
       std::vector<std::string>{SNOWFLAKED_PATH, "--config", s.config.string()}, env,
       options_.out / "logs" / fmt::format("d{}-run{}", s.index, run));

@@ -81,6 +81,11 @@ class ChaosCluster {
   void zk_start(int server);
   int zk_freeze(int server, bool frozen, int which = 0);
 
+  // Starts `snowflaked pool floor --above-id N` against ZooKeeper itself (no
+  // proxy), its output in logs/<log_name>.
+  std::unique_ptr<test::ChildProcess> raise_floor(std::uint64_t above_id, std::chrono::milliseconds timeout,
+                                                  const std::string& log_name) const;
+
   // Stops the supervisor, then every daemon with SIGTERM: each must exit 0.
   // Returns the crashes seen over the run (unplanned exits but for 1), and
   // unclean stops at the end.
@@ -109,6 +114,8 @@ class ChaosCluster {
 
   static std::size_t idx(int d) { return static_cast<std::size_t>(d); }
   void write_config(Slot& s);
+  void write_config_file(const std::filesystem::path& path, const std::string& hosts,
+                         const std::filesystem::path& state, unsigned short port, int index) const;
   void launch(Slot& s);  // mutex_ held
   void supervise();
 
@@ -116,6 +123,7 @@ class ChaosCluster {
   std::unique_ptr<test::ZooKeeperServer> zk_;
   std::unique_ptr<test::ZooKeeperEnsemble> ensemble_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::filesystem::path admin_config_;  // ZooKeeper without proxies, for pool floor
   mutable std::mutex mutex_;  // slots' processes and offsets
   std::vector<std::string> crashes_;
   std::atomic<bool> stopping_{false};

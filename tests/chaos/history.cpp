@@ -80,9 +80,13 @@ std::string to_json_line(const Answer& a) {
 }
 
 std::string to_json_line(const Fault& f) {
-  return json{{"kind", f.kind},     {"target", f.target}, {"start", f.start_us},
-              {"end", f.end_us},    {"detail", f.detail}}
-      .dump();
+  json j{{"kind", f.kind},  {"target", f.target}, {"start", f.start_us},
+         {"end", f.end_us}, {"detail", f.detail}};
+  if (f.above_id != 0) {
+    j["above_id"] = std::to_string(f.above_id);
+    j["confirmed"] = f.confirmed_us;
+  }
+  return j.dump();
 }
 
 std::string layout_line(const LayoutSettings& layout) {
@@ -122,7 +126,8 @@ std::vector<Fault> read_schedule(std::istream& in) {
       const json j = json::parse(line);
       faults.push_back({j.at("kind").get<std::string>(), j.at("target").get<std::string>(),
                         j.at("start").get<std::int64_t>(), j.at("end").get<std::int64_t>(),
-                        j.value("detail", "")});
+                        j.value("detail", ""), parse_u64(j.value("above_id", "0")),
+                        j.value("confirmed", std::int64_t{0})});
     } catch (const std::exception& e) {
       throw std::runtime_error("schedule line " + std::to_string(number) + ": " + e.what());
     }

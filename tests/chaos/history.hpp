@@ -12,7 +12,10 @@
 //     status 0: no answer at all (connection refused or cut)
 //   schedule.jsonl  one line per fault: {"kind":"net_stall","target":"d1",
 //                   "start":<us>,"end":<us>,"detail":"..."}; target "zk" or
-//                   "zk2" for ZooKeeper servers
+//                   "zk2" for ZooKeeper servers, "cluster" for a migration
+//                   floor (`snowflaked pool floor`), which adds
+//                   "above_id":"<N>" and "confirmed":<us> (when the command
+//                   exited 0; 0 if it did not)
 //
 // Times are the real (system) clock in microseconds since the Unix epoch;
 // "off" is how far ahead of real time the daemon's own wall clock was, at
@@ -56,7 +59,11 @@ struct Fault {
   std::int64_t start_us = 0;
   std::int64_t end_us = 0;  // == start_us for an instant fault
   std::string detail;
-  // The daemon it touches directly; -1 for ZooKeeper (every daemon).
+  // floor_raise: the ID the floor was set above, and when `pool floor`
+  // exited 0 (0: it did not): from then on no ID <= above_id.
+  std::uint64_t above_id = 0;
+  std::int64_t confirmed_us = 0;
+  // The daemon it touches directly; -1 for ZooKeeper and the floor (every daemon).
   int daemon() const;
 };
 

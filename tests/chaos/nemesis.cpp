@@ -20,7 +20,7 @@ constexpr Kind kKinds[] = {
     {"net_stall", 3},  {"net_delay", 2},   {"net_reset", 2},      {"net_lose_reply", 2},
     {"kill", 2},       {"pause", 2},       {"term", 1},           {"zk_kill", 1},
     {"zk_pause", 1},   {"clock_step", 3},  {"clock_slew", 1},     {"disk_unwritable", 1},
-    {"disk_full", 1},  {"cut_off_and_jump", 1},
+    {"disk_full", 1},  {"cut_off_and_jump", 1}, {"floor_raise", 1},
 };
 
 constexpr std::int64_t kMeanGapMs = 1200;
@@ -111,6 +111,13 @@ class Planner {
       zk_busy_until_ = at + f.duration_ms;
       return {f};
     }
+    if (kind == "floor_raise") {  // a migration: snowflaked pool floor, cluster-wide
+      if (floor_busy_until_ > at) return {};
+      // The old system's last ID: its clock up to 3 s behind ours, or 2 s ahead.
+      PlannedFault f{at, clamp(uniform(6000, 10'000)), kind, -1, uniform(-3000, 2000)};
+      floor_busy_until_ = at + f.duration_ms;
+      return {f};
+    }
     if (kind == "cut_off_and_jump") {  // the fault that broke the first build
       const std::int64_t duration = clamp(uniform(2000, 6000));
       const int d = free_daemon("net_stall", at, duration);
@@ -146,11 +153,16 @@ class Planner {
   std::mt19937_64 random_;
   std::map<int, std::map<std::string, std::int64_t>> busy_until_;
   std::int64_t zk_busy_until_ = 0;
+  std::int64_t floor_busy_until_ = 0;
 };
 
 }  // namespace
 
 std::string PlannedFault::describe() const {
+  if (kind == "floor_raise") {
+    return fmt::format("floor_raise cluster: above the last ID of {:+} ms, {} ms to confirm", amount,
+                       duration_ms);
+  }
   std::string what = fmt::format("{} {}", kind,
                                  kind.starts_with("zk_") ? (target < 0 ? std::string("leader")
                                                                        : fmt::format("zk{}", target))

@@ -15,8 +15,10 @@ struct PlannedFault {
   std::int64_t at_ms = 0;        // from the start of the load
   std::int64_t duration_ms = 0;  // 0: instant
   std::string kind;
-  int target = 0;                // a daemon's index; for zk_*: a server's index, -1 the leader
-  std::int64_t amount = 0;       // clock_step: ms; clock_slew: ppm; net_delay: ms; net_lose_reply: outage ms
+  int target = 0;                // a daemon's index; for zk_*: a server's index, -1 the leader;
+                                 // floor_raise: -1 (the cluster)
+  std::int64_t amount = 0;       // clock_step: ms; clock_slew: ppm; net_delay: ms; net_lose_reply: outage ms;
+                                 // floor_raise: the floor's time, from real time at the start (ms)
   bool fresh_state = false;      // kill: restart with an empty state dir
 
   std::string describe() const;
@@ -35,7 +37,8 @@ const std::vector<std::string>& fault_kinds();
 
 // Deterministic in the options. No two process faults (kill, pause, term) on
 // one daemon overlap, and none overlaps another fault of that daemon; at
-// most one ZooKeeper fault at a time; all end before the quiet stretch.
+// most one ZooKeeper fault at a time, and one floor_raise (its duration is
+// the time `pool floor` is given to confirm); all end before the quiet stretch.
 std::vector<PlannedFault> plan_faults(const NemesisOptions& options);
 
 // The quiet stretch at the end of a run of `length`.

@@ -173,20 +173,26 @@ def main():
     work = tempfile.mkdtemp(prefix="openapi-contract-")
     healthy = Daemon({"coordinator": {"type": "static", "static_worker_id": 5},
                       "http": {"max_batch": 100, "tag_allowlist": ["order", "user"],
-                               "request_timeout_ms": 300}}, work, "healthy")
+                               "request_timeout_ms": 300, "leaf_compat": True}}, work, "healthy")
+    # A migration floor an hour ahead: 503 floor_ahead until then.
+    hour_ahead = ((int(time.time() * 1000) + 3_600_000 - 1735689600000) << 22)
+    floored = Daemon({"coordinator": {"type": "static", "min_id": str(hour_ahead)},
+                      "http": {"leaf_compat": True}}, work, "floored")
     # A recycle daemon whose ZooKeeper does not answer: it never owns a
     # worker ID, so /id and /ready answer 503.
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         dead = s.getsockname()[1]
     lapsed = Daemon({"coordinator": {"type": "recycle"},
-                     "zookeeper": {"hosts": f"127.0.0.1:{dead}", "connect_timeout_ms": 200}},
+                     "zookeeper": {"hosts": f"127.0.0.1:{dead}", "connect_timeout_ms": 200},
+                     "http": {"leaf_compat": True}},
                     work, "no-zookeeper")
     try:
-        walk(healthy.port, lapsed.port)
+        walk(healthy.port, lapsed.port, floored.port)
     finally:
         healthy.stop()
         lapsed.stop()
+        floored.stop()
 
     if failures:
         print(f"{len(failures)} contract failure(s)")
@@ -203,10 +209,12 @@ def template_of(target):
         return "/id/{tag}"
     if path.startswith("/decode/"):
         return "/decode/{id}"
+    if path.startswith("/api/snowflake/get/"):
+        return "/api/snowflake/get/{key}"
     return path if path in DOC["paths"] else None
 
 
-def walk(port, lapsed_port):
+def walk(port, lapsed_port, floored_port):
     long_target = "/id/" + "a" * 2100
     many_fields = {f"X-{i}": "y" for i in range(101)}
     produced = set()  # (template, GET or POST, status)
@@ -220,7 +228,9 @@ def walk(port, lapsed_port):
     # 1. Every documented response, from a real request. The refusals before
     # routing (400 malformed, 408, 413, 414, 431) on every route.
     for template in DOC["paths"]:
-        target = {"/id/{tag}": "/id/order", "/decode/{id}": "/decode/123456789"}.get(template, template)
+        target = {"/id/{tag}": "/id/order", "/decode/{id}": "/decode/123456789",
+                  "/api/snowflake/get/{key}": "/api/snowflake/get/order",
+                  "/decodeSnowflakeId": "/decodeSnowflakeId?snowflakeId=123456789"}.get(template, template)
         for method in ("GET", "HEAD"):
             probe(template, method, target)
         probe(template, "POST", target)
@@ -239,7 +249,17 @@ def walk(port, lapsed_port):
     probe("/id/{tag}", "GET", "/id/order", on=lapsed_port)  # 503 not_ready
     probe("/ready", "GET", "/ready", on=lapsed_port)
     probe("/decode/{id}", "GET", "/decode/x")
+    probe("/id/{tag}", "GET", "/id/order", on=floored_port)  # 503 floor_ahead
+    probe("/api/snowflake/get/{key}", "GET", "/api/snowflake/get/bad%20key")
+    probe("/api/snowflake/get/{key}", "GET", "/api/snowflake/get/stranger")
+    probe("/api/snowflake/get/{key}", "GET", "/api/snowflake/get/order", on=lapsed_port)
+    probe("/decodeSnowflakeId", "GET", "/decodeSnowflakeId?snowflakeId=x")
+    probe("/decodeSnowflakeId", "GET", "/decodeSnowflakeId?id=1")
     probe(None, "GET", "/nowhere")
+    # 503 floor_ahead is one of the documented codes; the floored daemon says so.
+    _, _, floored = request(floored_port, "GET", "/ready")
+    if json.loads(floored).get("error") != "floor_ahead":
+        fail(f"/ready under a floor an hour ahead: {floored!r}")
 
     documented = set()
     for template, item in DOC["paths"].items():
@@ -253,7 +273,7 @@ def walk(port, lapsed_port):
 
     # 2. A sweep: whatever the router answers must be documented.
     for template in list(DOC["paths"]) + ["/", "/id", "/id/", "/decode/", "/x/y"]:
-        base = template.replace("{tag}", "t.1").replace("{id}", "99")
+        base = template.replace("{tag}", "t.1").replace("{key}", "t.1").replace("{id}", "99")
         for method in ("GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"):
             for suffix in ("", "?count=1", "?format=json", "?zzz", "?count=x&count=2", "/extra"):
                 for on in (port, lapsed_port):

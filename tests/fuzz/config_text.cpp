@@ -46,6 +46,8 @@ void check_rules(const Config& c, std::string_view text) {
   FUZZ_CHECK(k.datacenter_id <= l.max_datacenter_id(), text);
   FUZZ_CHECK(c.layout.datacenter_bits != 0 || k.datacenter_id == 0, text);
   FUZZ_CHECK(g.datacenter_id == k.datacenter_id, text);
+  // The migration floor of static mode; ZooKeeper clusters keep theirs in the root.
+  FUZZ_CHECK(!k.min_id || (k.type == "static" && *k.min_id <= 0x7fff'ffff'ffff'ffffULL), text);
   const auto document = nlohmann::json::parse(text, nullptr, false);
   if (document.contains("layout") && document.at("layout").contains("preset")) {
     const auto& written = document.at("layout");

@@ -49,7 +49,8 @@ const std::set<std::string, std::less<>> kDocumentedCodes{
     "bad_id",         "bad_request",       "not_found",          "unknown_tag",
     "method_not_allowed", "request_timeout", "body_not_allowed", "uri_too_long",
     "headers_too_large", "not_ready",      "lease_expired",      "clock_skew",
-    "clock_moved_backwards", "clock_before_epoch", "time_exhausted", "time_not_reserved"};
+    "clock_moved_backwards", "clock_before_epoch", "time_exhausted", "time_not_reserved",
+    "floor_ahead"};
 const std::set<unsigned> kDocumentedStatuses{200, 400, 404, 405, 408, 413, 414, 431, 503};
 
 // The layouts a daemon may have: the default, one with a datacenter field,
@@ -68,6 +69,7 @@ struct Daemon {
         datacenter(variant == 1 ? kDatacenter : 0) {
     GeneratorOptions g;
     g.datacenter_id = datacenter;
+    settings.leaf_compat = variant != 0;  // Leaf's routes answer, or are no routes
     if (state != 1) worker.install(IdGenerator::create(layout, kWorker, g, clock).value());
     if (state != 2) lease.grant_indefinitely();
     if (state == 3) lease.revoke();
@@ -145,13 +147,35 @@ void check_ids(Daemon& d, const Request& req, const Response& res, std::string_v
   }
 }
 
+// Leaf's routes: the bare ID as text, and Leaf's decode fields as strings.
+void check_leaf(Daemon& d, const Request& req, const Response& res, std::string_view input) {
+  const std::string_view target = to_std(req.target());
+  if (target.starts_with("/api/snowflake/get/")) {
+    FUZZ_CHECK(to_std(res[field::content_type]).starts_with("text/plain"), input);
+    return check_id(d, res.body(), input);
+  }
+  const auto body = nlohmann::json::parse(res.body(), nullptr, false);
+  FUZZ_CHECK(body.is_object(), input);
+  for (const char* key : {"timestamp", "workerId", "sequenceId"}) {
+    FUZZ_CHECK(body.contains(key) && body[key].is_string(), input);
+  }
+  // "<ms>(yyyy-MM-dd HH:mm:ss.SSS)"
+  const std::string ts = body["timestamp"].get<std::string>();
+  FUZZ_CHECK(ts.size() > 25 && ts.back() == ')' && ts[ts.size() - 24] == '(', input);
+}
+
 void check_answer(Daemon& d, const Request& req, const Response& res, std::string_view input) {
   FUZZ_CHECK(kDocumentedStatuses.contains(res.result_int()), input);
   const bool head = req.method() == verb::head;
   if (head) FUZZ_CHECK(res.body().empty(), input);
   if (res.result_int() >= 400) return check_error(res, head, input);
-  if (head || res.result_int() != 200 || !to_std(req.target()).starts_with("/id/")) return;
-  check_ids(d, req, res, input);
+  if (head || res.result_int() != 200) return;
+  const std::string_view target = to_std(req.target());
+  if (target.starts_with("/id/")) return check_ids(d, req, res, input);
+  if (target.starts_with("/api/snowflake/get/") || target.starts_with("/decodeSnowflakeId")) {
+    FUZZ_CHECK(d.settings.leaf_compat, input);
+    check_leaf(d, req, res, input);
+  }
 }
 
 }  // namespace

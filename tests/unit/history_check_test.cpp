@@ -160,6 +160,36 @@ TEST_CASE("checker: a standby's not_ready (the pool full) is expected, not unava
   CHECK(read_history(text).answers.at(0).standby);
 }
 
+TEST_CASE("checker: once `pool floor` exited 0, an ID at or below its floor asked for later fails",
+          "[checker]") {
+  const std::uint64_t floor_id = id(kT0 + 100, 3, 4095);
+  Fault floor{"floor_raise", "cluster", (kT0 + 50) * 1000, (kT0 + 120) * 1000, "above"};
+  floor.above_id = floor_id;
+  floor.confirmed_us = (kT0 + 60) * 1000;
+  // Asked for before the command exited: below the floor is allowed.
+  const auto before = run({served(0, 0, kT0 + 55, {id(kT0 + 55, 1, 0)}),
+                           served(0, 0, kT0 + 101, {id(kT0 + 101, 1, 0)})},
+                          {floor});
+  INFO(to_text(before));
+  CHECK(before.ok());
+  // Asked for after it: a violation, naming the floor.
+  const auto after = run({served(1, 0, kT0 + 61, {id(kT0 + 61, 2, 0)})}, {floor});
+  CHECK(after.violations_by_rule.at("below_floor") == 1);
+  CHECK(after.floors_confirmed == 1);
+  CHECK_THAT(to_text(after), Catch::Contains(std::to_string(floor_id)));
+  // A command that did not exit 0 promised nothing.
+  floor.confirmed_us = 0;
+  CHECK(run({served(1, 0, kT0 + 61, {id(kT0 + 61, 2, 0)})}, {floor}).ok());
+  // The schedule line keeps both.
+  floor.confirmed_us = (kT0 + 60) * 1000;
+  std::stringstream line(to_json_line(floor) + "\n");
+  const auto read = read_schedule(line);
+  REQUIRE(read.size() == 1);
+  CHECK(read[0].above_id == floor_id);
+  CHECK(read[0].confirmed_us == floor.confirmed_us);
+  CHECK(read[0].daemon() == -1);
+}
+
 TEST_CASE("checker: a worker ID passing between owners, with the gap between them", "[checker]") {
   const auto r = run({served(0, 0, kT0, {id(kT0, 3, 0)}), served(1, 0, kT0 + 400, {id(kT0 + 400, 3, 0)}),
                       served(1, 0, kT0 + 401, {id(kT0 + 401, 3, 0)})});

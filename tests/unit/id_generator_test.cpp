@@ -361,3 +361,46 @@ TEST_CASE("creation's floor wait is bounded on the monotonic clock too", "[gener
   CHECK(g.error().code == GenerateErrc::clock_behind_floor);
   CHECK(clock.slept() < 1200ms);
 }
+
+TEST_CASE("the cluster floor: raised while issuing, nothing at or below it after the raise",
+          "[generator][floor]") {
+  ManualClock clock(kStart);
+  const IdLayout layout = make_layout();
+  auto g = make_generator(clock, layout);
+  const auto before = g->next().value();
+  // N: an ID of another worker, 10 ms ahead (an old system's clock ran fast).
+  const std::uint64_t n = layout.compose(kStart + 10, 0, 1023, 4095).value();
+  g->raise_cluster_floor(decode(*g, n).timestamp_ms);
+  CHECK(g->cluster_floor_ms() == kStart + 10);
+  // Until the clock passes the floor's unit: floor_ahead, with the wait.
+  const auto refused = g->next();
+  REQUIRE(refused.has_error());
+  CHECK(refused.error().code == GenerateErrc::floor_ahead);
+  CHECK(refused.error().gap == 11ms);
+  CHECK(g->check()->code == GenerateErrc::floor_ahead);
+  CHECK_THAT(refused.error().message(), Catch::Contains("migration floor"));
+  clock.advance(10ms);  // in the floor's unit: waits for the next one
+  const auto after = g->next().value();
+  CHECK(after > n);
+  CHECK(after > before);
+  CHECK(decode(*g, after).timestamp_ms == kStart + 11);
+  // A lower floor changes nothing; a floor in the past only marks time used.
+  g->raise_cluster_floor(kStart);
+  CHECK(g->cluster_floor_ms() == kStart + 10);
+  CHECK(g->next().value() > after);
+}
+
+TEST_CASE("the cluster floor: a clock behind the newest ID above the floor is still a step back",
+          "[generator][floor]") {
+  ManualClock clock(kStart);
+  auto g = make_generator(clock, make_layout());
+  g->raise_cluster_floor(kStart - 100);  // in the past: nothing to wait for
+  CHECK(g->next().has_value());
+  clock.set_wall_ms(kStart - 50);  // behind an issued ID, not behind the floor
+  CHECK(g->next().error().code == GenerateErrc::clock_moved_backwards);
+  // A closed generator stays closed whatever floor comes.
+  g->close();
+  g->raise_cluster_floor(kStart + 1'000);
+  clock.set_wall_ms(kStart + 2'000);
+  CHECK(g->next().has_error());
+}

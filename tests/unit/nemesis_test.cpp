@@ -47,6 +47,9 @@ TEST_CASE("nemesis: bounded, and quiet at the end", "[nemesis]") {
       if (f.kind.starts_with("zk_")) {
         CHECK(f.target >= (o.ensemble ? -1 : 0));
         CHECK(f.target <= (o.ensemble ? 2 : 0));
+      } else if (f.kind == "floor_raise") {
+        CHECK(f.target == -1);
+        CHECK(f.duration_ms > 0);
       } else {
         CHECK(f.target >= 0);
         CHECK(f.target < o.daemons);
@@ -69,7 +72,9 @@ TEST_CASE("nemesis: no process fault overlaps another fault of its daemon, one Z
         INFO(a.describe() << " / " << b.describe());
         const bool zk_a = a.kind.starts_with("zk_"), zk_b = b.kind.starts_with("zk_");
         if (zk_a && zk_b) FAIL("two ZooKeeper faults at once");
-        if (zk_a || zk_b || a.target != b.target) continue;
+        const bool floor_a = a.kind == "floor_raise", floor_b = b.kind == "floor_raise";
+        if (floor_a && floor_b) FAIL("two floors raised at once");
+        if (zk_a || zk_b || floor_a || floor_b || a.target != b.target) continue;
         CHECK(fault_class(a.kind) != "process");
         CHECK(fault_class(b.kind) != "process");
         CHECK(fault_class(a.kind) != fault_class(b.kind));

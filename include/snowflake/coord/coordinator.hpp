@@ -91,6 +91,12 @@ class Coordinator {
                           std::int64_t zk_mtime_ms);
   std::string skew_description() const;
   void reap(std::optional<std::int64_t> zk_now_ms);
+  // Reads the cluster root's migration floor, leaving a watch on the root so
+  // that a raise wakes us; raises the generator's floor to it. False if
+  // ZooKeeper could not be read.
+  bool read_cluster_floor();
+  // Confirms the floor in force for this session, once per session and floor.
+  void confirm_cluster_floor();
   // Logs a retry reason at warning level once, then at debug while it repeats.
   void log_retry(const std::string& why);
   void lose(const std::string& why);
@@ -115,6 +121,12 @@ class Coordinator {
   std::unique_ptr<WorkerStrategy> strategy_;
   std::unique_ptr<ZkSession> zk_;
   bool root_checked_ = false;
+  // The migration floor (cluster_floor.hpp): in force, and confirmed for
+  // which session. INT64_MIN: none.
+  std::int64_t cluster_floor_ms_ = INT64_MIN;
+  std::int64_t confirmed_floor_ms_ = INT64_MIN;
+  std::int64_t confirmed_session_ = 0;
+  std::uint64_t root_events_seen_ = 0;
   bool skew_checked_ = false;  // the first measurement after boot is fatal if off
   bool skew_held_ = false;
   std::string last_retry_;
@@ -127,9 +139,12 @@ class Coordinator {
   std::chrono::steady_clock::time_point next_reap_{};
   std::chrono::milliseconds backoff_{};
 
-  std::mutex mutex_;  // stopping_
+  std::mutex mutex_;  // stopping_, root_events_
   std::condition_variable wake_;
   bool stopping_ = false;
+  // Changes of the cluster root ZooKeeper told us of (its watch), counted:
+  // each wakes the heartbeat thread to read the floor.
+  std::uint64_t root_events_ = 0;
   bool shut_down_ = false;
 
   // When the heartbeat thread's current step began (monotonic ns); 0 while

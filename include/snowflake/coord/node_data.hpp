@@ -56,6 +56,10 @@ struct SequentialData {
   std::int64_t ts = 0;
   std::int64_t hwm = 0;
   std::int64_t lease_ms = 0;
+  // ZooKeeper's time until which an earlier owner, superseded while its
+  // lease ran, may still issue (its last write's mtime + its lease); 0 none.
+  // Carried on by every later write; `pool floor` waits for it to pass.
+  std::int64_t superseded_until = 0;
   // The last instant the writer can have used; `assumed_lease_ms` stands in
   // for the lease of a node written before 0.2 (no owner). A release writes
   // lease_ms 0: its writer issues nothing after ts.

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -126,7 +127,13 @@ class ZkSession {
   // Returns the path created (with the sequence suffix, if any).
   Result<std::string, ZkError> create(const std::string& path, std::string_view data,
                                       CreateMode mode = CreateMode::persistent);
-  Result<NodeData, ZkError> get(const std::string& path);
+  // watch: also leave a one-shot watch on the node: its next change, or its
+  // deletion, calls the node watcher (set_node_watcher).
+  Result<NodeData, ZkError> get(const std::string& path, bool watch = false);
+  // Called, on the C client's event thread, with the path of a watched node
+  // that changed: it must only hand the event on (set a flag, notify). Set it
+  // before the first watching get.
+  void set_node_watcher(std::function<void(const std::string& path)> watcher);
   Result<std::optional<NodeStat>, ZkError> exists(const std::string& path);
   // version -1: any version.
   Result<NodeStat, ZkError> set(const std::string& path, std::string_view data, int version);
@@ -157,6 +164,7 @@ class ZkSession {
   std::atomic<int> state_{0};  // the C client's last session state
   std::mutex mutex_;
   std::condition_variable changed_;
+  std::function<void(const std::string&)> node_watcher_;  // under mutex_
 };
 
 }  // namespace snowflake::coord

@@ -1,0 +1,234 @@
+#include "snowflake/coord/cluster_floor.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+
+#include "../json_integer.hpp"
+#include "snowflake/coord/alive_node.hpp"
+#include "snowflake/coord/node_data.hpp"
+#include "snowflake/coord/pool_status.hpp"
+#include "snowflake/time_format.hpp"
+
+namespace snowflake::coord {
+
+namespace {
+
+using nlohmann::json;
+
+std::string ack_dir(const std::string& root) { return root + "/floor_acks"; }
+std::string ack_path(const std::string& root, std::int64_t session) {
+  return fmt::format("{}/{:016x}", ack_dir(root), static_cast<std::uint64_t>(session));
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view text) {
+  std::uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return n;
+}
+
+// The worker ID in a forever node's name, "<host>:<port>-<number>".
+std::optional<std::uint32_t> sequential_worker(std::string_view name) {
+  const auto dash = name.rfind('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  const auto n = parse_u64(name.substr(dash + 1));
+  if (!n || *n > UINT32_MAX) return std::nullopt;
+  return static_cast<std::uint32_t>(*n);
+}
+
+// A node of an owner of a worker ID.
+struct OwnerNode {
+  std::uint32_t worker_id = 0;
+  std::string path;
+};
+
+std::string owner_dir(const std::string& root, const std::string& strategy) {
+  return strategy == "recycle" ? root + "/pool/inuse" : root + "/forever";
+}
+
+Result<std::vector<OwnerNode>, CoordError> owner_nodes(ZkSession& zk, const std::string& root,
+                                                       const std::string& strategy) {
+  const std::string dir = owner_dir(root, strategy);
+  auto names = zk.children(dir);
+  if (!names) {
+    if (names.error().code == ZkErrc::no_node) return std::vector<OwnerNode>{};
+    return CoordError::from(names.error());
+  }
+  std::vector<OwnerNode> out;
+  for (const auto& name : names.value()) {
+    const auto id = strategy == "recycle" ? worker_id_of_node(name) : sequential_worker(name);
+    if (id) out.push_back({*id, dir + "/" + name});
+  }
+  return out;
+}
+
+// What an owner's node says of the leases that may still run.
+struct OwnerLease {
+  std::string owner;                  // "" when the node does not name one
+  std::int64_t until_ms = INT64_MAX;  // ZooKeeper's time: the last write + the lease; unknown: max
+  // An earlier owner the node's writer superseded while its lease ran
+  // (sequential: SequentialData::superseded_until); 0 none.
+  std::int64_t superseded_until_ms = 0;
+};
+
+// The node's leases; nullopt when the node is gone (given back meanwhile).
+// A sequential node of 0.1 names no owner and no lease: `assumed_lease`
+// stands in, as for the floor a daemon takes from it.
+Result<std::optional<OwnerLease>, CoordError> owner_lease(ZkSession& zk, const OwnerNode& node,
+                                                          const std::string& strategy,
+                                                          std::chrono::milliseconds assumed_lease) {
+  auto got = zk.get(node.path);
+  if (!got) {
+    if (got.error().code == ZkErrc::no_node) return std::optional<OwnerLease>{};
+    return CoordError::from(got.error());
+  }
+  const auto& data = got.value().data;
+  const std::int64_t mtime = got.value().stat.mtime_ms;
+  OwnerLease lease;
+  if (strategy == "recycle") {
+    if (const auto inuse = decode_inuse(data)) {
+      lease.owner = inuse->owner.describe();
+      lease.until_ms = mtime + inuse->lease_ms;
+    }
+  } else if (const auto seq = decode_sequential(data)) {
+    lease.superseded_until_ms = seq->superseded_until;
+    if (seq->owner) lease.owner = seq->owner->describe();
+    lease.until_ms = mtime + (seq->owner ? seq->lease_ms : assumed_lease.count());
+  }
+  return std::optional<OwnerLease>{lease};
+}
+
+// Whether the session's confirmation covers `floor_ms`.
+Result<bool, CoordError> confirmed(ZkSession& zk, const std::string& root, std::int64_t session,
+                                   std::int64_t floor_ms) {
+  auto ack = zk.get(ack_path(root, session));
+  if (!ack) {
+    if (ack.error().code == ZkErrc::no_node) return false;
+    return CoordError::from(ack.error());
+  }
+  const json j = json::parse(ack.value().data, nullptr, false);
+  const auto acked =
+      j.is_object() && j.contains("floor_ms") ? json_integer<std::int64_t>(j.at("floor_ms")) : std::nullopt;
+  return acked && *acked >= floor_ms;
+}
+
+}  // namespace
+
+ClusterFloor floor_above(const IdLayout& layout, std::uint64_t id) {
+  // An ID's sign bit is never set: decompose() only refuses that.
+  const auto decoded = layout.decompose(id & 0x7fff'ffff'ffff'ffffULL);
+  return ClusterFloor{id, decoded.value().timestamp_ms};
+}
+
+std::optional<ClusterFloor> recorded_floor(std::string_view root_data) {
+  const json j = json::parse(root_data, nullptr, false);
+  if (!j.is_object() || !j.contains("floor") || !j.at("floor").is_object()) return std::nullopt;
+  const json& f = j.at("floor");
+  const auto ms = f.contains("ms") ? json_integer<std::int64_t>(f.at("ms")) : std::nullopt;
+  const auto above = f.contains("above_id") && f.at("above_id").is_string()
+                         ? parse_u64(f.at("above_id").get<std::string>())
+                         : std::nullopt;
+  if (!ms || !above) return std::nullopt;
+  return ClusterFloor{*above, *ms};
+}
+
+std::string with_floor(std::string_view root_data, const ClusterFloor& floor) {
+  json j = json::parse(root_data, nullptr, false);
+  if (!j.is_object()) j = json::object();
+  j["floor"] = {{"above_id", std::to_string(floor.above_id)}, {"ms", floor.ms}};
+  return j.dump();
+}
+
+Result<ClusterFloor, CoordError> raise_cluster_floor(ZkSession& zk, const std::string& root,
+                                                     const ClusterFloor& floor) {
+  // Bounded: each round either settles or saw another writer win a race.
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    auto node = zk.get(root);
+    if (!node) return CoordError::from(node.error());
+    const auto recorded = recorded_floor(node.value().data);
+    if (recorded && recorded->ms >= floor.ms && recorded->above_id >= floor.above_id) return *recorded;
+    // Whichever is higher of each: the floor only ever rises.
+    ClusterFloor raised = floor;
+    if (recorded) {
+      raised.ms = std::max(raised.ms, recorded->ms);
+      raised.above_id = std::max(raised.above_id, recorded->above_id);
+    }
+    auto set = zk.set(root, with_floor(node.value().data, raised), node.value().stat.version);
+    if (set) return raised;
+    if (set.error().code != ZkErrc::bad_version) return CoordError::from(set.error());
+  }
+  return CoordError{CoordErrc::zookeeper, fmt::format("{} kept changing while the floor was raised", root)};
+}
+
+Result<void, CoordError> confirm_floor(ZkSession& zk, const std::string& root, std::int64_t floor_ms,
+                                       std::uint32_t worker_id) {
+  if (auto made = zk.ensure_path(ack_dir(root)); !made) return CoordError::from(made.error());
+  const std::string path = ack_path(root, zk.session_id());
+  const std::string data = json{{"floor_ms", floor_ms}, {"worker_id", worker_id}}.dump();
+  auto created = zk.create(path, data, CreateMode::ephemeral);
+  if (created) return outcome::success();
+  if (created.error().code != ZkErrc::node_exists) return CoordError::from(created.error());
+  // Ours (named by our session): only this session writes it.
+  if (auto set = zk.set(path, data, -1); !set) return CoordError::from(set.error());
+  return outcome::success();
+}
+
+Result<std::vector<UnconfirmedOwner>, CoordError> unconfirmed_owners(ZkSession& zk,
+                                                                     const std::string& root,
+                                                                     const std::string& strategy,
+                                                                     std::int64_t floor_ms,
+                                                                     std::chrono::milliseconds lease,
+                                                                     std::chrono::milliseconds margin) {
+  BOOST_OUTCOME_TRY(nodes, owner_nodes(zk, root, strategy));
+  std::optional<std::int64_t> zk_now;
+  const AliveNodes alive(root);
+  std::vector<UnconfirmedOwner> out;
+  // ZooKeeper's time, read once, after the first node that needs it (an
+  // earlier reading only makes the later comparisons stricter).
+  const auto zookeeper_time = [&]() -> Result<std::int64_t, CoordError> {
+    if (!zk_now) {
+      BOOST_OUTCOME_TRY(now, zookeeper_now(zk, root));
+      // Without the right to make a probe node, nothing shows a lease over.
+      zk_now = now.value_or(INT64_MIN);
+    }
+    return *zk_now;
+  };
+  for (const auto& node : nodes) {
+    // The alive node first: its holder confirms for the owner.
+    BOOST_OUTCOME_TRY(holder, alive.holder(zk, node.worker_id));
+    if (holder) {
+      BOOST_OUTCOME_TRY(ok, confirmed(zk, root, holder->session, floor_ms));
+      if (!ok) {
+        out.push_back({node.worker_id, holder->describe(), "its session has not confirmed the floor"});
+        continue;
+      }
+      if (strategy == "recycle") continue;  // a recycled worker ID has no earlier owner left
+    }
+    // Then the node, read after the alive node, with any heartbeat that
+    // re-created it: without a live session its owner may still issue until
+    // its lease runs out, and an owner it superseded until that one's does.
+    BOOST_OUTCOME_TRY(leases, owner_lease(zk, node, strategy, lease));
+    if (!leases) continue;  // given back meanwhile
+    if (!holder) {
+      BOOST_OUTCOME_TRY(now, zookeeper_time());
+      if (leases->until_ms == INT64_MAX || now < leases->until_ms + margin.count()) {
+        out.push_back({node.worker_id, leases->owner.empty() ? node.path : leases->owner,
+                       "cut off from ZooKeeper (no session) while its lease may still run"});
+        continue;
+      }
+    }
+    if (leases->superseded_until_ms != 0) {
+      BOOST_OUTCOME_TRY(now, zookeeper_time());
+      if (now < leases->superseded_until_ms + margin.count()) {
+        out.push_back({node.worker_id, node.path,
+                       fmt::format("an owner it superseded may issue until {} (ZooKeeper's time)",
+                                   format_iso8601_ms(leases->superseded_until_ms + margin.count()))});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace snowflake::coord

@@ -1,0 +1,61 @@
+#include "snowflake/coord/leaf_import.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "../json_integer.hpp"
+#include "snowflake/id_layout.hpp"
+
+namespace snowflake::coord {
+
+Result<LeafCluster, CoordError> read_leaf_cluster(ZkSession& zk, const std::string& root,
+                                                  std::int64_t margin_ms) {
+  const std::string forever = root + "/forever";
+  auto names = zk.children(forever);
+  if (!names) {
+    if (names.error().code == ZkErrc::no_node) {
+      return CoordError{CoordErrc::zookeeper,
+                        fmt::format("{} does not exist: no Leaf snowflake cluster at {} (its root "
+                                    "is /snowflake/<leaf.name>)",
+                                    forever, root)};
+    }
+    return CoordError::from(names.error());
+  }
+  LeafCluster cluster;
+  for (const auto& name : names.value()) {
+    auto node = zk.get(forever + "/" + name);
+    if (!node) return CoordError::from(node.error());
+    const auto j = nlohmann::json::parse(node.value().data, nullptr, false);
+    const auto ts = j.is_object() && j.contains("timestamp") ? json_integer<std::int64_t>(j.at("timestamp"))
+                                                            : std::nullopt;
+    if (!ts) {
+      return CoordError{CoordErrc::unusable,
+                        fmt::format("{}/{} holds \"{}\", not a Leaf server's report: the last time "
+                                    "it issued is unknown, so no floor can be proven",
+                                    forever, name, node.value().data)};
+    }
+    const auto text = [&](const char* key) {
+      return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string("?");
+    };
+    cluster.servers.push_back({name, text("ip") + ":" + text("port"), *ts});
+    cluster.newest_report_ms = std::max(cluster.newest_report_ms, *ts);
+  }
+  if (cluster.servers.empty()) {
+    return CoordError{CoordErrc::zookeeper, fmt::format("{} has no Leaf server under it", forever)};
+  }
+  cluster.issued_until_ms = cluster.newest_report_ms + kLeafReportIntervalMs + margin_ms;
+  // Leaf's layout: (ms - twepoch) << 22 | workerId << 12 | sequence.
+  const auto leaf = IdLayout::create(*find_layout_preset("leaf"), cluster.issued_until_ms).value();
+  const auto largest = leaf.compose(cluster.issued_until_ms, 0, leaf.max_worker_id(), leaf.max_sequence());
+  if (!largest) {
+    return CoordError{CoordErrc::unusable,
+                      fmt::format("Leaf's layout cannot hold {}: {}", cluster.issued_until_ms,
+                                  largest.error().message)};
+  }
+  cluster.largest_id = largest.value();
+  return cluster;
+}
+
+}  // namespace snowflake::coord

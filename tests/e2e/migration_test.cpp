@@ -1,0 +1,320 @@
+// Coming from Leaf or any other ID service: Leaf's routes, and the migration
+// floor (snowflaked pool floor, coordinator.min_id) with its contract: once
+// the command exits 0, no daemon of the cluster issues an ID at or below N.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <mutex>
+#include <thread>
+
+#include "../support/daemon.hpp"
+#include "../support/http_client.hpp"
+#include "../support/polling.hpp"
+#include "../support/wall_clock.hpp"
+#include "../support/zookeeper_server.hpp"
+#include "cluster.hpp"
+#include "snowflake/coord/zk_session.hpp"
+#include "snowflake/id_layout.hpp"
+#include "snowflake/time_format.hpp"
+
+using namespace snowflake;
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+const std::string kBinary = SNOWFLAKED_PATH;
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+const IdLayout& default_layout() {
+  static const IdLayout l = IdLayout::create({}, kDefaultEpochMs).value();
+  return l;
+}
+
+// The largest ID of the default layout at `ms`: what an old system whose
+// clock read `ms` could have issued last.
+std::uint64_t largest_id_at(std::int64_t ms) {
+  const auto& l = default_layout();
+  return l.compose(ms, 0, l.max_worker_id(), l.max_sequence()).value();
+}
+
+RunResult pool_floor(const Daemon& any, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{kBinary, "pool", "floor", "--config", any.config_path().string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, 60s);
+}
+
+// Clients asking a daemon for IDs, each answer stamped with when it was asked.
+class StampedLoad {
+ public:
+  explicit StampedLoad(std::vector<unsigned short> ports) {
+    for (const auto port : ports) {
+      threads_.emplace_back([this, port] {
+        while (!stop_) {
+          const auto asked = std::chrono::steady_clock::now();
+          std::optional<HttpReply> r;
+          try {
+            r = http_get(port, "/id/load?count=20");
+          } catch (const std::exception&) {
+          }
+          std::lock_guard lock(mutex_);
+          if (!r) continue;
+          if (r->status == 200) {
+            // Named: a range-for over parse(...)["ids"] would walk a destroyed temporary.
+            const auto body = json::parse(r->body);
+            for (const auto& id : body["ids"]) answers_.push_back({asked, std::stoull(id.get<std::string>())});
+          } else {
+            refusals_.push_back(json::parse(r->body).value("error", "?"));
+          }
+        }
+      });
+    }
+  }
+  ~StampedLoad() { stop(); }
+  void stop() {
+    stop_ = true;
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+  struct Answer {
+    std::chrono::steady_clock::time_point asked;
+    std::uint64_t id;
+  };
+  std::vector<Answer> answers_;
+  std::vector<std::string> refusals_;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+TEST_CASE("Leaf's routes: off by default, then Leaf's answers in the configured layout",
+          "[leaf][http]") {
+  TempDir state;
+  Daemon off(R"({"coordinator":{"type":"static"}})");
+  CHECK(http_get(off.port(), "/api/snowflake/get/order")->status == 404);
+  CHECK(http_get(off.port(), "/decodeSnowflakeId?snowflakeId=1")->status == 404);
+
+  Daemon leaf(R"({"layout": {"preset": "leaf"}, "coordinator": {"type": "static", "static_worker_id": 39},
+                  "http": {"leaf_compat": true}})");
+  const auto got = http_get(leaf.port(), "/api/snowflake/get/leaf-segment-test");
+  REQUIRE(got->status == 200);
+  CHECK(got->headers.at("content-type").starts_with("text/plain"));
+  const std::uint64_t id = std::stoull(got->body);
+  CHECK(std::to_string(id) == got->body);  // the bare number, nothing after it
+  // Leaf's own formula (LeafMonitorController.decodeSnowflakeId).
+  const auto decoded = json::parse(http_get(leaf.port(), "/decodeSnowflakeId?snowflakeId=" + got->body)->body);
+  const std::int64_t ms = static_cast<std::int64_t>(id >> 22) + 1288834974657;
+  std::string time = format_iso8601_ms(ms);
+  time[10] = ' ';
+  time.pop_back();
+  CHECK(decoded == json{{"timestamp", std::to_string(ms) + "(" + time + ")"},
+                        {"workerId", "39"},
+                        {"sequenceId", std::to_string(id & 4095)}});
+  // Refusals are ours.
+  CHECK(http_get(leaf.port(), "/decodeSnowflakeId?snowflakeId=abc")->status == 400);
+  CHECK(http_get(leaf.port(), "/api/snowflake/get/a%20b")->status == 400);
+  // Counted like every route.
+  const auto metrics = http_get(leaf.port(), "/metrics")->body;
+  CHECK_THAT(metrics, Catch::Contains("route=\"leaf_id\",code=\"200\"} 1"));
+  CHECK_THAT(metrics, Catch::Contains("route=\"leaf_decode\",code=\"200\"} 1"));
+}
+
+TEST_CASE("pool floor raised while daemons serve under load: once it exits 0, no ID asked for "
+          "after is at or below N",
+          "[floor][uniqueness]") {
+  ZooKeeperServer zk;
+  TempDir s1, s2;
+  Daemon a(cluster_config(zk.hosts(), "recycle", s1.path()).dump());
+  Daemon b(cluster_config(zk.hosts(), "recycle", s2.path()).dump());
+  wait_ready(a);
+  wait_ready(b);
+  StampedLoad load({a.port(), b.port(), a.port(), b.port()});
+  REQUIRE(eventually([&] { return load.answers_.size() > 2000; }, 20s));
+  // N: an ID 6 s ahead (an old system whose clock ran fast): still ahead
+  // when the command has exited, however slowly the owners confirm.
+  const std::uint64_t n = largest_id_at(now_ms() + 6000);
+  const auto r = pool_floor(a, {"--above-id", std::to_string(n)});
+  const auto exited = std::chrono::steady_clock::now();
+  INFO(r.out << r.err);
+  REQUIRE(r.status.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("confirmed: no daemon of the cluster issues an ID at or below " +
+                                    std::to_string(n)));
+  // Refusing until the floor passes, /ready says why; then above it.
+  REQUIRE(now_ms() < default_layout().decompose(n).value().timestamp_ms);
+  const auto refused = http_get(a.port(), "/ready");
+  CHECK(error_of(refused) == "floor_ahead");
+  CHECK(refused->headers.count("retry-after") == 1);
+  REQUIRE(eventually([&] { return ready(a).has_value() && ready(b).has_value(); }, 15s));
+  const std::size_t seen = load.answers_.size();
+  REQUIRE(eventually([&] { return load.answers_.size() > seen + 2000; }, 20s));
+  load.stop();
+  std::size_t after = 0, at_or_below = 0;
+  for (const auto& answer : load.answers_) {
+    if (answer.asked < exited) continue;
+    ++after;
+    if (answer.id <= n) ++at_or_below;
+  }
+  INFO(after << " IDs asked for after the command exited");
+  CHECK(after > 2000);
+  CHECK(at_or_below == 0);
+  CHECK(std::count(load.refusals_.begin(), load.refusals_.end(), "floor_ahead") > 0);
+  // /status and pool status show it.
+  const auto status = json::parse(http_get(b.port(), "/status")->body);
+  CHECK(status["floor"]["ms"] == default_layout().decompose(n).value().timestamp_ms);
+  const auto pool = run_process({kBinary, "pool", "status", "--config", a.config_path().string(), "--json"});
+  CHECK(json::parse(pool.out)["floor"]["above_id"] == std::to_string(n));
+  // It only ever rises.
+  const auto lower = pool_floor(a, {"--above-id", "12345"});
+  CHECK(lower.status.code == 0);
+  CHECK(json::parse(run_process({kBinary, "pool", "status", "--config", a.config_path().string(), "--json"}).out)
+            ["floor"]["above_id"] == std::to_string(n));
+}
+
+TEST_CASE("pool floor --from-leaf: a Leaf tree as Leaf writes it, one server's clock fast: no ID "
+          "at or below any Leaf could have issued, across restarts, reclaims, takeovers and new daemons",
+          "[floor][leaf][uniqueness]") {
+  ZooKeeperServer zk;
+  auto session = connect_session(zk.hosts());
+  // SnowflakeZookeeperHolder: /snowflake/<leaf.name>/forever/<ip:port>-<seq>,
+  // {"ip","port","timestamp"} (Jackson writes the port as a string).
+  const std::int64_t now = now_ms();
+  const std::int64_t fast = now + 60'000;  // a Leaf server whose clock ran a minute ahead
+  REQUIRE(session->ensure_path("/snowflake/leaf/forever"));
+  REQUIRE(session->create("/snowflake/leaf/forever/10.0.0.1:8080-0000000000",
+                          json{{"ip", "10.0.0.1"}, {"port", "8080"}, {"timestamp", now - 1000}}.dump()));
+  REQUIRE(session->create("/snowflake/leaf/forever/10.0.0.2:8080-0000000001",
+                          json{{"ip", "10.0.0.2"}, {"port", "8080"}, {"timestamp", fast}}.dump()));
+  // The largest ID Leaf can have issued: the fast clock, + 3 s of Leaf's
+  // report interval, + the config's safety margin (500 ms).
+  const std::int64_t leaf_until = fast + 3000 + 500;
+  const std::uint64_t leaf_max = (static_cast<std::uint64_t>(leaf_until - 1288834974657) << 22) | (1023u << 12) | 4095u;
+  // The daemons' wall clocks: real time while they claim under the floor,
+  // then stepped past it (so the test need not wait a minute for it); a
+  // max_skew that allows the step.
+  TempDir clocks;
+  WallClockOffset clock(clocks.path() / "offset");
+  const auto leaf_config = [&](const std::string& type, const TempDir& state, json coordinator = json::object()) {
+    coordinator["max_skew_ms"] = 120'000;
+    return cluster_config(zk.hosts(), type, state.path(),
+                          json{{"layout", {{"preset", "leaf"}}}, {"coordinator", coordinator}})
+        .dump();
+  };
+  const auto start = [&](std::optional<Daemon>& d, const std::string& config) {
+    d.emplace(config, "127.0.0.1:0", clock.env());
+  };
+  const auto import_leaf = [&](const Daemon& any) {
+    const auto r = pool_floor(any, {"--from-leaf", "/snowflake/leaf"});
+    INFO(r.out << r.err);
+    REQUIRE(r.status.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("10.0.0.2:8080-0000000001") && Catch::Contains(format_iso8601_ms(fast)) &&
+                          Catch::Contains("the largest ID Leaf can have issued is " + std::to_string(leaf_max)));
+    CHECK(error_of(http_get(any.port(), "/id/x")) == "floor_ahead");
+  };
+  const auto kill9 = [](std::optional<Daemon>& d) {
+    d->process().send_signal(SIGKILL);
+    d->process().wait_for_exit(10s);
+  };
+  // A daemon that took its worker ID while the floor was ahead: it owns one
+  // (so it is past the claim) and refuses with floor_ahead.
+  const auto claimed_under_floor = [&](std::optional<Daemon>& d) {
+    REQUIRE(eventually([&] { return error_of(http_get(d->port(), "/id/x")) == "floor_ahead"; }, 20s));
+    REQUIRE(now_ms() < leaf_until);  // still ahead of the real clock: the check meant something
+  };
+  // Then, past the floor, every daemon's IDs are above what Leaf could have issued.
+  const auto all_above_leaf = [&](std::initializer_list<std::optional<Daemon>*> daemons) {
+    clock.set_ms(leaf_until - now_ms() + 5000);
+    std::vector<std::uint64_t> ids;
+    REQUIRE(eventually([&] {
+      for (auto* d : daemons) {
+        const auto got = fetch_ids(**d, 50);
+        ids.insert(ids.end(), got.begin(), got.end());
+      }
+      return ids.size() >= 400;
+    }, 30s));
+    std::size_t at_or_below = 0;
+    for (const auto id : ids) at_or_below += id <= leaf_max ? 1 : 0;
+    CHECK(at_or_below == 0);
+  };
+
+  TempDir s1, s2, s3;
+  std::optional<Daemon> a, b, c, a2, b2;
+  SECTION("sequential: a new daemon, and kill -9 then a restart on the same state (takeover)") {
+    start(a, leaf_config("sequential", s1));
+    wait_ready(*a);
+    import_leaf(*a);
+    start(b, leaf_config("sequential", s2, {{"advertise", "b:1"}}));
+    kill9(a);
+    start(a2, leaf_config("sequential", s1));
+    claimed_under_floor(b);
+    claimed_under_floor(a2);
+    all_above_leaf({&a2, &b});
+  }
+  SECTION("recycle: a worker ID reclaimed from a killed daemon, and a takeover") {
+    start(a, leaf_config("recycle", s1));
+    start(b, leaf_config("recycle", s2));
+    const auto a_worker = wait_ready(*a);
+    wait_ready(*b);
+    import_leaf(*a);
+    kill9(a);
+    // b's reaper gives a's worker ID back to the pool once its lease lapsed.
+    REQUIRE(eventually([&] { return metric(*b, "snowflake_workers_reclaimed_total") >= 1; }, 15s));
+    start(c, leaf_config("recycle", s3));
+    INFO("the killed daemon had worker ID " << a_worker);
+    claimed_under_floor(c);
+    kill9(b);
+    start(b2, leaf_config("recycle", s2));
+    claimed_under_floor(b2);
+    all_above_leaf({&c, &b2});
+  }
+}
+
+TEST_CASE("pool floor waits for every live owner: one that cannot confirm is named, exit 1",
+          "[floor]") {
+  ZooKeeperServer zk;
+  TempDir s1, s2;
+  Daemon a(cluster_config(zk.hosts(), "recycle", s1.path()).dump());
+  Daemon b(cluster_config(zk.hosts(), "recycle", s2.path()).dump());
+  wait_ready(a);
+  const auto b_worker = wait_ready(b);
+  // b hangs with its session alive (the session outlives the command's wait).
+  b.process().send_signal(SIGSTOP);
+  const auto r = pool_floor(a, {"--above-id", std::to_string(largest_id_at(now_ms())), "--timeout", "1000"});
+  b.process().send_signal(SIGCONT);
+  INFO(r.out << r.err);
+  CHECK(r.status.code == 1);
+  CHECK_THAT(r.err, Catch::Contains("worker ID " + std::to_string(b_worker) + ":") &&
+                        Catch::Contains("has not confirmed the floor"));
+  // Once it runs again it confirms, and the command succeeds.
+  const auto again = pool_floor(a, {"--above-id", std::to_string(largest_id_at(now_ms()))});
+  CHECK(again.status.code == 0);
+}
+
+TEST_CASE("coordinator.min_id: static mode's floor, and a bad one names the key", "[floor]") {
+  const std::uint64_t n = largest_id_at(now_ms() + 800);
+  Daemon d(json{{"coordinator", {{"type", "static"}, {"min_id", std::to_string(n)}}}}.dump());
+  CHECK(error_of(http_get(d.port(), "/id/x")) == "floor_ahead");
+  std::vector<std::uint64_t> ids;
+  REQUIRE(eventually([&] { return !(ids = fetch_ids(d, 10)).empty(); }, 10s));
+  CHECK(ids.front() > n);
+  CHECK(json::parse(http_get(d.port(), "/status")->body)["floor"]["time"] ==
+        format_iso8601_ms(default_layout().decompose(n).value().timestamp_ms));
+  TempDir dir;
+  const auto bad = dir.write("bad.json", R"({"coordinator": {"type": "recycle", "min_id": 5}})");
+  const auto r = run_process({kBinary, "check-config", bad.string()});
+  CHECK(r.status.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("coordinator.min_id: is for static mode"));
+}
