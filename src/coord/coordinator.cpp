@@ -242,10 +242,24 @@ bool Coordinator::skew_fatal_at_boot(std::int64_t sent_wall_ms, std::int64_t rec
   return false;
 }
 
+std::int64_t Coordinator::ts_to_write(std::chrono::steady_clock::time_point sent, std::int64_t wall_ms) const {
+  if (!zookeeper_time_seen_) return wall_ms;
+  const auto& [then, mtime_ms] = *zookeeper_time_seen_;
+  // ZooKeeper stamped that mtime after `then`: its clock now is at most this.
+  const std::int64_t zookeeper_now_at_most =
+      mtime_ms + std::chrono::duration_cast<milliseconds>(sent - then).count();
+  return std::min(wall_ms, zookeeper_now_at_most + options_.settings.max_skew.count());
+}
+
+void Coordinator::saw_zookeeper_time(std::chrono::steady_clock::time_point sent, std::int64_t mtime_ms) {
+  zookeeper_time_seen_.emplace(sent, mtime_ms);
+}
+
 Coordinator::Step Coordinator::acquire() {
   const auto now = clock_.monotonic();
   const std::int64_t sent_wall = clock_.wall_ms();
-  const AcquireRequest request{sent_wall, now, sent_wall + options_.settings.max_boot_wait.count()};
+  const AcquireRequest request{ts_to_write(now, sent_wall), now,
+                               sent_wall + options_.settings.max_boot_wait.count()};
   auto acquired = strategy_->acquire(*zk_, request);
   const std::int64_t received_wall = clock_.wall_ms();
   if (!acquired) {
@@ -280,6 +294,7 @@ Coordinator::Step Coordinator::acquire() {
     return Step::retry;
   }
   owned.floor = std::max(owned.floor, reservation_->reserved_until(owned.worker_id));
+  if (owned.fresh_mtime_ms) saw_zookeeper_time(owned.sent, *owned.fresh_mtime_ms);
   if (owned.fresh_mtime_ms && skew_fatal_at_boot(sent_wall, received_wall, *owned.fresh_mtime_ms)) {
     if (auto back = strategy_->give_back(*zk_, owned.floor); !back) {
       spdlog::warn("could not return worker ID {}: {}", owned.worker_id, back.error().message);
@@ -338,7 +353,8 @@ bool Coordinator::install(const Ownership& owned) {
 Coordinator::Step Coordinator::renew() {
   const auto sent = clock_.monotonic();
   const std::int64_t sent_wall = clock_.wall_ms();
-  auto written = strategy_->renew(*zk_, sent_wall, generator_->high_water_mark_ms());
+  const std::int64_t ts = ts_to_write(sent, sent_wall);
+  auto written = strategy_->renew(*zk_, ts, generator_->high_water_mark_ms());
   const std::int64_t received_wall = clock_.wall_ms();
   if (!written) {
     if (written.error().code == CoordErrc::lost) {
@@ -363,6 +379,7 @@ Coordinator::Step Coordinator::renew() {
   gauges_.last_heartbeat_ns.store(sent.time_since_epoch().count(), std::memory_order_relaxed);
   lease_.extend_until(sent + options_.settings.lease_timeout);
   next_heartbeat_ = sent + options_.settings.heartbeat_interval;
+  saw_zookeeper_time(sent, written.value());
   if (skew_fatal_at_boot(sent_wall, received_wall, written.value())) {
     fail(skew_description() + "; refusing to start. Fix the clock, then restart");
     return Step::fatal;
@@ -370,8 +387,9 @@ Coordinator::Step Coordinator::renew() {
   // A heartbeat written by a skewed clock moves no fence: the generator is
   // held meanwhile, and a fence (and the state file's reservation, which it
   // caps) that followed a clock stepped hours ahead would keep the next run
-  // of this worker ID waiting for those hours.
-  if (!skew_held_) generator_->set_fence_ms(sent_wall + options_.settings.lease_timeout.count());
+  // of this worker ID waiting for those hours. Rule 1: the fence is the ts
+  // written (ts_to_write may have held it back from the wall clock) + lease.
+  if (!skew_held_) generator_->set_fence_ms(ts + options_.settings.lease_timeout.count());
   reap(written.value());
   return Step::ok;
 }

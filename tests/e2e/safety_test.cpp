@@ -460,3 +460,64 @@ TEST_CASE("a floor no higher than what could be issued: an hour's clock step, th
     CHECK(*std::min_element(after.begin(), after.end()) > *std::max_element(before.begin(), before.end()));
   }
 }
+
+TEST_CASE("a floor no higher than what could be issued: a heartbeat with the clock an hour ahead "
+          "records no more than ZooKeeper's time + max_skew, so whoever takes the worker ID "
+          "without our state waits no longer than max_boot_wait",
+          "[safety][clock]") {
+  constexpr std::int64_t kMaxSkewMs = 2000;  // the default
+  for (const std::string strategy : {"sequential", "recycle"}) {
+    INFO(strategy);
+    ZooKeeperServer zk;
+    TempDir a_state, keeper_state, b_state, clocks;
+    WallClockOffset clock(clocks.path() / "offset");
+    json patch = kTwoWorkers;
+    patch["coordinator"] = {{"advertise", "probe:1"}};
+    // Recycle: a second daemon holds the other worker ID and reaps the dead
+    // one's, so the newcomer can only take that one.
+    std::optional<Daemon> keeper;
+    if (strategy == "recycle") {
+      keeper.emplace(cluster_config(zk.hosts(), strategy, keeper_state.path(), kTwoWorkers).dump());
+      wait_ready(*keeper);
+    }
+    std::uint32_t worker = 0;
+    std::vector<std::uint64_t> before;
+    {
+      Daemon a(cluster_config(zk.hosts(), strategy, a_state.path(), patch).dump(), "127.0.0.1:0", clock.env());
+      worker = wait_ready(a);
+      before = fetch_ids(a, 100);
+      const auto heartbeats = metric(a, "snowflake_heartbeats_total");
+      clock.set("+3600s");  // a bad RTC read
+      REQUIRE(eventually([&] { return error_of(http_get(a.port(), "/id/x")) == "clock_skew"; }, 10s));
+      REQUIRE(eventually([&] { return metric(a, "snowflake_heartbeats_total") >= heartbeats + 3; }, 10s));
+      // What the node says now, against ZooKeeper's clock (this machine's, unstepped).
+      auto s = connect_session(zk.hosts());
+      std::int64_t written_ts = 0;
+      if (strategy == "recycle") {
+        written_ts = coord::decode_inuse(s->get(kE2eRoot + "/pool/inuse/" + std::to_string(worker)).value().data)->ts;
+      } else {
+        const auto names = s->children(kE2eRoot + "/forever").value();
+        REQUIRE(names.size() == 1);
+        written_ts = coord::decode_sequential(s->get(kE2eRoot + "/forever/" + names[0]).value().data)->ts;
+      }
+      FIGURES(strategy << ": the skewed heartbeat wrote ts " << written_ts - wall_now_ms() << " ms from ZooKeeper's time");
+      CHECK(written_ts <= wall_now_ms() + kMaxSkewMs + 500);  // + the round trip
+      a.process().send_signal(SIGKILL);
+      a.process().wait_for_exit(10s);
+    }
+    clock.set("+0");
+    if (keeper) {
+      // The keeper's reaper returns the dead daemon's worker ID to the pool.
+      REQUIRE(eventually([&] { return metric(*keeper, "snowflake_workers_reclaimed_total") >= 1; }, 15s));
+    }
+    // Another machine (no state dir: no proof that the first is dead).
+    const auto started = std::chrono::steady_clock::now();
+    Daemon b(cluster_config(zk.hosts(), strategy, b_state.path(), patch).dump());
+    const auto again = wait_ready(b, 12s);
+    FIGURES(strategy << ": the newcomer was ready " << seconds(std::chrono::steady_clock::now() - started)
+                     << " s after its start, worker ID " << again);
+    CHECK(again == worker);
+    const auto after = fetch_ids(b, 100);
+    CHECK(*std::min_element(after.begin(), after.end()) > *std::max_element(before.begin(), before.end()));
+  }
+}

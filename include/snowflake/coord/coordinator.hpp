@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <set>
 #include <string>
 #include <thread>
@@ -90,6 +91,16 @@ class Coordinator {
   bool skew_fatal_at_boot(std::int64_t sent_wall_ms, std::int64_t received_wall_ms,
                           std::int64_t zk_mtime_ms);
   std::string skew_description() const;
+  // The wall time a claim or heartbeat writes as its ts (the time fence's
+  // base, and the floor of whoever takes the worker ID without proof that
+  // we are dead): the wall clock, but never further ahead of ZooKeeper's time
+  // than max_skew, judged by our last write's mtime moved on by the monotonic
+  // clock since it was sent. A clock stepped far ahead (a bad RTC read) would
+  // otherwise put its step into that floor, and the next owner would wait it
+  // out (hours) for IDs we never issued: we hold issuing while skewed, and
+  // the fence, set from what was written, keeps us below it anyway.
+  std::int64_t ts_to_write(std::chrono::steady_clock::time_point sent, std::int64_t wall_ms) const;
+  void saw_zookeeper_time(std::chrono::steady_clock::time_point sent, std::int64_t mtime_ms);
   void reap(std::optional<std::int64_t> zk_now_ms);
   // Reads the cluster root's migration floor, leaving a watch on the root so
   // that a raise wakes us; raises the generator's floor to it. False if
@@ -129,6 +140,8 @@ class Coordinator {
   std::uint64_t root_events_seen_ = 0;
   bool skew_checked_ = false;  // the first measurement after boot is fatal if off
   bool skew_held_ = false;
+  // Our last write that ZooKeeper answered: when it was sent, and its mtime.
+  std::optional<std::pair<std::chrono::steady_clock::time_point, std::int64_t>> zookeeper_time_seen_;
   std::string last_retry_;
   std::set<std::uint32_t> reported_unreadable_;
   // Owned worker ID (written by the heartbeat thread only).
