@@ -237,6 +237,12 @@ ZooKeeperSettings read_zookeeper(JsonSection zk, const std::string& service) {
   ZooKeeperSettings z;
   z.hosts = zk.string("hosts", d.hosts);
   if (z.hosts.empty()) zk.fail("hosts", "must name at least one \"host:port\"");
+  // A chroot suffix ("host:port/path") would make libzookeeper_mt free each
+  // path of a multi twice on a dead session; zookeeper.root does its job.
+  if (const auto slash = z.hosts.find('/'); slash != std::string::npos) {
+    zk.fail("hosts", fmt::format("takes no chroot suffix (\"{}\"): put the path in zookeeper.root",
+                                 z.hosts.substr(slash)));
+  }
   z.root = zk.string("root", "/snowflake/" + service);
   if (z.root.size() < 2 || z.root.front() != '/' || z.root.back() == '/' ||
       z.root.find("//") != std::string::npos) {

@@ -263,6 +263,19 @@ Result<std::vector<NodeStat>, ZkError> ZkSession::multi(const std::vector<ZkOp>&
       case ZkOp::Kind::check: zoo_check_op_init(&zops[i], op.path.c_str(), op.version); break;
     }
   }
+  // libzookeeper_mt's zoo_amulti (3.8, and upstream since) on a handle that
+  // cannot recover (its session expired, its auth failed) lets the first
+  // op's path check fail, skips the check of the others, and then frees each
+  // later op's uninitialized request path: in practice the first op's, one
+  // of our strings, once per further op (a double free). So a dead handle
+  // never gets a multi: its answer is known. What remains is the handle
+  // dying between this check and the library's, a window of the time the
+  // library takes to reach its first check; the session object is replaced,
+  // never used again, once it is gone.
+  if (const int state = zoo_state(handle_); state < 0) {
+    return ZkError{state == ZOO_AUTH_FAILED_STATE ? ZkErrc::auth_failed : ZkErrc::session_expired,
+                   ZINVALIDSTATE, ops.front().path};
+  }
   const int rc = zoo_multi(handle_, static_cast<int>(zops.size()), zops.data(), results.data());
   if (rc == ZOK) {
     std::vector<NodeStat> out;

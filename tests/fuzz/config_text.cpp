@@ -46,6 +46,8 @@ void check_rules(const Config& c, std::string_view text) {
   FUZZ_CHECK(k.datacenter_id <= l.max_datacenter_id(), text);
   FUZZ_CHECK(c.layout.datacenter_bits != 0 || k.datacenter_id == 0, text);
   FUZZ_CHECK(g.datacenter_id == k.datacenter_id, text);
+  // No chroot: the root is the cluster's path (libzookeeper_mt frees chroot paths twice).
+  FUZZ_CHECK(c.zookeeper.hosts.find('/') == std::string::npos, text);
   // The migration floor of static mode; ZooKeeper clusters keep theirs in the root.
   FUZZ_CHECK(!k.min_id || (k.type == "static" && *k.min_id <= 0x7fff'ffff'ffff'ffffULL), text);
   const auto document = nlohmann::json::parse(text, nullptr, false);

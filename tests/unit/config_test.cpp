@@ -156,6 +156,7 @@ TEST_CASE("every config error names its key", "[config]") {
       {R"({"zookeeper": {"root": "snowflake"}})", "zookeeper.root", "absolute"},
       {R"({"zookeeper": {"root": "/a/"}})", "zookeeper.root", "absolute"},
       {R"({"zookeeper": {"hosts": ""}})", "zookeeper.hosts", "host:port"},
+      {R"({"zookeeper": {"hosts": "a:1,b:2/chroot"}})", "zookeeper.hosts", "zookeeper.root"},
       {R"({"zookeeper": {"auth_file": "/nonexistent/auth"}})", "zookeeper.auth_file", "cannot open"},
       {R"({"zookeeper": {"chroot": "/x"}})", "zookeeper.chroot", "unknown key"},
       // Datacenters: the field's bits, and a datacenter ID only with them.
