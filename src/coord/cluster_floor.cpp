@@ -33,9 +33,7 @@ std::optional<std::uint64_t> parse_u64(std::string_view text) {
 std::optional<std::uint32_t> sequential_worker(std::string_view name) {
   const auto dash = name.rfind('-');
   if (dash == std::string_view::npos) return std::nullopt;
-  const auto n = parse_u64(name.substr(dash + 1));
-  if (!n || *n > UINT32_MAX) return std::nullopt;
-  return static_cast<std::uint32_t>(*n);
+  return worker_id_of_node(name.substr(dash + 1));
 }
 
 // A node of an owner of a worker ID.
@@ -59,7 +57,7 @@ Result<std::vector<OwnerNode>, CoordError> owner_nodes(ZkSession& zk, const std:
   std::vector<OwnerNode> out;
   for (const auto& name : names.value()) {
     const auto id = strategy == "recycle" ? worker_id_of_node(name) : sequential_worker(name);
-    if (id) out.push_back({*id, dir + "/" + name});
+    if (id) out.push_back({*id, fmt::format("{}/{}", dir, name)});
   }
   return out;
 }

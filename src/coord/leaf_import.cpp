@@ -25,7 +25,7 @@ Result<LeafCluster, CoordError> read_leaf_cluster(ZkSession& zk, const std::stri
   }
   LeafCluster cluster;
   for (const auto& name : names.value()) {
-    auto node = zk.get(forever + "/" + name);
+    auto node = zk.get(fmt::format("{}/{}", forever, name));
     if (!node) return CoordError::from(node.error());
     const auto j = nlohmann::json::parse(node.value().data, nullptr, false);
     const auto ts = j.is_object() && j.contains("timestamp") ? json_integer<std::int64_t>(j.at("timestamp"))
