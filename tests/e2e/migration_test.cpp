@@ -90,10 +90,18 @@ class StampedLoad {
     std::chrono::steady_clock::time_point asked;
     std::uint64_t id;
   };
-  std::vector<Answer> answers_;
-  std::vector<std::string> refusals_;
+  // IDs so far; the clients go on meanwhile.
+  std::size_t answered() {
+    std::lock_guard lock(mutex_);
+    return answers_.size();
+  }
+  // Read only once stop() has returned.
+  const std::vector<Answer>& answers() const { return answers_; }
+  const std::vector<std::string>& refusals() const { return refusals_; }
 
  private:
+  std::vector<Answer> answers_;        // under mutex_
+  std::vector<std::string> refusals_;  // under mutex_
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::vector<std::thread> threads_;
@@ -143,7 +151,7 @@ TEST_CASE("pool floor raised while daemons serve under load: once it exits 0, no
   wait_ready(a);
   wait_ready(b);
   StampedLoad load({a.port(), b.port(), a.port(), b.port()});
-  REQUIRE(eventually([&] { return load.answers_.size() > 2000; }, 20s));
+  REQUIRE(eventually([&] { return load.answered() > 2000; }, 20s));
   // N: an ID 6 s ahead (an old system whose clock ran fast): still ahead
   // when the command has exited, however slowly the owners confirm.
   const std::uint64_t n = largest_id_at(now_ms() + 6000);
@@ -159,11 +167,11 @@ TEST_CASE("pool floor raised while daemons serve under load: once it exits 0, no
   CHECK(error_of(refused) == "floor_ahead");
   CHECK(refused->headers.count("retry-after") == 1);
   REQUIRE(eventually([&] { return ready(a).has_value() && ready(b).has_value(); }, 15s));
-  const std::size_t seen = load.answers_.size();
-  REQUIRE(eventually([&] { return load.answers_.size() > seen + 2000; }, 20s));
+  const std::size_t seen = load.answered();
+  REQUIRE(eventually([&] { return load.answered() > seen + 2000; }, 20s));
   load.stop();
   std::size_t after = 0, at_or_below = 0;
-  for (const auto& answer : load.answers_) {
+  for (const auto& answer : load.answers()) {
     if (answer.asked < exited) continue;
     ++after;
     if (answer.id <= n) ++at_or_below;
@@ -171,7 +179,7 @@ TEST_CASE("pool floor raised while daemons serve under load: once it exits 0, no
   INFO(after << " IDs asked for after the command exited");
   CHECK(after > 2000);
   CHECK(at_or_below == 0);
-  CHECK(std::count(load.refusals_.begin(), load.refusals_.end(), "floor_ahead") > 0);
+  CHECK(std::count(load.refusals().begin(), load.refusals().end(), "floor_ahead") > 0);
   // /status and pool status show it.
   const auto status = json::parse(http_get(b.port(), "/status")->body);
   CHECK(status["floor"]["ms"] == default_layout().decompose(n).value().timestamp_ms);
