@@ -5,38 +5,71 @@
 #     clang-tidy with .clang-tidy's checks, and cppcheck); any finding fails;
 #  1. builds build/test with AddressSanitizer + UndefinedBehaviorSanitizer and
 #     warnings as errors (benchmarks too, so they keep compiling), and runs
-#     every test through CTest: unit, integration, e2e, package, short
-#     fixed-seed chaos runs, and the model check of the protocol (spin);
+#     every test through CTest but the model (5): unit, integration, e2e,
+#     package, short fixed-seed chaos runs;
 #  2. builds build/tsan with ThreadSanitizer and runs the unit, integration
 #     and e2e tests again: the daemon the e2e tests start is TSan-built too,
 #     and a race reported anywhere fails its test;
 #  3. builds the fuzz targets (clang-14, libFuzzer, ASan + UBSan) and runs
 #     each over its seed corpus and 20 s fresh (scripts/fuzz.sh);
-#  4. runs it where users run it (scripts/live-test.sh): the .deb under a
+#  4. checks the model of the worker-ID protocol with spin
+#     (scripts/model-check.sh, CTest label `model` in build/test too);
+#  5. runs it where users run it (scripts/live-test.sh): the .deb under a
 #     real systemd in a booted Debian 12 container, the image and the compose
 #     cluster with podman. As root only; otherwise it says it skipped and why.
+# 4 and 5 run side by side: the model check is pure computation (a few
+# minutes of both cores), the live suite mostly waits (downloads, boots,
+# health checks), so the model runs at the lowest priority beside it and
+# takes what the live suite leaves.
 #
-#   bash scripts/test.sh                 all five
+#   bash scripts/test.sh                 all six
 #   bash scripts/test.sh --lint          only 0
 #   bash scripts/test.sh --asan [ARGS]   only 1; ARGS go to ctest (e.g. -R layout)
 #   bash scripts/test.sh --tsan [ARGS]   only 2
 #   bash scripts/test.sh --fuzz [ARGS]   only 3; ARGS go to scripts/fuzz.sh
-#   bash scripts/test.sh --live [ARGS]   only 4; ARGS go to scripts/live-test.sh
+#   bash scripts/test.sh --model [ARGS]  only 4; ARGS go to scripts/model-check.sh
+#   bash scripts/test.sh --live [ARGS]   only 5; ARGS go to scripts/live-test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-suites=(lint asan tsan fuzz live)
+suites=(lint asan tsan fuzz model live)
 case "${1:-}" in
   --lint) suites=(lint); shift ;;
   --asan) suites=(asan); shift ;;
   --tsan) suites=(tsan); shift ;;
   --fuzz) suites=(fuzz); shift ;;
+  --model) suites=(model); shift ;;
   --live) suites=(live); shift ;;
 esac
 
 bash scripts/install-deps.sh
+# The live suite's Debian root (debootstrap, once per machine: mostly
+# downloads) is made in the background meanwhile, so that it overlaps the
+# builds instead of following them; the live suite waits for it (a lock) or
+# makes it itself if this did not.
+if [[ " ${suites[*]} " == *" live "* ]] && [ "$(id -u)" -eq 0 ] && bash scripts/install-deps.sh --live >/dev/null 2>&1; then
+  mkdir -p build
+  /usr/bin/python3 tests/live/livetest.py prefetch >build/live-prefetch.log 2>&1 &
+fi
+# ARGS belong to a suite asked for alone.
+alone_args() { if [ ${#suites[@]} -eq 1 ]; then printf '%s\0' "$@"; fi; }
+model_pid=
+stop_model() { if [ -n "$model_pid" ]; then kill -- "-$model_pid" 2>/dev/null || true; fi; }
+trap stop_model EXIT
 for suite in "${suites[@]}"; do
+  if [ "$suite" = model ]; then
+    mapfile -d '' -t args < <(alone_args "$@")
+    if [[ " ${suites[*]} " == *" live "* ]] && [ "$(id -u)" -eq 0 ]; then
+      # Beside the live suite (below), in a process group of its own.
+      mkdir -p build
+      setsid nice -n 19 bash scripts/model-check.sh "${args[@]}" >build/model-check.log 2>&1 &
+      model_pid=$!
+    else
+      bash scripts/model-check.sh "${args[@]}"
+    fi
+    continue
+  fi
   if [ "$suite" = lint ]; then
     bash scripts/lint.sh
     continue
@@ -52,7 +85,7 @@ for suite in "${suites[@]}"; do
   fi
   bash scripts/build-test-tree.sh "$suite"
   if [ "$suite" = asan ]; then
-    (cd build/test && ctest --output-on-failure -j"$(nproc)" "$@")
+    (cd build/test && ctest --output-on-failure -j"$(nproc)" -LE model "$@")
   else
     # halt_on_error: a race ends the process that has it (the daemon too),
     # so its test fails. tests/tsan.supp says why each entry is there.
@@ -60,3 +93,11 @@ for suite in "${suites[@]}"; do
     (cd build/tsan && ctest --output-on-failure -j"$(nproc)" -L 'unit|integration|e2e' "$@")
   fi
 done
+if [ -n "$model_pid" ]; then
+  echo "== the model check (it ran beside the live suite):"
+  model_status=0
+  wait "$model_pid" || model_status=$?
+  model_pid=
+  cat build/model-check.log
+  [ "$model_status" -eq 0 ] || { echo "test: the model check failed"; exit 1; }
+fi

@@ -159,9 +159,12 @@ void check_leaf(Daemon& d, const Request& req, const Response& res, std::string_
   for (const char* key : {"timestamp", "workerId", "sequenceId"}) {
     FUZZ_CHECK(body.contains(key) && body[key].is_string(), input);
   }
-  // "<ms>(yyyy-MM-dd HH:mm:ss.SSS)"
+  // "<ms>(yyyy-MM-dd HH:mm:ss.SSS)": digits, then 23 characters in parentheses.
   const std::string ts = body["timestamp"].get<std::string>();
-  FUZZ_CHECK(ts.size() > 25 && ts.back() == ')' && ts[ts.size() - 24] == '(', input);
+  const auto open = ts.find_first_not_of("0123456789");
+  FUZZ_CHECK(open > 0 && open != std::string::npos && ts[open] == '(' && ts.size() == open + 25 &&
+                 ts.back() == ')' && ts[open + 11] == ' ' && ts[open + 20] == '.',
+             input);
 }
 
 void check_answer(Daemon& d, const Request& req, const Response& res, std::string_view input) {

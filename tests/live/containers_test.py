@@ -10,7 +10,10 @@ own podman store and /etc are left alone. The official zookeeper:3.8 image
 cannot be pulled here: ZOOKEEPER_IMAGE points the compose file at a
 stand-in built from Debian's zookeeper package (tests/live/zookeeper-image).
 
-Usage: containers_test.py SOURCE_DIR   (as root)
+Usage: containers_test.py SOURCE_DIR [DEB_DIR]   (as root)
+With DEB_DIR, the .deb that the image's build stage made from the tree is
+copied there (live-test.sh gives it to the systemd suite: the same package
+as scripts/package-deb.sh makes, without compiling it a second time).
 """
 
 import json
@@ -30,6 +33,7 @@ KIND = "containers"
 ZOOKEEPERS = ["zk1", "zk2", "zk3"]
 REPLICAS = ["snowflaked1", "snowflaked2", "snowflaked3"]
 IMAGE = "localhost/snowflaked:local"
+BUILD_STAGE = "localhost/snowflaked-build:local"
 CONFIG = "/etc/snowflaked/snowflaked.json"
 
 
@@ -163,7 +167,24 @@ def clients_of(cluster, zk):
     return re.findall(r"^ /([\d.]+):\d+\[\d+\]", cluster.zookeeper_word(zk, "stat"), re.M)
 
 
-def main(source):
+def export_deb(cluster, into):
+    """The .deb of the image's build stage (podman's layer cache: `up
+    --build` just built it from the tree), copied into `into`."""
+    started = time.monotonic()
+    cluster.podman("build", "--format", "docker", "--network=host", "--target", "build", "-t", BUILD_STAGE,
+                   "-f", "packaging/Dockerfile", cluster.source, timeout=900)
+    os.makedirs(into, exist_ok=True)
+    for old in [f for f in os.listdir(into) if f.endswith(".deb")]:
+        os.remove(os.path.join(into, old))
+    cluster.podman("run", "--rm", "--network", "none", "-v", f"{os.path.abspath(into)}:/out", BUILD_STAGE,
+                   "sh", "-c", "cp /src/build/snowflaked_*.deb /out/")
+    debs = [f for f in os.listdir(into) if f.endswith(".deb")]
+    check(len(debs) == 1, f"the build stage made {debs}")
+    log(f"      {os.path.join(into, debs[0])} (the build stage, from the cache: "
+        f"{time.monotonic() - started:.0f} s)")
+
+
+def main(source, deb_dir=None):
     for stale in stale_scratch_dirs(KIND):
         log(f"      removing {stale}, left by a run that was killed")
         release_store(stale)
@@ -201,6 +222,8 @@ def main(source):
             running = cluster.listing()["containers"]
             check(sorted(running) == sorted(cluster.container(s) for s in ZOOKEEPERS + REPLICAS),
                   f"containers: {running}")
+            if deb_dir:
+                export_deb(cluster, deb_dir)
 
         workers = {}
         with step("each replica becomes ready with a worker ID of its own and issues IDs on its port"):
@@ -298,6 +321,6 @@ def main(source):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
-    main_guard(lambda: main(os.path.abspath(sys.argv[1])))
+    main_guard(lambda: main(os.path.abspath(sys.argv[1]), *sys.argv[2:]))

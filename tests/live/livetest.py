@@ -254,3 +254,11 @@ def main_guard(body):
         log(f"\n{os.path.basename(sys.argv[0])}: FAILED: {e}")
         sys.exit(1)
     log(f"\n{os.path.basename(sys.argv[0])}: OK")
+
+
+if __name__ == "__main__":
+    # `livetest.py prefetch`: makes the cached Debian root now (scripts/test.sh
+    # starts it early, so that its downloads overlap the builds).
+    if sys.argv[1:] != ["prefetch"]:
+        sys.exit("usage: livetest.py prefetch")
+    print(debian_root_tarball())
