@@ -392,7 +392,9 @@ TEST_CASE("a claim whose answer was lost is recovered, not misjudged as clock sk
   auto s = connect_session(zk.hosts());
   CHECK(s->exists(kE2eRoot + "/pool/inuse/" + std::to_string(worker)).value());
   CHECK(s->children(kE2eRoot + "/pool/inuse").value().size() == 1);  // one claim, not two
-  CHECK(fetch_ids(d, 10).size() == 10);
+  // It issues (a state file slow to sync under load may hold the first IDs
+  // back for a moment with time_not_reserved: documented, and not this test's).
+  CHECK(eventually([&] { return fetch_ids(d, 10).size() == 10; }, 10s));
 }
 
 TEST_CASE("a takeover whose answer was lost is recognised as ours", "[safety][lost_answer]") {
