@@ -6,6 +6,7 @@
 # fails the run (make it a seed and a unit test once fixed).
 #
 #   scripts/fuzz.sh [--seconds N] [TARGET...]     default: 20 s each, every target
+#   scripts/fuzz.sh --build-only [TARGET...]      build them, run nothing
 #
 # Prints executions, coverage (edges) and features of each target. Targets
 # run side by side, one per core.
@@ -14,10 +15,12 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 seconds=20
+build_only=false
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
+    --build-only) build_only=true; shift ;;
     -*) echo "fuzz: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -32,8 +35,14 @@ export CC=clang-14 CXX=clang++-14
 cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DSNOWFLAKE_FUZZ=ON -DSNOWFLAKE_WERROR=ON \
   -DSNOWFLAKE_BUILD_TESTS=OFF >/dev/null
-# The targets only (not the daemon or the client: nothing here runs them).
-cmake --build build/fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
+# The targets only (not the daemon or the client: nothing here runs them);
+# all of them as the one target that builds them side by side.
+if [ "${targets[*]}" = "$(ls tests/fuzz/corpus | xargs)" ]; then
+  cmake --build build/fuzz -j"$(nproc)" --target fuzz_targets
+else
+  cmake --build build/fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
+fi
+if $build_only; then exit 0; fi
 
 # One target: its seeds, then fresh inputs for $seconds; a line of figures
 # into build/fuzz/<target>.result. Each is one process: as many run at once

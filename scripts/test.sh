@@ -20,7 +20,10 @@
 # 4 and 5 run side by side: the model check is pure computation (a few
 # minutes of both cores), the live suite mostly waits (downloads, boots,
 # health checks), so the model runs at the lowest priority beside it and
-# takes what the live suite leaves.
+# takes what the live suite leaves. In the same way the TSan tree is built
+# while the ASan tree's tests run, and the fuzz targets while the TSan
+# tests run: tests wait on ZooKeeper, timeouts and sockets for a third of
+# both cores' time.
 #
 #   bash scripts/test.sh                 all six
 #   bash scripts/test.sh --lint          only 0
@@ -42,28 +45,60 @@ case "${1:-}" in
   --model) suites=(model); shift ;;
   --live) suites=(live); shift ;;
 esac
+has_suite() { [[ " ${suites[*]} " == *" $1 "* ]]; }
 
 bash scripts/install-deps.sh
 # The live suite's Debian root (debootstrap, once per machine: mostly
 # downloads) is made in the background meanwhile, so that it overlaps the
 # builds instead of following them; the live suite waits for it (a lock) or
 # makes it itself if this did not.
-if [[ " ${suites[*]} " == *" live "* ]] && [ "$(id -u)" -eq 0 ] && bash scripts/install-deps.sh --live >/dev/null 2>&1; then
+if has_suite live && [ "$(id -u)" -eq 0 ] && bash scripts/install-deps.sh --live >/dev/null 2>&1; then
   mkdir -p build
   /usr/bin/python3 tests/live/livetest.py prefetch >build/live-prefetch.log 2>&1 &
 fi
 # ARGS belong to a suite asked for alone.
 alone_args() { if [ ${#suites[@]} -eq 1 ]; then printf '%s\0' "$@"; fi; }
+# Work started in the background, at the lowest priority: it gets only what
+# the tests leave idle. In a session of its own, so that it can be stopped
+# as a group; and since the kernel's autogroup weighs a session as much as
+# everything else together whatever its nice value, that session's
+# autogroup is made nice 19 too. $! is the group's id.
+lowest_priority() { echo 19 >/proc/self/autogroup 2>/dev/null || true; exec nice -n 19 "$@"; }
+export -f lowest_priority
+in_background() {  # log command...
+  local log=$1; shift
+  mkdir -p build
+  setsid bash -c 'lowest_priority "$@"' background "$@" >"$log" 2>&1 &
+}
+# A build a later suite needs, started before it; that suite waits for it
+# (await_build), and a failed build fails the run there as it would have in
+# the foreground.
+declare -A build_pid=()
+start_build() {  # suite command...
+  local suite=$1; shift
+  in_background "build/background-build-$suite.log" "$@"
+  build_pid[$suite]=$!
+}
+await_build() {  # suite
+  local pid=${build_pid[$1]:-} status=0
+  [ -n "$pid" ] || return 0
+  wait "$pid" || status=$?
+  unset "build_pid[$1]"
+  echo "== the $1 build (it ran in the background):"
+  tail -n 3 "build/background-build-$1.log"
+  [ "$status" -eq 0 ] || { cat "build/background-build-$1.log"; echo "test: the $1 build failed"; exit 1; }
+}
 model_pid=
-stop_model() { if [ -n "$model_pid" ]; then kill -- "-$model_pid" 2>/dev/null || true; fi; }
-trap stop_model EXIT
+stop_background() {
+  for pid in $model_pid "${build_pid[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+}
+trap stop_background EXIT
 for suite in "${suites[@]}"; do
   if [ "$suite" = model ]; then
     mapfile -d '' -t args < <(alone_args "$@")
-    if [[ " ${suites[*]} " == *" live "* ]] && [ "$(id -u)" -eq 0 ]; then
-      # Beside the live suite (below), in a process group of its own.
-      mkdir -p build
-      setsid nice -n 19 bash scripts/model-check.sh "${args[@]}" >build/model-check.log 2>&1 &
+    if has_suite live && [ "$(id -u)" -eq 0 ]; then
+      # Beside the live suite (below).
+      in_background build/model-check.log bash scripts/model-check.sh "${args[@]}"
       model_pid=$!
     else
       bash scripts/model-check.sh "${args[@]}"
@@ -80,13 +115,17 @@ for suite in "${suites[@]}"; do
   fi
   if [ "$suite" = fuzz ]; then
     # ARGS are ctest's unless --fuzz asked for this suite alone.
+    await_build fuzz
     if [ ${#suites[@]} -eq 1 ]; then bash scripts/fuzz.sh "$@"; else bash scripts/fuzz.sh; fi
     continue
   fi
+  await_build "$suite"
   bash scripts/build-test-tree.sh "$suite"
   if [ "$suite" = asan ]; then
+    if has_suite tsan; then start_build tsan bash scripts/build-test-tree.sh tsan; fi
     (cd build/test && ctest --output-on-failure -j"$(nproc)" -LE model "$@")
   else
+    if has_suite fuzz; then start_build fuzz bash scripts/fuzz.sh --build-only; fi
     # halt_on_error: a race ends the process that has it (the daemon too),
     # so its test fails. tests/tsan.supp says why each entry is there.
     export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/tsan.supp"

@@ -156,6 +156,24 @@ def debian_mirror():
     return "http://deb.debian.org/debian"
 
 
+def unmount_under(path):
+    """Unmounts whatever is mounted at or below path, deepest first.
+    debootstrap mounts /proc (and /sys) in its target and unmounts them only
+    when it ends well: a killed or failed run leaves them, and removing the
+    tree then walks into the host's /proc."""
+    prefix = os.path.realpath(path).rstrip("/") + "/"
+    with open("/proc/self/mounts") as mounts:
+        points = [line.split()[1].replace("\\040", " ") for line in mounts]
+    for point in sorted((p for p in points if (p + "/").startswith(prefix)),
+                        key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], check=False)
+
+
+def remove_debootstrap_dir(work):
+    unmount_under(work)
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def debian_root_tarball():
     """A minimal Debian 12 root with systemd (debootstrap --variant=minbase),
     as a tarball cached outside the tree: made once per machine (about a
@@ -166,6 +184,11 @@ def debian_root_tarball():
     tarball = os.path.join(CACHE_DIR, f"debian-bookworm-minbase-{key}.tar")
     with open(os.path.join(CACHE_DIR, "lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two runs at once make it once
+        # Under the lock, any debootstrap dir is one a killed run left.
+        for name in os.listdir(CACHE_DIR):
+            if name.startswith("debootstrap-"):
+                log(f"      removing {name}, left by a run that was stopped")
+                remove_debootstrap_dir(os.path.join(CACHE_DIR, name))
         if os.path.exists(tarball):
             log(f"      Debian 12 root: cached {tarball}")
             return tarball
@@ -179,7 +202,7 @@ def debian_root_tarball():
             run(["tar", "-C", root, "-cf", tarball + ".part", "."], timeout=300)
             os.rename(tarball + ".part", tarball)
         finally:
-            shutil.rmtree(work, ignore_errors=True)
+            remove_debootstrap_dir(work)
         return tarball
 
 
