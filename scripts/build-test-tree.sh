@@ -5,7 +5,7 @@
 #   scripts/build-test-tree.sh tsan   build/tsan: ThreadSanitizer, the unit, integration and e2e tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# -O1 -g1: what the sanitizers' authors advise (fast enough, exact stack
+# The TSan tree: -O1 -g1, what the sanitizers' authors advise (fast enough, exact stack
 # traces with file:line), and half the compile time of -O2 -g on Beast's templates.
 # The ASan + UBSan tree: -Og, GCC's optimisation for debugging. UBSan's checks
 # at -O1 double the compile time of a file that uses Beast or nlohmann/json;
