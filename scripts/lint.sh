@@ -1,15 +1,37 @@
 #!/usr/bin/env bash
-# Static analysis of src/ and include/: clang-tidy with the checks of
-# .clang-tidy (every finding is an error), then cppcheck, which looks for
-# what clang-tidy does not (lifetimes of pointers into smart pointers and
-# containers, among others). Both read the compile commands of build/lint,
-# which is configured (headers generated) but not built.
+# Static analysis of src/ and include/: the layout of every C++ file of the
+# tree against .clang-format (clang-format-14; `scripts/lint.sh --fix-format`
+# rewrites them), then clang-tidy with the checks of .clang-tidy (every
+# finding is an error), then cppcheck, which looks for what clang-tidy does
+# not (lifetimes of pointers into smart pointers and containers, among
+# others). Both read the compile commands of build/lint, which is configured
+# (headers generated) but not built.
 #
-#   scripts/lint.sh           both, over every source file
-#   scripts/lint.sh FILE...   clang-tidy over these files only
+#   scripts/lint.sh                all three, over every source file
+#   scripts/lint.sh FILE...        clang-tidy over these files only
+#   scripts/lint.sh --fix-format   formats every C++ file of the tree in place
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+
+# Every C++ file git knows of (tracked, or new and not ignored).
+cxx_files() {
+  git ls-files -z --cached --others --exclude-standard -- 'src/*' 'include/*' 'tests/*' \
+    | grep -zE '\.(cpp|hpp)$'
+}
+if [ "${1:-}" = --fix-format ]; then
+  cxx_files | xargs -0 clang-format-14 -i
+  exit 0
+fi
+if [ $# -eq 0 ]; then
+  echo "lint: clang-format ($(clang-format-14 --version | sed -n 's/.*version //p'))"
+  if ! findings=$(cxx_files | xargs -0 clang-format-14 --dry-run --Werror 2>&1); then
+    # One line per file and line that differs.
+    grep -oE '^[^ ]+:[0-9]+:[0-9]+: error' <<<"$findings" | sed 's/: error$//' | sort -u
+    echo "lint: these lines differ from .clang-format's layout (scripts/lint.sh --fix-format)" >&2
+    exit 1
+  fi
+fi
 
 CXX=clang++-14 cmake -S . -B build/lint -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
   -DSNOWFLAKE_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null

@@ -1,7 +1,7 @@
 #include "cli.hpp"
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
 #include <charconv>
 #include <cstdint>
@@ -18,6 +18,8 @@ namespace {
 
 po::options_description visible_options() {
   po::options_description options("Options");
+  // One option a line, as program_options is read.
+  // clang-format off
   options.add_options()
       ("help,h", "print this help and exit")
       ("version", "print the version and exit")
@@ -40,6 +42,7 @@ po::options_description visible_options() {
       ("from-leaf", po::value<std::string>()->value_name("ROOT"),
        "pool floor: the floor above every ID the Leaf cluster at ROOT (/snowflake/<leaf.name>) "
        "can have issued");
+  // clang-format on
   return options;
 }
 
@@ -52,13 +55,15 @@ std::string usage_text() {
          "                                                 run the daemon\n"
          "  snowflaked decode ID [--config FILE]             print an ID's fields as JSON\n"
          "  snowflaked check-config FILE                     validate a config file\n"
-         "  snowflaked pool status --config FILE [--json]    the recycle pool's worker IDs: owner,\n"
+         "  snowflaked pool status --config FILE [--json]    the recycle pool's worker IDs: "
+         "owner,\n"
          "                                                 heartbeat age (ZooKeeper time), floor\n"
          "  snowflaked pool floor --config FILE (--above-id N | --from-leaf ROOT) [--timeout MS]\n"
          "                                                 no daemon of the cluster issues an ID\n"
          "                                                 <= N once this exits 0 (a migration)\n"
          "  snowflaked get [TAG] [--count N] [--servers URL,...] [--timeout MS] [--json]\n"
-         "                                                 IDs, one a line, from whichever replica\n"
+         "                                                 IDs, one a line, from whichever "
+         "replica\n"
          "                                                 can issue (exit 1: none could)\n"
          "\n"
       << visible_options()
@@ -68,9 +73,8 @@ std::string usage_text() {
 
 Result<CommandLine, std::string> parse_command_line(int argc, const char* const* argv) {
   po::options_description all = visible_options();
-  all.add_options()
-      ("command", po::value<std::string>())
-      ("args", po::value<std::vector<std::string>>());
+  all.add_options()("command", po::value<std::string>())("args",
+                                                         po::value<std::vector<std::string>>());
   po::positional_options_description positional;
   positional.add("command", 1).add("args", -1);
 
@@ -99,9 +103,10 @@ Result<CommandLine, std::string> parse_command_line(int argc, const char* const*
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
     if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
         id > static_cast<std::uint64_t>(INT64_MAX)) {
-      return fmt::format("--above-id: must be an ID (decimal digits, at most 9223372036854775807), "
-                         "got \"{}\"",
-                         text);
+      return fmt::format(
+          "--above-id: must be an ID (decimal digits, at most 9223372036854775807), "
+          "got \"{}\"",
+          text);
     }
     cl.above_id = id;
   }
@@ -133,7 +138,8 @@ Result<CommandLine, std::string> parse_command_line(int argc, const char* const*
     if (args.size() != 1 || (args[0] != "status" && args[0] != "floor")) {
       return std::string("pool takes one subcommand: status or floor");
     }
-    if (!cl.config_path) return fmt::format("pool {} needs --config FILE (ZooKeeper and root)", args[0]);
+    if (!cl.config_path)
+      return fmt::format("pool {} needs --config FILE (ZooKeeper and root)", args[0]);
     cl.action = args[0] == "status" ? Action::pool_status : Action::pool_floor;
     if (cl.action == Action::pool_floor && cl.above_id.has_value() == cl.from_leaf.has_value()) {
       return std::string("pool floor takes one of --above-id N and --from-leaf ROOT");
@@ -141,7 +147,8 @@ Result<CommandLine, std::string> parse_command_line(int argc, const char* const*
   } else if (command == "get") {
     if (args.size() > 1) return std::string("get takes at most one TAG");
     if (!args.empty()) cl.tag = args[0];
-    if (!is_valid_name(cl.tag)) return fmt::format("get: TAG must match [A-Za-z0-9._-]{{1,64}}, got \"{}\"", cl.tag);
+    if (!is_valid_name(cl.tag))
+      return fmt::format("get: TAG must match [A-Za-z0-9._-]{{1,64}}, got \"{}\"", cl.tag);
     if (cl.count < 1) return std::string("get: --count must be at least 1");
     if (cl.timeout_ms < 1) return std::string("get: --timeout must be at least 1 ms");
     cl.action = Action::get;

@@ -18,7 +18,7 @@ struct CommandLine {
   std::optional<std::string> log_level;
   std::optional<std::string> listen;
   std::string id_text;  // decode
-  bool json = false;     // pool status --json, get --json
+  bool json = false;    // pool status --json, get --json
   // get
   std::string tag = "default";
   std::uint32_t count = 1;

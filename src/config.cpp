@@ -42,8 +42,9 @@ std::int64_t read_epoch(JsonSection& layout, std::int64_t fallback) {
 }
 
 // The layout keys a preset sets, all of them.
-constexpr std::array kPresetKeys = {"time_bits",    "datacenter_bits", "worker_bits", "sequence_bits",
-                                    "time_unit_ms", "epoch",           "order"};
+constexpr std::array kPresetKeys = {"time_bits",     "datacenter_bits", "worker_bits",
+                                    "sequence_bits", "time_unit_ms",    "epoch",
+                                    "order"};
 
 std::string preset_names() {
   std::string names;
@@ -56,7 +57,8 @@ LayoutSettings read_layout(JsonSection layout) {
   if (!preset_name.empty()) {
     const auto preset = find_layout_preset(preset_name);
     if (!preset) {
-      layout.fail("preset", fmt::format("must be one of {}, got \"{}\"", preset_names(), preset_name));
+      layout.fail("preset",
+                  fmt::format("must be one of {}, got \"{}\"", preset_names(), preset_name));
     }
     // A preset is the other system's whole layout: a key set beside it would
     // quietly make it another layout, whose IDs the other system never made.
@@ -82,9 +84,9 @@ LayoutSettings read_layout(JsonSection layout) {
   s.datacenter_bits = bits("datacenter_bits", d.datacenter_bits);
   s.worker_bits = bits("worker_bits", d.worker_bits);
   s.sequence_bits = bits("sequence_bits", d.sequence_bits);
-  s.time_unit_ms = layout.integer("time_unit_ms", d.time_unit_ms,
-                                  std::numeric_limits<std::int64_t>::min(),
-                                  std::numeric_limits<std::int64_t>::max());
+  s.time_unit_ms =
+      layout.integer("time_unit_ms", d.time_unit_ms, std::numeric_limits<std::int64_t>::min(),
+                     std::numeric_limits<std::int64_t>::max());
   s.epoch_ms = read_epoch(layout, d.epoch_ms);
   s.order = *parse_field_order(layout.choice("order", std::string(to_string(d.order)),
                                              {kOrderSequenceLow, kOrderSequenceHigh}));
@@ -102,9 +104,9 @@ GeneratorOptions read_generator(JsonSection gen, const IdLayout& layout) {
   const std::string start = gen.choice("sequence_start", "zero", {"zero", "random"});
   g.sequence_start = start == "random" ? SequenceStart::random : SequenceStart::zero;
   const std::int64_t capacity = std::int64_t{layout.max_sequence()} + 1;
-  g.random_sequence_bound = static_cast<std::uint32_t>(gen.integer(
-      "random_sequence_bound", std::min<std::int64_t>(kDefaultRandomSequenceBound, capacity), 1,
-      capacity));
+  g.random_sequence_bound = static_cast<std::uint32_t>(
+      gen.integer("random_sequence_bound",
+                  std::min<std::int64_t>(kDefaultRandomSequenceBound, capacity), 1, capacity));
   gen.finish();
   return g;
 }
@@ -123,8 +125,9 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
   const auto& datacenter = coord.raw("datacenter_id");
   if (layout.settings().datacenter_bits == 0) {
     if (!datacenter.is_null()) {
-      coord.fail("datacenter_id", "the layout has no datacenter field (layout.datacenter_bits is "
-                                  "0): set layout.datacenter_bits too, or remove this key");
+      coord.fail("datacenter_id",
+                 "the layout has no datacenter field (layout.datacenter_bits is "
+                 "0): set layout.datacenter_bits too, or remove this key");
     }
   } else if (datacenter.is_null()) {
     coord.fail("datacenter_id",
@@ -145,7 +148,8 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
                                        c.type));
     }
     std::optional<std::uint64_t> id;
-    if (min_id.is_number_unsigned() || (min_id.is_number_integer() && min_id.get<std::int64_t>() >= 0)) {
+    if (min_id.is_number_unsigned() ||
+        (min_id.is_number_integer() && min_id.get<std::int64_t>() >= 0)) {
       id = min_id.get<std::uint64_t>();
     } else if (min_id.is_string() && !min_id.get<std::string>().empty() &&
                min_id.get<std::string>().find_first_not_of("0123456789") == std::string::npos &&
@@ -162,10 +166,10 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
   c.advertise = coord.string("advertise", d.advertise);
   if (!c.advertise.empty()) {
     const auto colon = c.advertise.rfind(':');
-    const bool ok = colon != std::string::npos && colon > 0 && colon + 1 < c.advertise.size() &&
-                    c.advertise.find('/') == std::string::npos &&
-                    c.advertise.substr(colon + 1).find_first_not_of("0123456789") ==
-                        std::string::npos;
+    const bool ok =
+        colon != std::string::npos && colon > 0 && colon + 1 < c.advertise.size() &&
+        c.advertise.find('/') == std::string::npos &&
+        c.advertise.substr(colon + 1).find_first_not_of("0123456789") == std::string::npos;
     if (!ok) coord.fail("advertise", fmt::format("must be \"host:port\", got \"{}\"", c.advertise));
   }
   const auto ms = [&](const char* key, std::chrono::milliseconds fallback, std::int64_t min) {
@@ -179,10 +183,11 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
   c.max_boot_wait = ms("max_boot_wait_ms", d.max_boot_wait, 0);
   c.persist_interval = ms("persist_interval_ms", d.persist_interval, 10);
   if (c.persist_interval > std::chrono::milliseconds(1'000)) {
-    coord.fail("persist_interval_ms",
-               fmt::format("must be at most 1000: the state file reserves {} intervals ahead, which "
-                           "an immediate restart after a crash waits out",
-                           kReserveIntervals));
+    coord.fail(
+        "persist_interval_ms",
+        fmt::format("must be at most 1000: the state file reserves {} intervals ahead, which "
+                    "an immediate restart after a crash waits out",
+                    kReserveIntervals));
   }
   // After kill -9 the restart's floor is the state file's reservation, up to
   // kReserveIntervals persist intervals ahead: the boot wait must cover it,
@@ -201,11 +206,11 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
                            c.heartbeat_interval.count(), c.lease_timeout.count()));
   }
   if (c.lease_timeout + c.safety_margin > c.reclaim_after) {
-    coord.fail("reclaim_after_ms",
-               fmt::format("must be at least lease_timeout_ms + safety_margin_ms ({} + {} > {}): "
-                           "an owner must stop issuing before others may reclaim its worker ID",
-                           c.lease_timeout.count(), c.safety_margin.count(),
-                           c.reclaim_after.count()));
+    coord.fail(
+        "reclaim_after_ms",
+        fmt::format("must be at least lease_timeout_ms + safety_margin_ms ({} + {} > {}): "
+                    "an owner must stop issuing before others may reclaim its worker ID",
+                    c.lease_timeout.count(), c.safety_margin.count(), c.reclaim_after.count()));
   }
   coord.finish();
   return c;
@@ -222,7 +227,8 @@ std::string read_auth_file(JsonSection& zk, const std::string& path) {
   std::string line;
   for (char c; line.size() <= kMaxAuthLine && in.get(c) && c != '\n';) line.push_back(c);
   if (line.size() > kMaxAuthLine) {
-    zk.fail("auth_file", fmt::format("\"{}\": the first line is over {} bytes", path, kMaxAuthLine));
+    zk.fail("auth_file",
+            fmt::format("\"{}\": the first line is over {} bytes", path, kMaxAuthLine));
   }
   while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
   const auto colon = line.find(':');
@@ -277,7 +283,8 @@ HttpSettings read_http(JsonSection http) {
   h.idle_timeout = ms("idle_timeout_ms", d.idle_timeout);
   h.request_timeout = ms("request_timeout_ms", d.request_timeout);
   h.drain_timeout = ms("drain_timeout_ms", d.drain_timeout);
-  h.tag_allowlist = http.string_list("tag_allowlist", is_valid_name, "a tag ([A-Za-z0-9._-]{1,64})");
+  h.tag_allowlist =
+      http.string_list("tag_allowlist", is_valid_name, "a tag ([A-Za-z0-9._-]{1,64})");
   h.max_metric_tags =
       static_cast<std::uint32_t>(http.integer("max_metric_tags", d.max_metric_tags, 0, 100'000));
   h.leaf_compat = http.boolean("leaf_compat", d.leaf_compat);

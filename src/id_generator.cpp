@@ -30,8 +30,8 @@ std::chrono::milliseconds ceil_ms(std::int64_t ns) {
 
 // splitmix64, one stream per thread: only used when a new unit starts.
 std::uint64_t thread_random() {
-  thread_local std::uint64_t x = std::random_device{}() ^
-                                 (std::uint64_t{std::random_device{}()} << 32);
+  thread_local std::uint64_t x =
+      std::random_device{}() ^ (std::uint64_t{std::random_device{}()} << 32);
   std::uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
@@ -42,13 +42,20 @@ std::uint64_t thread_random() {
 
 std::string_view to_string(GenerateErrc code) noexcept {
   switch (code) {
-    case GenerateErrc::clock_moved_backwards: return "clock_moved_backwards";
-    case GenerateErrc::clock_behind_floor: return "clock_behind_floor";
-    case GenerateErrc::clock_before_epoch: return "clock_before_epoch";
-    case GenerateErrc::time_exhausted: return "time_exhausted";
-    case GenerateErrc::time_not_reserved: return "time_not_reserved";
-    case GenerateErrc::lease_expired: return "lease_expired";
-    case GenerateErrc::floor_ahead: return "floor_ahead";
+    case GenerateErrc::clock_moved_backwards:
+      return "clock_moved_backwards";
+    case GenerateErrc::clock_behind_floor:
+      return "clock_behind_floor";
+    case GenerateErrc::clock_before_epoch:
+      return "clock_before_epoch";
+    case GenerateErrc::time_exhausted:
+      return "time_exhausted";
+    case GenerateErrc::time_not_reserved:
+      return "time_not_reserved";
+    case GenerateErrc::lease_expired:
+      return "lease_expired";
+    case GenerateErrc::floor_ahead:
+      return "floor_ahead";
   }
   return "unknown";
 }
@@ -56,11 +63,15 @@ std::string_view to_string(GenerateErrc code) noexcept {
 std::string GenerateError::message() const {
   switch (code) {
     case GenerateErrc::clock_moved_backwards:
-      return fmt::format("wall clock is {} ms behind the last issued ID; refusing until it "
-                         "catches up", gap.count());
+      return fmt::format(
+          "wall clock is {} ms behind the last issued ID; refusing until it "
+          "catches up",
+          gap.count());
     case GenerateErrc::clock_behind_floor:
-      return fmt::format("wall clock is {} ms behind the floor (the last time an earlier "
-                         "owner of this worker ID may have used)", gap.count());
+      return fmt::format(
+          "wall clock is {} ms behind the floor (the last time an earlier "
+          "owner of this worker ID may have used)",
+          gap.count());
     case GenerateErrc::clock_before_epoch:
       return fmt::format("wall clock is {} ms before the layout's epoch", gap.count());
     case GenerateErrc::time_exhausted:
@@ -73,10 +84,11 @@ std::string GenerateError::message() const {
              "heartbeat ZooKeeper confirmed, plus lease_timeout_ms); it may not issue IDs until "
              "a heartbeat reaches ZooKeeper";
     case GenerateErrc::floor_ahead:
-      return fmt::format("the cluster's migration floor (snowflaked pool floor, or "
-                         "coordinator.min_id) is {} ms ahead of the wall clock: no ID at or below "
-                         "it is issued; IDs resume once the clock has passed it",
-                         gap.count());
+      return fmt::format(
+          "the cluster's migration floor (snowflaked pool floor, or "
+          "coordinator.min_id) is {} ms ahead of the wall clock: no ID at or below "
+          "it is issued; IDs resume once the clock has passed it",
+          gap.count());
   }
   return "unknown error";
 }
@@ -269,7 +281,8 @@ Result<void, GenerateError> IdGenerator::next_n(std::size_t n, std::vector<std::
     }
     // Consecutive sequences in one unit are one step apart (1 in Twitter's
     // order, the machine field's span in sonyflake's).
-    const std::uint64_t first_id = layout_.compose_unit(r.value().unit, machine_bits_, r.value().first);
+    const std::uint64_t first_id =
+        layout_.compose_unit(r.value().unit, machine_bits_, r.value().first);
     const std::uint64_t step = layout_.sequence_step();
     for (std::uint32_t i = 0; i < r.value().count; ++i) out.push_back(first_id + i * step);
     remaining -= r.value().count;

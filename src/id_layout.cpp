@@ -78,8 +78,8 @@ Result<IdLayout, LayoutError> IdLayout::create(const LayoutSettings& s, std::int
                 {"sequence_bits", s.sequence_bits, 1, kMaxFieldBits}};
   for (const auto& f : fields) {
     if (f.bits < f.min || f.bits > f.max) {
-      return error(f.name, fmt::format("must be an integer from {} to {}, got {}", f.min, f.max,
-                                       f.bits));
+      return error(f.name,
+                   fmt::format("must be an integer from {} to {}, got {}", f.min, f.max, f.bits));
     }
   }
   const int sum = s.time_bits + s.datacenter_bits + s.worker_bits + s.sequence_bits;
@@ -120,7 +120,8 @@ IdLayout::IdLayout(const LayoutSettings& settings)
       sequence_shift_(settings.order == FieldOrder::sequence_low
                           ? 0
                           : settings.datacenter_bits + settings.worker_bits),
-      max_datacenter_(static_cast<std::uint32_t>((std::uint64_t{1} << settings.datacenter_bits) - 1)),
+      max_datacenter_(
+          static_cast<std::uint32_t>((std::uint64_t{1} << settings.datacenter_bits) - 1)),
       max_worker_(static_cast<std::uint32_t>((std::uint64_t{1} << settings.worker_bits) - 1)),
       max_sequence_(static_cast<std::uint32_t>((std::uint64_t{1} << settings.sequence_bits) - 1)),
       max_unit_(static_cast<std::int64_t>((std::uint64_t{1} << settings.time_bits) - 1)) {}
@@ -132,10 +133,10 @@ Result<void, LayoutError> IdLayout::check_datacenter_id(std::int64_t datacenter_
                                                 "field (datacenter_bits 0)",
                                                 datacenter_id));
     }
-    return error("datacenter_id", fmt::format("datacenter ID {} is out of range 0..{} ({} "
-                                              "datacenter bits)",
-                                              datacenter_id, max_datacenter_,
-                                              settings_.datacenter_bits));
+    return error("datacenter_id",
+                 fmt::format("datacenter ID {} is out of range 0..{} ({} "
+                             "datacenter bits)",
+                             datacenter_id, max_datacenter_, settings_.datacenter_bits));
   }
   return outcome::success();
 }
@@ -155,19 +156,19 @@ Result<std::uint64_t, LayoutError> IdLayout::compose(std::int64_t timestamp_ms,
   BOOST_OUTCOME_TRY(check_datacenter_id(datacenter_id));
   BOOST_OUTCOME_TRY(check_worker_id(worker_id));
   if (sequence < 0 || sequence > max_sequence_) {
-    return error("sequence", fmt::format("sequence {} is out of range 0..{}", sequence,
-                                         max_sequence_));
+    return error("sequence",
+                 fmt::format("sequence {} is out of range 0..{}", sequence, max_sequence_));
   }
   if (timestamp_ms < settings_.epoch_ms) {
-    return error("timestamp", fmt::format("{} is before the layout's epoch {}",
-                                          format_iso8601_ms(timestamp_ms),
-                                          format_iso8601_ms(settings_.epoch_ms)));
+    return error("timestamp",
+                 fmt::format("{} is before the layout's epoch {}", format_iso8601_ms(timestamp_ms),
+                             format_iso8601_ms(settings_.epoch_ms)));
   }
   const std::int64_t unit = unit_of_ms(timestamp_ms);
   if (unit > max_unit_) {
-    return error("timestamp", fmt::format("{} is past the layout's end of life {}",
-                                          format_iso8601_ms(timestamp_ms),
-                                          format_iso8601_ms(end_of_life_ms())));
+    return error("timestamp",
+                 fmt::format("{} is past the layout's end of life {}",
+                             format_iso8601_ms(timestamp_ms), format_iso8601_ms(end_of_life_ms())));
   }
   return compose_unit(unit,
                       machine_bits(static_cast<std::uint32_t>(datacenter_id),
@@ -184,7 +185,8 @@ Result<DecodedId, LayoutError> IdLayout::decompose(std::uint64_t id) const {
   out.sequence = static_cast<std::uint32_t>((id >> sequence_shift_) & max_sequence_);
   const std::uint64_t machine = id >> machine_shift_;
   out.worker_id = static_cast<std::uint32_t>(machine & max_worker_);
-  out.datacenter_id = static_cast<std::uint32_t>((machine >> settings_.worker_bits) & max_datacenter_);
+  out.datacenter_id =
+      static_cast<std::uint32_t>((machine >> settings_.worker_bits) & max_datacenter_);
   out.timestamp_ms = unit_start_ms(static_cast<std::int64_t>(id >> time_shift_));
   return out;
 }
@@ -200,7 +202,8 @@ std::string IdLayout::describe() const {
   const auto& s = settings_;
   std::string bits =
       s.datacenter_bits == 0
-          ? fmt::format("{}/{}/{} time/worker/sequence bits", s.time_bits, s.worker_bits, s.sequence_bits)
+          ? fmt::format("{}/{}/{} time/worker/sequence bits", s.time_bits, s.worker_bits,
+                        s.sequence_bits)
           : fmt::format("{}/{}/{}/{} time/datacenter/worker/sequence bits", s.time_bits,
                         s.datacenter_bits, s.worker_bits, s.sequence_bits);
   if (s.order != FieldOrder::sequence_low) bits += fmt::format(" (order {})", to_string(s.order));

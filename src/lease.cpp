@@ -6,10 +6,14 @@ namespace snowflake {
 
 std::string_view to_string(LeaseState state) noexcept {
   switch (state) {
-    case LeaseState::not_ready: return "not_ready";
-    case LeaseState::valid: return "valid";
-    case LeaseState::expired: return "lease_expired";
-    case LeaseState::clock_skew: return "clock_skew";
+    case LeaseState::not_ready:
+      return "not_ready";
+    case LeaseState::valid:
+      return "valid";
+    case LeaseState::expired:
+      return "lease_expired";
+    case LeaseState::clock_skew:
+      return "clock_skew";
   }
   return "unknown";
 }
@@ -24,15 +28,15 @@ void Lease::extend_until(std::chrono::steady_clock::time_point deadline) noexcep
 void Lease::revoke() noexcept { deadline_ns_.store(kNone); }
 
 std::int64_t Lease::now_ns() const noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             clock_.monotonic().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.monotonic().time_since_epoch())
       .count();
 }
 
 LeaseState Lease::state() const noexcept {
   const std::int64_t deadline = deadline_ns_.load(std::memory_order_acquire);
   if (deadline == kNone) return LeaseState::not_ready;
-  if (skew_hold_.load(std::memory_order_acquire)) [[unlikely]] return LeaseState::clock_skew;
+  if (skew_hold_.load(std::memory_order_acquire)) [[unlikely]]
+    return LeaseState::clock_skew;
   if (deadline == kNever) return LeaseState::valid;
   return now_ns() < deadline ? LeaseState::valid : LeaseState::expired;
 }

@@ -20,16 +20,28 @@ namespace {
 // info), so `journalctl -p warning` and the colours work.
 class SyslogPriorityFlag final : public spdlog::custom_flag_formatter {
  public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
     const char* prefix = "<6>";
     switch (msg.level) {
       case spdlog::level::trace:
-      case spdlog::level::debug: prefix = "<7>"; break;
-      case spdlog::level::info: prefix = "<6>"; break;
-      case spdlog::level::warn: prefix = "<4>"; break;
-      case spdlog::level::err: prefix = "<3>"; break;
-      case spdlog::level::critical: prefix = "<2>"; break;
-      default: break;
+      case spdlog::level::debug:
+        prefix = "<7>";
+        break;
+      case spdlog::level::info:
+        prefix = "<6>";
+        break;
+      case spdlog::level::warn:
+        prefix = "<4>";
+        break;
+      case spdlog::level::err:
+        prefix = "<3>";
+        break;
+      case spdlog::level::critical:
+        prefix = "<2>";
+        break;
+      default:
+        break;
     }
     dest.append(prefix, prefix + 3);
   }
@@ -41,7 +53,8 @@ class SyslogPriorityFlag final : public spdlog::custom_flag_formatter {
 }  // namespace
 
 bool is_log_level(const std::string& name) {
-  static constexpr std::array kLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+  static constexpr std::array kLevels = {"trace", "debug",    "info", "warn",
+                                         "error", "critical", "off"};
   for (const char* level : kLevels) {
     if (name == level) return true;
   }
@@ -59,7 +72,8 @@ bool stderr_is_journal() {
   if (std::sscanf(stream, "%" SCNuMAX ":%" SCNuMAX, &device, &inode) != 2) return false;
   struct stat st {};
   if (::fstat(2, &st) != 0) return false;
-  return static_cast<std::uintmax_t>(st.st_dev) == device && static_cast<std::uintmax_t>(st.st_ino) == inode;
+  return static_cast<std::uintmax_t>(st.st_dev) == device &&
+         static_cast<std::uintmax_t>(st.st_ino) == inode;
 }
 
 void configure_logging(const std::string& level) {

@@ -2,8 +2,8 @@
 // live in the core library; nothing here knows their details.
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <boost/asio/post.hpp>
 
@@ -20,7 +20,6 @@
 #include "cli.hpp"
 #include "client/get_command.hpp"
 #include "logging.hpp"
-#include "stop_signals.hpp"
 #include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
 #include "snowflake/coord/cluster_floor.hpp"
@@ -30,18 +29,19 @@
 #include "snowflake/coord/pool_status.hpp"
 #include "snowflake/coord/static_worker.hpp"
 #include "snowflake/coordination_gauges.hpp"
-#include "snowflake/id_generator.hpp"
-#include "snowflake/id_json.hpp"
-#include "snowflake/id_layout.hpp"
 #include "snowflake/http/listen_address.hpp"
 #include "snowflake/http/router.hpp"
 #include "snowflake/http/server.hpp"
+#include "snowflake/id_generator.hpp"
+#include "snowflake/id_json.hpp"
+#include "snowflake/id_layout.hpp"
 #include "snowflake/lease.hpp"
 #include "snowflake/metrics.hpp"
 #include "snowflake/systemd_notifier.hpp"
 #include "snowflake/time_format.hpp"
 #include "snowflake/version.hpp"
 #include "snowflake/worker_slot.hpp"
+#include "stop_signals.hpp"
 
 namespace {
 
@@ -88,10 +88,11 @@ int decode(const CommandLine& cl) {
 std::optional<std::string> layout_ended(const Config& config, const std::string& source) {
   const IdLayout layout = make_layout(config);
   if (layout.end_of_life_ms() > SystemClock::instance().wall_ms()) return std::nullopt;
-  return fmt::format("{}: layout: its time range ended at {} ({}): it can decode IDs "
-                     "(snowflaked decode), never issue one; a cluster needs a layout that lasts "
-                     "(a later epoch or more time bits) and a new zookeeper.root",
-                     source, format_iso8601_ms(layout.end_of_life_ms()), layout.describe());
+  return fmt::format(
+      "{}: layout: its time range ended at {} ({}): it can decode IDs "
+      "(snowflaked decode), never issue one; a cluster needs a layout that lasts "
+      "(a later epoch or more time bits) and a new zookeeper.root",
+      source, format_iso8601_ms(layout.end_of_life_ms()), layout.describe());
 }
 
 int check_config(const CommandLine& cl) {
@@ -117,7 +118,8 @@ int pool_status(const CommandLine& cl) {
   const auto config = load_config(cl);
   if (!config) return kExitUsage;
   if (config->coordinator.type != "recycle") {
-    std::cerr << *cl.config_path << ": coordinator.type: pool status needs \"recycle\", this config "
+    std::cerr << *cl.config_path
+              << ": coordinator.type: pool status needs \"recycle\", this config "
               << "is \"" << config->coordinator.type << "\"\n";
     return kExitUsage;
   }
@@ -128,8 +130,8 @@ int pool_status(const CommandLine& cl) {
               << zk.error().message() << '\n';
     return kExitFailure;
   }
-  const auto status =
-      coord::read_pool_status(*zk.value(), config->zookeeper.root, config->coordinator.reclaim_after);
+  const auto status = coord::read_pool_status(*zk.value(), config->zookeeper.root,
+                                              config->coordinator.reclaim_after);
   if (!status) {
     std::cerr << "cannot read the pool: " << status.error().message << '\n';
     return kExitFailure;
@@ -149,15 +151,17 @@ int pool_floor(const CommandLine& cl) {
   if (!config) return kExitUsage;
   const auto& co = config->coordinator;
   if (co.type == "static") {
-    print_error(fmt::format("{}: coordinator.type: pool floor needs a ZooKeeper cluster (sequential "
-                            "or recycle); in static mode set coordinator.min_id",
-                            *cl.config_path));
+    print_error(
+        fmt::format("{}: coordinator.type: pool floor needs a ZooKeeper cluster (sequential "
+                    "or recycle); in static mode set coordinator.min_id",
+                    *cl.config_path));
     return kExitUsage;
   }
   configure_logging("warn");  // the ZooKeeper client's chatter stays out of the report
   auto zk = coord::ZkSession::connect(zookeeper_settings(*config));
   if (!zk) {
-    std::cerr << "cannot reach ZooKeeper at " << config->zookeeper.hosts << ": " << zk.error().message() << '\n';
+    std::cerr << "cannot reach ZooKeeper at " << config->zookeeper.hosts << ": "
+              << zk.error().message() << '\n';
     return kExitFailure;
   }
   coord::ZkSession& session = *zk.value();
@@ -165,7 +169,8 @@ int pool_floor(const CommandLine& cl) {
   const std::string& root = config->zookeeper.root;
   // The root as a daemon of this config would find it (made if missing, so
   // that a floor can be set before the first daemon starts).
-  if (auto checked = coord::check_cluster_root(session, root, layout.settings(), co.type, co.datacenter_id);
+  if (auto checked =
+          coord::check_cluster_root(session, root, layout.settings(), co.type, co.datacenter_id);
       !checked) {
     std::cerr << checked.error().message << '\n';
     return kExitFailure;
@@ -179,17 +184,18 @@ int pool_floor(const CommandLine& cl) {
       std::cerr << "cannot read the Leaf cluster: " << leaf.error().message << '\n';
       return kExitFailure;
     }
-    std::cout << fmt::format("Leaf cluster {}: {} server(s)\n", *cl.from_leaf, leaf.value().servers.size());
+    std::cout << fmt::format("Leaf cluster {}: {} server(s)\n", *cl.from_leaf,
+                             leaf.value().servers.size());
     for (const auto& s : leaf.value().servers) {
       std::cout << fmt::format("  {:<32} {:<21} last report {}\n", s.node, s.address,
                                format_iso8601_ms(s.timestamp_ms));
     }
     above = leaf.value().largest_id;
-    std::cout << fmt::format("newest report {} + Leaf's report interval {} ms + safety_margin_ms {} = {}: "
-                             "the largest ID Leaf can have issued is {}\n",
-                             format_iso8601_ms(leaf.value().newest_report_ms), coord::kLeafReportIntervalMs,
-                             co.safety_margin.count(), format_iso8601_ms(leaf.value().issued_until_ms),
-                             above);
+    std::cout << fmt::format(
+        "newest report {} + Leaf's report interval {} ms + safety_margin_ms {} = {}: "
+        "the largest ID Leaf can have issued is {}\n",
+        format_iso8601_ms(leaf.value().newest_report_ms), coord::kLeafReportIntervalMs,
+        co.safety_margin.count(), format_iso8601_ms(leaf.value().issued_until_ms), above);
   }
   auto raised = coord::raise_cluster_floor(session, root, coord::floor_above(layout, above));
   if (!raised) {
@@ -197,33 +203,37 @@ int pool_floor(const CommandLine& cl) {
     return kExitFailure;
   }
   const coord::ClusterFloor floor = raised.value();
-  std::cout << fmt::format("floor of {}: no ID at or below {}; IDs resume after {}\n", root, floor.above_id,
-                           format_iso8601_ms(floor.ms));
+  std::cout << fmt::format("floor of {}: no ID at or below {}; IDs resume after {}\n", root,
+                           floor.above_id, format_iso8601_ms(floor.ms));
   if (floor.ms > SystemClock::instance().wall_ms()) {
-    std::cout << fmt::format("note: that is {:.1f} s ahead of this machine's clock: until then daemons "
-                             "refuse with 503 floor_ahead (IDs of another layout can decode far "
-                             "ahead: does this cluster use the old system's layout?)\n",
-                             static_cast<double>(floor.ms - SystemClock::instance().wall_ms()) / 1000);
+    std::cout << fmt::format(
+        "note: that is {:.1f} s ahead of this machine's clock: until then daemons "
+        "refuse with 503 floor_ahead (IDs of another layout can decode far "
+        "ahead: does this cluster use the old system's layout?)\n",
+        static_cast<double>(floor.ms - SystemClock::instance().wall_ms()) / 1000);
   }
   // Every owner that may still issue must confirm it.
-  const auto patience = cl.timeout_given ? std::chrono::milliseconds(cl.timeout_ms)
-                                         : co.lease_timeout + co.safety_margin + std::chrono::seconds(10);
+  const auto patience = cl.timeout_given
+                            ? std::chrono::milliseconds(cl.timeout_ms)
+                            : co.lease_timeout + co.safety_margin + std::chrono::seconds(10);
   const auto deadline = std::chrono::steady_clock::now() + patience;
   for (;;) {
     auto pending = coord::unconfirmed_owners(session, root, co.type, floor.ms, co.lease_timeout,
-                                              co.safety_margin);
+                                             co.safety_margin);
     if (!pending) {
       std::cerr << "cannot read the cluster's owners: " << pending.error().message << '\n';
       return kExitFailure;
     }
     if (pending.value().empty()) {
-      std::cout << "confirmed: no daemon of the cluster issues an ID at or below " << floor.above_id << '\n';
+      std::cout << "confirmed: no daemon of the cluster issues an ID at or below " << floor.above_id
+                << '\n';
       return 0;
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      std::cerr << fmt::format("not confirmed within {} ms (the floor is set, and daemons honour it "
-                               "as they learn it; these may not have yet):\n",
-                               patience.count());
+      std::cerr << fmt::format(
+          "not confirmed within {} ms (the floor is set, and daemons honour it "
+          "as they learn it; these may not have yet):\n",
+          patience.count());
       for (const auto& o : pending.value()) {
         std::cerr << fmt::format("  worker ID {}: {}: {}\n", o.worker_id, o.owner, o.why);
       }
@@ -237,9 +247,10 @@ int get_ids(const CommandLine& cl) {
   std::string servers(client::kDefaultServers);
   if (cl.servers) {
     servers = *cl.servers;
-  } else if (const char* env = std::getenv(client::kServersVariable);  // NOLINT(concurrency-mt-unsafe): no threads yet
-             env && *env) {
-    servers = env;
+  } else {
+    // Read before any thread starts; nothing calls setenv.
+    const char* env = std::getenv(client::kServersVariable);  // NOLINT(concurrency-mt-unsafe)
+    if (env && *env) servers = env;
   }
   auto replicas = client::parse_replica_list(servers);
   if (!replicas) {
@@ -258,7 +269,8 @@ std::string state_dir(const Config& c) {
   if (!c.coordinator.state_dir.empty()) return c.coordinator.state_dir;
   // systemd's StateDirectory= (a colon-separated list; ours is the first).
   // Read in main before any thread starts; nothing calls setenv.
-  if (const char* dir = std::getenv("STATE_DIRECTORY"); dir && *dir) {  // NOLINT(concurrency-mt-unsafe)
+  const char* dir = std::getenv("STATE_DIRECTORY");  // NOLINT(concurrency-mt-unsafe)
+  if (dir && *dir) {
     const std::string dirs = dir;
     return dirs.substr(0, dirs.find(':'));
   }
@@ -291,8 +303,9 @@ ServiceCondition service_condition(const http::RouterContext& router, http::Http
   const auto silence = server.event_loop_silence();
   server.probe_event_loops();
   if (silence > limit) {
-    now.unhealthy = fmt::format("an HTTP event loop has not run for {} ms",
-                                std::chrono::duration_cast<std::chrono::milliseconds>(silence).count());
+    now.unhealthy =
+        fmt::format("an HTTP event loop has not run for {} ms",
+                    std::chrono::duration_cast<std::chrono::milliseconds>(silence).count());
   } else if (coordinator && !coordinator->heartbeat_thread_healthy(limit)) {
     now.unhealthy = fmt::format("the heartbeat thread has ended or been in one step for over {} ms",
                                 limit.count());
@@ -377,9 +390,10 @@ int run_daemon(const CommandLine& cl) {
        .drain_timeout = config->http.drain_timeout,
        .limits = http::RequestLimits{}},
       {.handle = [&router](const http::Request& req) { return http::handle_request(req, router); },
-       .reject = [&router](http::Status status, std::string_view code, std::string_view message) {
-         return http::reject_request(status, code, message, router);
-       }});
+       .reject =
+           [&router](http::Status status, std::string_view code, std::string_view message) {
+             return http::reject_request(status, code, message, router);
+           }});
   const auto bound = server.listen();
   if (!bound) {
     spdlog::critical("{}", bound.error());
@@ -416,25 +430,29 @@ int run_daemon(const CommandLine& cl) {
   }
   notifier.start();
   if (const auto watchdog = notifier.watchdog_timeout(); watchdog.count() > 0) {
-    const auto limit_ms = std::chrono::duration_cast<std::chrono::milliseconds>(watchdog).count() / 2;
+    const auto limit_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(watchdog).count() / 2;
     spdlog::info("systemd watchdog {} ms: pinging every {} ms while healthy", limit_ms * 2,
                  notifier.check_period().count());
-    const auto zk_step_ms = (config->zookeeper.session_timeout + config->zookeeper.connect_timeout).count();
+    const auto zk_step_ms =
+        (config->zookeeper.session_timeout + config->zookeeper.connect_timeout).count();
     if (coordinated && zk_step_ms >= limit_ms) {
-      spdlog::warn("WatchdogSec= ({} ms) is short for ZooKeeper's timeouts: one heartbeat step may "
-                   "take session_timeout_ms + connect_timeout_ms ({} ms), more than half of it",
-                   limit_ms * 2, zk_step_ms);
+      spdlog::warn(
+          "WatchdogSec= ({} ms) is short for ZooKeeper's timeouts: one heartbeat step may "
+          "take session_timeout_ms + connect_timeout_ms ({} ms), more than half of it",
+          limit_ms * 2, zk_step_ms);
     }
   }
 
   const auto address = bound.value().address();
-  spdlog::info("snowflaked {} started: listening on {}{}{}:{} with {} io thread(s); service {}, "
-               "worker {} ({}), layout {}",
-               kVersion, address.is_v6() ? "[" : "", address.to_string(), address.is_v6() ? "]" : "",
-               bound.value().port(), threads, config->service,
-               coordinated ? std::string("from ZooKeeper")
-                           : std::to_string(config->coordinator.static_worker_id),
-               config->coordinator.type, layout.describe());
+  spdlog::info(
+      "snowflaked {} started: listening on {}{}{}:{} with {} io thread(s); service {}, "
+      "worker {} ({}), layout {}",
+      kVersion, address.is_v6() ? "[" : "", address.to_string(), address.is_v6() ? "]" : "",
+      bound.value().port(), threads, config->service,
+      coordinated ? std::string("from ZooKeeper")
+                  : std::to_string(config->coordinator.static_worker_id),
+      config->coordinator.type, layout.describe());
   server.run();
   // Drained: nothing can be issued any more; give the worker ID back.
   if (coordinator) coordinator->shutdown();
@@ -452,14 +470,24 @@ int run_command(int argc, char** argv) {
     return kExitUsage;
   }
   switch (cl.value().action) {
-    case Action::help: std::cout << snowflake::usage_text(); return 0;
-    case Action::version: std::cout << "snowflaked " << snowflake::kVersion << '\n'; return 0;
-    case Action::decode: return decode(cl.value());
-    case Action::check_config: return check_config(cl.value());
-    case Action::pool_status: return pool_status(cl.value());
-    case Action::pool_floor: return pool_floor(cl.value());
-    case Action::get: return get_ids(cl.value());
-    case Action::run: return run_daemon(cl.value());
+    case Action::help:
+      std::cout << snowflake::usage_text();
+      return 0;
+    case Action::version:
+      std::cout << "snowflaked " << snowflake::kVersion << '\n';
+      return 0;
+    case Action::decode:
+      return decode(cl.value());
+    case Action::check_config:
+      return check_config(cl.value());
+    case Action::pool_status:
+      return pool_status(cl.value());
+    case Action::pool_floor:
+      return pool_floor(cl.value());
+    case Action::get:
+      return get_ids(cl.value());
+    case Action::run:
+      return run_daemon(cl.value());
   }
   return kExitFailure;
 }

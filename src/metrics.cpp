@@ -10,16 +10,26 @@ namespace snowflake {
 
 std::string_view to_string(Route route) noexcept {
   switch (route) {
-    case Route::id: return "id";
-    case Route::decode: return "decode";
-    case Route::health: return "health";
-    case Route::ready: return "ready";
-    case Route::status: return "status";
-    case Route::metrics: return "metrics";
-    case Route::openapi: return "openapi";
-    case Route::leaf_id: return "leaf_id";
-    case Route::leaf_decode: return "leaf_decode";
-    case Route::other: return "other";
+    case Route::id:
+      return "id";
+    case Route::decode:
+      return "decode";
+    case Route::health:
+      return "health";
+    case Route::ready:
+      return "ready";
+    case Route::status:
+      return "status";
+    case Route::metrics:
+      return "metrics";
+    case Route::openapi:
+      return "openapi";
+    case Route::leaf_id:
+      return "leaf_id";
+    case Route::leaf_decode:
+      return "leaf_decode";
+    case Route::other:
+      return "other";
   }
   return "other";
 }
@@ -83,9 +93,11 @@ void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock:
   const auto relaxed = std::memory_order_relaxed;
   line("# HELP snowflake_zookeeper_connected 1 while a ZooKeeper session is connected.");
   line("# TYPE snowflake_zookeeper_connected gauge");
-  line("snowflake_zookeeper_connected {}", c.zookeeper.load(relaxed) == ZkConnection::connected ? 1 : 0);
-  line("# HELP snowflake_pool_exhausted 1 while every worker ID of the recycle pool is in use "
-       "and this daemon has none.");
+  line("snowflake_zookeeper_connected {}",
+       c.zookeeper.load(relaxed) == ZkConnection::connected ? 1 : 0);
+  line(
+      "# HELP snowflake_pool_exhausted 1 while every worker ID of the recycle pool is in use "
+      "and this daemon has none.");
   line("# TYPE snowflake_pool_exhausted gauge");
   line("snowflake_pool_exhausted {}", c.pool_exhausted.load(relaxed) ? 1 : 0);
   const auto counter = [&](std::string_view name, std::string_view help,
@@ -101,41 +113,47 @@ void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock:
   counter("snowflake_worker_acquisitions_total", "Worker IDs acquired.", c.worker_acquisitions);
   counter("snowflake_workers_lost_total", "Worker IDs found taken or changed under us.",
           c.workers_lost);
-  counter("snowflake_workers_reclaimed_total",
-          "Stale worker IDs this daemon returned to the pool.", c.workers_reclaimed);
+  counter("snowflake_workers_reclaimed_total", "Stale worker IDs this daemon returned to the pool.",
+          c.workers_reclaimed);
   const auto skew_ms = c.clock_skew_ms.load(relaxed);
   line("# HELP snowflake_clock_skew_seconds Wall clock minus ZooKeeper's, at the last heartbeat.");
   line("# TYPE snowflake_clock_skew_seconds gauge");
   line("snowflake_clock_skew_seconds {}", static_cast<double>(skew_ms) / 1000.0);
-  line("# HELP snowflake_clock_skew_ms Deprecated (removed in 0.4): snowflake_clock_skew_seconds "
-       "in milliseconds.");
+  line(
+      "# HELP snowflake_clock_skew_ms Deprecated (removed in 0.4): snowflake_clock_skew_seconds "
+      "in milliseconds.");
   line("# TYPE snowflake_clock_skew_ms gauge");
   line("snowflake_clock_skew_ms {}", skew_ms);
   if (const auto last = c.last_heartbeat_ns.load(relaxed); last != 0) {
     const auto age = now.time_since_epoch() - std::chrono::nanoseconds(last);
-    line("# HELP snowflake_heartbeat_age_seconds Time since ZooKeeper last confirmed a write of our "
-         "node (the claim or a heartbeat), by the monotonic clock.");
+    line(
+        "# HELP snowflake_heartbeat_age_seconds Time since ZooKeeper last confirmed a write of our "
+        "node (the claim or a heartbeat), by the monotonic clock.");
     line("# TYPE snowflake_heartbeat_age_seconds gauge");
     line("snowflake_heartbeat_age_seconds {}",
          std::max(0.0, std::chrono::duration<double>(age).count()));
   }
   if (const auto size = c.pool_size.load(relaxed); size >= 0) {
-    line("# HELP snowflake_pool_size Worker IDs the cluster can hand out (recycle: the pool; "
-         "sequential: the layout's).");
+    line(
+        "# HELP snowflake_pool_size Worker IDs the cluster can hand out (recycle: the pool; "
+        "sequential: the layout's).");
     line("# TYPE snowflake_pool_size gauge");
     line("snowflake_pool_size {}", size);
-    line("# HELP snowflake_pool_free Worker IDs left, as last seen after a heartbeat (recycle: not "
-         "in use; sequential: never handed out, as numbers are not reused).");
+    line(
+        "# HELP snowflake_pool_free Worker IDs left, as last seen after a heartbeat (recycle: not "
+        "in use; sequential: never handed out, as numbers are not reused).");
     line("# TYPE snowflake_pool_free gauge");
     line("snowflake_pool_free {}", c.pool_free.load(relaxed));
   }
 }
 
 void render_timings(const ConfiguredTimings& t, fmt::memory_buffer& out) {
-  const auto gauge = [&out](std::string_view name, std::string_view key, std::chrono::milliseconds value) {
-    fmt::format_to(std::back_inserter(out),
-                   "# HELP {0} {1}, in seconds: alert rules scale with it.\n# TYPE {0} gauge\n{0} {2}\n",
-                   name, key, static_cast<double>(value.count()) / 1000.0);
+  const auto gauge = [&out](std::string_view name, std::string_view key,
+                            std::chrono::milliseconds value) {
+    fmt::format_to(
+        std::back_inserter(out),
+        "# HELP {0} {1}, in seconds: alert rules scale with it.\n# TYPE {0} gauge\n{0} {2}\n", name,
+        key, static_cast<double>(value.count()) / 1000.0);
   };
   gauge("snowflake_config_heartbeat_interval_seconds", "coordinator.heartbeat_interval_ms",
         t.heartbeat_interval);
@@ -155,9 +173,11 @@ std::string Metrics::render(const Snapshot& s) const {
 
   line("# HELP snowflake_build_info Build and identity of this daemon.");
   line("# TYPE snowflake_build_info gauge");
-  line("snowflake_build_info{{version=\"{}\",service=\"{}\",datacenter_id=\"{}\",worker_id=\"{}\"}} 1",
-       s.version, s.service, s.datacenter_id,
-       s.worker_id ? std::to_string(*s.worker_id) : std::string("none"));
+  line(
+      "snowflake_build_info{{version=\"{}\",service=\"{}\",datacenter_id=\"{}\",worker_id=\"{}\"}} "
+      "1",
+      s.version, s.service, s.datacenter_id,
+      s.worker_id ? std::to_string(*s.worker_id) : std::string("none"));
 
   line("# HELP snowflake_http_requests_total HTTP requests by route and status code.");
   line("# TYPE snowflake_http_requests_total counter");
@@ -169,7 +189,8 @@ std::string Metrics::render(const Snapshot& s) const {
       if (kStatuses[i] == 0) {
         line("snowflake_http_requests_total{{route=\"{}\",code=\"other\"}} {}", route, n);
       } else {
-        line("snowflake_http_requests_total{{route=\"{}\",code=\"{}\"}} {}", route, kStatuses[i], n);
+        line("snowflake_http_requests_total{{route=\"{}\",code=\"{}\"}} {}", route, kStatuses[i],
+             n);
       }
     }
   }
@@ -188,22 +209,25 @@ std::string Metrics::render(const Snapshot& s) const {
     for (const auto& [tag, n] : tags_) rows.emplace_back(tag, n->load(std::memory_order_relaxed));
     std::sort(rows.begin(), rows.end());
     // Tags are [A-Za-z0-9._-]: nothing to escape in a label value.
-    for (const auto& [tag, n] : rows) line("snowflake_tag_ids_issued_total{{tag=\"{}\"}} {}", tag, n);
+    for (const auto& [tag, n] : rows)
+      line("snowflake_tag_ids_issued_total{{tag=\"{}\"}} {}", tag, n);
   }
   line("# HELP snowflake_untracked_tag_ids_issued_total IDs issued for tags beyond the cap.");
   line("# TYPE snowflake_untracked_tag_ids_issued_total counter");
   line("snowflake_untracked_tag_ids_issued_total {}",
        ids_untracked_tags_.load(std::memory_order_relaxed));
 
-  line("# HELP snowflake_sequence_waits_total Times a time unit's sequence was used up and the "
-       "generator waited for the next unit.");
+  line(
+      "# HELP snowflake_sequence_waits_total Times a time unit's sequence was used up and the "
+      "generator waited for the next unit.");
   line("# TYPE snowflake_sequence_waits_total counter");
   line("snowflake_sequence_waits_total {}", s.generator.sequence_waits);
   line("# HELP snowflake_clock_backward_waits_total Small wall-clock steps back waited out.");
   line("# TYPE snowflake_clock_backward_waits_total counter");
   line("snowflake_clock_backward_waits_total {}", s.generator.backward_waits);
-  line("# HELP snowflake_clock_backward_refusals_total Requests refused because the wall clock "
-       "was behind the last issued ID.");
+  line(
+      "# HELP snowflake_clock_backward_refusals_total Requests refused because the wall clock "
+      "was behind the last issued ID.");
   line("# TYPE snowflake_clock_backward_refusals_total counter");
   line("snowflake_clock_backward_refusals_total {}", s.generator.backward_refusals);
 
@@ -213,29 +237,34 @@ std::string Metrics::render(const Snapshot& s) const {
   line("# HELP snowflake_lease_state Lease state (one series set to 1).");
   line("# TYPE snowflake_lease_state gauge");
   for (auto state : kLeaseStates) {
-    line("snowflake_lease_state{{state=\"{}\"}} {}", to_string(state), state == s.lease_state ? 1 : 0);
+    line("snowflake_lease_state{{state=\"{}\"}} {}", to_string(state),
+         state == s.lease_state ? 1 : 0);
   }
-  line("# HELP snowflake_lease_remaining_seconds Time left on the lease: +Inf when it does not "
-       "expire (static mode), 0 when not held.");
+  line(
+      "# HELP snowflake_lease_remaining_seconds Time left on the lease: +Inf when it does not "
+      "expire (static mode), 0 when not held.");
   line("# TYPE snowflake_lease_remaining_seconds gauge");
   if (s.lease_state != LeaseState::valid) {
     line("snowflake_lease_remaining_seconds 0");
   } else if (s.lease_remaining.count() < 0) {
     line("snowflake_lease_remaining_seconds +Inf");
   } else {
-    line("snowflake_lease_remaining_seconds {}", static_cast<double>(s.lease_remaining.count()) / 1000.0);
+    line("snowflake_lease_remaining_seconds {}",
+         static_cast<double>(s.lease_remaining.count()) / 1000.0);
   }
 
-  line("# HELP snowflake_refusals_total Requests answered 503 (no ID could be proven unique), by "
-       "error code.");
+  line(
+      "# HELP snowflake_refusals_total Requests answered 503 (no ID could be proven unique), by "
+      "error code.");
   line("# TYPE snowflake_refusals_total counter");
   for (std::size_t i = 0; i < kRefusalCodes.size(); ++i) {
     line("snowflake_refusals_total{{code=\"{}\"}} {}", kRefusalCodes[i],
          refusals_[i].load(std::memory_order_relaxed));
   }
 
-  line("# HELP snowflake_http_request_duration_seconds Time to answer a routed request, from "
-       "parsed request to response.");
+  line(
+      "# HELP snowflake_http_request_duration_seconds Time to answer a routed request, from "
+      "parsed request to response.");
   line("# TYPE snowflake_http_request_duration_seconds histogram");
   std::uint64_t cumulative = 0;
   for (std::size_t i = 0; i < durations_.size(); ++i) {

@@ -1,8 +1,8 @@
 #include "snowflake/systemd_notifier.hpp"
 
-#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
+#include <boost/asio/post.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -75,9 +75,10 @@ void SystemdNotifier::check() {
   }
   if (watchdog_.count() > 0) {
     if (now.unhealthy && healthy_) {
-      spdlog::error("not feeding the systemd watchdog: {}; systemd restarts the daemon unless "
-                    "this clears within {} ms",
-                    *now.unhealthy, std::chrono::duration_cast<milliseconds>(watchdog_).count());
+      spdlog::error(
+          "not feeding the systemd watchdog: {}; systemd restarts the daemon unless "
+          "this clears within {} ms",
+          *now.unhealthy, std::chrono::duration_cast<milliseconds>(watchdog_).count());
     } else if (!now.unhealthy && !healthy_) {
       spdlog::info("healthy again: feeding the systemd watchdog");
     }

@@ -49,13 +49,13 @@ std::string format_iso8601_ms(std::int64_t unix_ms) {
 std::optional<std::int64_t> parse_iso8601_ms(std::string_view text) {
   using namespace std::chrono;
   // Fixed positions: YYYY-MM-DDTHH:MM:SS then optional .fff, then Z.
-  if (text.size() < 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' ||
-      text[13] != ':' || text[16] != ':') {
+  if (text.size() < 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' ||
+      text[16] != ':') {
     return std::nullopt;
   }
-  const auto y = read_digits(text, 0, 4), mo = read_digits(text, 5, 2),
-             d = read_digits(text, 8, 2), h = read_digits(text, 11, 2),
-             mi = read_digits(text, 14, 2), s = read_digits(text, 17, 2);
+  const auto y = read_digits(text, 0, 4), mo = read_digits(text, 5, 2), d = read_digits(text, 8, 2),
+             h = read_digits(text, 11, 2), mi = read_digits(text, 14, 2),
+             s = read_digits(text, 17, 2);
   if (!y || !mo || !d || !h || !mi || !s) return std::nullopt;
   int millis = 0;
   std::size_t pos = 19;

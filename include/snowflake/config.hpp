@@ -30,7 +30,7 @@ struct ZooKeeperSettings {
   std::string root;  // where this cluster's nodes live; default "/snowflake/<service>"
   std::chrono::milliseconds session_timeout{10'000};
   std::chrono::milliseconds connect_timeout{10'000};
-  std::string auth_file;  // holds "user:password" for digest auth; empty: none
+  std::string auth_file;    // holds "user:password" for digest auth; empty: none
   std::string digest_auth;  // read from auth_file at load (never logged)
 };
 
@@ -70,7 +70,7 @@ struct CoordinatorSettings {
 
 struct HttpSettings {
   std::string listen = "127.0.0.1:8080";
-  unsigned io_threads = 0;  // 0: one per core
+  unsigned io_threads = 0;           // 0: one per core
   std::uint32_t max_batch = 10'000;  // largest ?count=
   std::uint32_t max_connections = 10'000;
   // A keep-alive connection with no request in flight is closed after this.

@@ -13,9 +13,12 @@ enum class ZkConnection : std::uint8_t { not_used, connecting, connected };
 
 inline std::string_view to_string(ZkConnection c) noexcept {
   switch (c) {
-    case ZkConnection::not_used: return "not_used";
-    case ZkConnection::connecting: return "connecting";
-    case ZkConnection::connected: return "connected";
+    case ZkConnection::not_used:
+      return "not_used";
+    case ZkConnection::connecting:
+      return "connecting";
+    case ZkConnection::connected:
+      return "connected";
   }
   return "unknown";
 }
@@ -23,13 +26,13 @@ inline std::string_view to_string(ZkConnection c) noexcept {
 struct CoordinationGauges {
   std::atomic<ZkConnection> zookeeper{ZkConnection::not_used};
   std::atomic<bool> pool_exhausted{false};
-  std::atomic<std::uint64_t> heartbeats{0};          // successful
+  std::atomic<std::uint64_t> heartbeats{0};  // successful
   std::atomic<std::uint64_t> heartbeat_failures{0};
-  std::atomic<std::uint64_t> sessions{0};            // ZooKeeper sessions opened
+  std::atomic<std::uint64_t> sessions{0};  // ZooKeeper sessions opened
   std::atomic<std::uint64_t> worker_acquisitions{0};
-  std::atomic<std::uint64_t> workers_lost{0};        // our node taken or changed under us
-  std::atomic<std::uint64_t> workers_reclaimed{0};   // stale nodes this daemon returned to the pool
-  std::atomic<std::int64_t> clock_skew_ms{0};        // wall clock minus ZooKeeper's, last heartbeat
+  std::atomic<std::uint64_t> workers_lost{0};       // our node taken or changed under us
+  std::atomic<std::uint64_t> workers_reclaimed{0};  // stale nodes this daemon returned to the pool
+  std::atomic<std::int64_t> clock_skew_ms{0};       // wall clock minus ZooKeeper's, last heartbeat
   // Monotonic clock (ns since its epoch) of the last write of our node that
   // ZooKeeper confirmed: the claim, then each heartbeat. 0: none yet.
   std::atomic<std::int64_t> last_heartbeat_ns{0};

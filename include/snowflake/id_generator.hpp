@@ -20,8 +20,8 @@
 //    a wait is judged at once instead of being slept through.
 
 #include <atomic>
-#include <climits>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -86,9 +86,9 @@ struct GeneratorOptions {
 class IdGenerator {
  public:
   struct Stats {
-    std::uint64_t sequence_waits = 0;      // a unit's sequence was used up
-    std::uint64_t backward_waits = 0;      // a small clock step back was waited out
-    std::uint64_t backward_refusals = 0;   // calls refused with clock_moved_backwards
+    std::uint64_t sequence_waits = 0;     // a unit's sequence was used up
+    std::uint64_t backward_waits = 0;     // a small clock step back was waited out
+    std::uint64_t backward_refusals = 0;  // calls refused with clock_moved_backwards
   };
 
   // Waits for the clock to pass the floor (up to max_floor_wait; the wait is
@@ -106,8 +106,8 @@ class IdGenerator {
   Result<std::uint64_t, GenerateError> next();
 
   // Appends n strictly increasing IDs to `out`; IDs within one time unit are
-  // sequence_step() apart (consecutive numbers in Twitter's order). A batch larger than a unit's capacity spans units.
-  // On error `out` is left as it was (the IDs reserved so far are dropped,
+  // sequence_step() apart (consecutive numbers in Twitter's order). A batch larger than a unit's
+  // capacity spans units. On error `out` is left as it was (the IDs reserved so far are dropped,
   // never issued again).
   Result<void, GenerateError> next_n(std::size_t n, std::vector<std::uint64_t>& out);
 
@@ -165,7 +165,7 @@ class IdGenerator {
   struct Standing {
     enum Kind { new_unit, same_unit, sequence_used_up, clock_behind, refused } kind;
     std::int64_t now_unit = 0;
-    std::int64_t wait_until_ns = 0;  // sequence_used_up, clock_behind
+    std::int64_t wait_until_ns = 0;        // sequence_used_up, clock_behind
     std::optional<GenerateError> error{};  // refused
   };
 

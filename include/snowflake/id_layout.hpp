@@ -73,7 +73,7 @@ struct LayoutError {
 
 struct DecodedId {
   std::uint64_t id = 0;
-  std::int64_t timestamp_ms = 0;  // start of the ID's time unit, Unix ms
+  std::int64_t timestamp_ms = 0;    // start of the ID's time unit, Unix ms
   std::uint32_t datacenter_id = 0;  // 0 in a layout without a datacenter field
   std::uint32_t worker_id = 0;
   std::uint32_t sequence = 0;

@@ -5,8 +5,8 @@
 // a deadline on the monotonic clock. Lock-free: two atomics.
 
 #include <atomic>
-#include <climits>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <string_view>
 
@@ -15,10 +15,10 @@
 namespace snowflake {
 
 enum class LeaseState : std::uint8_t {
-  not_ready,  // never granted yet (starting up), or taken back on purpose
-  valid,      // IDs may be issued
-  expired,    // the deadline passed without an extension
-  clock_skew, // held: the wall clock disagrees with ZooKeeper's by more than allowed
+  not_ready,   // never granted yet (starting up), or taken back on purpose
+  valid,       // IDs may be issued
+  expired,     // the deadline passed without an extension
+  clock_skew,  // held: the wall clock disagrees with ZooKeeper's by more than allowed
 };
 inline constexpr LeaseState kLeaseStates[] = {LeaseState::not_ready, LeaseState::valid,
                                               LeaseState::expired, LeaseState::clock_skew};
@@ -43,7 +43,9 @@ class Lease {
   void extend_until(std::chrono::steady_clock::time_point deadline) noexcept;
   void revoke() noexcept;
   // While held for clock skew nothing may be issued, whatever the deadline.
-  void hold_for_clock_skew(bool held) noexcept { skew_hold_.store(held, std::memory_order_release); }
+  void hold_for_clock_skew(bool held) noexcept {
+    skew_hold_.store(held, std::memory_order_release);
+  }
 
   bool may_issue() const noexcept { return state() == LeaseState::valid; }
   LeaseState state() const noexcept;

@@ -5,8 +5,8 @@
 // one series without a tag label).
 
 #include <array>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -31,7 +31,16 @@ struct ConfiguredTimings {
 };
 
 enum class Route : std::uint8_t {
-  id, decode, health, ready, status, metrics, openapi, leaf_id, leaf_decode, other
+  id,
+  decode,
+  health,
+  ready,
+  status,
+  metrics,
+  openapi,
+  leaf_id,
+  leaf_decode,
+  other
 };
 inline constexpr std::size_t kRouteCount = 10;
 std::string_view to_string(Route route) noexcept;
@@ -68,17 +77,22 @@ class Metrics {
  private:
   // Every status the service answers with; anything else lands in "other".
   static constexpr std::array<unsigned, 11> kStatuses = {200, 400, 404, 405, 408, 413,
-                                                          414, 431, 500, 503, 0};
+                                                         414, 431, 500, 503, 0};
   static std::size_t status_index(unsigned status) noexcept;
 
   std::array<std::array<std::atomic<std::uint64_t>, kStatuses.size()>, kRouteCount> requests_{};
 
  public:
   // The 503 codes, as the README's table lists them; the last is "other".
-  static constexpr std::array<std::string_view, 9> kRefusalCodes = {
-      "not_ready",          "lease_expired",  "clock_skew",        "clock_moved_backwards",
-      "clock_before_epoch", "time_exhausted", "time_not_reserved", "floor_ahead",
-      "other"};
+  static constexpr std::array<std::string_view, 9> kRefusalCodes = {"not_ready",
+                                                                    "lease_expired",
+                                                                    "clock_skew",
+                                                                    "clock_moved_backwards",
+                                                                    "clock_before_epoch",
+                                                                    "time_exhausted",
+                                                                    "time_not_reserved",
+                                                                    "floor_ahead",
+                                                                    "other"};
   // Upper bounds of the request-duration buckets, in seconds (+Inf implied).
   static constexpr std::array<double, 12> kDurationBuckets = {
       0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};

@@ -36,7 +36,8 @@ bool print_ids(const Answer& answer, bool json, std::ostream& out) {
   const auto body = nlohmann::json::parse(answer.body, nullptr, false);
   if (!body.is_object() || !body.contains("ids") || !body["ids"].is_array()) return false;
   const auto& ids = body["ids"];
-  if (!std::all_of(ids.begin(), ids.end(), [](const auto& id) { return id.is_string(); })) return false;
+  if (!std::all_of(ids.begin(), ids.end(), [](const auto& id) { return id.is_string(); }))
+    return false;
   if (json) {
     out << answer.body << '\n';
   } else {
@@ -93,8 +94,8 @@ int run_get(const GetOptions& options, std::ostream& out, std::ostream& err) {
         const auto after = a.retry_after.value_or(std::chrono::seconds(1));
         wait = wait ? std::min(*wait, after) : after;
       } else if (refuses_the_request(a.status)) {
-        err << fmt::format("snowflaked get: {} refused the request: {}: {}\n", replicas[i].url().text,
-                           refusal.code, refusal.message);
+        err << fmt::format("snowflaked get: {} refused the request: {}: {}\n",
+                           replicas[i].url().text, refusal.code, refusal.message);
         return 2;
       }
     }

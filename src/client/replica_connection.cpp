@@ -81,11 +81,12 @@ std::optional<std::string> ReplicaConnection::connect(Deadline deadline) {
   error_code ec = run_until(
       io_, deadline,
       [&](auto handler) {
-        resolver.async_resolve(url_.host, url_.port,
-                               [&endpoints, handler](error_code e, tcp::resolver::results_type r) mutable {
-                                 endpoints = std::move(r);
-                                 handler(e);
-                               });
+        resolver.async_resolve(
+            url_.host, url_.port,
+            [&endpoints, handler](error_code e, tcp::resolver::results_type r) mutable {
+              endpoints = std::move(r);
+              handler(e);
+            });
       },
       [&] { resolver.cancel(); });
   if (ec) return describe(ec);
@@ -100,7 +101,8 @@ std::optional<std::string> ReplicaConnection::connect(Deadline deadline) {
   return std::nullopt;
 }
 
-Result<Answer, std::string> ReplicaConnection::exchange(std::string_view target, Deadline deadline) {
+Result<Answer, std::string> ReplicaConnection::exchange(std::string_view target,
+                                                        Deadline deadline) {
   if (!socket_) {
     buffer_.clear();
     if (auto failed = connect(deadline)) return *failed;
@@ -109,7 +111,8 @@ Result<Answer, std::string> ReplicaConnection::exchange(std::string_view target,
     socket_.reset();  // closes it: nothing more is read from a broken exchange
     return describe(ec);
   };
-  http::request<http::empty_body> request{http::verb::get, beast::string_view(target.data(), target.size()), 11};
+  http::request<http::empty_body> request{http::verb::get,
+                                          beast::string_view(target.data(), target.size()), 11};
   request.set(http::field::host, url_.host.find(':') == std::string::npos
                                      ? url_.host + ":" + url_.port
                                      : "[" + url_.host + "]:" + url_.port);

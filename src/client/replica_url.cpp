@@ -9,9 +9,8 @@ namespace snowflake::client {
 namespace {
 
 bool is_port(std::string_view s) {
-  if (s.empty() || s.size() > 5 || !std::all_of(s.begin(), s.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      })) {
+  if (s.empty() || s.size() > 5 ||
+      !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return false;
   }
   const int port = std::stoi(std::string(s));

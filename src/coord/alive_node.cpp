@@ -5,8 +5,8 @@
 namespace snowflake::coord {
 
 std::string AliveHolder::describe() const {
-  return fmt::format("{} (ZooKeeper session 0x{:x})", owner ? owner->describe() : "an unknown owner",
-                     session);
+  return fmt::format("{} (ZooKeeper session 0x{:x})",
+                     owner ? owner->describe() : "an unknown owner", session);
 }
 
 AliveNodes::AliveNodes(const std::string& root) : dir_(root + "/alive") {}
@@ -20,7 +20,7 @@ std::array<ZkOp, 2> AliveNodes::absent(std::uint32_t id) const {
 }
 
 Result<std::optional<AliveHolder>, CoordError> AliveNodes::holder(ZkSession& zk,
-                                                                   std::uint32_t id) const {
+                                                                  std::uint32_t id) const {
   auto node = zk.get(path(id));
   if (!node) {
     if (node.error().code == ZkErrc::no_node) return std::optional<AliveHolder>();
@@ -45,7 +45,8 @@ Result<bool, CoordError> AliveNodes::recover(ZkSession& zk, std::uint32_t id, co
   if (e.code != ZkErrc::node_exists) return false;
   BOOST_OUTCOME_TRY(found, holder(zk, id));
   if (found && found->session != zk.session_id()) {
-    return CoordError{CoordErrc::lost, fmt::format("{} is held by {}", path(id), found->describe())};
+    return CoordError{CoordErrc::lost,
+                      fmt::format("{} is held by {}", path(id), found->describe())};
   }
   held_by = found ? found->session : 0;  // made by a write of ours whose answer was lost
   return true;

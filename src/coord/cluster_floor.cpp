@@ -107,8 +107,9 @@ Result<bool, CoordError> confirmed(ZkSession& zk, const std::string& root, std::
     return CoordError::from(ack.error());
   }
   const json j = json::parse(ack.value().data, nullptr, false);
-  const auto acked =
-      j.is_object() && j.contains("floor_ms") ? json_integer<std::int64_t>(j.at("floor_ms")) : std::nullopt;
+  const auto acked = j.is_object() && j.contains("floor_ms")
+                         ? json_integer<std::int64_t>(j.at("floor_ms"))
+                         : std::nullopt;
   return acked && *acked >= floor_ms;
 }
 
@@ -146,7 +147,8 @@ Result<ClusterFloor, CoordError> raise_cluster_floor(ZkSession& zk, const std::s
     auto node = zk.get(root);
     if (!node) return CoordError::from(node.error());
     const auto recorded = recorded_floor(node.value().data);
-    if (recorded && recorded->ms >= floor.ms && recorded->above_id >= floor.above_id) return *recorded;
+    if (recorded && recorded->ms >= floor.ms && recorded->above_id >= floor.above_id)
+      return *recorded;
     // Whichever is higher of each: the floor only ever rises.
     ClusterFloor raised = floor;
     if (recorded) {
@@ -157,11 +159,12 @@ Result<ClusterFloor, CoordError> raise_cluster_floor(ZkSession& zk, const std::s
     if (set) return raised;
     if (set.error().code != ZkErrc::bad_version) return CoordError::from(set.error());
   }
-  return CoordError{CoordErrc::zookeeper, fmt::format("{} kept changing while the floor was raised", root)};
+  return CoordError{CoordErrc::zookeeper,
+                    fmt::format("{} kept changing while the floor was raised", root)};
 }
 
-Result<void, CoordError> confirm_floor(ZkSession& zk, const std::string& root, std::int64_t floor_ms,
-                                       std::uint32_t worker_id) {
+Result<void, CoordError> confirm_floor(ZkSession& zk, const std::string& root,
+                                       std::int64_t floor_ms, std::uint32_t worker_id) {
   if (auto made = zk.ensure_path(ack_dir(root)); !made) return CoordError::from(made.error());
   const std::string path = ack_path(root, zk.session_id());
   const std::string data = json{{"floor_ms", floor_ms}, {"worker_id", worker_id}}.dump();
@@ -173,12 +176,9 @@ Result<void, CoordError> confirm_floor(ZkSession& zk, const std::string& root, s
   return outcome::success();
 }
 
-Result<std::vector<UnconfirmedOwner>, CoordError> unconfirmed_owners(ZkSession& zk,
-                                                                     const std::string& root,
-                                                                     const std::string& strategy,
-                                                                     std::int64_t floor_ms,
-                                                                     std::chrono::milliseconds lease,
-                                                                     std::chrono::milliseconds margin) {
+Result<std::vector<UnconfirmedOwner>, CoordError> unconfirmed_owners(
+    ZkSession& zk, const std::string& root, const std::string& strategy, std::int64_t floor_ms,
+    std::chrono::milliseconds lease, std::chrono::milliseconds margin) {
   BOOST_OUTCOME_TRY(nodes, owner_nodes(zk, root, strategy));
   std::optional<std::int64_t> zk_now;
   const AliveNodes alive(root);
@@ -199,7 +199,8 @@ Result<std::vector<UnconfirmedOwner>, CoordError> unconfirmed_owners(ZkSession& 
     if (holder) {
       BOOST_OUTCOME_TRY(ok, confirmed(zk, root, holder->session, floor_ms));
       if (!ok) {
-        out.push_back({node.worker_id, holder->describe(), "its session has not confirmed the floor"});
+        out.push_back(
+            {node.worker_id, holder->describe(), "its session has not confirmed the floor"});
         continue;
       }
       if (strategy == "recycle") continue;  // a recycled worker ID has no earlier owner left
@@ -220,9 +221,10 @@ Result<std::vector<UnconfirmedOwner>, CoordError> unconfirmed_owners(ZkSession& 
     if (leases->superseded_until_ms != 0) {
       BOOST_OUTCOME_TRY(now, zookeeper_time());
       if (now < leases->superseded_until_ms + margin.count()) {
-        out.push_back({node.worker_id, node.path,
-                       fmt::format("an owner it superseded may issue until {} (ZooKeeper's time)",
-                                   format_iso8601_ms(leases->superseded_until_ms + margin.count()))});
+        out.push_back(
+            {node.worker_id, node.path,
+             fmt::format("an owner it superseded may issue until {} (ZooKeeper's time)",
+                         format_iso8601_ms(leases->superseded_until_ms + margin.count()))});
       }
     }
   }

@@ -17,8 +17,8 @@ using nlohmann::json;
 std::string describe(const LayoutSettings& l) {
   std::string out = fmt::format("time_bits {}, ", l.time_bits);
   if (l.datacenter_bits != 0) out += fmt::format("datacenter_bits {}, ", l.datacenter_bits);
-  out += fmt::format("worker_bits {}, sequence_bits {}, time_unit_ms {}, epoch_ms {}", l.worker_bits,
-                     l.sequence_bits, l.time_unit_ms, l.epoch_ms);
+  out += fmt::format("worker_bits {}, sequence_bits {}, time_unit_ms {}, epoch_ms {}",
+                     l.worker_bits, l.sequence_bits, l.time_unit_ms, l.epoch_ms);
   if (l.order != FieldOrder::sequence_low) out += fmt::format(", order {}", to_string(l.order));
   return out;
 }
@@ -48,17 +48,28 @@ std::optional<std::int64_t> datacenter_of(const json& j) {
 
 std::string_view to_string(CoordErrc code) noexcept {
   switch (code) {
-    case CoordErrc::zookeeper: return "zookeeper";
-    case CoordErrc::layout_mismatch: return "layout_mismatch";
-    case CoordErrc::strategy_mismatch: return "strategy_mismatch";
-    case CoordErrc::datacenter_mismatch: return "datacenter_mismatch";
-    case CoordErrc::workers_exhausted: return "workers_exhausted";
-    case CoordErrc::pool_exhausted: return "pool_exhausted";
-    case CoordErrc::floors_ahead: return "floors_ahead";
-    case CoordErrc::held: return "held";
-    case CoordErrc::unusable: return "unusable";
-    case CoordErrc::lost: return "lost";
-    case CoordErrc::clock: return "clock";
+    case CoordErrc::zookeeper:
+      return "zookeeper";
+    case CoordErrc::layout_mismatch:
+      return "layout_mismatch";
+    case CoordErrc::strategy_mismatch:
+      return "strategy_mismatch";
+    case CoordErrc::datacenter_mismatch:
+      return "datacenter_mismatch";
+    case CoordErrc::workers_exhausted:
+      return "workers_exhausted";
+    case CoordErrc::pool_exhausted:
+      return "pool_exhausted";
+    case CoordErrc::floors_ahead:
+      return "floors_ahead";
+    case CoordErrc::held:
+      return "held";
+    case CoordErrc::unusable:
+      return "unusable";
+    case CoordErrc::lost:
+      return "lost";
+    case CoordErrc::clock:
+      return "clock";
   }
   return "unknown";
 }
@@ -69,7 +80,8 @@ Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& ro
                                             std::uint32_t datacenter_id) {
   const std::string mine = encode_root(layout, strategy, datacenter_id);
   if (const auto slash = root.rfind('/'); slash > 0) {
-    if (auto made = zk.ensure_path(root.substr(0, slash)); !made) return CoordError::from(made.error());
+    if (auto made = zk.ensure_path(root.substr(0, slash)); !made)
+      return CoordError::from(made.error());
   }
   // Bounded: each round either settles or saw another writer win a race.
   for (int attempt = 0; attempt < 5; ++attempt) {
@@ -100,7 +112,8 @@ Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& ro
     const json recorded_root = json::parse(data, nullptr, false);
     const json fields = recorded_root.is_object() ? recorded_root : json::object();
     const auto recorded_datacenter = datacenter_of(fields);
-    if (layout.datacenter_bits != 0 && recorded_datacenter && *recorded_datacenter != datacenter_id) {
+    if (layout.datacenter_bits != 0 && recorded_datacenter &&
+        *recorded_datacenter != datacenter_id) {
       return CoordError{CoordErrc::datacenter_mismatch,
                         fmt::format("the cluster at {} belongs to datacenter {}; this daemon's "
                                     "coordinator.datacenter_id is {}. Each datacenter has a "
@@ -125,7 +138,8 @@ Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& ro
     const auto floor = recorded_floor(data);
     auto claimed = zk.set(root, floor ? with_floor(mine, *floor) : mine, node.value().stat.version);
     if (claimed) return outcome::success();
-    if (claimed.error().code == ZkErrc::bad_version || claimed.error().code == ZkErrc::no_node) continue;
+    if (claimed.error().code == ZkErrc::bad_version || claimed.error().code == ZkErrc::no_node)
+      continue;
     return CoordError::from(claimed.error());
   }
   return CoordError{CoordErrc::zookeeper, fmt::format("{} kept changing while being read", root)};

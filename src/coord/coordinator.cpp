@@ -20,7 +20,9 @@ using std::chrono::milliseconds;
 constexpr milliseconds kMinBackoff{100};
 constexpr milliseconds kMaxBackoff{5'000};
 
-std::string host_of(const std::string& advertise) { return advertise.substr(0, advertise.rfind(':')); }
+std::string host_of(const std::string& advertise) {
+  return advertise.substr(0, advertise.rfind(':'));
+}
 
 std::uint32_t port_of(const std::string& advertise) {
   return static_cast<std::uint32_t>(std::stoul(advertise.substr(advertise.rfind(':') + 1)));
@@ -45,12 +47,13 @@ Result<void, std::string> Coordinator::start() {
   if (!dir) return dir.error();
   state_dir_ = std::move(dir).value();
   if (!state_dir_->knows_boot()) {
-    spdlog::warn("cannot read this machine's boot ID (/proc/sys/kernel/random/boot_id; is /proc "
-                 "restricted, e.g. ProcSubset=pid?): a restart after a crash cannot prove its "
-                 "previous run dead, so it {}",
-                 options_.strategy == "recycle"
-                     ? "claims another worker ID and the old one waits for reclaim_after_ms"
-                     : "waits out the previous run's lease, not ready");
+    spdlog::warn(
+        "cannot read this machine's boot ID (/proc/sys/kernel/random/boot_id; is /proc "
+        "restricted, e.g. ProcSubset=pid?): a restart after a crash cannot prove its "
+        "previous run dead, so it {}",
+        options_.strategy == "recycle"
+            ? "claims another worker ID and the old one waits for reclaim_after_ms"
+            : "waits out the previous run's lease, not ready");
   }
   // Our previous run's record counts only if this machine proves that run
   // dead: a copied state directory carries the same record.
@@ -61,18 +64,20 @@ Result<void, std::string> Coordinator::start() {
     if (state_dir_->proves_writer_dead(*r)) {
       predecessor = r;
     } else {
-      spdlog::info("{} names worker ID {}, but not as written by a run of this machine since its "
-                   "boot in this directory; it proves nothing (a copy?), so that worker ID is "
-                   "not taken over",
-                   state_dir_->file_path(), r->worker_id);
+      spdlog::info(
+          "{} names worker ID {}, but not as written by a run of this machine since its "
+          "boot in this directory; it proves nothing (a copy?), so that worker ID is "
+          "not taken over",
+          state_dir_->file_path(), r->worker_id);
     }
   }
   const auto& s = options_.settings;
   if (options_.strategy == "recycle") {
     strategy_ = std::make_unique<RecycleStrategy>(
-        RecycleSettings{options_.root, layout_.max_worker_id(), s.lease_timeout, s.reclaim_after,
-                        options_.zookeeper.connect_timeout,
-                        2 * options_.zookeeper.session_timeout + options_.zookeeper.connect_timeout},
+        RecycleSettings{
+            options_.root, layout_.max_worker_id(), s.lease_timeout, s.reclaim_after,
+            options_.zookeeper.connect_timeout,
+            2 * options_.zookeeper.session_timeout + options_.zookeeper.connect_timeout},
         token_, predecessor);
   } else {
     strategy_ = std::make_unique<SequentialStrategy>(options_.root, options_.advertise,
@@ -132,14 +137,18 @@ void Coordinator::run() {
     gauges_.zookeeper.store(zk_ && zk_->connected() ? ZkConnection::connected
                                                     : ZkConnection::connecting);
     switch (step) {
-      case Step::fatal: return;
+      case Step::fatal:
+        return;
       case Step::retry:
         if (!idle_for(backoff_)) return;
         backoff_ = std::min(backoff_ * 2, max_backoff);
         break;
-      case Step::ok: backoff_ = kMinBackoff; break;
+      case Step::ok:
+        backoff_ = kMinBackoff;
+        break;
       case Step::idle:
-      case Step::lost: break;
+      case Step::lost:
+        break;
     }
   }
 }
@@ -171,9 +180,10 @@ Coordinator::Step Coordinator::tick() {
 
 Coordinator::Step Coordinator::connect() {
   if (zk_) {
-    spdlog::warn("ZooKeeper session expired; opening a new one (ownership of worker ID {} is "
-                 "checked by the next heartbeat)",
-                 generator_ ? std::to_string(worker_id_) : std::string("none"));
+    spdlog::warn(
+        "ZooKeeper session expired; opening a new one (ownership of worker ID {} is "
+        "checked by the next heartbeat)",
+        generator_ ? std::to_string(worker_id_) : std::string("none"));
     zk_.reset();
   }
   auto session = ZkSession::connect(options_.zookeeper);
@@ -213,8 +223,9 @@ void Coordinator::log_retry(const std::string& why) {
 }
 
 std::string Coordinator::skew_description() const {
-  return fmt::format("the wall clock is {} ms off ZooKeeper's (more than coordinator.max_skew_ms {})",
-                     gauges_.clock_skew_ms.load(), options_.settings.max_skew.count());
+  return fmt::format(
+      "the wall clock is {} ms off ZooKeeper's (more than coordinator.max_skew_ms {})",
+      gauges_.clock_skew_ms.load(), options_.settings.max_skew.count());
 }
 
 bool Coordinator::skew_fatal_at_boot(std::int64_t sent_wall_ms, std::int64_t received_wall_ms,
@@ -242,7 +253,8 @@ bool Coordinator::skew_fatal_at_boot(std::int64_t sent_wall_ms, std::int64_t rec
   return false;
 }
 
-std::int64_t Coordinator::ts_to_write(std::chrono::steady_clock::time_point sent, std::int64_t wall_ms) const {
+std::int64_t Coordinator::ts_to_write(std::chrono::steady_clock::time_point sent,
+                                      std::int64_t wall_ms) const {
   if (!zookeeper_time_seen_) return wall_ms;
   const auto& [then, mtime_ms] = *zookeeper_time_seen_;
   // ZooKeeper stamped that mtime after `then`: its clock now is at most this.
@@ -251,7 +263,8 @@ std::int64_t Coordinator::ts_to_write(std::chrono::steady_clock::time_point sent
   return std::min(wall_ms, zookeeper_now_at_most + options_.settings.max_skew.count());
 }
 
-void Coordinator::saw_zookeeper_time(std::chrono::steady_clock::time_point sent, std::int64_t mtime_ms) {
+void Coordinator::saw_zookeeper_time(std::chrono::steady_clock::time_point sent,
+                                     std::int64_t mtime_ms) {
   zookeeper_time_seen_.emplace(sent, mtime_ms);
 }
 
@@ -267,9 +280,10 @@ Coordinator::Step Coordinator::acquire() {
     if (e.fatal()) return setback(e, "");
     gauges_.pool_exhausted.store(e.code == CoordErrc::pool_exhausted);
     if (e.code == CoordErrc::pool_exhausted) {
-      log_retry(fmt::format("worker-ID pool exhausted: {}; not ready (IDs of dead daemons are "
-                            "reclaimed {} ms after their last heartbeat)",
-                            e.message, options_.settings.reclaim_after.count()));
+      log_retry(
+          fmt::format("worker-ID pool exhausted: {}; not ready (IDs of dead daemons are "
+                      "reclaimed {} ms after their last heartbeat)",
+                      e.message, options_.settings.reclaim_after.count()));
     } else {
       log_retry(fmt::format("cannot acquire a worker ID: {}", e.message));
     }
@@ -313,8 +327,8 @@ Coordinator::Step Coordinator::acquire() {
   }
   // A claim recovered after a lost answer carries an old ZooKeeper time: the
   // clock check waits for a fresh write, the first heartbeat, now.
-  next_heartbeat_ = owned.fresh_mtime_ms ? owned.sent + options_.settings.heartbeat_interval
-                                         : clock_.monotonic();
+  next_heartbeat_ =
+      owned.fresh_mtime_ms ? owned.sent + options_.settings.heartbeat_interval : clock_.monotonic();
   return Step::ok;
 }
 
@@ -336,9 +350,8 @@ bool Coordinator::install(const Ownership& owned) {
   // floor_ahead (waiting for the floor is the cluster's, not this worker
   // ID's, so taking another would not help).
   if (cluster_floor_ms_ != INT64_MIN) generator->raise_cluster_floor(cluster_floor_ms_);
-  reservation_->attach(*generator,
-                       StateRecord{options_.strategy, options_.root, owned.worker_id, owned.node,
-                                   owned.owner, layout_.settings(), 0, 0});
+  reservation_->attach(*generator, StateRecord{options_.strategy, options_.root, owned.worker_id,
+                                               owned.node, owned.owner, layout_.settings(), 0, 0});
   worker_id_ = owned.worker_id;
   owned_floor_ = owned.floor;
   generator_ = &slot_.install(std::move(generator));
@@ -362,8 +375,8 @@ Coordinator::Step Coordinator::renew() {
       return Step::lost;
     }
     gauges_.heartbeat_failures.fetch_add(1, std::memory_order_relaxed);
-    spdlog::warn("heartbeat failed: {}; retrying in {} ms (lease: {} ms left)", written.error().message,
-                 backoff_.count(), lease_.status().remaining.count());
+    spdlog::warn("heartbeat failed: {}; retrying in {} ms (lease: {} ms left)",
+                 written.error().message, backoff_.count(), lease_.status().remaining.count());
     return Step::retry;
   }
   // The migration floor, read after the write on the same session and
@@ -416,7 +429,8 @@ bool Coordinator::read_cluster_floor() {
 void Coordinator::confirm_cluster_floor() {
   if (!generator_ || cluster_floor_ms_ == INT64_MIN) return;
   if (confirmed_session_ == zk_->session_id() && confirmed_floor_ms_ >= cluster_floor_ms_) return;
-  if (auto confirmed = confirm_floor(*zk_, options_.root, cluster_floor_ms_, worker_id_); !confirmed) {
+  if (auto confirmed = confirm_floor(*zk_, options_.root, cluster_floor_ms_, worker_id_);
+      !confirmed) {
     log_retry(fmt::format("cannot confirm the migration floor: {}", confirmed.error().message));
     std::lock_guard lock(mutex_);
     ++root_events_;  // try again at the next step
@@ -443,9 +457,10 @@ void Coordinator::reap(std::optional<std::int64_t> zk_now_ms) {
   }
   for (const std::uint32_t id : r.unreadable) {
     if (reported_unreadable_.insert(id).second) {
-      spdlog::error("worker ID {} is stale, but its inuse node cannot be read: its floor is "
-                    "unknown, so it stays out of the pool (see snowflaked pool status)",
-                    id);
+      spdlog::error(
+          "worker ID {} is stale, but its inuse node cannot be read: its floor is "
+          "unknown, so it stays out of the pool (see snowflaked pool status)",
+          id);
     }
   }
 }
@@ -499,9 +514,10 @@ void Coordinator::shutdown() {
         spdlog::info("worker ID {} given back with floor {}", worker_id_, format_iso8601_ms(floor));
         reservation_->forget_owner();  // nothing to take over next time
       } else {
-        spdlog::warn("could not give worker ID {} back: {} (it is reclaimed after reclaim_after, "
-                     "or taken over by our next run)",
-                     worker_id_, back.error().message);
+        spdlog::warn(
+            "could not give worker ID {} back: {} (it is reclaimed after reclaim_after, "
+            "or taken over by our next run)",
+            worker_id_, back.error().message);
       }
     }
     generator_ = nullptr;

@@ -28,8 +28,9 @@ Result<LeafCluster, CoordError> read_leaf_cluster(ZkSession& zk, const std::stri
     auto node = zk.get(fmt::format("{}/{}", forever, name));
     if (!node) return CoordError::from(node.error());
     const auto j = nlohmann::json::parse(node.value().data, nullptr, false);
-    const auto ts = j.is_object() && j.contains("timestamp") ? json_integer<std::int64_t>(j.at("timestamp"))
-                                                            : std::nullopt;
+    const auto ts = j.is_object() && j.contains("timestamp")
+                        ? json_integer<std::int64_t>(j.at("timestamp"))
+                        : std::nullopt;
     if (!ts) {
       return CoordError{CoordErrc::unusable,
                         fmt::format("{}/{} holds \"{}\", not a Leaf server's report: the last time "
@@ -37,7 +38,8 @@ Result<LeafCluster, CoordError> read_leaf_cluster(ZkSession& zk, const std::stri
                                     forever, name, node.value().data)};
     }
     const auto text = [&](const char* key) {
-      return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string("?");
+      return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>()
+                                                      : std::string("?");
     };
     cluster.servers.push_back({name, text("ip") + ":" + text("port"), *ts});
     cluster.newest_report_ms = std::max(cluster.newest_report_ms, *ts);
@@ -48,7 +50,8 @@ Result<LeafCluster, CoordError> read_leaf_cluster(ZkSession& zk, const std::stri
   cluster.issued_until_ms = cluster.newest_report_ms + kLeafReportIntervalMs + margin_ms;
   // Leaf's layout: (ms - twepoch) << 22 | workerId << 12 | sequence.
   const auto leaf = IdLayout::create(*find_layout_preset("leaf"), cluster.issued_until_ms).value();
-  const auto largest = leaf.compose(cluster.issued_until_ms, 0, leaf.max_worker_id(), leaf.max_sequence());
+  const auto largest =
+      leaf.compose(cluster.issued_until_ms, 0, leaf.max_worker_id(), leaf.max_sequence());
   if (!largest) {
     return CoordError{CoordErrc::unusable,
                       fmt::format("Leaf's layout cannot hold {}: {}", cluster.issued_until_ms,

@@ -1,8 +1,8 @@
 #include "snowflake/coord/node_data.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -73,7 +73,10 @@ std::optional<std::uint32_t> worker_id_of_node(std::string_view name) {
 std::string encode(const OwnerToken& o) { return to_json(o).dump(); }
 
 std::string encode(const InuseData& d) {
-  return json{{"owner", to_json(d.owner)}, {"floor", d.floor}, {"ts", d.ts}, {"hwm", d.hwm},
+  return json{{"owner", to_json(d.owner)},
+              {"floor", d.floor},
+              {"ts", d.ts},
+              {"hwm", d.hwm},
               {"lease_ms", d.lease_ms}}
       .dump();
 }
@@ -93,8 +96,10 @@ std::string encode(const SequentialData& d) {
 }
 
 std::string encode(const LayoutSettings& l) {
-  json j{{"time_bits", l.time_bits},         {"worker_bits", l.worker_bits},
-         {"sequence_bits", l.sequence_bits}, {"time_unit_ms", l.time_unit_ms},
+  json j{{"time_bits", l.time_bits},
+         {"worker_bits", l.worker_bits},
+         {"sequence_bits", l.sequence_bits},
+         {"time_unit_ms", l.time_unit_ms},
          {"epoch_ms", l.epoch_ms}};
   // Written only when used, so a default layout reads the same to daemons
   // from before these settings. A 0.2 daemon cannot match a datacenter
@@ -114,8 +119,7 @@ std::optional<OwnerToken> decode_owner(std::string_view text) {
 
 std::optional<InuseData> decode_inuse(std::string_view text) {
   return decode_with<InuseData>(text, [](const json& j) {
-    return InuseData{owner_of(j.at("owner")),
-                     json_integer_at<std::int64_t>(j, "floor"),
+    return InuseData{owner_of(j.at("owner")), json_integer_at<std::int64_t>(j, "floor"),
                      json_integer_at<std::int64_t>(j, "ts"),
                      json_integer_at<std::int64_t>(j, "hwm"),
                      json_integer_at<std::int64_t>(j, "lease_ms")};

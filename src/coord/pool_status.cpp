@@ -11,8 +11,10 @@
 
 namespace snowflake::coord {
 
-Result<std::optional<std::int64_t>, CoordError> zookeeper_now(ZkSession& zk, const std::string& root) {
-  const std::string probe = fmt::format("{}/status-probe-{}-{:x}", root, ::getpid(), std::random_device{}());
+Result<std::optional<std::int64_t>, CoordError> zookeeper_now(ZkSession& zk,
+                                                              const std::string& root) {
+  const std::string probe =
+      fmt::format("{}/status-probe-{}-{:x}", root, ::getpid(), std::random_device{}());
   auto created = zk.create(probe, "", CreateMode::ephemeral);
   if (!created) {
     if (created.error().code == ZkErrc::no_auth) return std::optional<std::int64_t>();
@@ -127,8 +129,10 @@ Result<PoolStatus, CoordError> read_pool_status(ZkSession& zk, const std::string
   for (auto& [id, node] : notuse) {
     PoolMember m;
     m.worker_id = id;
-    if (const auto data = decode_notuse(node.data)) m.floor = data->floor;
-    else m.unusable = true;
+    if (const auto data = decode_notuse(node.data))
+      m.floor = data->floor;
+    else
+      m.unusable = true;
     status.notuse.push_back(std::move(m));
   }
   return status;
@@ -191,14 +195,18 @@ std::string to_text(const PoolStatus& s) {
                        s.floor->above_id, format_iso8601_ms(s.floor->ms));
   }
   out += fmt::format("ZooKeeper time {}{}\n", format_iso8601_ms(s.now_ms),
-                     s.now_from_zookeeper ? "" : " (approximate: the newest heartbeat; no right to create a probe node)");
+                     s.now_from_zookeeper
+                         ? ""
+                         : " (approximate: the newest heartbeat; no right to create a probe node)");
   out += "\nIN USE\n";
-  out += fmt::format("  {:>6}  {:<13}  {:>13}  {:<36}  {}\n", "ID", "STATE", "HEARTBEAT AGE", "OWNER", "FLOOR");
+  out += fmt::format("  {:>6}  {:<13}  {:>13}  {:<36}  {}\n", "ID", "STATE", "HEARTBEAT AGE",
+                     "OWNER", "FLOOR");
   for (const auto& m : s.inuse) {
-    out += fmt::format("  {:>6}  {:<13}  {:>13}  {:<36}  {}\n", m.worker_id, owner_state(m, s.reclaim_after),
-                       age_text(m.heartbeat_age_ms),
-                       m.owner_data ? m.owner_data->owner.describe() : std::string("(not snowflaked data)"),
-                       floor_text(m.floor));
+    out += fmt::format(
+        "  {:>6}  {:<13}  {:>13}  {:<36}  {}\n", m.worker_id, owner_state(m, s.reclaim_after),
+        age_text(m.heartbeat_age_ms),
+        m.owner_data ? m.owner_data->owner.describe() : std::string("(not snowflaked data)"),
+        floor_text(m.floor));
   }
   if (s.inuse.empty()) out += "  (none)\n";
   out += "\nFREE\n";

@@ -1,8 +1,8 @@
 #include "snowflake/coord/recycle_pool.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <thread>
@@ -16,7 +16,8 @@ constexpr int kMaxAttempts = 5;  // re-reads after a race before giving up for n
 constexpr auto kLockPoll = std::chrono::milliseconds(50);
 
 bool is_race(const ZkError& e) {
-  return e.code == ZkErrc::bad_version || e.code == ZkErrc::no_node || e.code == ZkErrc::node_exists;
+  return e.code == ZkErrc::bad_version || e.code == ZkErrc::no_node ||
+         e.code == ZkErrc::node_exists;
 }
 
 bool is_unsure(const ZkError& e) {
@@ -91,7 +92,8 @@ Result<void, CoordError> RecyclePool::fill(ZkSession& zk) {
       // "exists" is fine.
       for (const auto& op : batch) {
         auto made = zk.create(op.path, op.data);
-        if (!made && made.error().code != ZkErrc::node_exists) return CoordError::from(made.error());
+        if (!made && made.error().code != ZkErrc::node_exists)
+          return CoordError::from(made.error());
       }
     }
     batch.clear();
@@ -177,9 +179,9 @@ Result<PoolClaim, CoordError> RecyclePool::commit_claim(ZkSession& zk, const Cla
                                                         InuseData data) {
   const std::uint32_t id = plan.worker_id;
   data.floor = std::max(data.floor, plan.floor);
-  auto moved = zk.multi({ZkOp::set(inuse_, "", plan.move_count),
-                         ZkOp::remove(notuse_path(id), plan.notuse_version),
-                         ZkOp::create(inuse_path(id), encode(data)), alive_.create(id, data.owner)});
+  auto moved = zk.multi(
+      {ZkOp::set(inuse_, "", plan.move_count), ZkOp::remove(notuse_path(id), plan.notuse_version),
+       ZkOp::create(inuse_path(id), encode(data)), alive_.create(id, data.owner)});
   if (moved) {
     // The new node's version and czxid come from reading it back; until
     // that answers, the claim counts as one whose answer was lost.
@@ -194,9 +196,10 @@ Result<PoolClaim, CoordError> RecyclePool::commit_claim(ZkSession& zk, const Cla
   const ZkError& e = moved.error();
   if (e.path == alive_.path(id) && e.code == ZkErrc::node_exists) {
     auto holder = alive_.holder(zk, id);
-    return CoordError{CoordErrc::held,
-                      fmt::format("worker ID {} is free but still held by {}", id,
-                                  holder && holder.value() ? holder.value()->describe() : "a session")};
+    return CoordError{
+        CoordErrc::held,
+        fmt::format("worker ID {} is free but still held by {}", id,
+                    holder && holder.value() ? holder.value()->describe() : "a session")};
   }
   if (is_race(e)) return lost(notuse_path(id), "moved since it was read");
   if (is_unsure(e)) {
@@ -243,7 +246,8 @@ Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, const InuseData&
       auto plan = plan_claim(zk, id);
       if (!plan) {
         if (plan.error().code == CoordErrc::unusable) {
-          if (unusable_.insert(id).second) spdlog::error("worker ID {} skipped: {}", id, plan.error().message);
+          if (unusable_.insert(id).second)
+            spdlog::error("worker ID {} skipped: {}", id, plan.error().message);
         } else if (plan.error().code != CoordErrc::lost) {
           return plan.error();
         }
@@ -265,18 +269,20 @@ Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, const InuseData&
     }
   }
   if (far > 0) {
-    return CoordError{CoordErrc::floors_ahead,
-                      fmt::format("{} free worker ID(s) have floors too far ahead of the wall clock "
-                                  "(the nearest is {} ms beyond what we may wait out)",
-                                  far, nearest_far_floor - max_floor_ms)};
+    return CoordError{
+        CoordErrc::floors_ahead,
+        fmt::format("{} free worker ID(s) have floors too far ahead of the wall clock "
+                    "(the nearest is {} ms beyond what we may wait out)",
+                    far, nearest_far_floor - max_floor_ms)};
   }
-  return CoordError{CoordErrc::pool_exhausted,
-                    fmt::format("every worker ID in {} is in use ({} IDs{}{})", notuse_,
-                                std::uint64_t{max_worker_id_} + 1,
-                                held > 0 ? fmt::format(", {} free but still held by a live session", held) : "",
-                                unusable_.empty()
-                                    ? ""
-                                    : fmt::format(", {} unusable: unreadable floor", unusable_.size()))};
+  return CoordError{
+      CoordErrc::pool_exhausted,
+      fmt::format("every worker ID in {} is in use ({} IDs{}{})", notuse_,
+                  std::uint64_t{max_worker_id_} + 1,
+                  held > 0 ? fmt::format(", {} free but still held by a live session", held) : "",
+                  unusable_.empty()
+                      ? ""
+                      : fmt::format(", {} unusable: unreadable floor", unusable_.size()))};
 }
 
 Result<PoolClaim, CoordError> RecyclePool::take_over(ZkSession& zk, std::uint32_t worker_id,
@@ -317,7 +323,8 @@ Result<PoolClaim, CoordError> RecyclePool::take_over(ZkSession& zk, std::uint32_
                            alive_.create(worker_id, data.owner)});
     if (moved) {
       const NodeStat& s = moved.value()[1];
-      return PoolClaim{worker_id, path, data, s.version, s.czxid, s.mtime_ms, true, zk.session_id()};
+      return PoolClaim{worker_id, path,       data, s.version,
+                       s.czxid,   s.mtime_ms, true, zk.session_id()};
     }
     if (is_unsure(moved.error())) {
       auto outcome = read_claim(zk, worker_id, data.owner);
@@ -346,9 +353,9 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
     // Still our token, at a later version: an earlier write of ours whose
     // answer a lost connection swallowed. Nobody else writes our token.
     claim.version = node.second.version;
-    auto written = zk.multi({ZkOp::check(inuse_, count),
-                             ZkOp::set(claim.path, encode(next), claim.version),
-                             alive_.keep(zk, claim.worker_id, claim.data.owner, claim.alive_session)});
+    auto written =
+        zk.multi({ZkOp::check(inuse_, count), ZkOp::set(claim.path, encode(next), claim.version),
+                  alive_.keep(zk, claim.worker_id, claim.data.owner, claim.alive_session)});
     if (written) {
       claim.data = next;
       claim.version = written.value()[1].version;
@@ -359,7 +366,8 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
     const ZkError& e = written.error();
     BOOST_OUTCOME_TRY(about_alive, alive_.recover(zk, claim.worker_id, e, claim.alive_session));
     if (about_alive) continue;
-    if (e.path == inuse_ && e.code == ZkErrc::bad_version) continue;  // a move elsewhere: read again
+    if (e.path == inuse_ && e.code == ZkErrc::bad_version)
+      continue;  // a move elsewhere: read again
     if (e.code == ZkErrc::bad_version || e.code == ZkErrc::no_node) continue;  // read what happened
     return CoordError::from(e);  // connection loss and the like: the next try reads the outcome
   }
@@ -367,9 +375,9 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
                     fmt::format("the pool kept moving during our heartbeat of {}", claim.path)};
 }
 
-Result<ReapResult, CoordError> RecyclePool::reclaim_stale(ZkSession& zk, std::int64_t zk_now_ms,
-                                                          std::chrono::milliseconds reclaim_after,
-                                                          std::optional<std::uint32_t> our_worker_id) {
+Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
+    ZkSession& zk, std::int64_t zk_now_ms, std::chrono::milliseconds reclaim_after,
+    std::optional<std::uint32_t> our_worker_id) {
   // Read the move count before any node: a move made after our readings
   // changes it, and the multi below then fails instead of acting on them.
   BOOST_OUTCOME_TRY(count, move_count(zk));
@@ -397,9 +405,10 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(ZkSession& zk, std::in
     // the next owner starts above anything it may have issued. Its session
     // must have ended too (no alive node): one live owner per worker ID.
     const auto [make, remove] = alive_.absent(*id);
-    auto done = zk.multi({ZkOp::set(inuse_, "", count), ZkOp::remove(inuse_path(*id), s.version),
-                          ZkOp::create(notuse_path(*id), encode(NotuseData{old->last_possible_ms()})),
-                          make, remove});
+    auto done =
+        zk.multi({ZkOp::set(inuse_, "", count), ZkOp::remove(inuse_path(*id), s.version),
+                  ZkOp::create(notuse_path(*id), encode(NotuseData{old->last_possible_ms()})), make,
+                  remove});
     if (!done) {
       const ZkError& e = done.error();
       if (e.path == alive_.path(*id) && e.code == ZkErrc::node_exists) {
@@ -431,7 +440,8 @@ Result<void, CoordError> RecyclePool::release(ZkSession& zk, const PoolClaim& cl
     if (done) return outcome::success();
     if (!is_race(done.error()) && !is_unsure(done.error())) return CoordError::from(done.error());
   }
-  return CoordError{CoordErrc::zookeeper, fmt::format("{} kept changing during release", claim.path)};
+  return CoordError{CoordErrc::zookeeper,
+                    fmt::format("{} kept changing during release", claim.path)};
 }
 
 }  // namespace snowflake::coord

@@ -12,7 +12,11 @@ RecycleStrategy::RecycleStrategy(RecycleSettings settings, OwnerToken token,
       pool_(settings_.root, settings_.max_worker_id) {}
 
 Ownership RecycleStrategy::own(PoolClaim claim, const AcquireRequest& request) {
-  Ownership o{claim.worker_id, claim.path, claim.data.owner, claim.data.floor, claim.data.ts,
+  Ownership o{claim.worker_id,
+              claim.path,
+              claim.data.owner,
+              claim.data.floor,
+              claim.data.ts,
               unanswered_.settle(claim.answered, request.now),
               claim.answered ? std::optional(claim.mtime_ms) : std::nullopt};
   claim_ = std::move(claim);
@@ -26,9 +30,10 @@ std::optional<Result<Ownership, CoordError>> RecycleStrategy::try_takeover(
   InuseData mine{token_, p.reserved_until, request.now_ms, 0, settings_.lease.count()};
   auto taken = pool_.take_over(zk, p.worker_id, *p.owner, mine, request.max_floor_ms);
   if (taken) {
-    spdlog::info("took worker ID {} back from our previous run ({}), which this machine proves "
-                 "dead",
-                 p.worker_id, p.owner->describe());
+    spdlog::info(
+        "took worker ID {} back from our previous run ({}), which this machine proves "
+        "dead",
+        p.worker_id, p.owner->describe());
     predecessor_.reset();
     return own(std::move(taken).value(), request);
   }
@@ -50,7 +55,8 @@ std::optional<Result<Ownership, CoordError>> RecycleStrategy::try_takeover(
   return std::nullopt;
 }
 
-Result<Ownership, CoordError> RecycleStrategy::acquire(ZkSession& zk, const AcquireRequest& request) {
+Result<Ownership, CoordError> RecycleStrategy::acquire(ZkSession& zk,
+                                                       const AcquireRequest& request) {
   if (!pool_ready_) {
     BOOST_OUTCOME_TRYV(pool_.ensure(zk, settings_.pool_patience));
     pool_ready_ = true;

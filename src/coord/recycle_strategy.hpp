@@ -35,11 +35,13 @@ class RecycleStrategy final : public WorkerStrategy {
   Result<std::int64_t, CoordError> renew(ZkSession& zk, std::int64_t ts, std::int64_t hwm) override;
   Result<void, CoordError> give_back(ZkSession& zk, std::int64_t floor) override;
   void forget(ZkSession* zk) override;
-  Result<ReapResult, CoordError> reap(ZkSession& zk, std::optional<std::int64_t> zk_now_ms) override;
+  Result<ReapResult, CoordError> reap(ZkSession& zk,
+                                      std::optional<std::int64_t> zk_now_ms) override;
 
  private:
   // nullopt: no takeover to try (any more); go on to claim.
-  std::optional<Result<Ownership, CoordError>> try_takeover(ZkSession& zk, const AcquireRequest& request);
+  std::optional<Result<Ownership, CoordError>> try_takeover(ZkSession& zk,
+                                                            const AcquireRequest& request);
   Ownership own(PoolClaim claim, const AcquireRequest& request);
 
   RecycleSettings settings_;

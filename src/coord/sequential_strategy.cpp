@@ -24,7 +24,11 @@ Result<Ownership, CoordError> SequentialStrategy::acquire(ZkSession& zk,
     return claimed.error();
   }
   SequentialClaim& c = claimed.value();
-  Ownership o{c.worker_id, c.path, token_, c.data.floor, c.data.ts,
+  Ownership o{c.worker_id,
+              c.path,
+              token_,
+              c.data.floor,
+              c.data.ts,
               unanswered_.settle(c.answered, request.now),
               c.answered ? std::optional(c.mtime_ms) : std::nullopt};
   claim_ = std::move(c);
@@ -44,7 +48,8 @@ Result<void, CoordError> SequentialStrategy::give_back(ZkSession& zk, std::int64
   return outcome::success();
 }
 
-Result<ReapResult, CoordError> SequentialStrategy::reap(ZkSession& zk, std::optional<std::int64_t>) {
+Result<ReapResult, CoordError> SequentialStrategy::reap(ZkSession& zk,
+                                                        std::optional<std::int64_t>) {
   BOOST_OUTCOME_TRY(used, worker_.numbers_used(zk));
   ReapResult r;
   r.pool_size = max_worker_id_ + 1;

@@ -23,7 +23,8 @@ class SequentialStrategy final : public WorkerStrategy {
   void forget(ZkSession* zk) override;
   // Nothing to reap (identities are never recycled): how close the cluster
   // is to running out of worker IDs.
-  Result<ReapResult, CoordError> reap(ZkSession& zk, std::optional<std::int64_t> zk_now_ms) override;
+  Result<ReapResult, CoordError> reap(ZkSession& zk,
+                                      std::optional<std::int64_t> zk_now_ms) override;
 
  private:
   SequentialWorker worker_;

@@ -18,8 +18,12 @@ bool is_unsure(const ZkError& e) {
 
 }  // namespace
 
-SequentialWorker::SequentialWorker(const std::string& root, std::string name, std::uint32_t max_worker_id)
-    : forever_(root + "/forever"), alive_(root), name_(std::move(name)), max_worker_id_(max_worker_id) {
+SequentialWorker::SequentialWorker(const std::string& root, std::string name,
+                                   std::uint32_t max_worker_id)
+    : forever_(root + "/forever"),
+      alive_(root),
+      name_(std::move(name)),
+      max_worker_id_(max_worker_id) {
   const auto colon = name_.rfind(':');
   host_ = name_.substr(0, colon);
   port_ = static_cast<std::uint32_t>(std::stoul(name_.substr(colon + 1)));
@@ -69,8 +73,8 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
     auto ours = find_ours(children.value());
     if (!ours) {
       SequentialData fresh{host_, port_, owner, 0, now_ms, 0, lease_ms};
-      auto created = zk.create(forever_ + "/" + name_ + "-", encode(fresh),
-                               CreateMode::persistent_sequential);
+      auto created =
+          zk.create(forever_ + "/" + name_ + "-", encode(fresh), CreateMode::persistent_sequential);
       // Created or not (a lost answer), the next listing tells; should a lost
       // create have made two, the lowest number is ours.
       if (!created && !is_unsure(created.error())) return CoordError::from(created.error());
@@ -110,7 +114,8 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
     } else {
       floor = old->last_possible_ms(lease_ms);
       const std::int64_t old_lease = old->owner ? old->lease_ms : lease_ms;
-      if (old_lease > 0) superseded_until = std::max(superseded_until, node.value().stat.mtime_ms + old_lease);
+      if (old_lease > 0)
+        superseded_until = std::max(superseded_until, node.value().stat.mtime_ms + old_lease);
     }
     if (floor > max_floor_ms) {
       (void)zk.remove(alive_.path(id), -1);  // let it go until the clock comes closer
@@ -122,14 +127,15 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
     SequentialData mine{host_, port_, owner, floor, now_ms, floor, lease_ms, superseded_until};
     auto written = zk.set(path, encode(mine), node.value().stat.version);
     if (written) {
-      return SequentialClaim{id, path, mine, written.value().version, written.value().mtime_ms, true,
-                             zk.session_id()};
+      return SequentialClaim{
+          id, path, mine, written.value().version, written.value().mtime_ms, true, zk.session_id()};
     }
     if (written.error().code == ZkErrc::bad_version || is_unsure(written.error())) continue;
     return CoordError::from(written.error());
   }
-  return CoordError{CoordErrc::zookeeper,
-                    fmt::format("could not settle our node under {} (connection kept failing)", forever_)};
+  return CoordError{
+      CoordErrc::zookeeper,
+      fmt::format("could not settle our node under {} (connection kept failing)", forever_)};
 }
 
 Result<void, CoordError> SequentialWorker::heartbeat(ZkSession& zk, SequentialClaim& claim,
@@ -138,8 +144,9 @@ Result<void, CoordError> SequentialWorker::heartbeat(ZkSession& zk, SequentialCl
   next.ts = now_ms;
   next.hwm = hwm;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    auto written = zk.multi({ZkOp::set(claim.path, encode(next), claim.version),
-                             alive_.keep(zk, claim.worker_id, *claim.data.owner, claim.alive_session)});
+    auto written =
+        zk.multi({ZkOp::set(claim.path, encode(next), claim.version),
+                  alive_.keep(zk, claim.worker_id, *claim.data.owner, claim.alive_session)});
     if (written) {
       claim.data = next;
       claim.version = written.value()[0].version;
@@ -167,7 +174,8 @@ Result<void, CoordError> SequentialWorker::heartbeat(ZkSession& zk, SequentialCl
     }
     return CoordError::from(e);
   }
-  return CoordError{CoordErrc::zookeeper, fmt::format("{} kept changing during our heartbeat", claim.path)};
+  return CoordError{CoordErrc::zookeeper,
+                    fmt::format("{} kept changing during our heartbeat", claim.path)};
 }
 
 Result<std::uint32_t, CoordError> SequentialWorker::numbers_used(ZkSession& zk) const {
@@ -186,7 +194,8 @@ Result<void, CoordError> SequentialWorker::release(ZkSession& zk, SequentialClai
   last.hwm = floor;
   last.lease_ms = 0;  // nothing after ts
   std::vector<ZkOp> ops{ZkOp::set(claim.path, encode(last), claim.version)};
-  if (claim.alive_session == zk.session_id()) ops.push_back(ZkOp::remove(alive_.path(claim.worker_id), -1));
+  if (claim.alive_session == zk.session_id())
+    ops.push_back(ZkOp::remove(alive_.path(claim.worker_id), -1));
   auto done = zk.multi(ops);
   if (!done) return CoordError::from(done.error());
   claim.data = last;

@@ -41,7 +41,8 @@ Result<std::unique_ptr<StateDir>, std::string> StateDir::open(const std::string&
   if (std::filesystem::create_directories(dir, ec)) {
     std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
   }
-  if (ec) return fmt::format("coordinator.state_dir \"{}\": cannot create it: {}", dir, ec.message());
+  if (ec)
+    return fmt::format("coordinator.state_dir \"{}\": cannot create it: {}", dir, ec.message());
   if (::access(dir.c_str(), W_OK) != 0) {
     return fmt::format("coordinator.state_dir \"{}\" is not a writable directory: {}", dir,
                        error_text(errno));
@@ -54,9 +55,10 @@ Result<std::unique_ptr<StateDir>, std::string> StateDir::open(const std::string&
     const std::string pid = holder_pid(fd);
     ::close(fd);
     if (error == EWOULDBLOCK) {
-      return fmt::format("coordinator.state_dir \"{}\" is in use by another snowflaked (pid {}); "
-                         "every daemon needs a state directory of its own",
-                         dir, pid);
+      return fmt::format(
+          "coordinator.state_dir \"{}\" is in use by another snowflaked (pid {}); "
+          "every daemon needs a state directory of its own",
+          dir, pid);
     }
     return fmt::format("{}: cannot lock: {}", lock_path, error_text(error));
   }

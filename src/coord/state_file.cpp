@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <cstring>
@@ -116,7 +116,8 @@ Result<void, std::string> StateFile::save(const StateRecord& r) const {
   }
   // The rename is durable only once the directory is.
   Fd dir{::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-  if (dir.fd < 0 || ::fsync(dir.fd) != 0) return fmt::format("{}: fsync: {}", dir_, error_text(errno));
+  if (dir.fd < 0 || ::fsync(dir.fd) != 0)
+    return fmt::format("{}: fsync: {}", dir_, error_text(errno));
   return outcome::success();
 }
 

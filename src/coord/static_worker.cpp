@@ -27,7 +27,8 @@ Result<void, std::string> StaticWorker::start(WorkerSlot& slot) {
   g.start_behind_floor = true;  // no other worker ID to take: refuse until the clock passes
   // Any earlier run's reservation for this worker ID binds us, whatever its
   // mode: the same worker ID in the same layout composes the same IDs.
-  if (const auto& r = dir_->previous(); r && r->worker_id == worker_id_ && r->layout == layout_.settings()) {
+  if (const auto& r = dir_->previous();
+      r && r->worker_id == worker_id_ && r->layout == layout_.settings()) {
     g.floor_ms = r->reserved_until;
   }
   auto created = IdGenerator::create(layout_, worker_id_, g);
@@ -38,14 +39,15 @@ Result<void, std::string> StaticWorker::start(WorkerSlot& slot) {
   std::unique_ptr<IdGenerator> generator = std::move(created).value();
   if (const auto refusal = generator->check();
       refusal && refusal->code == GenerateErrc::clock_moved_backwards && g.floor_ms) {
-    spdlog::warn("the wall clock is behind the floor of worker ID {} ({}, the last instant our "
-                 "previous run may have used): not issuing until it has passed it",
-                 worker_id_, format_iso8601_ms(*g.floor_ms));
+    spdlog::warn(
+        "the wall clock is behind the floor of worker ID {} ({}, the last instant our "
+        "previous run may have used): not issuing until it has passed it",
+        worker_id_, format_iso8601_ms(*g.floor_ms));
   }
   if (cluster_floor_ms_) generator->raise_cluster_floor(*cluster_floor_ms_);
   reservation_ = std::make_unique<TimeReservation>(*dir_, persist_interval_);
-  reservation_->attach(*generator,
-                       StateRecord{"static", "", worker_id_, "", std::nullopt, layout_.settings(), 0, 0});
+  reservation_->attach(*generator, StateRecord{"static", "", worker_id_, "", std::nullopt,
+                                               layout_.settings(), 0, 0});
   reservation_->start();
   generator_ = &slot.install(std::move(generator));
   return outcome::success();

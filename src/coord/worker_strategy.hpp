@@ -67,7 +67,8 @@ class WorkerStrategy {
   virtual Result<Ownership, CoordError> acquire(ZkSession& zk, const AcquireRequest& request) = 0;
   // A heartbeat of the owned worker ID: returns ZooKeeper's time of the
   // write. lost: it is not ours any more.
-  virtual Result<std::int64_t, CoordError> renew(ZkSession& zk, std::int64_t ts, std::int64_t hwm) = 0;
+  virtual Result<std::int64_t, CoordError> renew(ZkSession& zk, std::int64_t ts,
+                                                 std::int64_t hwm) = 0;
   // Gives the owned worker ID back; the next owner starts above `floor`.
   virtual Result<void, CoordError> give_back(ZkSession& zk, std::int64_t floor) = 0;
   // The owned worker ID was lost: forget it, and let go of its alive node

@@ -15,16 +15,26 @@ constexpr int kMaxNodeSize = 1024 * 1024;  // ZooKeeper's default jute.maxbuffer
 
 ZkErrc classify(int rc) {
   switch (rc) {
-    case ZNONODE: return ZkErrc::no_node;
-    case ZNODEEXISTS: return ZkErrc::node_exists;
-    case ZBADVERSION: return ZkErrc::bad_version;
-    case ZNOTEMPTY: return ZkErrc::not_empty;
-    case ZNOAUTH: return ZkErrc::no_auth;
-    case ZCONNECTIONLOSS: return ZkErrc::connection_loss;
-    case ZOPERATIONTIMEOUT: return ZkErrc::operation_timeout;
-    case ZSESSIONEXPIRED: return ZkErrc::session_expired;
-    case ZAUTHFAILED: return ZkErrc::auth_failed;
-    default: return ZkErrc::other;
+    case ZNONODE:
+      return ZkErrc::no_node;
+    case ZNODEEXISTS:
+      return ZkErrc::node_exists;
+    case ZBADVERSION:
+      return ZkErrc::bad_version;
+    case ZNOTEMPTY:
+      return ZkErrc::not_empty;
+    case ZNOAUTH:
+      return ZkErrc::no_auth;
+    case ZCONNECTIONLOSS:
+      return ZkErrc::connection_loss;
+    case ZOPERATIONTIMEOUT:
+      return ZkErrc::operation_timeout;
+    case ZSESSIONEXPIRED:
+      return ZkErrc::session_expired;
+    case ZAUTHFAILED:
+      return ZkErrc::auth_failed;
+    default:
+      return ZkErrc::other;
   }
 }
 
@@ -69,17 +79,28 @@ void quiet_client_logging() {
 
 std::string_view to_string(ZkErrc code) noexcept {
   switch (code) {
-    case ZkErrc::no_node: return "no_node";
-    case ZkErrc::node_exists: return "node_exists";
-    case ZkErrc::bad_version: return "bad_version";
-    case ZkErrc::not_empty: return "not_empty";
-    case ZkErrc::no_auth: return "no_auth";
-    case ZkErrc::connection_loss: return "connection_loss";
-    case ZkErrc::operation_timeout: return "operation_timeout";
-    case ZkErrc::session_expired: return "session_expired";
-    case ZkErrc::auth_failed: return "auth_failed";
-    case ZkErrc::connect_timeout: return "connect_timeout";
-    case ZkErrc::other: return "other";
+    case ZkErrc::no_node:
+      return "no_node";
+    case ZkErrc::node_exists:
+      return "node_exists";
+    case ZkErrc::bad_version:
+      return "bad_version";
+    case ZkErrc::not_empty:
+      return "not_empty";
+    case ZkErrc::no_auth:
+      return "no_auth";
+    case ZkErrc::connection_loss:
+      return "connection_loss";
+    case ZkErrc::operation_timeout:
+      return "operation_timeout";
+    case ZkErrc::session_expired:
+      return "session_expired";
+    case ZkErrc::auth_failed:
+      return "auth_failed";
+    case ZkErrc::connect_timeout:
+      return "connect_timeout";
+    case ZkErrc::other:
+      return "other";
   }
   return "other";
 }
@@ -107,8 +128,8 @@ Result<std::unique_ptr<ZkSession>, ZkError> ZkSession::connect(const ZkSettings&
   quiet_client_logging();
   std::unique_ptr<ZkSession> s(new ZkSession());
   s->handle_ = zookeeper_init2(settings.hosts.c_str(), &ZkSession::on_event,
-                               static_cast<int>(settings.session_timeout.count()), nullptr, s.get(), 0,
-                               &log_client_message);
+                               static_cast<int>(settings.session_timeout.count()), nullptr, s.get(),
+                               0, &log_client_message);
   if (!s->handle_) return ZkError{ZkErrc::other, ZSYSTEMERROR, settings.hosts};
   {
     std::unique_lock lock(s->mutex_);
@@ -129,16 +150,17 @@ Result<std::unique_ptr<ZkSession>, ZkError> ZkSession::connect(const ZkSettings&
       std::optional<int> rc;
     } wait;
     const auto& cert = *settings.digest_auth;
-    const int rc = zoo_add_auth(s->handle_, "digest", cert.data(), static_cast<int>(cert.size()),
-                                [](int result, const void* data) {
-                                  auto* w = static_cast<AuthWait*>(const_cast<void*>(data));
-                                  // Notify under the lock: once the waiter sees rc it
-                                  // returns and destroys `wait`, the cv included.
-                                  std::lock_guard lock(w->m);
-                                  w->rc = result;
-                                  w->cv.notify_all();
-                                },
-                                &wait);
+    const int rc = zoo_add_auth(
+        s->handle_, "digest", cert.data(), static_cast<int>(cert.size()),
+        [](int result, const void* data) {
+          auto* w = static_cast<AuthWait*>(const_cast<void*>(data));
+          // Notify under the lock: once the waiter sees rc it
+          // returns and destroys `wait`, the cv included.
+          std::lock_guard lock(w->m);
+          w->rc = result;
+          w->cv.notify_all();
+        },
+        &wait);
     if (rc != ZOK) return s->error(rc, "");
     std::unique_lock lock(wait.m);
     if (!wait.cv.wait_for(lock, settings.connect_timeout, [&] { return wait.rc.has_value(); })) {
@@ -217,8 +239,8 @@ Result<std::optional<NodeStat>, ZkError> ZkSession::exists(const std::string& pa
 Result<NodeStat, ZkError> ZkSession::set(const std::string& path, std::string_view data,
                                          int version) {
   Stat stat{};
-  const int rc = zoo_set2(handle_, path.c_str(), data.data(), static_cast<int>(data.size()),
-                          version, &stat);
+  const int rc =
+      zoo_set2(handle_, path.c_str(), data.data(), static_cast<int>(data.size()), version, &stat);
   if (rc != ZOK) return error(rc, path);
   return to_stat(stat);
 }
@@ -255,12 +277,16 @@ Result<std::vector<NodeStat>, ZkError> ZkSession::multi(const std::vector<ZkOp>&
                            static_cast<int>(op.data.size()), acl, op.ephemeral ? ZOO_EPHEMERAL : 0,
                            created[i].data(), static_cast<int>(created[i].size()));
         break;
-      case ZkOp::Kind::remove: zoo_delete_op_init(&zops[i], op.path.c_str(), op.version); break;
+      case ZkOp::Kind::remove:
+        zoo_delete_op_init(&zops[i], op.path.c_str(), op.version);
+        break;
       case ZkOp::Kind::set:
         zoo_set_op_init(&zops[i], op.path.c_str(), op.data.data(), static_cast<int>(op.data.size()),
                         op.version, &stats[i]);
         break;
-      case ZkOp::Kind::check: zoo_check_op_init(&zops[i], op.path.c_str(), op.version); break;
+      case ZkOp::Kind::check:
+        zoo_check_op_init(&zops[i], op.path.c_str(), op.version);
+        break;
     }
   }
   // libzookeeper_mt's zoo_amulti (3.8, and upstream since) on a handle that

@@ -1,7 +1,7 @@
 #include "snowflake/http/request_reading.hpp"
 
-#include <boost/beast/http/error.hpp>
 #include <fmt/format.h>
+#include <boost/beast/http/error.hpp>
 
 #include <cstdint>
 #include <iterator>
@@ -40,7 +40,8 @@ std::optional<Refusal> refusal_for_read_error(const boost::beast::error_code& er
                    fmt::format("request headers are over {} bytes", limits.header_bytes)};
   }
   if (error == he::body_limit || error == he::unexpected_body) {
-    return Refusal{Status::payload_too_large, "body_not_allowed", "requests to this API carry no body"};
+    return Refusal{Status::payload_too_large, "body_not_allowed",
+                   "requests to this API carry no body"};
   }
   if (error.category() == beast_http::make_error_code(he::bad_method).category()) {
     // Any other parse error: garbage, HTTP/0.9, a bad header line, a request

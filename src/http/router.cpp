@@ -1,8 +1,8 @@
 #include "snowflake/http/router.hpp"
 
+#include <fmt/format.h>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/verb.hpp>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -56,13 +56,15 @@ Result<IdQuery, Rejection> parse_id_query(std::string_view query, std::uint32_t 
         eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
     if (key == "count") {
       const std::string range = fmt::format("count must be an integer from 1 to {}", max_batch);
-      if (seen_count) return Rejection{Status::bad_request, "bad_count", "count is given more than once"};
+      if (seen_count)
+        return Rejection{Status::bad_request, "bad_count", "count is given more than once"};
       seen_count = true;
       std::uint32_t n = 0;
-      const bool digits = !value.empty() && value.size() <= 10 &&
-                          std::all_of(value.begin(), value.end(),
-                                      [](char c) { return c >= '0' && c <= '9'; });
-      if (!digits || std::from_chars(value.data(), value.data() + value.size(), n).ec != std::errc{} ||
+      const bool digits =
+          !value.empty() && value.size() <= 10 &&
+          std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (!digits ||
+          std::from_chars(value.data(), value.data() + value.size(), n).ec != std::errc{} ||
           n < 1 || n > max_batch) {
         return Rejection{Status::bad_request, "bad_count",
                          fmt::format("{}, got \"{}\"", range, value)};
@@ -70,7 +72,8 @@ Result<IdQuery, Rejection> parse_id_query(std::string_view query, std::uint32_t 
       q.count = n;
       q.batch = true;
     } else if (key == "format") {
-      if (q.format) return Rejection{Status::bad_request, "bad_format", "format is given more than once"};
+      if (q.format)
+        return Rejection{Status::bad_request, "bad_format", "format is given more than once"};
       if (value == "json") {
         q.format = Format::json;
       } else if (value == "text") {
@@ -253,7 +256,8 @@ Response leaf_decode(std::string_view query, RouterContext& ctx) {
   nlohmann::ordered_json body{{"timestamp", fmt::format("{}({})", d.timestamp_ms, time)},
                               {"workerId", std::to_string(d.worker_id)},
                               {"sequenceId", std::to_string(d.sequence)}};
-  if (ctx.layout.settings().datacenter_bits > 0) body["datacenterId"] = std::to_string(d.datacenter_id);
+  if (ctx.layout.settings().datacenter_bits > 0)
+    body["datacenterId"] = std::to_string(d.datacenter_id);
   return json_response(Status::ok, body.dump());
 }
 
@@ -276,11 +280,13 @@ bool ready_to_issue(const RouterContext& ctx) {
 
 std::string state_line(const RouterContext& ctx) {
   const IdGenerator* generator = ctx.worker.current();
-  std::string line = generator ? fmt::format("worker ID {} ({})", generator->worker_id(), ctx.info.mode)
-                               : fmt::format("no worker ID yet ({})", ctx.info.mode);
+  std::string line = generator
+                         ? fmt::format("worker ID {} ({})", generator->worker_id(), ctx.info.mode)
+                         : fmt::format("no worker ID yet ({})", ctx.info.mode);
   line += fmt::format(", lease {}", to_string(ctx.lease.state()));
   const auto zookeeper = ctx.coordination.zookeeper.load(std::memory_order_relaxed);
-  if (zookeeper != ZkConnection::not_used) line += fmt::format(", ZooKeeper {}", to_string(zookeeper));
+  if (zookeeper != ZkConnection::not_used)
+    line += fmt::format(", ZooKeeper {}", to_string(zookeeper));
   if (ctx.coordination.pool_exhausted.load(std::memory_order_relaxed)) line += ", pool exhausted";
   return line;
 }
@@ -309,8 +315,8 @@ Response status(RouterContext& ctx) {
       {"worker_id", generator ? nlohmann::json(generator->worker_id()) : nlohmann::json(nullptr)},
       {"lease",
        {{"state", to_string(lease.state)},
-        {"remaining_ms",
-         lease.remaining.count() < 0 ? nlohmann::json(nullptr) : nlohmann::json(lease.remaining.count())}}},
+        {"remaining_ms", lease.remaining.count() < 0 ? nlohmann::json(nullptr)
+                                                     : nlohmann::json(lease.remaining.count())}}},
       {"layout",
        {{"time_bits", s.time_bits},
         {"datacenter_bits", s.datacenter_bits},
@@ -350,12 +356,11 @@ Response metrics(RouterContext& ctx) {
   res.set(field::cache_control, "no-store");
   const IdGenerator* generator = ctx.worker.current();
   const Lease::Status lease = ctx.lease.status();
-  res.body() = ctx.metrics.render({generator ? generator->stats() : IdGenerator::Stats{},
-                                   lease.state,
-                                   generator ? std::optional(generator->worker_id()) : std::nullopt,
-                                   kVersion, ctx.info.service, &ctx.coordination, lease.remaining,
-                                   std::chrono::steady_clock::now(), ctx.info.timings,
-                                   ctx.info.datacenter_id});
+  res.body() = ctx.metrics.render(
+      {generator ? generator->stats() : IdGenerator::Stats{}, lease.state,
+       generator ? std::optional(generator->worker_id()) : std::nullopt, kVersion, ctx.info.service,
+       &ctx.coordination, lease.remaining, std::chrono::steady_clock::now(), ctx.info.timings,
+       ctx.info.datacenter_id});
   res.prepare_payload();
   return res;
 }
@@ -377,13 +382,13 @@ struct Routed {
 Routed route(const Request& req, RouterContext& ctx) {
   const std::string_view target = to_std(req.target());
   if (target.size() > kMaxTargetLength) {
-    return {Route::other, error_response(Status::uri_too_long, "uri_too_long",
-                                         fmt::format("the request target is over {} bytes",
-                                                     kMaxTargetLength))};
+    return {Route::other,
+            error_response(Status::uri_too_long, "uri_too_long",
+                           fmt::format("the request target is over {} bytes", kMaxTargetLength))};
   }
   if (!target.starts_with('/')) {
-    return {Route::other,
-            error_response(Status::bad_request, "bad_request", "the request target must be a path")};
+    return {Route::other, error_response(Status::bad_request, "bad_request",
+                                         "the request target must be a path")};
   }
   const auto qmark = target.find('?');
   const std::string_view path = target.substr(0, qmark);
@@ -391,16 +396,27 @@ Routed route(const Request& req, RouterContext& ctx) {
       qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1);
 
   Route r = Route::other;
-  if (path.starts_with("/id/")) r = Route::id;
-  else if (path.starts_with("/decode/")) r = Route::decode;
-  else if (path == "/health") r = Route::health;
-  else if (path == "/ready") r = Route::ready;
-  else if (path == "/status") r = Route::status;
-  else if (path == "/metrics") r = Route::metrics;
-  else if (path == "/openapi.yaml") r = Route::openapi;
-  else if (ctx.settings.leaf_compat && path.starts_with("/api/snowflake/get/")) r = Route::leaf_id;
-  else if (ctx.settings.leaf_compat && path == "/decodeSnowflakeId") r = Route::leaf_decode;
-  else return {r, error_response(Status::not_found, "not_found", fmt::format("no route for {}", path))};
+  if (path.starts_with("/id/"))
+    r = Route::id;
+  else if (path.starts_with("/decode/"))
+    r = Route::decode;
+  else if (path == "/health")
+    r = Route::health;
+  else if (path == "/ready")
+    r = Route::ready;
+  else if (path == "/status")
+    r = Route::status;
+  else if (path == "/metrics")
+    r = Route::metrics;
+  else if (path == "/openapi.yaml")
+    r = Route::openapi;
+  else if (ctx.settings.leaf_compat && path.starts_with("/api/snowflake/get/"))
+    r = Route::leaf_id;
+  else if (ctx.settings.leaf_compat && path == "/decodeSnowflakeId")
+    r = Route::leaf_decode;
+  else
+    return {r,
+            error_response(Status::not_found, "not_found", fmt::format("no route for {}", path))};
 
   if (req.method() != verb::get && req.method() != verb::head) {
     Response res = error_response(Status::method_not_allowed, "method_not_allowed",
@@ -409,16 +425,26 @@ Routed route(const Request& req, RouterContext& ctx) {
     return {r, std::move(res)};
   }
   switch (r) {
-    case Route::id: return {r, issue_ids(req, path.substr(4), query, ctx)};
-    case Route::decode: return {r, decode(path.substr(8), ctx)};
-    case Route::health: return {r, json_response(Status::ok, R"({"status":"ok"})")};
-    case Route::ready: return {r, ready(ctx)};
-    case Route::status: return {r, status(ctx)};
-    case Route::metrics: return {r, metrics(ctx)};
-    case Route::openapi: return {r, openapi()};
-    case Route::leaf_id: return {r, leaf_get(path.substr(19), ctx)};
-    case Route::leaf_decode: return {r, leaf_decode(query, ctx)};
-    case Route::other: break;
+    case Route::id:
+      return {r, issue_ids(req, path.substr(4), query, ctx)};
+    case Route::decode:
+      return {r, decode(path.substr(8), ctx)};
+    case Route::health:
+      return {r, json_response(Status::ok, R"({"status":"ok"})")};
+    case Route::ready:
+      return {r, ready(ctx)};
+    case Route::status:
+      return {r, status(ctx)};
+    case Route::metrics:
+      return {r, metrics(ctx)};
+    case Route::openapi:
+      return {r, openapi()};
+    case Route::leaf_id:
+      return {r, leaf_get(path.substr(19), ctx)};
+    case Route::leaf_decode:
+      return {r, leaf_decode(query, ctx)};
+    case Route::other:
+      break;
   }
   return {r, error_response(Status::not_found, "not_found", "no such route")};
 }

@@ -1,19 +1,19 @@
 #include "snowflake/http/server.hpp"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/beast/http/status.hpp>
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
@@ -21,8 +21,8 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <vector>
 #include <unordered_map>
+#include <vector>
 
 namespace snowflake::http {
 
@@ -44,9 +44,13 @@ class Session;
 // and the server's timers (on the main context, with the acceptor).
 struct ServerState {
   ServerState(ServerSettings s, Handlers h)
-      : settings(std::move(s)), handlers(std::move(h)), contexts(make_contexts(settings.io_threads)),
-        acceptor(contexts[0]->get_executor()), retry_timer(contexts[0]->get_executor()),
-        sweep_timer(contexts[0]->get_executor()), drain_timer(contexts[0]->get_executor()),
+      : settings(std::move(s)),
+        handlers(std::move(h)),
+        contexts(make_contexts(settings.io_threads)),
+        acceptor(contexts[0]->get_executor()),
+        retry_timer(contexts[0]->get_executor()),
+        sweep_timer(contexts[0]->get_executor()),
+        drain_timer(contexts[0]->get_executor()),
         loop_seen_ns(std::make_unique<std::atomic<std::int64_t>[]>(contexts.size())) {
     for (auto& c : contexts) guards.emplace_back(c->get_executor());
     for (std::size_t i = 0; i < contexts.size(); ++i) loop_seen_ns[i] = now_ns();
@@ -59,7 +63,8 @@ struct ServerState {
   static std::vector<std::unique_ptr<net::io_context>> make_contexts(unsigned n) {
     std::vector<std::unique_ptr<net::io_context>> out;
     // Concurrency hint 1: each context is run by one thread only.
-    for (unsigned i = 0; i < std::max(n, 1u); ++i) out.push_back(std::make_unique<net::io_context>(1));
+    for (unsigned i = 0; i < std::max(n, 1u); ++i)
+      out.push_back(std::make_unique<net::io_context>(1));
     return out;
   }
 
@@ -163,7 +168,8 @@ class Session : public std::enable_shared_from_this<Session> {
     buffer_.commit(bytes);
     if (timed_out_) {
       if (!started_ && bytes == 0) return close();  // an idle keep-alive connection
-      return reject({Status::request_timeout, "request_timeout", "the request did not arrive in time"});
+      return reject(
+          {Status::request_timeout, "request_timeout", "the request did not arrive in time"});
     }
     if (!started_ && bytes > 0) {
       // First bytes of a request, even of an incomplete header: from now on
@@ -188,7 +194,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec) return refuse_or_close(ec);
 
     const Request& request = parser_->get();
-    if (const auto refusal = refusal_for_request(request, settings().limits)) return reject(*refusal);
+    if (const auto refusal = refusal_for_request(request, settings().limits))
+      return reject(*refusal);
     Response response = state_->handlers.handle(request);
     if (draining_) response.keep_alive(false);
     write(response);
@@ -214,7 +221,10 @@ class Session : public std::enable_shared_from_this<Session> {
     out_.append(to_std(beast::http::obsolete_reason(response.result())));
     out_.append("\r\n");
     for (const auto& field : response) {
-      out_.append(to_std(field.name_string())).append(": ").append(to_std(field.value())).append("\r\n");
+      out_.append(to_std(field.name_string()))
+          .append(": ")
+          .append(to_std(field.value()))
+          .append("\r\n");
     }
     out_.append("\r\n");
     out_.append(response.body());
@@ -242,8 +252,8 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::uint64_t id_;
   // Steady-clock ticks; read by the sweep from another thread.
   std::atomic<Clock::rep> deadline_{Clock::time_point::max().time_since_epoch().count()};
-  bool started_ = false;    // bytes of the current request have arrived
-  bool idle_ = false;       // waiting for a request with none begun
+  bool started_ = false;  // bytes of the current request have arrived
+  bool idle_ = false;     // waiting for a request with none begun
   bool keep_alive_ = false;
   bool draining_ = false;
   bool timed_out_ = false;
@@ -323,10 +333,9 @@ void on_accept(const std::shared_ptr<ServerState>& state, error_code ec, Socket 
 
 void do_accept(const std::shared_ptr<ServerState>& state) {
   // The connection lives on one context, so on one thread, for life.
-  state->acceptor.async_accept(state->next_context().get_executor(),
-                               [state](error_code ec, Socket socket) {
-                                 on_accept(state, ec, std::move(socket));
-                               });
+  state->acceptor.async_accept(
+      state->next_context().get_executor(),
+      [state](error_code ec, Socket socket) { on_accept(state, ec, std::move(socket)); });
 }
 
 }  // namespace

@@ -112,8 +112,8 @@ int main() {
   const double limit12 = 4096.0 * 1000;
   const Run d1 = median_of_runs(12, 1, 2000ms, one);
   const Run d2 = median_of_runs(12, 2, 2000ms, one);
-  std::printf("%-38s %14.0f %10.4f %12.1f\n", "default layout (12 seq bits), 1 thread", d1.ids_per_s,
-              d1.ids_per_s / limit12, d1.ns_per_id_per_thread);
+  std::printf("%-38s %14.0f %10.4f %12.1f\n", "default layout (12 seq bits), 1 thread",
+              d1.ids_per_s, d1.ids_per_s / limit12, d1.ns_per_id_per_thread);
   std::printf("%-38s %14.0f %10.4f %12.1f\n", "default layout (12 seq bits), 2 threads",
               d2.ids_per_s, d2.ids_per_s / limit12, d2.ns_per_id_per_thread);
 
@@ -134,9 +134,10 @@ int main() {
               d1.ids_per_s / limit12, verdict(d1.ids_per_s / limit12 >= 0.97));
   std::printf("goal: no collapse with 2 threads (>= 0.9 x 1 thread): %.4f  %s\n",
               d2.ids_per_s / d1.ids_per_s, verdict(d2.ids_per_s >= 0.9 * d1.ids_per_s));
-  std::printf("goal: 22 seq bits, 1 thread <= 25 ns/ID: %.1f ns  %s (clock read alone: %.1f ns, "
-              "%.2fx of it)\n",
-              w1.ns_per_id_per_thread, verdict(w1.ns_per_id_per_thread <= 25.0), clock_ns,
-              w1.ns_per_id_per_thread / clock_ns);
+  std::printf(
+      "goal: 22 seq bits, 1 thread <= 25 ns/ID: %.1f ns  %s (clock read alone: %.1f ns, "
+      "%.2fx of it)\n",
+      w1.ns_per_id_per_thread, verdict(w1.ns_per_id_per_thread <= 25.0), clock_ns,
+      w1.ns_per_id_per_thread / clock_ns);
   return 0;
 }

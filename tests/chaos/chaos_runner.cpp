@@ -63,50 +63,76 @@ Options parse(int argc, char** argv) {
       return argv[++i];
     };
     try {
-      if (arg == "--seed") o.seed = std::stoull(value()), o.seed_given = true;
-      else if (arg == "--seconds") o.length = std::chrono::seconds(std::stoll(value()));
-      else if (arg == "--minutes") o.length = std::chrono::minutes(std::stoll(value()));
-      else if (arg == "--daemons") o.daemons = std::stoi(value());
-      else if (arg == "--ensemble") o.ensemble = true;
-      else if (arg == "--strategy") o.strategy = value();
-      else if (arg == "--out") o.out = value();
-      else usage("unknown argument " + arg);
+      if (arg == "--seed")
+        o.seed = std::stoull(value()), o.seed_given = true;
+      else if (arg == "--seconds")
+        o.length = std::chrono::seconds(std::stoll(value()));
+      else if (arg == "--minutes")
+        o.length = std::chrono::minutes(std::stoll(value()));
+      else if (arg == "--daemons")
+        o.daemons = std::stoi(value());
+      else if (arg == "--ensemble")
+        o.ensemble = true;
+      else if (arg == "--strategy")
+        o.strategy = value();
+      else if (arg == "--out")
+        o.out = value();
+      else
+        usage("unknown argument " + arg);
     } catch (const std::invalid_argument&) {
       usage(arg + ": not a number");
     }
   }
   if (!o.seed_given) o.seed = std::random_device{}();
   if (o.daemons < 4) usage("--daemons must be at least 4");
-  if (o.strategy != "recycle" && o.strategy != "sequential") usage("--strategy: recycle or sequential");
+  if (o.strategy != "recycle" && o.strategy != "sequential")
+    usage("--strategy: recycle or sequential");
   // Two worker bits: four sequential identities at most.
-  if (o.strategy == "sequential" && o.daemons > 4) usage("--strategy sequential: at most 4 daemons");
+  if (o.strategy == "sequential" && o.daemons > 4)
+    usage("--strategy sequential: at most 4 daemons");
   if (o.length < 20s) usage("a run is at least 20 seconds");
-  if (o.out.empty()) o.out = std::filesystem::path("build/chaos") / fmt::format("seed{}-{}", o.seed, now_us() / 1'000'000);
+  if (o.out.empty())
+    o.out = std::filesystem::path("build/chaos") /
+            fmt::format("seed{}-{}", o.seed, now_us() / 1'000'000);
   return o;
 }
 
 // Does the plan to the cluster, writing the schedule as it happened.
 class Nemesis {
  public:
-  Nemesis(ChaosCluster& cluster, std::ofstream& schedule) : cluster_(cluster), schedule_(schedule) {}
+  Nemesis(ChaosCluster& cluster, std::ofstream& schedule)
+      : cluster_(cluster), schedule_(schedule) {}
 
   void start(std::size_t i, const PlannedFault& f) {
     Applied a{f, now_us(), 0, 0, nullptr, 0};
     if (f.kind == "floor_raise") start_floor(a, i);
     const int d = f.target;
-    if (f.kind == "net_stall") cluster_.stall(d, true);
-    else if (f.kind == "net_delay") cluster_.delay(d, std::chrono::milliseconds(f.amount));
-    else if (f.kind == "net_reset") cluster_.reset_connections(d);
-    else if (f.kind == "net_lose_reply") cluster_.lose_next_reply(d, std::chrono::milliseconds(f.amount));
-    else if (f.kind == "kill") cluster_.stop_daemon(d, SIGKILL);
-    else if (f.kind == "term") cluster_.stop_daemon(d, SIGTERM);
-    else if (f.kind == "pause") cluster_.freeze(d, true);
-    else if (f.kind == "zk_kill") a.zk_server = cluster_.zk_stop(f.target);
-    else if (f.kind == "zk_pause") a.zk_server = cluster_.zk_freeze(f.target, true);
-    else if (f.kind == "clock_step") cluster_.set_clock_offset_ms(d, cluster_.clock_offset_ms(d) + f.amount);
-    else if (f.kind == "clock_slew") a.slew_from_us = a.start_us;
-    else if (f.kind == "disk_unwritable") cluster_.state_unwritable(d, true);
-    else if (f.kind == "disk_full") cluster_.state_full(d, true);
+    if (f.kind == "net_stall")
+      cluster_.stall(d, true);
+    else if (f.kind == "net_delay")
+      cluster_.delay(d, std::chrono::milliseconds(f.amount));
+    else if (f.kind == "net_reset")
+      cluster_.reset_connections(d);
+    else if (f.kind == "net_lose_reply")
+      cluster_.lose_next_reply(d, std::chrono::milliseconds(f.amount));
+    else if (f.kind == "kill")
+      cluster_.stop_daemon(d, SIGKILL);
+    else if (f.kind == "term")
+      cluster_.stop_daemon(d, SIGTERM);
+    else if (f.kind == "pause")
+      cluster_.freeze(d, true);
+    else if (f.kind == "zk_kill")
+      a.zk_server = cluster_.zk_stop(f.target);
+    else if (f.kind == "zk_pause")
+      a.zk_server = cluster_.zk_freeze(f.target, true);
+    else if (f.kind == "clock_step")
+      cluster_.set_clock_offset_ms(d, cluster_.clock_offset_ms(d) + f.amount);
+    else if (f.kind == "clock_slew")
+      a.slew_from_us = a.start_us;
+    else if (f.kind == "disk_unwritable")
+      cluster_.state_unwritable(d, true);
+    else if (f.kind == "disk_full")
+      cluster_.state_full(d, true);
     active_[i] = std::move(a);
     if (f.duration_ms == 0) end(i);
   }
@@ -117,21 +143,33 @@ class Nemesis {
     Applied& a = it->second;
     const PlannedFault& f = a.plan;
     const int d = f.target;
-    if (f.kind == "net_stall") cluster_.stall(d, false);
-    else if (f.kind == "net_delay") cluster_.delay(d, 0ms);
-    else if (f.kind == "kill") cluster_.start_daemon(d, f.fresh_state);
-    else if (f.kind == "term") cluster_.start_daemon(d, false);
-    else if (f.kind == "pause") cluster_.freeze(d, false);
-    else if (f.kind == "zk_kill") cluster_.zk_start(a.zk_server);
-    else if (f.kind == "zk_pause") cluster_.zk_freeze(f.target, false, a.zk_server);
-    else if (f.kind == "clock_step" || f.kind == "clock_slew") cluster_.set_clock_offset_ms(d, 0);  // NTP steps it right
-    else if (f.kind == "disk_unwritable") cluster_.state_unwritable(d, false);
-    else if (f.kind == "disk_full") cluster_.state_full(d, false);
+    if (f.kind == "net_stall")
+      cluster_.stall(d, false);
+    else if (f.kind == "net_delay")
+      cluster_.delay(d, 0ms);
+    else if (f.kind == "kill")
+      cluster_.start_daemon(d, f.fresh_state);
+    else if (f.kind == "term")
+      cluster_.start_daemon(d, false);
+    else if (f.kind == "pause")
+      cluster_.freeze(d, false);
+    else if (f.kind == "zk_kill")
+      cluster_.zk_start(a.zk_server);
+    else if (f.kind == "zk_pause")
+      cluster_.zk_freeze(f.target, false, a.zk_server);
+    else if (f.kind == "clock_step" || f.kind == "clock_slew")
+      cluster_.set_clock_offset_ms(d, 0);  // NTP steps it right
+    else if (f.kind == "disk_unwritable")
+      cluster_.state_unwritable(d, false);
+    else if (f.kind == "disk_full")
+      cluster_.state_full(d, false);
     const bool zk = f.kind.starts_with("zk_");
-    const std::int64_t end_us = f.kind == "net_lose_reply" ? a.start_us + f.amount * 1000 : now_us();
-    const std::string target = zk ? fmt::format("zk{}", a.zk_server) : f.kind == "floor_raise" ? std::string("cluster") : fmt::format("d{}", d);
-    Fault done{f.kind, target, a.start_us, end_us,
-               f.describe()};
+    const std::int64_t end_us =
+        f.kind == "net_lose_reply" ? a.start_us + f.amount * 1000 : now_us();
+    const std::string target = zk                        ? fmt::format("zk{}", a.zk_server)
+                               : f.kind == "floor_raise" ? std::string("cluster")
+                                                         : fmt::format("d{}", d);
+    Fault done{f.kind, target, a.start_us, end_us, f.describe()};
     if (f.kind == "floor_raise") end_floor(a, done);
     schedule_ << to_json_line(done) << '\n';
     schedule_.flush();
@@ -152,7 +190,8 @@ class Nemesis {
       const std::int64_t now = now_us();
       const std::int64_t drift_ms = (now - a.slew_from_us) * a.plan.amount / 1'000'000 / 1000;
       if (drift_ms == 0) continue;
-      cluster_.set_clock_offset_ms(a.plan.target, cluster_.clock_offset_ms(a.plan.target) + drift_ms);
+      cluster_.set_clock_offset_ms(a.plan.target,
+                                   cluster_.clock_offset_ms(a.plan.target) + drift_ms);
       a.slew_from_us = now;
     }
   }
@@ -174,11 +213,13 @@ class Nemesis {
   // real time + amount; the command gets the fault's duration to confirm.
   void start_floor(Applied& a, std::size_t i) {
     const auto layout = IdLayout::create(chaos_layout(), chaos_layout().epoch_ms).value();
-    a.above_id = layout.compose(a.start_us / 1000 + a.plan.amount, 0, layout.max_worker_id(),
-                                layout.max_sequence())
+    a.above_id = layout
+                     .compose(a.start_us / 1000 + a.plan.amount, 0, layout.max_worker_id(),
+                              layout.max_sequence())
                      .value();
-    a.floor_command = cluster_.raise_floor(a.above_id, std::chrono::milliseconds(a.plan.duration_ms - 1000),
-                                           fmt::format("floor-{}", i));
+    a.floor_command =
+        cluster_.raise_floor(a.above_id, std::chrono::milliseconds(a.plan.duration_ms - 1000),
+                             fmt::format("floor-{}", i));
   }
 
   // Its record: confirmed when the command exited 0 (told by the first tick
@@ -192,8 +233,9 @@ class Nemesis {
     const std::int64_t floor_passes_us = (a.start_us / 1000 + a.plan.amount + 1) * 1000;
     done.end_us = std::max(done.end_us, floor_passes_us);
     done.detail += fmt::format(": above {}, {}", a.above_id,
-                               done.confirmed_us ? std::string("confirmed")
-                                                 : fmt::format("not confirmed ({})", status ? status->code : -1));
+                               done.confirmed_us
+                                   ? std::string("confirmed")
+                                   : fmt::format("not confirmed ({})", status ? status->code : -1));
   }
   ChaosCluster& cluster_;
   std::ofstream& schedule_;
@@ -219,10 +261,11 @@ int main(int argc, char** argv) {
                      tmpfs ? "yes" : "no: needs root, disk_full faults do nothing");
     for (const auto& f : plan) p << fmt::format("{:>8} ms  {}\n", f.at_ms, f.describe());
   }
-  std::cout << fmt::format("chaos: seed {}, {} s, {} {} daemons on {} ZooKeeper, {} faults planned; "
-                           "record in {}\n",
-                           o.seed, o.length.count() / 1000, o.daemons, o.strategy,
-                           o.ensemble ? "a 3-node" : "a standalone", plan.size(), o.out.string())
+  std::cout << fmt::format(
+                   "chaos: seed {}, {} s, {} {} daemons on {} ZooKeeper, {} faults planned; "
+                   "record in {}\n",
+                   o.seed, o.length.count() / 1000, o.daemons, o.strategy,
+                   o.ensemble ? "a 3-node" : "a standalone", plan.size(), o.out.string())
             << std::flush;
 
   std::vector<std::string> crashes;
@@ -253,7 +296,9 @@ int main(int argc, char** argv) {
                      [](const Event& a, const Event& b) { return a.at_ms < b.at_ms; });
     const auto t0 = std::chrono::steady_clock::now();
     const auto since = [&] {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::steady_clock::now() - t0)
+          .count();
     };
     std::size_t next = 0;
     std::int64_t next_progress = 10'000;
@@ -264,8 +309,8 @@ int main(int argc, char** argv) {
       }
       nemesis_runner.tick();
       if (since() >= next_progress) {
-        std::cout << fmt::format("chaos: {:>4} s: {} answers, {} faults done\n", next_progress / 1000,
-                                 history.answers(), nemesis_runner.applied())
+        std::cout << fmt::format("chaos: {:>4} s: {} answers, {} faults done\n",
+                                 next_progress / 1000, history.answers(), nemesis_runner.applied())
                   << std::flush;
         next_progress += 10'000;
       }
@@ -281,7 +326,8 @@ int main(int argc, char** argv) {
   const auto schedule = read_schedule(schedule_in);
   const auto layout = IdLayout::create(chaos_layout(), chaos_layout().epoch_ms).value();
   const CheckReport report = check(history, schedule, layout);
-  std::string text = fmt::format("seed {}: {} faults applied\n", o.seed, schedule.size()) + to_text(report);
+  std::string text =
+      fmt::format("seed {}: {} faults applied\n", o.seed, schedule.size()) + to_text(report);
   for (const auto& c : crashes) text += "CRASH: " + c + "\n";
   std::ofstream(o.out / "report.txt") << text;
   std::cout << text << "record: " << o.out.string() << '\n';

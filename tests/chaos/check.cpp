@@ -35,15 +35,16 @@ std::vector<Span> spans_of(const History& h) {
   for (std::size_t i = 0; i < h.answers.size(); ++i) {
     for (const auto& run : h.answers[i].ids) spans.push_back({run.first, run.last(), i});
   }
-  std::sort(spans.begin(), spans.end(),
-            [](const Span& a, const Span& b) { return std::tie(a.first, a.last) < std::tie(b.first, b.last); });
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return std::tie(a.first, a.last) < std::tie(b.first, b.last);
+  });
   return spans;
 }
 
 void check_duplicates(const History& h, const std::vector<Span>& spans, CheckReport& r) {
   std::uint64_t distinct = 0;
-  std::uint64_t covered_to = 0;     // one past the highest ID seen so far
-  const Span* reaching = nullptr;   // the span that reaches it
+  std::uint64_t covered_to = 0;    // one past the highest ID seen so far
+  const Span* reaching = nullptr;  // the span that reaches it
   for (const Span& s : spans) {
     if (reaching && s.first < covered_to) {
       violate(r, "duplicate",
@@ -82,7 +83,8 @@ void check_answers(const History& h, const IdLayout& layout, CheckReport& r) {
       if (a.received_us == 0) continue;  // a plain list: no times to judge by
       const auto stamped = layout.decompose(run.last());
       if (!stamped) {
-        violate(r, "bad_answer", fmt::format("{} gave {}, not an ID of this layout", who(a), run.last()));
+        violate(r, "bad_answer",
+                fmt::format("{} gave {}, not an ID of this layout", who(a), run.last()));
         continue;
       }
       const std::int64_t clock_ms = a.received_us / 1000 + a.clock_offset_ms;
@@ -127,9 +129,10 @@ void check_increasing(const History& h, const IdLayout& layout, CheckReport& r) 
       std::uint64_t lowest = UINT64_MAX;
       for (const auto& run : a.ids) lowest = std::min(lowest, run.first);
       if (lowest <= floor) {
-        violate(r, "not_increasing",
-                fmt::format("{} (worker {}) gave ID {}, not above ID {} answered before it was sent",
-                            who(a), std::get<2>(key), lowest, floor));
+        violate(
+            r, "not_increasing",
+            fmt::format("{} (worker {}) gave ID {}, not above ID {} answered before it was sent",
+                        who(a), std::get<2>(key), lowest, floor));
       }
     }
   }
@@ -147,9 +150,10 @@ void check_floors(const History& h, const std::vector<Fault>& schedule, CheckRep
       if (a.sent_us < f.confirmed_us) continue;
       for (const auto& run : a.ids) {
         if (run.first > f.above_id) continue;
-        violate(r, "below_floor",
-                fmt::format("{} gave ID {}, at or below the floor {} that `pool floor` confirmed at {}",
-                            who(a), run.first, f.above_id, format_iso8601_ms(f.confirmed_us / 1000)));
+        violate(
+            r, "below_floor",
+            fmt::format("{} gave ID {}, at or below the floor {} that `pool floor` confirmed at {}",
+                        who(a), run.first, f.above_id, format_iso8601_ms(f.confirmed_us / 1000)));
         break;
       }
     }
@@ -183,9 +187,11 @@ void availability_and_recovery(const History& h, const std::vector<Fault>& sched
     }
     auto& av = r.availability[d];
     for (const Answer* a : answers) {
-      // The first window ending at or after the answer was sent: faulted if it began before it arrived.
-      const auto w = std::lower_bound(merged.begin(), merged.end(), a->sent_us,
-                                      [](const auto& window, std::int64_t t) { return window.second < t; });
+      // The first window ending at or after the answer was sent: faulted if it began before it
+      // arrived.
+      const auto w =
+          std::lower_bound(merged.begin(), merged.end(), a->sent_us,
+                           [](const auto& window, std::int64_t t) { return window.second < t; });
       if (w != merged.end() && w->first <= a->received_us) continue;
       // A standby waits for a free worker ID by design (more daemons than
       // the pool holds): not a daemon that fails to serve.
@@ -211,8 +217,9 @@ void availability_and_recovery(const History& h, const std::vector<Fault>& sched
     double worst = -1;
     for (const auto& [d, answers] : served) {
       if (!touches(f, d)) continue;
-      const auto next = std::lower_bound(answers.begin(), answers.end(), f.end_us,
-                                         [](const Answer* a, std::int64_t t) { return a->sent_us < t; });
+      const auto next =
+          std::lower_bound(answers.begin(), answers.end(), f.end_us,
+                           [](const Answer* a, std::int64_t t) { return a->sent_us < t; });
       if (next == answers.end()) continue;  // the run ended first
       const bool overlapped = std::any_of(schedule.begin(), schedule.end(), [&](const Fault& g) {
         return &g != &f && touches(g, d) && g.start_us <= (*next)->sent_us && g.end_us >= f.end_us;
@@ -231,7 +238,8 @@ void availability_and_recovery(const History& h, const std::vector<Fault>& sched
 
 void worker_reuse(const History& h, const std::vector<Span>& spans, const IdLayout& layout,
                   CheckReport& r) {
-  std::map<std::uint32_t, std::pair<std::pair<int, int>, std::int64_t>> previous;  // owner, last stamp
+  std::map<std::uint32_t, std::pair<std::pair<int, int>, std::int64_t>>
+      previous;  // owner, last stamp
   for (const Span& s : spans) {
     const Answer& a = h.answers[s.answer];
     if (a.daemon < 0) continue;
@@ -259,7 +267,7 @@ double median(std::vector<double> v) {
 
 bool is_documented_refusal(const std::string& code) {
   static const std::set<std::string> documented{
-      "not_ready",        "lease_expired",  "clock_skew",        "clock_moved_backwards",
+      "not_ready",          "lease_expired",  "clock_skew",        "clock_moved_backwards",
       "clock_before_epoch", "time_exhausted", "time_not_reserved", "floor_ahead"};
   return documented.contains(code);
 }
@@ -278,8 +286,8 @@ CheckReport check(const History& history, const std::vector<Fault>& schedule,
 }
 
 std::string to_text(const CheckReport& r) {
-  std::string out = fmt::format("answers {}, IDs checked {}, duplicates {}\n", r.answers, r.ids,
-                                r.duplicates);
+  std::string out =
+      fmt::format("answers {}, IDs checked {}, duplicates {}\n", r.answers, r.ids, r.duplicates);
   out += "refusals by code:";
   if (r.refusals.empty()) out += " none";
   for (const auto& [code, n] : r.refusals) out += fmt::format(" {} {}", code, n);
@@ -287,21 +295,25 @@ std::string to_text(const CheckReport& r) {
   if (!r.availability.empty()) {
     out += "availability outside the daemon's own faults and ZooKeeper's:";
     for (const auto& [d, a] : r.availability) {
-      out += fmt::format(" d{} {:.1f}% of {}", d, a.asked ? 100.0 * static_cast<double>(a.served) / static_cast<double>(a.asked) : 0.0,
-                         a.asked);
+      out += fmt::format(
+          " d{} {:.1f}% of {}", d,
+          a.asked ? 100.0 * static_cast<double>(a.served) / static_cast<double>(a.asked) : 0.0,
+          a.asked);
       if (a.standby) out += fmt::format(" (+{} as a standby)", a.standby);
     }
     out += "\n";
   }
   if (!r.recovery_s.empty()) {
-    out += fmt::format("serving again after a fault ended (where no other fault touched the daemon "
-                       "meanwhile): median {:.2f} s, max {:.2f} s ({}), over {} faults\n",
-                       median(r.recovery_s),
-                       *std::max_element(r.recovery_s.begin(), r.recovery_s.end()), r.slowest_recovery,
-                       r.recovery_s.size());
+    out += fmt::format(
+        "serving again after a fault ended (where no other fault touched the daemon "
+        "meanwhile): median {:.2f} s, max {:.2f} s ({}), over {} faults\n",
+        median(r.recovery_s), *std::max_element(r.recovery_s.begin(), r.recovery_s.end()),
+        r.slowest_recovery, r.recovery_s.size());
   }
   if (!r.reuse.empty()) {
-    out += "worker IDs passed between owners (handovers, least gap between one owner's last stamp and the next's first):";
+    out +=
+        "worker IDs passed between owners (handovers, least gap between one owner's last stamp and "
+        "the next's first):";
     for (const auto& [w, reuse] : r.reuse) {
       out += reuse.handovers ? fmt::format(" {}: {} ({} ms)", w, reuse.handovers, reuse.min_gap_ms)
                              : fmt::format(" {}: 0", w);
@@ -313,8 +325,10 @@ std::string to_text(const CheckReport& r) {
                        r.floors_raised, r.floors_confirmed);
   }
   if (r.ok()) {
-    out += "OK: no duplicate, no borrowed time, increasing within each ownership, every answer documented, "
-           "nothing below a confirmed floor\n";
+    out +=
+        "OK: no duplicate, no borrowed time, increasing within each ownership, every answer "
+        "documented, "
+        "nothing below a confirmed floor\n";
   } else {
     out += "FAILED:";
     for (const auto& [rule, n] : r.violations_by_rule) out += fmt::format(" {} {}", rule, n);

@@ -32,8 +32,8 @@ struct Violation {
 
 struct CheckReport {
   std::uint64_t answers = 0;
-  std::uint64_t ids = 0;         // issued, duplicates included
-  std::uint64_t duplicates = 0;  // IDs issued more than once (each extra time)
+  std::uint64_t ids = 0;                          // issued, duplicates included
+  std::uint64_t duplicates = 0;                   // IDs issued more than once (each extra time)
   std::map<std::string, std::uint64_t> refusals;  // by code; "no_answer" for none at all
   std::map<std::string, std::uint64_t> violations_by_rule;
   std::vector<Violation> examples;  // the first few of each rule
@@ -41,18 +41,19 @@ struct CheckReport {
   struct Availability {
     std::uint64_t asked = 0;
     std::uint64_t served = 0;
-    std::uint64_t standby = 0;  // not_ready while every worker ID was in use: expected, not counted in asked
+    std::uint64_t standby =
+        0;  // not_ready while every worker ID was in use: expected, not counted in asked
   };
   std::map<int, Availability> availability;  // per daemon, outside its faults
   std::vector<double> recovery_s;            // per fault that ended: to the next 200
   std::string slowest_recovery;
   struct Reuse {
-    int handovers = 0;                 // owner changes, in ID order
+    int handovers = 0;                    // owner changes, in ID order
     std::int64_t min_gap_ms = INT64_MAX;  // between one owner's last stamp and the next's first
   };
   std::map<std::uint32_t, Reuse> reuse;  // per worker ID
-  int floors_raised = 0;     // migration floors in the schedule
-  int floors_confirmed = 0;  // of them, confirmed by `pool floor` (exit 0)
+  int floors_raised = 0;                 // migration floors in the schedule
+  int floors_confirmed = 0;              // of them, confirmed by `pool floor` (exit 0)
 
   bool ok() const { return violations_by_rule.empty(); }
 };

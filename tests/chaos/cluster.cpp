@@ -1,9 +1,9 @@
 #include "cluster.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <sched.h>
 #include <sys/mount.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <csignal>
@@ -36,7 +36,8 @@ std::map<std::string, std::string> sanitizer_env() {
   // Sanitizer reports must not look like "refused to start" (exit 1).
   return {{"ASAN_OPTIONS", "verify_asan_link_order=0:exitcode=99"},
           {"UBSAN_OPTIONS", "halt_on_error=1:exitcode=98"},
-          {"LSAN_OPTIONS", "suppressions=" SNOWFLAKE_SOURCE_DIR "/tests/lsan.supp:print_suppressions=0"}};
+          {"LSAN_OPTIONS",
+           "suppressions=" SNOWFLAKE_SOURCE_DIR "/tests/lsan.supp:print_suppressions=0"}};
 }
 
 }  // namespace
@@ -68,7 +69,8 @@ ChaosCluster::ChaosCluster(ClusterOptions options) : options_(std::move(options)
   {
     // For operators' commands (pool floor): ZooKeeper itself, no proxy.
     std::string hosts;
-    for (const auto port : zk_ports) hosts += fmt::format("{}127.0.0.1:{}", hosts.empty() ? "" : ",", port);
+    for (const auto port : zk_ports)
+      hosts += fmt::format("{}127.0.0.1:{}", hosts.empty() ? "" : ",", port);
     admin_config_ = options_.out / "admin.json";
     write_config_file(admin_config_, hosts, options_.out / "state" / "admin", 0, 99);
   }
@@ -101,7 +103,7 @@ ChaosCluster::~ChaosCluster() {
   if (supervisor_.joinable()) supervisor_.join();
   for (auto& s : slots_) {
     if (s->process) s->process->send_signal(SIGCONT);  // a frozen one must die too
-    s->process.reset();  // kills it, by pid
+    s->process.reset();                                // kills it, by pid
     if (options_.tmpfs_state) ::umount2(s->state.c_str(), MNT_DETACH);
   }
 }
@@ -116,24 +118,28 @@ void ChaosCluster::write_config(Slot& s) {
 void ChaosCluster::write_config_file(const std::filesystem::path& path, const std::string& hosts,
                                      const std::filesystem::path& state, unsigned short port,
                                      int index) const {
-  const nlohmann::json config = {
-      {"service", "chaos"},
-      {"layout", nlohmann::json::parse(coord::encode(chaos_layout()))},
-      {"coordinator",
-       {{"type", options_.strategy},
-        {"state_dir", state.string()},
-        {"advertise", fmt::format("chaos-d{}:9000", index)},
-        {"heartbeat_interval_ms", 300},
-        {"lease_timeout_ms", 1500},
-        {"reclaim_after_ms", 2500},
-        {"safety_margin_ms", 500},
-        {"max_skew_ms", 2000},
-        {"max_boot_wait_ms", 2000},
-        {"persist_interval_ms", 100}}},
-      {"zookeeper", {{"hosts", hosts}, {"root", "/snowflake/chaos"}, {"session_timeout_ms", 2000},
-                     {"connect_timeout_ms", 2000}}},
-      {"http", {{"listen", fmt::format("127.0.0.1:{}", port)}, {"io_threads", 2},
-                {"drain_timeout_ms", 2000}}}};
+  const nlohmann::json config = {{"service", "chaos"},
+                                 {"layout", nlohmann::json::parse(coord::encode(chaos_layout()))},
+                                 {"coordinator",
+                                  {{"type", options_.strategy},
+                                   {"state_dir", state.string()},
+                                   {"advertise", fmt::format("chaos-d{}:9000", index)},
+                                   {"heartbeat_interval_ms", 300},
+                                   {"lease_timeout_ms", 1500},
+                                   {"reclaim_after_ms", 2500},
+                                   {"safety_margin_ms", 500},
+                                   {"max_skew_ms", 2000},
+                                   {"max_boot_wait_ms", 2000},
+                                   {"persist_interval_ms", 100}}},
+                                 {"zookeeper",
+                                  {{"hosts", hosts},
+                                   {"root", "/snowflake/chaos"},
+                                   {"session_timeout_ms", 2000},
+                                   {"connect_timeout_ms", 2000}}},
+                                 {"http",
+                                  {{"listen", fmt::format("127.0.0.1:{}", port)},
+                                   {"io_threads", 2},
+                                   {"drain_timeout_ms", 2000}}}};
   // The epoch as Unix ms: the layout's JSON spells it epoch_ms.
   nlohmann::json c = config;
   c["layout"]["epoch"] = c["layout"]["epoch_ms"];
@@ -142,8 +148,8 @@ void ChaosCluster::write_config_file(const std::filesystem::path& path, const st
 }
 
 std::unique_ptr<test::ChildProcess> ChaosCluster::raise_floor(std::uint64_t above_id,
-                                                             std::chrono::milliseconds timeout,
-                                                             const std::string& log_name) const {
+                                                              std::chrono::milliseconds timeout,
+                                                              const std::string& log_name) const {
   return std::make_unique<test::ChildProcess>(
       std::vector<std::string>{SNOWFLAKED_PATH, "pool", "floor", "--config", admin_config_.string(),
                                "--above-id", std::to_string(above_id), "--timeout",
@@ -174,14 +180,15 @@ void ChaosCluster::supervise() {
       }
       if (s->process->running()) continue;
       const auto status = s->process->wait_for_exit(0ms).value_or(test::ExitStatus{});
-      if (status.code == 1 && s->process->stderr_text().find("cannot listen on") != std::string::npos) {
+      if (status.code == 1 &&
+          s->process->stderr_text().find("cannot listen on") != std::string::npos) {
         s->port = test::free_port();  // someone took its port meanwhile
         write_config(*s);
       } else if (status.code != 1) {
-        crashes_.push_back(fmt::format("d{} run {} ended by itself: {}; its log: {}", s->index,
-                                       s->run.load(), describe(status),
-                                       (options_.out / "logs" / fmt::format("d{}-run{}", s->index, s->run.load()))
-                                           .string()));
+        crashes_.push_back(fmt::format(
+            "d{} run {} ended by itself: {}; its log: {}", s->index, s->run.load(),
+            describe(status),
+            (options_.out / "logs" / fmt::format("d{}-run{}", s->index, s->run.load())).string()));
       }
       s->restart_at = Clock::now() + kRestartAfter;
     }
@@ -206,12 +213,14 @@ bool ChaosCluster::wait_ready(std::chrono::milliseconds within) {
   }
 }
 
-std::int64_t ChaosCluster::max_clock_offset_ms(int d, std::int64_t from_us, std::int64_t to_us) const {
+std::int64_t ChaosCluster::max_clock_offset_ms(int d, std::int64_t from_us,
+                                               std::int64_t to_us) const {
   std::lock_guard lock(mutex_);
   const auto& changes = slots_[idx(d)]->offsets;
   // The first change that may have taken effect at or after from_us.
-  const auto first = std::lower_bound(changes.begin(), changes.end(), from_us,
-                                      [](const Slot::OffsetChange& c, std::int64_t t) { return c.to_us < t; });
+  const auto first =
+      std::lower_bound(changes.begin(), changes.end(), from_us,
+                       [](const Slot::OffsetChange& c, std::int64_t t) { return c.to_us < t; });
   std::int64_t most = first == changes.begin() ? 0 : std::prev(first)->after_ms;
   for (auto c = first; c != changes.end() && c->from_us <= to_us; ++c) {
     most = std::max({most, c->before_ms, c->after_ms});

@@ -71,7 +71,7 @@ class ChaosCluster {
   void lose_next_reply(int d, std::chrono::milliseconds outage);
   void stop_daemon(int d, int signal);  // kill -9 or SIGTERM; kept down until start_daemon
   void start_daemon(int d, bool fresh_state);
-  void freeze(int d, bool frozen);      // SIGSTOP / SIGCONT
+  void freeze(int d, bool frozen);  // SIGSTOP / SIGCONT
   void set_clock_offset_ms(int d, std::int64_t offset_ms);
   std::int64_t clock_offset_ms(int d) const;
   void state_unwritable(int d, bool on);
@@ -83,7 +83,8 @@ class ChaosCluster {
 
   // Starts `snowflaked pool floor --above-id N` against ZooKeeper itself (no
   // proxy), its output in logs/<log_name>.
-  std::unique_ptr<test::ChildProcess> raise_floor(std::uint64_t above_id, std::chrono::milliseconds timeout,
+  std::unique_ptr<test::ChildProcess> raise_floor(std::uint64_t above_id,
+                                                  std::chrono::milliseconds timeout,
                                                   const std::string& log_name) const;
 
   // Stops the supervisor, then every daemon with SIGTERM: each must exit 0.
@@ -124,7 +125,7 @@ class ChaosCluster {
   std::unique_ptr<test::ZooKeeperEnsemble> ensemble_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::filesystem::path admin_config_;  // ZooKeeper without proxies, for pool floor
-  mutable std::mutex mutex_;  // slots' processes and offsets
+  mutable std::mutex mutex_;            // slots' processes and offsets
   std::vector<std::string> crashes_;
   std::atomic<bool> stopping_{false};
   std::thread supervisor_;

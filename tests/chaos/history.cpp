@@ -66,8 +66,9 @@ std::vector<IdRun> to_runs(const std::vector<std::uint64_t>& ids) {
 }
 
 std::string to_json_line(const Answer& a) {
-  json j{{"d", a.daemon}, {"run", a.run},  {"c", a.client},  {"sent", a.sent_us},
-         {"recv", a.received_us}, {"off", a.clock_offset_ms}, {"status", a.status}};
+  json j{{"d", a.daemon},     {"run", a.run},          {"c", a.client},
+         {"sent", a.sent_us}, {"recv", a.received_us}, {"off", a.clock_offset_ms},
+         {"status", a.status}};
   if (!a.error.empty()) j["error"] = a.error;
   if (a.status != 200 && a.status != 0) j["retry_after"] = a.retry_after;
   if (a.standby) j["standby"] = true;
@@ -80,8 +81,11 @@ std::string to_json_line(const Answer& a) {
 }
 
 std::string to_json_line(const Fault& f) {
-  json j{{"kind", f.kind},  {"target", f.target}, {"start", f.start_us},
-         {"end", f.end_us}, {"detail", f.detail}};
+  json j{{"kind", f.kind},
+         {"target", f.target},
+         {"start", f.start_us},
+         {"end", f.end_us},
+         {"detail", f.detail}};
   if (f.above_id != 0) {
     j["above_id"] = std::to_string(f.above_id);
     j["confirmed"] = f.confirmed_us;

@@ -41,16 +41,16 @@ struct IdRun {
 
 struct Answer {
   int daemon = -1;
-  int run = -1;     // which start of that daemon (0, 1, ...)
-  int client = 0;   // which client of that daemon
+  int run = -1;    // which start of that daemon (0, 1, ...)
+  int client = 0;  // which client of that daemon
   std::int64_t sent_us = 0;
   std::int64_t received_us = 0;
   std::int64_t clock_offset_ms = 0;
-  int status = 0;             // HTTP status; 0: no answer
-  std::string error{};        // a refusal's code
-  bool retry_after = false;   // a refusal carried Retry-After
-  bool standby = false;       // not_ready because every worker ID is in use: by design
-  std::vector<IdRun> ids{};   // a 200's IDs, in the order given
+  int status = 0;            // HTTP status; 0: no answer
+  std::string error{};       // a refusal's code
+  bool retry_after = false;  // a refusal carried Retry-After
+  bool standby = false;      // not_ready because every worker ID is in use: by design
+  std::vector<IdRun> ids{};  // a 200's IDs, in the order given
 };
 
 struct Fault {

@@ -19,9 +19,12 @@ int main(int argc, char** argv) {
   std::string history_path, schedule_path, layout_json;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--schedule" && i + 1 < argc) schedule_path = argv[++i];
-    else if (arg == "--layout" && i + 1 < argc) layout_json = argv[++i];
-    else if (!arg.starts_with("--") && history_path.empty()) history_path = arg;
+    if (arg == "--schedule" && i + 1 < argc)
+      schedule_path = argv[++i];
+    else if (arg == "--layout" && i + 1 < argc)
+      layout_json = argv[++i];
+    else if (!arg.starts_with("--") && history_path.empty())
+      history_path = arg;
     else {
       std::cerr << "usage: history_checker HISTORY [--schedule FILE] [--layout JSON]\n";
       return 2;

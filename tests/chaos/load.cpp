@@ -27,7 +27,8 @@ std::int64_t now_us() {
 
 std::vector<std::uint64_t> parse_ids(const test::HttpReply& reply) {
   std::vector<std::uint64_t> ids;
-  if (reply.headers.count("content-type") && reply.headers.at("content-type").starts_with("text/plain")) {
+  if (reply.headers.count("content-type") &&
+      reply.headers.at("content-type").starts_with("text/plain")) {
     const std::string& b = reply.body;
     for (std::size_t at = 0; at < b.size();) {
       const auto nl = b.find('\n', at);
@@ -69,7 +70,8 @@ ChaosLoad::ChaosLoad(ChaosCluster& cluster, HistoryWriter& history, std::uint64_
     : cluster_(cluster), history_(history) {
   for (int d = 0; d < cluster.daemons(); ++d) {
     for (int which = 0; which < 2; ++which) {
-      threads_.emplace_back([this, d, which, seed] { client(d, which, seed * 1000 + d * 10 + which); });
+      threads_.emplace_back(
+          [this, d, which, seed] { client(d, which, seed * 1000 + d * 10 + which); });
     }
   }
 }
@@ -93,7 +95,8 @@ void ChaosLoad::client(int daemon, int which, std::uint64_t seed) {
     if (which == 0) {
       target = n % 2 ? "/id/orders" : "/id/users?format=text";
     } else {
-      target = "/id/batch?count=" + std::to_string(std::uniform_int_distribution<int>(2, 300)(random));
+      target =
+          "/id/batch?count=" + std::to_string(std::uniform_int_distribution<int>(2, 300)(random));
     }
     Answer a;
     a.daemon = daemon;
@@ -103,7 +106,8 @@ void ChaosLoad::client(int daemon, int which, std::uint64_t seed) {
     try {
       if (!connection || connected_run != cluster_.run(daemon)) {
         connected_run = cluster_.run(daemon);
-        connection = std::make_unique<test::HttpConnection>(cluster_.port(daemon), "127.0.0.1", kTimeout);
+        connection =
+            std::make_unique<test::HttpConnection>(cluster_.port(daemon), "127.0.0.1", kTimeout);
       }
       reply = connection->request(target);
     } catch (const std::exception&) {
@@ -127,8 +131,9 @@ void ChaosLoad::client(int daemon, int which, std::uint64_t seed) {
       a.error = body.is_object() ? body.value("error", "") : "";
       a.retry_after = reply->headers.count("retry-after") > 0;
       // The router's words for a daemon that waits because the pool is full.
-      a.standby = a.error == "not_ready" && body.value("message", "").find("every worker ID of the pool is in use") !=
-                                                std::string::npos;
+      a.standby = a.error == "not_ready" &&
+                  body.value("message", "").find("every worker ID of the pool is in use") !=
+                      std::string::npos;
     }
     history_.write(a);
     if (!reply->keep_alive) connection.reset();

@@ -17,10 +17,14 @@ struct Kind {
   int weight;
 };
 constexpr Kind kKinds[] = {
-    {"net_stall", 3},  {"net_delay", 2},   {"net_reset", 2},      {"net_lose_reply", 2},
-    {"kill", 2},       {"pause", 2},       {"term", 1},           {"zk_kill", 1},
-    {"zk_pause", 1},   {"clock_step", 3},  {"clock_slew", 1},     {"disk_unwritable", 1},
-    {"disk_full", 1},  {"cut_off_and_jump", 1}, {"floor_raise", 1},
+    {"net_stall", 3},   {"net_delay", 2},
+    {"net_reset", 2},   {"net_lose_reply", 2},
+    {"kill", 2},        {"pause", 2},
+    {"term", 1},        {"zk_kill", 1},
+    {"zk_pause", 1},    {"clock_step", 3},
+    {"clock_slew", 1},  {"disk_unwritable", 1},
+    {"disk_full", 1},   {"cut_off_and_jump", 1},
+    {"floor_raise", 1},
 };
 
 constexpr std::int64_t kMeanGapMs = 1200;
@@ -44,8 +48,9 @@ class Planner {
       const std::string kind = draw_kind();
       for (auto& f : make(kind, at, end)) out.push_back(std::move(f));
     }
-    std::stable_sort(out.begin(), out.end(),
-                     [](const PlannedFault& a, const PlannedFault& b) { return a.at_ms < b.at_ms; });
+    std::stable_sort(out.begin(), out.end(), [](const PlannedFault& a, const PlannedFault& b) {
+      return a.at_ms < b.at_ms;
+    });
     return out;
   }
 
@@ -55,14 +60,15 @@ class Planner {
   }
   // Spread evenly over orders of magnitude: ms steps as often as minutes.
   std::int64_t log_uniform(std::int64_t lo, std::int64_t hi) {
-    const double x = std::uniform_real_distribution<double>(std::log(static_cast<double>(lo)),
-                                                            std::log(static_cast<double>(hi)))(random_);
+    const double x = std::uniform_real_distribution<double>(
+        std::log(static_cast<double>(lo)), std::log(static_cast<double>(hi)))(random_);
     return static_cast<std::int64_t>(std::exp(x));
   }
   bool chance(double p) { return std::bernoulli_distribution(p)(random_); }
   std::int64_t gap() {
     return std::max<std::int64_t>(
-        50, static_cast<std::int64_t>(std::exponential_distribution<double>(1.0 / kMeanGapMs)(random_)));
+        50, static_cast<std::int64_t>(
+                std::exponential_distribution<double>(1.0 / kMeanGapMs)(random_)));
   }
 
   std::string draw_kind() {
@@ -160,13 +166,13 @@ class Planner {
 
 std::string PlannedFault::describe() const {
   if (kind == "floor_raise") {
-    return fmt::format("floor_raise cluster: above the last ID of {:+} ms, {} ms to confirm", amount,
-                       duration_ms);
+    return fmt::format("floor_raise cluster: above the last ID of {:+} ms, {} ms to confirm",
+                       amount, duration_ms);
   }
-  std::string what = fmt::format("{} {}", kind,
-                                 kind.starts_with("zk_") ? (target < 0 ? std::string("leader")
-                                                                       : fmt::format("zk{}", target))
-                                                         : fmt::format("d{}", target));
+  std::string what = fmt::format(
+      "{} {}", kind,
+      kind.starts_with("zk_") ? (target < 0 ? std::string("leader") : fmt::format("zk{}", target))
+                              : fmt::format("d{}", target));
   if (duration_ms > 0) what += fmt::format(" for {} ms", duration_ms);
   if (kind == "clock_step") what += fmt::format(", {:+} ms", amount);
   if (kind == "clock_slew") what += fmt::format(", {:+} ppm", amount);
@@ -191,6 +197,8 @@ std::chrono::milliseconds quiet_period(std::chrono::milliseconds length) {
   return std::max(std::chrono::milliseconds(10'000), length * 15 / 100);
 }
 
-std::vector<PlannedFault> plan_faults(const NemesisOptions& options) { return Planner(options).plan(); }
+std::vector<PlannedFault> plan_faults(const NemesisOptions& options) {
+  return Planner(options).plan();
+}
 
 }  // namespace snowflake::chaos

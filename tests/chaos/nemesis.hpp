@@ -15,11 +15,12 @@ struct PlannedFault {
   std::int64_t at_ms = 0;        // from the start of the load
   std::int64_t duration_ms = 0;  // 0: instant
   std::string kind;
-  int target = 0;                // a daemon's index; for zk_*: a server's index, -1 the leader;
-                                 // floor_raise: -1 (the cluster)
-  std::int64_t amount = 0;       // clock_step: ms; clock_slew: ppm; net_delay: ms; net_lose_reply: outage ms;
-                                 // floor_raise: the floor's time, from real time at the start (ms)
-  bool fresh_state = false;      // kill: restart with an empty state dir
+  int target = 0;  // a daemon's index; for zk_*: a server's index, -1 the leader;
+                   // floor_raise: -1 (the cluster)
+  std::int64_t amount =
+      0;  // clock_step: ms; clock_slew: ppm; net_delay: ms; net_lose_reply: outage ms;
+          // floor_raise: the floor's time, from real time at the start (ms)
+  bool fresh_state = false;  // kill: restart with an empty state dir
 
   std::string describe() const;
 };

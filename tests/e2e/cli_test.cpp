@@ -25,9 +25,11 @@ TEST_CASE("--help and --version", "[cli]") {
 }
 
 TEST_CASE("bad command lines exit 2 with the usage", "[cli]") {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {kBinary, "--bogus"}, {kBinary, "frobnicate"}, {kBinary, "decode"},
-           {kBinary, "decode", "1", "2"}, {kBinary, "check-config"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{kBinary, "--bogus"},
+                                                                {kBinary, "frobnicate"},
+                                                                {kBinary, "decode"},
+                                                                {kBinary, "decode", "1", "2"},
+                                                                {kBinary, "check-config"}}) {
     const auto r = run_process(args);
     INFO(args.back());
     CHECK(r.status.code == 2);
@@ -57,15 +59,18 @@ TEST_CASE("decode prints the fields as JSON, with the config's layout", "[cli]")
   CHECK(j2["sequence"] == 5);
 }
 
-TEST_CASE("a layout whose time has run out decodes, but neither check-config nor the daemon takes it",
-          "[cli][layout]") {
+TEST_CASE(
+    "a layout whose time has run out decodes, but neither check-config nor the daemon takes it",
+    "[cli][layout]") {
   TempDir dir;
   // uid-generator's default layout: 28 bits of seconds since 2016-05-20 (UTC+8), over in 2024.
   const auto config = dir.write("uid.json", R"({"layout": {"preset": "uid-generator"},
-      "coordinator": {"state_dir": ")" + (dir.path() / "state").string() + R"("}})");
+      "coordinator": {"state_dir": ")" + (dir.path() / "state").string() +
+                                                R"("}})");
   // deltaSeconds 1000 << 35 | worker 3 << 13 | sequence 9, as DefaultUidGenerator composes it.
   const std::uint64_t id = (std::uint64_t{1000} << 35) | (3u << 13) | 9u;
-  const auto decoded = run_process({kBinary, "decode", std::to_string(id), "--config", config.string()});
+  const auto decoded =
+      run_process({kBinary, "decode", std::to_string(id), "--config", config.string()});
   REQUIRE(decoded.status.code == 0);
   const auto j = nlohmann::json::parse(decoded.out);
   CHECK(j["time"] == "2016-05-19T16:16:40.000Z");
@@ -151,7 +156,8 @@ TEST_CASE("a number no config can hold (1e309, 2^64): exit 2 naming the key, not
   CHECK(r.status.code == 2);
   CHECK(r.status.signal == 0);
   CHECK_THAT(r.err, Catch::Contains("huge.json: coordinator.reclaim_after_ms: not a number"));
-  const auto wide = dir.write("wide.json", R"({"coordinator": {"lease_timeout_ms": 18446744073709551616}})");
+  const auto wide =
+      dir.write("wide.json", R"({"coordinator": {"lease_timeout_ms": 18446744073709551616}})");
   const auto w = run_process({kBinary, "check-config", wide.string()});
   CHECK(w.status.code == 2);
   CHECK_THAT(w.err, Catch::Contains("wide.json: coordinator.lease_timeout_ms: must be an integer"));
@@ -162,14 +168,16 @@ TEST_CASE("impossible timings: exit 2 naming the key", "[cli][safety]") {
   const auto slow = dir.write("slow.json", R"({"coordinator": {"persist_interval_ms": 1000}})");
   const auto r = run_process({kBinary, "check-config", slow.string()});
   CHECK(r.status.code == 2);
-  CHECK_THAT(r.err, Catch::Contains("slow.json: coordinator.max_boot_wait_ms: must be at least 10 x "
-                                    "persist_interval_ms"));
+  CHECK_THAT(r.err,
+             Catch::Contains("slow.json: coordinator.max_boot_wait_ms: must be at least 10 x "
+                             "persist_interval_ms"));
 }
 
 TEST_CASE("the daemon starts in static mode and stops on SIGTERM with exit 0", "[cli]") {
   TempDir dir;
-  const auto config = dir.write("c.json", R"({"coordinator": {"static_worker_id": 42, "state_dir": ")" +
-                                              (dir.path() / "state").string() + R"("}})");
+  const auto config =
+      dir.write("c.json", R"({"coordinator": {"static_worker_id": 42, "state_dir": ")" +
+                              (dir.path() / "state").string() + R"("}})");
   ChildProcess daemon({kBinary, "--config", config.string(), "--listen", "127.0.0.1:0"});
   REQUIRE(daemon.wait_for_stderr("started", 10s));
   CHECK_THAT(daemon.stderr_text(), Catch::Contains("worker 42 (static)"));

@@ -12,18 +12,19 @@ using nlohmann::json;
 
 json cluster_config(const std::string& hosts, const std::string& type,
                     const std::filesystem::path& state, const json& patch) {
-  json c = {{"service", "e2e"},
-            {"coordinator",
-             {{"type", type},
-              {"state_dir", state.string()},
-              {"heartbeat_interval_ms", 300},
-              {"lease_timeout_ms", 1500},
-              {"reclaim_after_ms", 2500},
-              {"safety_margin_ms", 500},
-              {"max_boot_wait_ms", 5000},
-              {"persist_interval_ms", 100}}},
-            {"zookeeper", {{"hosts", hosts}, {"session_timeout_ms", 2000}, {"connect_timeout_ms", 2000}}},
-            {"http", {{"io_threads", 1}}}};
+  json c = {
+      {"service", "e2e"},
+      {"coordinator",
+       {{"type", type},
+        {"state_dir", state.string()},
+        {"heartbeat_interval_ms", 300},
+        {"lease_timeout_ms", 1500},
+        {"reclaim_after_ms", 2500},
+        {"safety_margin_ms", 500},
+        {"max_boot_wait_ms", 5000},
+        {"persist_interval_ms", 100}}},
+      {"zookeeper", {{"hosts", hosts}, {"session_timeout_ms", 2000}, {"connect_timeout_ms", 2000}}},
+      {"http", {{"io_threads", 1}}}};
   c.merge_patch(patch);
   return c;
 }

@@ -10,12 +10,12 @@
 #include <thread>
 
 #include "../support/daemon.hpp"
-#include "../support/wall_clock.hpp"
-#include "cluster.hpp"
 #include "../support/http_client.hpp"
 #include "../support/id_load.hpp"
 #include "../support/polling.hpp"
+#include "../support/wall_clock.hpp"
 #include "../support/zookeeper_server.hpp"
+#include "cluster.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/time_format.hpp"
@@ -66,8 +66,10 @@ TEST_CASE("recycle: serves with a pooled worker ID and returns it with a floor o
   CHECK(json::parse(std::ifstream(state.path() / "worker.json"))["owner"].is_null());
 }
 
-TEST_CASE("sequential: the same worker ID after a restart, with ZooKeeper down, not ready until it is back",
-          "[coord][sequential]") {
+TEST_CASE(
+    "sequential: the same worker ID after a restart, with ZooKeeper down, not ready until it is "
+    "back",
+    "[coord][sequential]") {
   ZooKeeperServer zk;
   TempDir state;
   const json patch = {{"coordinator", {{"advertise", "app-1:9000"}}}};
@@ -105,9 +107,10 @@ TEST_CASE("sequential: the same worker ID after a restart, with ZooKeeper down, 
   CHECK(fetch_ids(d, 10).front() > before.back());
 }
 
-TEST_CASE("lease: ZooKeeper stopped -> IDs until the deadline, then lease_expired, back -> "
-          "same worker ID",
-          "[coord][lease]") {
+TEST_CASE(
+    "lease: ZooKeeper stopped -> IDs until the deadline, then lease_expired, back -> "
+    "same worker ID",
+    "[coord][lease]") {
   ZooKeeperServer zk;
   TempDir state;
   Daemon d(config(zk, "recycle", state.path()).dump());
@@ -119,15 +122,17 @@ TEST_CASE("lease: ZooKeeper stopped -> IDs until the deadline, then lease_expire
   const auto paused = std::chrono::steady_clock::now();
   std::string error;
   std::chrono::steady_clock::duration served{};
-  REQUIRE(eventually([&] {
-    const auto r = http_get(d.port(), "/id/x");
-    if (r && r->status == 200) {
-      served = std::chrono::steady_clock::now() - paused;
-      return false;
-    }
-    error = error_of(r);
-    return true;
-  }, 10s));
+  REQUIRE(eventually(
+      [&] {
+        const auto r = http_get(d.port(), "/id/x");
+        if (r && r->status == 200) {
+          served = std::chrono::steady_clock::now() - paused;
+          return false;
+        }
+        error = error_of(r);
+        return true;
+      },
+      10s));
   const auto refused_after = std::chrono::steady_clock::now() - paused;
   CHECK(error == "lease_expired");
   // Served for most of the lease (1500 ms less at most one 300 ms heartbeat
@@ -239,14 +244,16 @@ TEST_CASE("kill -9, then restart with the clock 2 s back: waits out the floor, n
     CHECK(after.front() > *std::max_element(before.begin(), before.end()));
   }
   SECTION("beyond max_boot_wait: gives that worker ID up and takes another, never exits") {
-    const json impatient = {{"coordinator", {{"max_skew_ms", 10000}, {"max_boot_wait_ms", 500},
-                                             {"persist_interval_ms", 40}}}};
-    Daemon d(config(zk, "recycle", state.path(), impatient).dump(), "127.0.0.1:0", two_seconds_back);
+    const json impatient = {
+        {"coordinator",
+         {{"max_skew_ms", 10000}, {"max_boot_wait_ms", 500}, {"persist_interval_ms", 40}}}};
+    Daemon d(config(zk, "recycle", state.path(), impatient).dump(), "127.0.0.1:0",
+             two_seconds_back);
     const auto other = wait_ready(d);
     CHECK(other != worker);
     CHECK(d.process().running());
-    CHECK_THAT(d.process().stderr_text(), Catch::Contains("not taking worker ID " +
-                                                          std::to_string(worker) + " back"));
+    CHECK_THAT(d.process().stderr_text(),
+               Catch::Contains("not taking worker ID " + std::to_string(worker) + " back"));
     const auto after = fetch_ids(d, 100);
     REQUIRE(after.size() == 100);
     CHECK(((after.front() >> 12) & 1023) == other);
@@ -290,7 +297,8 @@ TEST_CASE("pool status: owners, heartbeat ages by ZooKeeper's time, floors, --js
   const json cfg = config(zk, "recycle", s1.path(), eight_workers);
   const auto config_file = tool.write("pool.json", cfg.dump());
   const auto pool_status = [&](std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv{SNOWFLAKED_PATH, "pool", "status", "--config", config_file.string()};
+    std::vector<std::string> argv{SNOWFLAKED_PATH, "pool", "status", "--config",
+                                  config_file.string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return run_process(argv);
   };
@@ -345,7 +353,8 @@ TEST_CASE("pool status: owners, heartbeat ages by ZooKeeper's time, floors, --js
 
   // Not a recycle config: exit 2, naming the key.
   const auto static_file = tool.write("static.json", R"({"coordinator":{"type":"static"}})");
-  const auto wrong = run_process({SNOWFLAKED_PATH, "pool", "status", "--config", static_file.string()});
+  const auto wrong =
+      run_process({SNOWFLAKED_PATH, "pool", "status", "--config", static_file.string()});
   CHECK(wrong.status.code == 2);
   CHECK_THAT(wrong.err, Catch::Contains("coordinator.type"));
   stop(a);
@@ -358,7 +367,8 @@ TEST_CASE("four daemons on one pool, one killed and restarted: no duplicate in t
   std::vector<std::unique_ptr<Daemon>> daemons;
   for (int i = 0; i < 4; ++i) {
     states.push_back(std::make_unique<TempDir>());
-    daemons.push_back(std::make_unique<Daemon>(config(zk, "recycle", states.back()->path()).dump()));
+    daemons.push_back(
+        std::make_unique<Daemon>(config(zk, "recycle", states.back()->path()).dump()));
   }
   std::set<std::uint32_t> workers;
   for (auto& d : daemons) workers.insert(wait_ready(*d));
@@ -470,9 +480,10 @@ TEST_CASE("clock skew found by a heartbeat: 503 clock_skew until the clock is ba
   CHECK(http_get(d.port(), "/id/x")->status == 200);
 }
 
-TEST_CASE("told to stop again and again (systemd, a supervisor): drains, gives its worker ID back, "
-          "exits 0",
-          "[coord][signals]") {
+TEST_CASE(
+    "told to stop again and again (systemd, a supervisor): drains, gives its worker ID back, "
+    "exits 0",
+    "[coord][signals]") {
   ZooKeeperServer zk;
   TempDir state;
   Daemon d(config(zk, "recycle", state.path()).dump());
@@ -484,7 +495,8 @@ TEST_CASE("told to stop again and again (systemd, a supervisor): drains, gives i
   std::optional<ExitStatus> status;
   int sent = 0;
   const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (!(status = d.process().wait_for_exit(0ms)) && std::chrono::steady_clock::now() < deadline) {
+  while (!(status = d.process().wait_for_exit(0ms)) &&
+         std::chrono::steady_clock::now() < deadline) {
     d.process().send_signal(SIGTERM);
     ++sent;
     std::this_thread::sleep_for(20us);

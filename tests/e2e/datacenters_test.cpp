@@ -25,9 +25,11 @@ using nlohmann::json;
 namespace {
 
 // 2 datacenter bits, a pool of 2 worker IDs: two daemons take both.
-const json kLayout = {{"time_bits", 41}, {"datacenter_bits", 2}, {"worker_bits", 1}, {"sequence_bits", 19}};
+const json kLayout = {
+    {"time_bits", 41}, {"datacenter_bits", 2}, {"worker_bits", 1}, {"sequence_bits", 19}};
 
-json datacenter_config(const ZooKeeperServer& zk, const std::filesystem::path& state, int datacenter) {
+json datacenter_config(const ZooKeeperServer& zk, const std::filesystem::path& state,
+                       int datacenter) {
   return cluster_config(zk.hosts(), "recycle", state,
                         {{"layout", kLayout}, {"coordinator", {{"datacenter_id", datacenter}}}});
 }
@@ -35,7 +37,8 @@ json datacenter_config(const ZooKeeperServer& zk, const std::filesystem::path& s
 struct Site {
   explicit Site(int id) : datacenter(id) {
     for (int i = 0; i < 2; ++i) {
-      daemons.push_back(std::make_unique<Daemon>(datacenter_config(zk, states[i].path(), id).dump()));
+      daemons.push_back(
+          std::make_unique<Daemon>(datacenter_config(zk, states[i].path(), id).dump()));
     }
   }
   int datacenter;
@@ -46,9 +49,10 @@ struct Site {
 
 }  // namespace
 
-TEST_CASE("datacenters: two ensembles hand out the same worker IDs, the datacenter field keeps "
-          "every ID apart",
-          "[coord][datacenter][uniqueness]") {
+TEST_CASE(
+    "datacenters: two ensembles hand out the same worker IDs, the datacenter field keeps "
+    "every ID apart",
+    "[coord][datacenter][uniqueness]") {
   Site a(1);
   Site b(2);
   std::map<Daemon*, std::pair<int, std::uint32_t>> owner;  // daemon -> (datacenter, worker)
@@ -71,14 +75,18 @@ TEST_CASE("datacenters: two ensembles hand out the same worker IDs, the datacent
       loaded.push_back(d.get());
     }
   }
-  CHECK(eventually([&] {
-    return std::all_of(loads.begin(), loads.end(), [](const auto& l) { return l->issued() >= 50'000; });
-  }, 60s));
+  CHECK(eventually(
+      [&] {
+        return std::all_of(loads.begin(), loads.end(),
+                           [](const auto& l) { return l->issued() >= 50'000; });
+      },
+      60s));
   for (auto& l : loads) l->stop();
 
   const IdLayout layout =
-      IdLayout::create({.time_bits = 41, .datacenter_bits = 2, .worker_bits = 1, .sequence_bits = 19},
-                       kDefaultEpochMs)
+      IdLayout::create(
+          {.time_bits = 41, .datacenter_bits = 2, .worker_bits = 1, .sequence_bits = 19},
+          kDefaultEpochMs)
           .value();
   std::vector<std::uint64_t> all;
   std::size_t misplaced = 0;
@@ -86,7 +94,8 @@ TEST_CASE("datacenters: two ensembles hand out the same worker IDs, the datacent
     const auto [datacenter, worker] = owner[loaded[i]];
     for (const std::uint64_t id : loads[i]->ids()) {
       const auto d = layout.decompose(id).value();
-      if (d.datacenter_id != static_cast<std::uint32_t>(datacenter) || d.worker_id != worker) ++misplaced;
+      if (d.datacenter_id != static_cast<std::uint32_t>(datacenter) || d.worker_id != worker)
+        ++misplaced;
     }
     all.insert(all.end(), loads[i]->ids().begin(), loads[i]->ids().end());
   }
@@ -97,22 +106,24 @@ TEST_CASE("datacenters: two ensembles hand out the same worker IDs, the datacent
 
   // /decode, /status and the info metric say the datacenter.
   Daemon& first = *a.daemons[0];
-  const auto decoded = json::parse(http_get(first.port(), "/decode/" + std::to_string(loads[2]->ids().front()))->body);
+  const auto decoded = json::parse(
+      http_get(first.port(), "/decode/" + std::to_string(loads[2]->ids().front()))->body);
   CHECK(decoded["datacenter_id"] == 2);
   const auto status = json::parse(http_get(first.port(), "/status")->body);
   CHECK(status["datacenter_id"] == 1);
   CHECK(status["layout"]["datacenter_bits"] == 2);
   CHECK_THAT(http_get(first.port(), "/metrics")->body, Catch::Contains("datacenter_id=\"1\""));
   // pool status names the datacenter its root records.
-  const auto pool = run_process({SNOWFLAKED_PATH, "pool", "status", "--config", first.config_path().string(),
-                                 "--json"});
+  const auto pool = run_process(
+      {SNOWFLAKED_PATH, "pool", "status", "--config", first.config_path().string(), "--json"});
   REQUIRE(pool.status.code == 0);
   CHECK(json::parse(pool.out)["datacenter_id"] == 1);
-  const auto pool_text = run_process({SNOWFLAKED_PATH, "pool", "status", "--config", first.config_path().string()});
+  const auto pool_text =
+      run_process({SNOWFLAKED_PATH, "pool", "status", "--config", first.config_path().string()});
   CHECK_THAT(pool_text.out, Catch::Contains("(datacenter 1)"));
   // The CLI decodes with the config's layout too.
-  const auto cli = run_process({SNOWFLAKED_PATH, "decode", std::to_string(loads[3]->ids().back()), "--config",
-                                first.config_path().string()});
+  const auto cli = run_process({SNOWFLAKED_PATH, "decode", std::to_string(loads[3]->ids().back()),
+                                "--config", first.config_path().string()});
   REQUIRE(cli.status.code == 0);
   CHECK(json::parse(cli.out)["datacenter_id"] == 2);
 }

@@ -71,15 +71,16 @@ struct LapsedReplica {
 
 }  // namespace
 
-TEST_CASE("get: IDs from the replica that can issue, past a stopped one and one whose lease expired",
-          "[get]") {
+TEST_CASE(
+    "get: IDs from the replica that can issue, past a stopped one and one whose lease expired",
+    "[get]") {
   auto stopped = std::make_unique<Daemon>(static_config(1));
   const auto stopped_port = stopped->port();
   stop(*stopped);
   LapsedReplica lapsed;
   Daemon healthy(static_config(7));
-  const std::string servers = url(stopped_port) + "," + url(lapsed.daemon.port()) + "," +
-                              url(healthy.port());
+  const std::string servers =
+      url(stopped_port) + "," + url(lapsed.daemon.port()) + "," + url(healthy.port());
   // The order is random: several calls try the replicas in several orders.
   for (int i = 0; i < 6; ++i) {
     const auto r = get(servers, {"--count", "3"});
@@ -110,8 +111,9 @@ TEST_CASE("get: every replica down: exit 1 at once, naming each replica's last e
   CHECK(r.status.code == 1);
   CHECK(r.out.empty());
   CHECK_THAT(r.err, Catch::Contains(url(a_port) + " (connection refused)"));
-  const bool lapsed_named = r.err.find(url(lapsed.daemon.port()) + " (lease_expired)") != std::string::npos ||
-                            r.err.find(url(lapsed.daemon.port()) + " (not_ready)") != std::string::npos;
+  const bool lapsed_named =
+      r.err.find(url(lapsed.daemon.port()) + " (lease_expired)") != std::string::npos ||
+      r.err.find(url(lapsed.daemon.port()) + " (not_ready)") != std::string::npos;
   CHECK(lapsed_named);
 }
 
@@ -167,13 +169,13 @@ TEST_CASE("get: a count over the replicas' max_batch is a clear error, not fewer
 }
 
 TEST_CASE("get: usage errors exit 2", "[get]") {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {kBinary, "get", "bad tag"},
-           {kBinary, "get", "--count", "0"},
-           {kBinary, "get", "a", "b"},
-           {kBinary, "get", "--servers", "https://x:1"},
-           {kBinary, "get", "--servers", "http://x:1/id"},
-           {kBinary, "get", "--servers", "http://x:99999"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{kBinary, "get", "bad tag"},
+                                             {kBinary, "get", "--count", "0"},
+                                             {kBinary, "get", "a", "b"},
+                                             {kBinary, "get", "--servers", "https://x:1"},
+                                             {kBinary, "get", "--servers", "http://x:1/id"},
+                                             {kBinary, "get", "--servers", "http://x:99999"}}) {
     const auto r = run_process(args);
     INFO(args.back());
     CHECK(r.status.code == 2);

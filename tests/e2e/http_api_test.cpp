@@ -81,7 +81,8 @@ TEST_CASE("pipelined requests are answered in order", "[http]") {
   HttpConnection c(d.port());
   std::string burst;
   for (int i = 0; i < 20; ++i) {
-    burst += (i % 2 ? "GET /id/p HTTP/1.1\r\nHost: x\r\n\r\n" : "GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+    burst += (i % 2 ? "GET /id/p HTTP/1.1\r\nHost: x\r\n\r\n"
+                    : "GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
   }
   c.send(burst);
   std::uint64_t last = 0;
@@ -129,7 +130,8 @@ TEST_CASE("10k IDs over parallel keep-alive connections: no duplicate", "[http]"
       HttpConnection conn(d.port());
       while (got[c].size() < kPerConnection) {
         const bool batch = got[c].size() % 10 == 5;
-        const auto r = conn.request(batch ? "/id/load?count=5&format=text" : "/id/load?format=text");
+        const auto r =
+            conn.request(batch ? "/id/load?count=5&format=text" : "/id/load?format=text");
         if (!r || r->status != 200) {
           ++failures;
           return;

@@ -41,7 +41,9 @@ void expect_refused(unsigned short port, const std::string& bytes, unsigned stat
 
 TEST_CASE("bad tags and counts: 400 with stable codes", "[http][robustness]") {
   Daemon d(kConfig);
-  for (const char* target : {"/id/a%2Fb", "/id/%00", "/id/" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+  for (const char* target : {"/id/a%2Fb", "/id/%00",
+                             "/id/"
+                             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
                              "/id/tag%20with%20space"}) {
     INFO(target);
     const auto r = http_get(d.port(), target);
@@ -80,16 +82,18 @@ TEST_CASE("a request with a body: 413", "[http][robustness]") {
   Daemon d(kConfig);
   expect_refused(d.port(), "GET /id/x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", 413,
                  "body_not_allowed");
-  expect_refused(d.port(),
-                 "POST /id/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
-                 413, "body_not_allowed");
+  expect_refused(
+      d.port(),
+      "POST /id/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+      413, "body_not_allowed");
   check_still_serving(d.port());
 }
 
 TEST_CASE("garbage and HTTP/0.9: 400 or a closed connection", "[http][robustness]") {
   Daemon d(kConfig);
-  expect_refused(d.port(), std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + "\r\n\r\n",
-                 400, "bad_request");
+  expect_refused(d.port(),
+                 std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + "\r\n\r\n", 400,
+                 "bad_request");
   expect_refused(d.port(), "HELLO WORLD\r\n\r\n", 400, "bad_request");
   expect_refused(d.port(), "GET /id/x HTTP/9.9\r\n\r\n", 400, "bad_request");
   {
@@ -118,8 +122,8 @@ TEST_CASE("an idle connection is closed after idle_timeout", "[http][robustness]
 TEST_CASE("a byte-at-a-time client cannot pin a connection", "[http][robustness]") {
   Daemon d(kConfig);
   HttpConnection slow(d.port());
-  const std::string request = "GET /id/slow HTTP/1.1\r\nHost: x\r\nX-Padding: " +
-                              std::string(200, 'p') + "\r\n\r\n";
+  const std::string request =
+      "GET /id/slow HTTP/1.1\r\nHost: x\r\nX-Padding: " + std::string(200, 'p') + "\r\n\r\n";
   const auto started = std::chrono::steady_clock::now();
   bool cut = false;
   // One byte every 20 ms would take ~5 s; the request timeout is 600 ms.

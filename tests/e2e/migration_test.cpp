@@ -71,7 +71,8 @@ class StampedLoad {
           if (r->status == 200) {
             // Named: a range-for over parse(...)["ids"] would walk a destroyed temporary.
             const auto body = json::parse(r->body);
-            for (const auto& id : body["ids"]) answers_.push_back({asked, std::stoull(id.get<std::string>())});
+            for (const auto& id : body["ids"])
+              answers_.push_back({asked, std::stoull(id.get<std::string>())});
           } else {
             refusals_.push_back(json::parse(r->body).value("error", "?"));
           }
@@ -116,7 +117,8 @@ TEST_CASE("Leaf's routes: off by default, then Leaf's answers in the configured 
   CHECK(http_get(off.port(), "/api/snowflake/get/order")->status == 404);
   CHECK(http_get(off.port(), "/decodeSnowflakeId?snowflakeId=1")->status == 404);
 
-  Daemon leaf(R"({"layout": {"preset": "leaf"}, "coordinator": {"type": "static", "static_worker_id": 39},
+  Daemon leaf(
+      R"({"layout": {"preset": "leaf"}, "coordinator": {"type": "static", "static_worker_id": 39},
                   "http": {"leaf_compat": true}})");
   const auto got = http_get(leaf.port(), "/api/snowflake/get/leaf-segment-test");
   REQUIRE(got->status == 200);
@@ -124,7 +126,8 @@ TEST_CASE("Leaf's routes: off by default, then Leaf's answers in the configured 
   const std::uint64_t id = std::stoull(got->body);
   CHECK(std::to_string(id) == got->body);  // the bare number, nothing after it
   // Leaf's own formula (LeafMonitorController.decodeSnowflakeId).
-  const auto decoded = json::parse(http_get(leaf.port(), "/decodeSnowflakeId?snowflakeId=" + got->body)->body);
+  const auto decoded =
+      json::parse(http_get(leaf.port(), "/decodeSnowflakeId?snowflakeId=" + got->body)->body);
   const std::int64_t ms = static_cast<std::int64_t>(id >> 22) + 1288834974657;
   std::string time = format_iso8601_ms(ms);
   time[10] = ' ';
@@ -141,9 +144,10 @@ TEST_CASE("Leaf's routes: off by default, then Leaf's answers in the configured 
   CHECK_THAT(metrics, Catch::Contains("route=\"leaf_decode\",code=\"200\"} 1"));
 }
 
-TEST_CASE("pool floor raised while daemons serve under load: once it exits 0, no ID asked for "
-          "after is at or below N",
-          "[floor][uniqueness]") {
+TEST_CASE(
+    "pool floor raised while daemons serve under load: once it exits 0, no ID asked for "
+    "after is at or below N",
+    "[floor][uniqueness]") {
   ZooKeeperServer zk;
   TempDir s1, s2;
   Daemon a(cluster_config(zk.hosts(), "recycle", s1.path()).dump());
@@ -159,8 +163,9 @@ TEST_CASE("pool floor raised while daemons serve under load: once it exits 0, no
   const auto exited = std::chrono::steady_clock::now();
   INFO(r.out << r.err);
   REQUIRE(r.status.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("confirmed: no daemon of the cluster issues an ID at or below " +
-                                    std::to_string(n)));
+  CHECK_THAT(r.out,
+             Catch::Contains("confirmed: no daemon of the cluster issues an ID at or below " +
+                             std::to_string(n)));
   // Refusing until the floor passes, /ready says why; then above it.
   REQUIRE(now_ms() < default_layout().decompose(n).value().timestamp_ms);
   const auto refused = http_get(a.port(), "/ready");
@@ -183,18 +188,21 @@ TEST_CASE("pool floor raised while daemons serve under load: once it exits 0, no
   // /status and pool status show it.
   const auto status = json::parse(http_get(b.port(), "/status")->body);
   CHECK(status["floor"]["ms"] == default_layout().decompose(n).value().timestamp_ms);
-  const auto pool = run_process({kBinary, "pool", "status", "--config", a.config_path().string(), "--json"});
+  const auto pool =
+      run_process({kBinary, "pool", "status", "--config", a.config_path().string(), "--json"});
   CHECK(json::parse(pool.out)["floor"]["above_id"] == std::to_string(n));
   // It only ever rises.
   const auto lower = pool_floor(a, {"--above-id", "12345"});
   CHECK(lower.status.code == 0);
-  CHECK(json::parse(run_process({kBinary, "pool", "status", "--config", a.config_path().string(), "--json"}).out)
-            ["floor"]["above_id"] == std::to_string(n));
+  CHECK(json::parse(
+            run_process({kBinary, "pool", "status", "--config", a.config_path().string(), "--json"})
+                .out)["floor"]["above_id"] == std::to_string(n));
 }
 
-TEST_CASE("pool floor --from-leaf: a Leaf tree as Leaf writes it, one server's clock fast: no ID "
-          "at or below any Leaf could have issued, across restarts, reclaims, takeovers and new daemons",
-          "[floor][leaf][uniqueness]") {
+TEST_CASE(
+    "pool floor --from-leaf: a Leaf tree as Leaf writes it, one server's clock fast: no ID "
+    "at or below any Leaf could have issued, across restarts, reclaims, takeovers and new daemons",
+    "[floor][leaf][uniqueness]") {
   ZooKeeperServer zk;
   auto session = connect_session(zk.hosts());
   // SnowflakeZookeeperHolder: /snowflake/<leaf.name>/forever/<ip:port>-<seq>,
@@ -202,20 +210,23 @@ TEST_CASE("pool floor --from-leaf: a Leaf tree as Leaf writes it, one server's c
   const std::int64_t now = now_ms();
   const std::int64_t fast = now + 60'000;  // a Leaf server whose clock ran a minute ahead
   REQUIRE(session->ensure_path("/snowflake/leaf/forever"));
-  REQUIRE(session->create("/snowflake/leaf/forever/10.0.0.1:8080-0000000000",
-                          json{{"ip", "10.0.0.1"}, {"port", "8080"}, {"timestamp", now - 1000}}.dump()));
+  REQUIRE(session->create(
+      "/snowflake/leaf/forever/10.0.0.1:8080-0000000000",
+      json{{"ip", "10.0.0.1"}, {"port", "8080"}, {"timestamp", now - 1000}}.dump()));
   REQUIRE(session->create("/snowflake/leaf/forever/10.0.0.2:8080-0000000001",
                           json{{"ip", "10.0.0.2"}, {"port", "8080"}, {"timestamp", fast}}.dump()));
   // The largest ID Leaf can have issued: the fast clock, + 3 s of Leaf's
   // report interval, + the config's safety margin (500 ms).
   const std::int64_t leaf_until = fast + 3000 + 500;
-  const std::uint64_t leaf_max = (static_cast<std::uint64_t>(leaf_until - 1288834974657) << 22) | (1023u << 12) | 4095u;
+  const std::uint64_t leaf_max =
+      (static_cast<std::uint64_t>(leaf_until - 1288834974657) << 22) | (1023u << 12) | 4095u;
   // The daemons' wall clocks: real time while they claim under the floor,
   // then stepped past it (so the test need not wait a minute for it); a
   // max_skew that allows the step.
   TempDir clocks;
   WallClockOffset clock(clocks.path() / "offset");
-  const auto leaf_config = [&](const std::string& type, const TempDir& state, json coordinator = json::object()) {
+  const auto leaf_config = [&](const std::string& type, const TempDir& state,
+                               json coordinator = json::object()) {
     coordinator["max_skew_ms"] = 120'000;
     return cluster_config(zk.hosts(), type, state.path(),
                           json{{"layout", {{"preset", "leaf"}}}, {"coordinator", coordinator}})
@@ -228,8 +239,10 @@ TEST_CASE("pool floor --from-leaf: a Leaf tree as Leaf writes it, one server's c
     const auto r = pool_floor(any, {"--from-leaf", "/snowflake/leaf"});
     INFO(r.out << r.err);
     REQUIRE(r.status.code == 0);
-    CHECK_THAT(r.out, Catch::Contains("10.0.0.2:8080-0000000001") && Catch::Contains(format_iso8601_ms(fast)) &&
-                          Catch::Contains("the largest ID Leaf can have issued is " + std::to_string(leaf_max)));
+    CHECK_THAT(
+        r.out,
+        Catch::Contains("10.0.0.2:8080-0000000001") && Catch::Contains(format_iso8601_ms(fast)) &&
+            Catch::Contains("the largest ID Leaf can have issued is " + std::to_string(leaf_max)));
     CHECK(error_of(http_get(any.port(), "/id/x")) == "floor_ahead");
   };
   const auto kill9 = [](std::optional<Daemon>& d) {
@@ -239,20 +252,23 @@ TEST_CASE("pool floor --from-leaf: a Leaf tree as Leaf writes it, one server's c
   // A daemon that took its worker ID while the floor was ahead: it owns one
   // (so it is past the claim) and refuses with floor_ahead.
   const auto claimed_under_floor = [&](std::optional<Daemon>& d) {
-    REQUIRE(eventually([&] { return error_of(http_get(d->port(), "/id/x")) == "floor_ahead"; }, 20s));
+    REQUIRE(
+        eventually([&] { return error_of(http_get(d->port(), "/id/x")) == "floor_ahead"; }, 20s));
     REQUIRE(now_ms() < leaf_until);  // still ahead of the real clock: the check meant something
   };
   // Then, past the floor, every daemon's IDs are above what Leaf could have issued.
   const auto all_above_leaf = [&](std::initializer_list<std::optional<Daemon>*> daemons) {
     clock.set_ms(leaf_until - now_ms() + 5000);
     std::vector<std::uint64_t> ids;
-    REQUIRE(eventually([&] {
-      for (auto* d : daemons) {
-        const auto got = fetch_ids(**d, 50);
-        ids.insert(ids.end(), got.begin(), got.end());
-      }
-      return ids.size() >= 400;
-    }, 30s));
+    REQUIRE(eventually(
+        [&] {
+          for (auto* d : daemons) {
+            const auto got = fetch_ids(**d, 50);
+            ids.insert(ids.end(), got.begin(), got.end());
+          }
+          return ids.size() >= 400;
+        },
+        30s));
     std::size_t at_or_below = 0;
     for (const auto id : ids) at_or_below += id <= leaf_max ? 1 : 0;
     CHECK(at_or_below == 0);
@@ -300,7 +316,8 @@ TEST_CASE("pool floor waits for every live owner: one that cannot confirm is nam
   const auto b_worker = wait_ready(b);
   // b hangs with its session alive (the session outlives the command's wait).
   b.process().send_signal(SIGSTOP);
-  const auto r = pool_floor(a, {"--above-id", std::to_string(largest_id_at(now_ms())), "--timeout", "1000"});
+  const auto r =
+      pool_floor(a, {"--above-id", std::to_string(largest_id_at(now_ms())), "--timeout", "1000"});
   b.process().send_signal(SIGCONT);
   INFO(r.out << r.err);
   CHECK(r.status.code == 1);

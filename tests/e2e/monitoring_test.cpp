@@ -46,7 +46,8 @@ std::string scrape(const Daemon& d) {
 struct Scraped {
   Scraped() {
     wait_ready(daemon);
-    REQUIRE(eventually([&] { return scrape(daemon).find("snowflake_pool_free ") != std::string::npos; }));
+    REQUIRE(eventually(
+        [&] { return scrape(daemon).find("snowflake_pool_free ") != std::string::npos; }));
     fetch_ids(daemon, 10);
     (void)http_get(daemon.port(), "/id/bad%20tag");
     text = scrape(daemon);
@@ -68,22 +69,24 @@ TEST_CASE("monitoring: a real scrape passes promtool check metrics", "[monitorin
   Scraped s;
   TempDir dir;
   const auto file = dir.write("scrape.txt", s.text);
-  const auto r = run_process({"/bin/bash", "-c", "promtool check metrics < '" + file.string() + "'"});
+  const auto r =
+      run_process({"/bin/bash", "-c", "promtool check metrics < '" + file.string() + "'"});
   INFO(r.out << r.err);
   // Each finding is one line naming its metric; only deprecated aliases may have one.
   std::istringstream findings(r.out + r.err);
   int others = 0;
   for (std::string finding; std::getline(findings, finding);) {
-    const bool alias = std::any_of(kDeprecatedAliases.begin(), kDeprecatedAliases.end(),
-                                   [&](const std::string& a) { return finding.starts_with(a + " "); });
+    const bool alias =
+        std::any_of(kDeprecatedAliases.begin(), kDeprecatedAliases.end(),
+                    [&](const std::string& a) { return finding.starts_with(a + " "); });
     if (!alias) ++others;
   }
   CHECK(others == 0);
   // New names in seconds, as Prometheus' conventions have them.
-  for (const char* name : {"snowflake_clock_skew_seconds", "snowflake_heartbeat_age_seconds",
-                           "snowflake_lease_remaining_seconds", "snowflake_pool_size",
-                           "snowflake_pool_free", "snowflake_refusals_total",
-                           "snowflake_http_request_duration_seconds_bucket"}) {
+  for (const char* name :
+       {"snowflake_clock_skew_seconds", "snowflake_heartbeat_age_seconds",
+        "snowflake_lease_remaining_seconds", "snowflake_pool_size", "snowflake_pool_free",
+        "snowflake_refusals_total", "snowflake_http_request_duration_seconds_bucket"}) {
     INFO(name);
     CHECK(has_series(s.text, name));
   }
@@ -94,7 +97,8 @@ TEST_CASE("monitoring: the alert rules load and their unit tests pass", "[monito
   const auto check = run_process({"/usr/bin/promtool", "check", "rules", dir + "/alerts.yml"});
   INFO(check.out << check.err);
   CHECK(check.status.code == 0);
-  const auto test = run_process({"/bin/bash", "-c", "cd '" + dir + "' && promtool test rules alerts_test.yml"});
+  const auto test =
+      run_process({"/bin/bash", "-c", "cd '" + dir + "' && promtool test rules alerts_test.yml"});
   INFO(test.out << test.err);
   CHECK(test.status.code == 0);
 }
@@ -102,11 +106,12 @@ TEST_CASE("monitoring: the alert rules load and their unit tests pass", "[monito
 TEST_CASE("monitoring: every metric the dashboard and the alerts query is served", "[monitoring]") {
   Scraped s;
   const std::regex metric("snowflake_[a-z_]+");
-  for (const std::string file : {"/contrib/grafana/snowflaked.json", "/contrib/prometheus/alerts.yml"}) {
+  for (const std::string file :
+       {"/contrib/grafana/snowflaked.json", "/contrib/prometheus/alerts.yml"}) {
     const std::string text = read_file(kSource + file);
     std::set<std::string> names;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), metric); it != std::sregex_iterator();
-         ++it) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), metric);
+         it != std::sregex_iterator(); ++it) {
       names.insert(it->str());
     }
     CHECK(names.size() >= 6);
@@ -117,13 +122,15 @@ TEST_CASE("monitoring: every metric the dashboard and the alerts query is served
   }
 }
 
-TEST_CASE("monitoring: a sequential daemon exports how many worker IDs are left, and every "
-          "ZooKeeper-mode daemon its timings, for the alert rules",
-          "[monitoring]") {
+TEST_CASE(
+    "monitoring: a sequential daemon exports how many worker IDs are left, and every "
+    "ZooKeeper-mode daemon its timings, for the alert rules",
+    "[monitoring]") {
   ZooKeeperServer zk;
   // 2 worker bits: 4 numbers, never reused. Two daemons with two names use two.
-  const nlohmann::json patch = {{"layout", {{"time_bits", 41}, {"worker_bits", 2}, {"sequence_bits", 20}}},
-                                {"coordinator", {{"max_skew_ms", 1500}}}};
+  const nlohmann::json patch = {
+      {"layout", {{"time_bits", 41}, {"worker_bits", 2}, {"sequence_bits", 20}}},
+      {"coordinator", {{"max_skew_ms", 1500}}}};
   TempDir state_a, state_b;
   auto config_a = cluster_config(zk.hosts(), "sequential", state_a.path(), patch);
   auto config_b = cluster_config(zk.hosts(), "sequential", state_b.path(), patch);
@@ -134,7 +141,9 @@ TEST_CASE("monitoring: a sequential daemon exports how many worker IDs are left,
   wait_ready(a);
   wait_ready(b);
   // After a heartbeat each has read how many numbers ZooKeeper handed out.
-  CHECK(eventually([&] { return metric(a, "snowflake_pool_free") == 2 && metric(b, "snowflake_pool_free") == 2; }));
+  CHECK(eventually([&] {
+    return metric(a, "snowflake_pool_free") == 2 && metric(b, "snowflake_pool_free") == 2;
+  }));
   CHECK(metric(a, "snowflake_pool_size") == 4);
   // A restart under the same name reuses its number: none more is used.
   stop(a);

@@ -11,8 +11,8 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "../support/child_process.hpp"
@@ -67,7 +67,12 @@ std::string record(const std::string& figures) {
   return figures;
 }
 
-#define FIGURES(text) INFO(record([&] { std::ostringstream o_; o_ << text; return o_.str(); }()))
+#define FIGURES(text)      \
+  INFO(record([&] {        \
+    std::ostringstream o_; \
+    o_ << text;            \
+    return o_.str();       \
+  }()))
 
 ExitStatus exit_of(Daemon& d) {
   const auto status = d.process().wait_for_exit(20s);
@@ -116,8 +121,9 @@ TEST_CASE("time fence: a daemon cut off whose clock jumps 12 s ahead never overl
   const auto& ids_b = load_b.ids();
   FIGURES("time fence: A issued " << ids_a.size() << " (" << ids_a.size() - issued_before_jump
                                   << " after the jump), refusals " << describe(load_a.refusals())
-                                  << "; B issued " << ids_b.size() << ", ready " << seconds(b_ready_after)
-                                  << " s after it started; duplicates " << duplicates(ids_a, ids_b));
+                                  << "; B issued " << ids_b.size() << ", ready "
+                                  << seconds(b_ready_after) << " s after it started; duplicates "
+                                  << duplicates(ids_a, ids_b));
   CHECK(ids_b.size() > 100'000);
   CHECK(newest(ids_b) > newest(ids_a));
   CHECK(duplicates(ids_a, ids_b) == 0);
@@ -131,8 +137,11 @@ TEST_CASE("a copied state directory proves nothing: the copy claims another work
   ZooKeeperServer zk;
   TempDir a_state, parent;
   // Heartbeats 5 s apart: a daemon learns late that its worker ID was taken.
-  const json slow_heartbeat = {{"coordinator", {{"heartbeat_interval_ms", 5000}, {"lease_timeout_ms", 10000},
-                                                {"reclaim_after_ms", 15000}, {"safety_margin_ms", 1000}}}};
+  const json slow_heartbeat = {{"coordinator",
+                                {{"heartbeat_interval_ms", 5000},
+                                 {"lease_timeout_ms", 10000},
+                                 {"reclaim_after_ms", 15000},
+                                 {"safety_margin_ms", 1000}}}};
   Daemon a(cluster_config(zk.hosts(), "recycle", a_state.path(), slow_heartbeat).dump());
   const auto worker_a = wait_ready(a);
   IdLoad load_a(a.port(), 200);
@@ -189,9 +198,10 @@ TEST_CASE("takeover needs this boot: a state file from another boot claims anoth
   }
 }
 
-TEST_CASE("two sequential daemons with one identity: the second waits for the first, then starts "
-          "above it",
-          "[safety][sequential]") {
+TEST_CASE(
+    "two sequential daemons with one identity: the second waits for the first, then starts "
+    "above it",
+    "[safety][sequential]") {
   ZooKeeperServer zk;
   TempDir a_state, b_state;
   const json same_name = {{"coordinator", {{"advertise", "clone:9000"}}}};
@@ -201,7 +211,8 @@ TEST_CASE("two sequential daemons with one identity: the second waits for the fi
   Daemon b(cluster_config(zk.hosts(), "sequential", b_state.path(), same_name).dump());
   const std::string holder = "pid " + std::to_string(a.process().pid());
   REQUIRE(b.process().wait_for_stderr(holder, 10s));
-  CHECK_THAT(b.process().stderr_text(), Catch::Contains("clone:9000") && Catch::Contains("in use by"));
+  CHECK_THAT(b.process().stderr_text(),
+             Catch::Contains("clone:9000") && Catch::Contains("in use by"));
   for (int i = 0; i < 5; ++i) {
     CHECK(error_of(http_get(b.port(), "/id/x")) == "not_ready");
     std::this_thread::sleep_for(100ms);
@@ -217,9 +228,9 @@ TEST_CASE("two sequential daemons with one identity: the second waits for the fi
   const auto b_ready_after = std::chrono::steady_clock::now() - killed;
   REQUIRE(eventually([&] { return load_b.issued() > 50'000; }));
   load_b.stop();
-  FIGURES("one sequential identity: A " << load_a.ids().size() << " IDs; B "
-                                        << load_b.ids().size() << " IDs, ready "
-                                        << seconds(b_ready_after) << " s after A was killed, refusals "
+  FIGURES("one sequential identity: A " << load_a.ids().size() << " IDs; B " << load_b.ids().size()
+                                        << " IDs, ready " << seconds(b_ready_after)
+                                        << " s after A was killed, refusals "
                                         << describe(load_b.refusals()) << "; duplicates "
                                         << duplicates(load_a.ids(), load_b.ids()));
   CHECK(duplicates(load_a.ids(), load_b.ids()) == 0);
@@ -239,20 +250,22 @@ TEST_CASE("one worker-ID space per root: a recycle daemon on a sequential root e
   wait_ready(sequential);
   Daemon recycle(cluster_config(zk.hosts(), "recycle", s2.path()).dump());
   CHECK(exit_of(recycle).code == 1);
-  CHECK_THAT(recycle.process().stderr_text(),
-             Catch::Contains("\"sequential\" strategy") && Catch::Contains("\"recycle\"") &&
-                 Catch::Contains("another zookeeper.root"));
+  CHECK_THAT(recycle.process().stderr_text(), Catch::Contains("\"sequential\" strategy") &&
+                                                  Catch::Contains("\"recycle\"") &&
+                                                  Catch::Contains("another zookeeper.root"));
   CHECK(ready(sequential));
 }
 
 TEST_CASE("one process per state directory: a second daemon on it exits 1 naming the holder",
           "[safety][state_dir]") {
   TempDir state;
-  const json static_config = {{"coordinator", {{"type", "static"}, {"state_dir", state.path().string()}}}};
+  const json static_config = {
+      {"coordinator", {{"type", "static"}, {"state_dir", state.path().string()}}}};
   Daemon first(static_config.dump());
   TempDir second_dir;
   const auto config = second_dir.write("c.json", static_config.dump());
-  const auto second = run_process({SNOWFLAKED_PATH, "--config", config.string(), "--listen", "127.0.0.1:0"});
+  const auto second =
+      run_process({SNOWFLAKED_PATH, "--config", config.string(), "--listen", "127.0.0.1:0"});
   CHECK(second.status.code == 1);
   CHECK_THAT(second.err, Catch::Contains("is in use by another snowflaked (pid " +
                                          std::to_string(first.process().pid()) + ")"));
@@ -260,9 +273,10 @@ TEST_CASE("one process per state directory: a second daemon on it exits 1 naming
 
   SECTION("coordinated modes too") {
     ZooKeeperServer zk;
-    const auto recycle = second_dir.write(
-        "r.json", cluster_config(zk.hosts(), "recycle", state.path()).dump());
-    const auto r = run_process({SNOWFLAKED_PATH, "--config", recycle.string(), "--listen", "127.0.0.1:0"});
+    const auto recycle =
+        second_dir.write("r.json", cluster_config(zk.hosts(), "recycle", state.path()).dump());
+    const auto r =
+        run_process({SNOWFLAKED_PATH, "--config", recycle.string(), "--listen", "127.0.0.1:0"});
     CHECK(r.status.code == 1);
     CHECK_THAT(r.err, Catch::Contains("pid " + std::to_string(first.process().pid())));
   }
@@ -272,7 +286,8 @@ TEST_CASE("static mode keeps a floor: kill -9, clock 3 s back, restart: nothing 
           "[safety][static]") {
   TempDir state, clocks;
   WallClockOffset clock(clocks.path() / "offset");
-  const json static_config = {{"coordinator", {{"type", "static"}, {"state_dir", state.path().string()}}}};
+  const json static_config = {
+      {"coordinator", {{"type", "static"}, {"state_dir", state.path().string()}}}};
   std::vector<std::uint64_t> before;
   {
     Daemon d(static_config.dump(), "127.0.0.1:0", clock.env());
@@ -295,10 +310,11 @@ TEST_CASE("static mode keeps a floor: kill -9, clock 3 s back, restart: nothing 
   const auto serving_after = std::chrono::steady_clock::now() - fixed;
   REQUIRE(eventually([&] { return load.issued() > while_behind + 10'000; }));
   load.stop();
-  FIGURES("static floor: before " << before.size() << " IDs; after " << load.ids().size()
-                                  << " (" << while_behind << " while the clock was behind), refusals "
+  FIGURES("static floor: before " << before.size() << " IDs; after " << load.ids().size() << " ("
+                                  << while_behind << " while the clock was behind), refusals "
                                   << describe(load.refusals()) << ", serving "
-                                  << seconds(serving_after) << " s after the clock was right; duplicates "
+                                  << seconds(serving_after)
+                                  << " s after the clock was right; duplicates "
                                   << duplicates(before, load.ids()));
   CHECK(before.size() > 100'000);
   CHECK(duplicates(before, load.ids()) == 0);
@@ -333,7 +349,7 @@ TEST_CASE("a pool of 4, all 4 owners killed: 4 fresh daemons reap it and all bec
   for (auto& d : fresh) workers.insert(wait_ready(*d, 30s));
   const auto took = std::chrono::steady_clock::now() - killed;
   FIGURES("pool of 4: all 4 fresh daemons ready " << seconds(took) << " s after the kill, workers "
-                                                 << workers.size());
+                                                  << workers.size());
   CHECK(workers.size() == 4);
   // reclaim_after (2.5 s) and the dead sessions' end (2 s) run side by side;
   // then a few heartbeat intervals (300 ms) of reaping and claiming.
@@ -345,9 +361,10 @@ TEST_CASE("a clock stepped back 120 s during a sequence wait: 503 at once, /heal
   TempDir clocks;
   WallClockOffset clock(clocks.path() / "offset");
   // 1 s units of 4 IDs: asking for 40 waits through 10 units.
-  const json slow = {{"layout", {{"time_bits", 51}, {"worker_bits", 10}, {"sequence_bits", 2},
-                                 {"time_unit_ms", 1000}}},
-                     {"http", {{"io_threads", 1}, {"max_batch", 100}}}};
+  const json slow = {
+      {"layout",
+       {{"time_bits", 51}, {"worker_bits", 10}, {"sequence_bits", 2}, {"time_unit_ms", 1000}}},
+      {"http", {{"io_threads", 1}, {"max_batch", 100}}}};
   Daemon d(slow.dump(), "127.0.0.1:0", clock.env());
   std::optional<HttpReply> reply;
   std::thread waiting([&] {
@@ -386,7 +403,8 @@ TEST_CASE("a claim whose answer was lost is recovered, not misjudged as clock sk
                           {{"coordinator", {{"max_skew_ms", 50}}}})
                .dump());
   const auto worker = wait_ready(d);
-  FIGURES("claim reply lost: replies lost " << proxy.replies_lost() << ", ready as worker " << worker);
+  FIGURES("claim reply lost: replies lost " << proxy.replies_lost() << ", ready as worker "
+                                            << worker);
   CHECK(proxy.replies_lost() == 1);
   CHECK(d.process().running());
   auto s = connect_session(zk.hosts());
@@ -422,9 +440,10 @@ TEST_CASE("a takeover whose answer was lost is recognised as ours", "[safety][lo
   CHECK(s->children(kE2eRoot + "/pool/inuse").value().size() == 1);
 }
 
-TEST_CASE("a floor no higher than what could be issued: an hour's clock step, then kill -9, the "
-          "restart is ready again within max_boot_wait with its worker ID",
-          "[safety][takeover][clock]") {
+TEST_CASE(
+    "a floor no higher than what could be issued: an hour's clock step, then kill -9, the "
+    "restart is ready again within max_boot_wait with its worker ID",
+    "[safety][takeover][clock]") {
   for (const std::string strategy : {"sequential", "recycle"}) {
     INFO(strategy);
     ZooKeeperServer zk;
@@ -444,8 +463,10 @@ TEST_CASE("a floor no higher than what could be issued: an hour's clock step, th
       // A bad RTC read: an hour ahead. Heartbeats go on (ZooKeeper is fine);
       // the daemon refuses with clock_skew and issues nothing.
       clock.set("+3600s");
-      REQUIRE(eventually([&] { return error_of(http_get(a.port(), "/id/x")) == "clock_skew"; }, 10s));
-      REQUIRE(eventually([&] { return metric(a, "snowflake_heartbeats_total") >= heartbeats + 3; }, 10s));
+      REQUIRE(
+          eventually([&] { return error_of(http_get(a.port(), "/id/x")) == "clock_skew"; }, 10s));
+      REQUIRE(eventually([&] { return metric(a, "snowflake_heartbeats_total") >= heartbeats + 3; },
+                         10s));
       a.process().send_signal(SIGKILL);
       a.process().wait_for_exit(10s);
     }
@@ -455,18 +476,21 @@ TEST_CASE("a floor no higher than what could be issued: an hour's clock step, th
     // max_boot_wait (5 s) + ZooKeeper ending the dead run's session (2 s) + heartbeats.
     const auto again = wait_ready(b, 9s);
     const auto took = std::chrono::steady_clock::now() - restarted;
-    FIGURES(strategy << ": ready again " << seconds(took) << " s after the restart, worker ID " << again);
+    FIGURES(strategy << ": ready again " << seconds(took) << " s after the restart, worker ID "
+                     << again);
     CHECK(again == worker);
     const auto after = fetch_ids(b, 100);
     CHECK(duplicates(before, after) == 0);
-    CHECK(*std::min_element(after.begin(), after.end()) > *std::max_element(before.begin(), before.end()));
+    CHECK(*std::min_element(after.begin(), after.end()) >
+          *std::max_element(before.begin(), before.end()));
   }
 }
 
-TEST_CASE("a floor no higher than what could be issued: a heartbeat with the clock an hour ahead "
-          "records no more than ZooKeeper's time + max_skew, so whoever takes the worker ID "
-          "without our state waits no longer than max_boot_wait",
-          "[safety][clock]") {
+TEST_CASE(
+    "a floor no higher than what could be issued: a heartbeat with the clock an hour ahead "
+    "records no more than ZooKeeper's time + max_skew, so whoever takes the worker ID "
+    "without our state waits no longer than max_boot_wait",
+    "[safety][clock]") {
   constexpr std::int64_t kMaxSkewMs = 2000;  // the default
   for (const std::string strategy : {"sequential", "recycle"}) {
     INFO(strategy);
@@ -485,24 +509,31 @@ TEST_CASE("a floor no higher than what could be issued: a heartbeat with the clo
     std::uint32_t worker = 0;
     std::vector<std::uint64_t> before;
     {
-      Daemon a(cluster_config(zk.hosts(), strategy, a_state.path(), patch).dump(), "127.0.0.1:0", clock.env());
+      Daemon a(cluster_config(zk.hosts(), strategy, a_state.path(), patch).dump(), "127.0.0.1:0",
+               clock.env());
       worker = wait_ready(a);
       before = fetch_ids(a, 100);
       const auto heartbeats = metric(a, "snowflake_heartbeats_total");
       clock.set("+3600s");  // a bad RTC read
-      REQUIRE(eventually([&] { return error_of(http_get(a.port(), "/id/x")) == "clock_skew"; }, 10s));
-      REQUIRE(eventually([&] { return metric(a, "snowflake_heartbeats_total") >= heartbeats + 3; }, 10s));
+      REQUIRE(
+          eventually([&] { return error_of(http_get(a.port(), "/id/x")) == "clock_skew"; }, 10s));
+      REQUIRE(eventually([&] { return metric(a, "snowflake_heartbeats_total") >= heartbeats + 3; },
+                         10s));
       // What the node says now, against ZooKeeper's clock (this machine's, unstepped).
       auto s = connect_session(zk.hosts());
       std::int64_t written_ts = 0;
       if (strategy == "recycle") {
-        written_ts = coord::decode_inuse(s->get(kE2eRoot + "/pool/inuse/" + std::to_string(worker)).value().data)->ts;
+        written_ts = coord::decode_inuse(
+                         s->get(kE2eRoot + "/pool/inuse/" + std::to_string(worker)).value().data)
+                         ->ts;
       } else {
         const auto names = s->children(kE2eRoot + "/forever").value();
         REQUIRE(names.size() == 1);
-        written_ts = coord::decode_sequential(s->get(kE2eRoot + "/forever/" + names[0]).value().data)->ts;
+        written_ts =
+            coord::decode_sequential(s->get(kE2eRoot + "/forever/" + names[0]).value().data)->ts;
       }
-      FIGURES(strategy << ": the skewed heartbeat wrote ts " << written_ts - wall_now_ms() << " ms from ZooKeeper's time");
+      FIGURES(strategy << ": the skewed heartbeat wrote ts " << written_ts - wall_now_ms()
+                       << " ms from ZooKeeper's time");
       CHECK(written_ts <= wall_now_ms() + kMaxSkewMs + 500);  // + the round trip
       a.process().send_signal(SIGKILL);
       a.process().wait_for_exit(10s);
@@ -510,16 +541,19 @@ TEST_CASE("a floor no higher than what could be issued: a heartbeat with the clo
     clock.set("+0");
     if (keeper) {
       // The keeper's reaper returns the dead daemon's worker ID to the pool.
-      REQUIRE(eventually([&] { return metric(*keeper, "snowflake_workers_reclaimed_total") >= 1; }, 15s));
+      REQUIRE(eventually([&] { return metric(*keeper, "snowflake_workers_reclaimed_total") >= 1; },
+                         15s));
     }
     // Another machine (no state dir: no proof that the first is dead).
     const auto started = std::chrono::steady_clock::now();
     Daemon b(cluster_config(zk.hosts(), strategy, b_state.path(), patch).dump());
     const auto again = wait_ready(b, 12s);
-    FIGURES(strategy << ": the newcomer was ready " << seconds(std::chrono::steady_clock::now() - started)
+    FIGURES(strategy << ": the newcomer was ready "
+                     << seconds(std::chrono::steady_clock::now() - started)
                      << " s after its start, worker ID " << again);
     CHECK(again == worker);
     const auto after = fetch_ids(b, 100);
-    CHECK(*std::min_element(after.begin(), after.end()) > *std::max_element(before.begin(), before.end()));
+    CHECK(*std::min_element(after.begin(), after.end()) >
+          *std::max_element(before.begin(), before.end()));
   }
 }

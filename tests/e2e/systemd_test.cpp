@@ -66,17 +66,23 @@ std::string joined(const std::vector<std::string>& log) {
 
 }  // namespace
 
-TEST_CASE("systemd: STATUS while waiting for ZooKeeper, READY=1 only once /ready is 200, "
-          "WATCHDOG=1 while running, STOPPING=1 last",
-          "[systemd]") {
+TEST_CASE(
+    "systemd: STATUS while waiting for ZooKeeper, READY=1 only once /ready is 200, "
+    "WATCHDOG=1 while running, STOPPING=1 last",
+    "[systemd]") {
   ZooKeeperServer zk;
   TempDir state;
   NotifySocket notify;
   const json config = {
       {"coordinator",
-       {{"type", "recycle"}, {"state_dir", state.path().string()}, {"heartbeat_interval_ms", 300},
-        {"lease_timeout_ms", 1500}, {"reclaim_after_ms", 2500}, {"safety_margin_ms", 500}}},
-      {"zookeeper", {{"hosts", zk.hosts()}, {"session_timeout_ms", 2000}, {"connect_timeout_ms", 500}}},
+       {{"type", "recycle"},
+        {"state_dir", state.path().string()},
+        {"heartbeat_interval_ms", 300},
+        {"lease_timeout_ms", 1500},
+        {"reclaim_after_ms", 2500},
+        {"safety_margin_ms", 500}}},
+      {"zookeeper",
+       {{"hosts", zk.hosts()}, {"session_timeout_ms", 2000}, {"connect_timeout_ms", 500}}},
       {"http", {{"io_threads", 2}}}};
   zk.pause();  // the daemon starts while ZooKeeper does not answer
   Daemon d(config.dump(), "127.0.0.1:0",
@@ -96,8 +102,9 @@ TEST_CASE("systemd: STATUS while waiting for ZooKeeper, READY=1 only once /ready
   const auto ready = receive_until(notify, "READY=1", log);
   REQUIRE(ready);
   CHECK(ready_status(d) == 200);
-  CHECK(std::regex_match(status_of(*ready),
-                         std::regex(R"(worker ID \d+ \(recycle\), lease valid, ZooKeeper connected)")));
+  CHECK(std::regex_match(
+      status_of(*ready),
+      std::regex(R"(worker ID \d+ \(recycle\), lease valid, ZooKeeper connected)")));
 
   // Fed while healthy, several times (every quarter of WATCHDOG_USEC).
   for (int i = 0; i < 3; ++i) REQUIRE(receive_until(notify, "WATCHDOG=1", log, 5s));
@@ -118,7 +125,8 @@ TEST_CASE("systemd: STATUS while waiting for ZooKeeper, READY=1 only once /ready
     for (std::string l; std::getline(in, l);) lines.push_back(l);
   }
   const auto first = [&](const std::string& prefix) {
-    return std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.starts_with(prefix); }) -
+    return std::find_if(lines.begin(), lines.end(),
+                        [&](const std::string& l) { return l.starts_with(prefix); }) -
            lines.begin();
   };
   INFO(joined(log));
@@ -131,8 +139,8 @@ TEST_CASE("systemd: STATUS while waiting for ZooKeeper, READY=1 only once /ready
 TEST_CASE("systemd: without WATCHDOG_USEC no watchdog pings, static mode is ready at once",
           "[systemd]") {
   NotifySocket notify;
-  Daemon d(json{{"coordinator", {{"type", "static"}, {"static_worker_id", 5}}}}.dump(), "127.0.0.1:0",
-           {{"NOTIFY_SOCKET", notify.path()}});
+  Daemon d(json{{"coordinator", {{"type", "static"}, {"static_worker_id", 5}}}}.dump(),
+           "127.0.0.1:0", {{"NOTIFY_SOCKET", notify.path()}});
   std::vector<std::string> log;
   const auto ready = receive_until(notify, "READY=1", log);
   REQUIRE(ready);
@@ -151,8 +159,8 @@ TEST_CASE("systemd: into the journal, log lines carry a syslog priority and no t
   const std::string run = std::string(SNOWFLAKED_PATH) + " --config " + config.string() +
                           " --listen 127.0.0.1:0 --log-level debug";
   // JOURNAL_STREAM names the device:inode of stderr, as systemd sets it.
-  ChildProcess journal({"/bin/sh", "-c",
-                        "JOURNAL_STREAM=$(stat -L -c %d:%i /dev/stderr) exec " + run});
+  ChildProcess journal(
+      {"/bin/sh", "-c", "JOURNAL_STREAM=$(stat -L -c %d:%i /dev/stderr) exec " + run});
   REQUIRE(journal.wait_for_stderr("listening on", 20s));
   journal.send_signal(SIGTERM);
   REQUIRE(journal.wait_for_exit(20s));
@@ -171,13 +179,15 @@ TEST_CASE("systemd: into the journal, log lines carry a syslog priority and no t
   REQUIRE(elsewhere.wait_for_stderr("listening on", 20s));
   elsewhere.send_signal(SIGTERM);
   REQUIRE(elsewhere.wait_for_exit(20s));
-  CHECK(std::regex_search(elsewhere.stderr_text(),
-                          std::regex(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info snowflaked )")));
+  CHECK(
+      std::regex_search(elsewhere.stderr_text(),
+                        std::regex(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info snowflaked )")));
 }
 
-TEST_CASE("systemd: into the journal, what stops the daemon before logging starts is an error "
-          "(priority 3), so journalctl -p err shows it",
-          "[systemd][logging]") {
+TEST_CASE(
+    "systemd: into the journal, what stops the daemon before logging starts is an error "
+    "(priority 3), so journalctl -p err shows it",
+    "[systemd][logging]") {
   TempDir dir;
   const auto bad_config = dir.write("bad.json", R"({"coordinator": {"typo": 1}})");
   const std::string journal = "JOURNAL_STREAM=$(stat -L -c %d:%i /dev/stderr) exec ";

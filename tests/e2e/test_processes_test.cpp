@@ -58,7 +58,8 @@ TEST_CASE("support: a killed test takes its ZooKeeper server and daemon with it"
   ::close(fds[1]);
   pid_t pids[2] = {-1, -1};
   pollfd ready{fds[0], POLLIN, 0};
-  const bool said = ::poll(&ready, 1, 60000) == 1 && ::read(fds[0], pids, sizeof pids) == sizeof pids;
+  const bool said =
+      ::poll(&ready, 1, 60000) == 1 && ::read(fds[0], pids, sizeof pids) == sizeof pids;
   ::close(fds[0]);
   int status = 0;
   REQUIRE(::waitpid(test, &status, 0) == test);
@@ -67,11 +68,13 @@ TEST_CASE("support: a killed test takes its ZooKeeper server and daemon with it"
   INFO("ZooKeeper pid " << pids[0] << ", daemon pid " << pids[1]);
   bool zookeeper_ended = false;
   bool daemon_ended = false;
-  CHECK(eventually([&] {
-    zookeeper_ended = zookeeper_ended || reaped(pids[0]);
-    daemon_ended = daemon_ended || reaped(pids[1]);
-    return zookeeper_ended && daemon_ended;
-  }, 10s));
+  CHECK(eventually(
+      [&] {
+        zookeeper_ended = zookeeper_ended || reaped(pids[0]);
+        daemon_ended = daemon_ended || reaped(pids[1]);
+        return zookeeper_ended && daemon_ended;
+      },
+      10s));
   // Whatever still runs is not left behind by this test either.
   if (!zookeeper_ended) ::kill(pids[0], SIGKILL);
   if (!daemon_ended) ::kill(pids[1], SIGKILL);

@@ -23,8 +23,8 @@ using std::chrono::milliseconds;
 // Fixed, so that a finding replays: "the epoch must not be in the future".
 constexpr std::int64_t kNow = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
 
-const std::set<std::string, std::less<>> kTopLevelKeys{"service",     "log_level", "layout", "generator",
-                                               "coordinator", "zookeeper", "http"};
+const std::set<std::string, std::less<>> kTopLevelKeys{
+    "service", "log_level", "layout", "generator", "coordinator", "zookeeper", "http"};
 
 void check_rules(const Config& c, std::string_view text) {
   FUZZ_CHECK(is_valid_name(c.service), text);
@@ -58,8 +58,9 @@ void check_rules(const Config& c, std::string_view text) {
   }
   // With datacenter bits the config must have named its datacenter.
   if (c.layout.datacenter_bits != 0) {
-    FUZZ_CHECK(document.contains("coordinator") && document.at("coordinator").contains("datacenter_id"),
-               text);
+    FUZZ_CHECK(
+        document.contains("coordinator") && document.at("coordinator").contains("datacenter_id"),
+        text);
   }
   FUZZ_CHECK(k.type != "recycle" || c.layout.worker_bits <= 16, text);
   // The safety rules of the lease (DESIGN.md, "Why two owners never overlap").
@@ -93,11 +94,10 @@ void check_error(const ConfigError& e, std::string_view text) {
   if (!document.is_object()) return;  // 1e309 too: the parser refuses it, the loader names its key
   FUZZ_CHECK(!e.key.empty(), text);
   const std::string top = e.key.substr(0, e.key.find('.'));
-  const bool names_theirs = std::any_of(document.items().begin(), document.items().end(),
-                                        [&](const auto& item) {
-                                          return e.key == item.key() ||
-                                                 e.key == nlohmann::json(item.key()).dump();
-                                        });
+  const bool names_theirs =
+      std::any_of(document.items().begin(), document.items().end(), [&](const auto& item) {
+        return e.key == item.key() || e.key == nlohmann::json(item.key()).dump();
+      });
   FUZZ_CHECK(kTopLevelKeys.contains(top) || names_theirs, text);
 }
 

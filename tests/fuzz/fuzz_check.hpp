@@ -6,13 +6,13 @@
 #include <cstdlib>
 #include <string_view>
 
-#define FUZZ_CHECK(condition, input)                                                          \
-  do {                                                                                        \
-    if (!(condition)) {                                                                       \
+#define FUZZ_CHECK(condition, input)                                                         \
+  do {                                                                                       \
+    if (!(condition)) {                                                                      \
       std::fprintf(stderr, "%s:%d: invariant broken: %s\ninput: %.*s\n", __FILE__, __LINE__, \
-                   #condition, static_cast<int>((input).size()), (input).data());             \
-      std::abort();                                                                           \
-    }                                                                                         \
+                   #condition, static_cast<int>((input).size()), (input).data());            \
+      std::abort();                                                                          \
+    }                                                                                        \
   } while (false)
 
 inline std::string_view as_text(const unsigned char* data, std::size_t size) {

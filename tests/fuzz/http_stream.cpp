@@ -14,9 +14,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/_experimental/test/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/field.hpp>
 #include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http/error.hpp>
+#include <boost/beast/http/field.hpp>
 #include <boost/beast/http/verb.hpp>
 #include <nlohmann/json.hpp>
 
@@ -44,20 +44,35 @@ constexpr std::int64_t kStart = kDefaultEpochMs + 5'000'000;
 constexpr std::uint32_t kWorker = 9;
 
 // The README's error table.
-const std::set<std::string, std::less<>> kDocumentedCodes{
-    "bad_tag",        "bad_count",         "bad_format",         "unknown_parameter",
-    "bad_id",         "bad_request",       "not_found",          "unknown_tag",
-    "method_not_allowed", "request_timeout", "body_not_allowed", "uri_too_long",
-    "headers_too_large", "not_ready",      "lease_expired",      "clock_skew",
-    "clock_moved_backwards", "clock_before_epoch", "time_exhausted", "time_not_reserved",
-    "floor_ahead"};
+const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
+                                                          "bad_count",
+                                                          "bad_format",
+                                                          "unknown_parameter",
+                                                          "bad_id",
+                                                          "bad_request",
+                                                          "not_found",
+                                                          "unknown_tag",
+                                                          "method_not_allowed",
+                                                          "request_timeout",
+                                                          "body_not_allowed",
+                                                          "uri_too_long",
+                                                          "headers_too_large",
+                                                          "not_ready",
+                                                          "lease_expired",
+                                                          "clock_skew",
+                                                          "clock_moved_backwards",
+                                                          "clock_before_epoch",
+                                                          "time_exhausted",
+                                                          "time_not_reserved",
+                                                          "floor_ahead"};
 const std::set<unsigned> kDocumentedStatuses{200, 400, 404, 405, 408, 413, 414, 431, 503};
 
 // The layouts a daemon may have: the default, one with a datacenter field,
 // one with the sequence above the worker (sonyflake's order).
 LayoutSettings layout_variant(unsigned variant) {
   LayoutSettings s;
-  if (variant == 1) s = {.time_bits = 41, .datacenter_bits = 5, .worker_bits = 5, .sequence_bits = 12};
+  if (variant == 1)
+    s = {.time_bits = 41, .datacenter_bits = 5, .worker_bits = 5, .sequence_bits = 12};
   if (variant == 2) s.order = FieldOrder::sequence_high;
   return s;
 }
@@ -83,7 +98,12 @@ struct Daemon {
   CoordinationGauges gauges;
   Metrics metrics{1};
   HttpSettings settings;
-  RouterContext context{layout, worker, lease, gauges, metrics, settings,
+  RouterContext context{layout,
+                        worker,
+                        lease,
+                        gauges,
+                        metrics,
+                        settings,
                         {"svc", "recycle", clock.monotonic(), 1,
                          ConfiguredTimings{std::chrono::seconds(180), std::chrono::seconds(540),
                                            std::chrono::seconds(900), std::chrono::seconds(2)},
@@ -202,7 +222,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
     beast::error_code ec = parse_buffered(parser, buffer);
     while (ec == beast::http::error::need_more) {
       beast::error_code read_error;
-      buffer.commit(connection.read_some(buffer.prepare(beast::read_size(buffer, 65536)), read_error));
+      buffer.commit(
+          connection.read_some(buffer.prepare(beast::read_size(buffer, 65536)), read_error));
       if (read_error == boost::asio::error::eof) {
         ec = parse_end(parser);
       } else if (read_error) {
@@ -214,7 +235,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
     const Request& request = parser.get();  // as far as it was read
     // A refusal, as the server's Session::reject makes it.
     const auto refuse = [&](const Refusal& refusal) {
-      Response response = reject_request(refusal.status, refusal.code, refusal.message, daemon.context);
+      Response response =
+          reject_request(refusal.status, refusal.code, refusal.message, daemon.context);
       if (request.method() == verb::head) omit_body(response);
       check_answer(daemon, request, response, input);
     };

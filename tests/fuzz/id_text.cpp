@@ -19,8 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
   // in each, and composes back.
   for (const snowflake::LayoutSettings& settings :
        {snowflake::LayoutSettings{},
-        snowflake::LayoutSettings{.time_bits = 39, .worker_bits = 16, .sequence_bits = 8,
-                                  .time_unit_ms = 10},
+        snowflake::LayoutSettings{
+            .time_bits = 39, .worker_bits = 16, .sequence_bits = 8, .time_unit_ms = 10},
         *snowflake::find_layout_preset("twitter"), *snowflake::find_layout_preset("sonyflake")}) {
     const auto layout = snowflake::IdLayout::create(settings, settings.epoch_ms);
     FUZZ_CHECK(layout.has_value(), text);
@@ -28,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
     FUZZ_CHECK(decoded.has_value(), text);
     const auto& d = decoded.value();
     FUZZ_CHECK(d.id == *id, text);
-    const auto composed = layout.value().compose(d.timestamp_ms, d.datacenter_id, d.worker_id, d.sequence);
+    const auto composed =
+        layout.value().compose(d.timestamp_ms, d.datacenter_id, d.worker_id, d.sequence);
     FUZZ_CHECK(composed.has_value() && composed.value() == *id, text);
     (void)snowflake::decoded_id_to_json(d).dump();  // never throws
   }

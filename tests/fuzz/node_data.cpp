@@ -23,11 +23,21 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
   const auto text = as_text(data + 1, size - 1);
   namespace c = snowflake::coord;
   switch (data[0] % 5) {
-    case 0: round_trip(text, [](std::string_view t) { return c::decode_inuse(t); }); break;
-    case 1: round_trip(text, [](std::string_view t) { return c::decode_notuse(t); }); break;
-    case 2: round_trip(text, [](std::string_view t) { return c::decode_sequential(t); }); break;
-    case 3: round_trip(text, [](std::string_view t) { return c::decode_layout(t); }); break;
-    case 4: round_trip(text, [](std::string_view t) { return c::decode_owner(t); }); break;
+    case 0:
+      round_trip(text, [](std::string_view t) { return c::decode_inuse(t); });
+      break;
+    case 1:
+      round_trip(text, [](std::string_view t) { return c::decode_notuse(t); });
+      break;
+    case 2:
+      round_trip(text, [](std::string_view t) { return c::decode_sequential(t); });
+      break;
+    case 3:
+      round_trip(text, [](std::string_view t) { return c::decode_layout(t); });
+      break;
+    case 4:
+      round_trip(text, [](std::string_view t) { return c::decode_owner(t); });
+      break;
   }
   (void)c::worker_id_of_node(text);
   return 0;

@@ -58,9 +58,10 @@ TEST_CASE("cluster floor: recorded in the root beside the layout, and it only ri
   CHECK_FALSE(check_cluster_root(*s, kRoot, LayoutSettings{}, "sequential", 0));
 }
 
-TEST_CASE("pool floor waits for a live owner until its session confirms, and for a cut-off one "
-          "until its lease has run out",
-          "[floor]") {
+TEST_CASE(
+    "pool floor waits for a live owner until its session confirms, and for a cut-off one "
+    "until its lease has run out",
+    "[floor]") {
   ZooKeeperServer zk;
   auto admin = connect_session(zk.hosts());
   REQUIRE(check_cluster_root(*admin, kRoot, LayoutSettings{}, "recycle", 0));
@@ -93,31 +94,36 @@ TEST_CASE("pool floor waits for a live owner until its session confirms, and for
   CHECK(std::chrono::steady_clock::now() - waited < kLease + 1s);
 }
 
-TEST_CASE("pool floor and a sequential node of 0.1 (no owner, no lease): the configured lease "
-          "stands in, so a node long unwritten holds nothing up",
-          "[floor]") {
+TEST_CASE(
+    "pool floor and a sequential node of 0.1 (no owner, no lease): the configured lease "
+    "stands in, so a node long unwritten holds nothing up",
+    "[floor]") {
   ZooKeeperServer zk;
   auto admin = connect_session(zk.hosts());
   REQUIRE(check_cluster_root(*admin, kRoot, LayoutSettings{}, "sequential", 0));
   REQUIRE(admin->ensure_path(kRoot + "/forever"));
-  REQUIRE(admin->create(kRoot + "/forever/web-0:8080-0000000000",
-                        json{{"host", "web-0"}, {"port", 8080}, {"ts", wall_ms()}, {"hwm", wall_ms()}}.dump()));
+  REQUIRE(admin->create(
+      kRoot + "/forever/web-0:8080-0000000000",
+      json{{"host", "web-0"}, {"port", 8080}, {"ts", wall_ms()}, {"hwm", wall_ms()}}.dump()));
   // Just written: its writer (a 0.1 daemon, which never confirms) may issue.
   REQUIRE(pending(*admin, "sequential").size() == 1);
   REQUIRE(eventually([&] { return pending(*admin, "sequential").empty(); }, kLease + 5s));
 }
 
-TEST_CASE("a Leaf cluster read as Leaf writes it: the newest report + 3 s + the margin, in Leaf's layout",
-          "[floor][leaf]") {
+TEST_CASE(
+    "a Leaf cluster read as Leaf writes it: the newest report + 3 s + the margin, in Leaf's layout",
+    "[floor][leaf]") {
   ZooKeeperServer zk;
   auto s = connect_session(zk.hosts());
   CHECK_THAT(read_leaf_cluster(*s, "/snowflake/leaf", 500).error().message,
              Catch::Contains("/snowflake/leaf/forever does not exist"));
   REQUIRE(s->ensure_path("/snowflake/leaf/forever"));
-  CHECK_THAT(read_leaf_cluster(*s, "/snowflake/leaf", 500).error().message, Catch::Contains("no Leaf server"));
+  CHECK_THAT(read_leaf_cluster(*s, "/snowflake/leaf", 500).error().message,
+             Catch::Contains("no Leaf server"));
   const std::int64_t newest = 1'795'000'000'000;
-  REQUIRE(s->create("/snowflake/leaf/forever/10.0.0.1:8080-0000000000",
-                    json{{"ip", "10.0.0.1"}, {"port", "8080"}, {"timestamp", newest - 5000}}.dump()));
+  REQUIRE(
+      s->create("/snowflake/leaf/forever/10.0.0.1:8080-0000000000",
+                json{{"ip", "10.0.0.1"}, {"port", "8080"}, {"timestamp", newest - 5000}}.dump()));
   REQUIRE(s->create("/snowflake/leaf/forever/10.0.0.2:8080-0000000001",
                     json{{"ip", "10.0.0.2"}, {"port", "8080"}, {"timestamp", newest}}.dump()));
   const auto leaf = read_leaf_cluster(*s, "/snowflake/leaf", 500);
@@ -126,7 +132,8 @@ TEST_CASE("a Leaf cluster read as Leaf writes it: the newest report + 3 s + the 
   CHECK(leaf.value().newest_report_ms == newest);
   CHECK(leaf.value().issued_until_ms == newest + 3000 + 500);
   // (ms - twepoch) << 22 | workerId << 12 | sequence, both at their largest.
-  CHECK(leaf.value().largest_id == ((static_cast<std::uint64_t>(newest + 3500 - 1288834974657) << 22) | 0x3fffff));
+  CHECK(leaf.value().largest_id ==
+        ((static_cast<std::uint64_t>(newest + 3500 - 1288834974657) << 22) | 0x3fffff));
   // A node that is not a Leaf server's report: no floor can be proven.
   REQUIRE(s->create("/snowflake/leaf/forever/10.0.0.3:8080-0000000002", "junk"));
   CHECK_THAT(read_leaf_cluster(*s, "/snowflake/leaf", 500).error().message,

@@ -64,8 +64,9 @@ bool alive_held(ZkSession& s, std::uint32_t id) {
 
 }  // namespace
 
-TEST_CASE("cluster root: layout and strategy stored by the first daemon, others refused naming both",
-          "[zk][layout]") {
+TEST_CASE(
+    "cluster root: layout and strategy stored by the first daemon, others refused naming both",
+    "[zk][layout]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
   const LayoutSettings ours{};
@@ -107,9 +108,10 @@ TEST_CASE("cluster root: layout and strategy stored by the first daemon, others 
   }
 }
 
-TEST_CASE("cluster root: a datacenter layout records its datacenter, another datacenter is refused "
-          "naming both, and a sonyflake order is a layout of its own",
-          "[zk][layout]") {
+TEST_CASE(
+    "cluster root: a datacenter layout records its datacenter, another datacenter is refused "
+    "naming both, and a sonyflake order is a layout of its own",
+    "[zk][layout]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
   const LayoutSettings twitter = find_layout_preset("twitter").value();
@@ -122,13 +124,13 @@ TEST_CASE("cluster root: a datacenter layout records its datacenter, another dat
   REQUIRE(other.has_error());
   CHECK(other.error().code == CoordErrc::datacenter_mismatch);
   CHECK(other.error().fatal());
-  CHECK_THAT(other.error().message, Catch::Contains("datacenter 3") &&
-                                        Catch::Contains("coordinator.datacenter_id is 4"));
+  CHECK_THAT(other.error().message,
+             Catch::Contains("datacenter 3") && Catch::Contains("coordinator.datacenter_id is 4"));
 
   // The same widths in sonyflake's order are another layout; a daemon from
   // before orders existed (which reads only integer widths) cannot read it.
-  LayoutSettings sony{.time_bits = 41, .worker_bits = 10, .sequence_bits = 12,
-                      .order = FieldOrder::sequence_high};
+  LayoutSettings sony{
+      .time_bits = 41, .worker_bits = 10, .sequence_bits = 12, .order = FieldOrder::sequence_high};
   REQUIRE(check_cluster_root(*s, "/sony", sony, "recycle"));
   CHECK(decode_layout(s->get("/sony").value().data) == sony);
   CHECK(check_cluster_root(*s, "/sony", LayoutSettings{}, "recycle").error().code ==
@@ -140,7 +142,8 @@ TEST_CASE("cluster root: a datacenter layout records its datacenter, another dat
   CHECK_FALSE(nlohmann::json::parse(s->get("/plain").value().data).contains("datacenter_id"));
 }
 
-TEST_CASE("sequential: a fresh node, reused after a restart, its data written", "[zk][sequential]") {
+TEST_CASE("sequential: a fresh node, reused after a restart, its data written",
+          "[zk][sequential]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
   SequentialWorker a(kRoot, "hostA:8080", 1023);
@@ -184,8 +187,8 @@ TEST_CASE("sequential: one identity, one live holder, the next one starts above 
   const auto refused = acquire(b, *s2, kNow + 200);
   REQUIRE(refused.has_error());
   CHECK(refused.error().code == CoordErrc::held);
-  CHECK_THAT(refused.error().message, Catch::Contains("clone:7001 pid") &&
-                                          Catch::Contains("clone:9000"));
+  CHECK_THAT(refused.error().message,
+             Catch::Contains("clone:7001 pid") && Catch::Contains("clone:9000"));
 
   SECTION("the first ends its session: the second takes over above its time fence") {
     s1.reset();
@@ -205,7 +208,8 @@ TEST_CASE("sequential: one identity, one live holder, the next one starts above 
     s1.reset();
     const Predecessor p{token_a, held.path, kNow + 120};
     const auto taken =
-        b.acquire(*s2, OwnerToken::fresh("clone", 9000), kNow + 300, kLeaseMs, kAnyFloor, p).value();
+        b.acquire(*s2, OwnerToken::fresh("clone", 9000), kNow + 300, kLeaseMs, kAnyFloor, p)
+            .value();
     CHECK(taken.data.floor == kNow + 120);
   }
   SECTION("a floor out of reach: the identity is let go, to try again later") {
@@ -291,7 +295,8 @@ TEST_CASE("recycle: a pool left half-filled by a crash is completed by the next 
   // marked complete, its ephemeral lock gone with its session.
   REQUIRE(s->ensure_path(kRoot + "/pool/notuse"));
   REQUIRE(s->ensure_path(kRoot + "/pool/inuse"));
-  for (int id : {0, 1, 2}) REQUIRE(s->create(kRoot + "/pool/notuse/" + std::to_string(id), "{\"floor\":5}"));
+  for (int id : {0, 1, 2})
+    REQUIRE(s->create(kRoot + "/pool/notuse/" + std::to_string(id), "{\"floor\":5}"));
   REQUIRE(s->create(kRoot + "/pool/inuse/3", encode(owner_data("h"))));
   REQUIRE(RecyclePool(kRoot, 15).ensure(*s, 5s));
   CHECK(children(*s, kRoot + "/pool/notuse").size() == 15);  // all but 3
@@ -318,7 +323,8 @@ TEST_CASE("recycle: a fill lock our own session holds (a lost answer) is not wai
   CHECK(RecyclePool("/b", 7).ensure(*s, 300ms).has_error());
 }
 
-TEST_CASE("recycle: 20 concurrent claimers on a pool of 8: 8 owners, 12 exhausted", "[zk][recycle]") {
+TEST_CASE("recycle: 20 concurrent claimers on a pool of 8: 8 owners, 12 exhausted",
+          "[zk][recycle]") {
   ZooKeeperServer zk;
   {
     auto s = connect(zk);
@@ -336,11 +342,14 @@ TEST_CASE("recycle: 20 concurrent claimers on a pool of 8: 8 owners, 12 exhauste
       // Claims race on the move counter: a claimer that keeps losing tries again.
       Result<PoolClaim, CoordError> c = CoordError{CoordErrc::zookeeper, ""};
       for (int attempt = 0; attempt < 20; ++attempt) {
-        c = claim(pool, *sessions[static_cast<std::size_t>(i)], owner_data("claimer" + std::to_string(i)));
+        c = claim(pool, *sessions[static_cast<std::size_t>(i)],
+                  owner_data("claimer" + std::to_string(i)));
         if (c || c.error().code != CoordErrc::zookeeper) break;
       }
-      if (c) got[static_cast<std::size_t>(i)] = c.value().worker_id;
-      else failed[static_cast<std::size_t>(i)] = c.error().code;
+      if (c)
+        got[static_cast<std::size_t>(i)] = c.value().worker_id;
+      else
+        failed[static_cast<std::size_t>(i)] = c.error().code;
     });
   }
   for (auto& t : threads) t.join();
@@ -359,13 +368,15 @@ TEST_CASE("recycle: 20 concurrent claimers on a pool of 8: 8 owners, 12 exhauste
   // Each inuse node names a distinct owner.
   std::set<std::string> instances;
   for (const auto& id : children(*s, kRoot + "/pool/inuse")) {
-    instances.insert(decode_inuse(s->get(kRoot + "/pool/inuse/" + id).value().data)->owner.instance);
+    instances.insert(
+        decode_inuse(s->get(kRoot + "/pool/inuse/" + id).value().data)->owner.instance);
   }
   CHECK(instances.size() == 8);
 }
 
-TEST_CASE("recycle: a claim is guarded by the move counter: a floor read before a move is never used",
-          "[zk][recycle][safety]") {
+TEST_CASE(
+    "recycle: a claim is guarded by the move counter: a floor read before a move is never used",
+    "[zk][recycle][safety]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
   auto other = connect(zk);
@@ -446,13 +457,15 @@ TEST_CASE("recycle: release carries the floor to the next owner", "[zk][recycle]
   CHECK(pool.heartbeat(*s, stale, kNow + 600, kNow + 600).error().code == CoordErrc::lost);
 }
 
-TEST_CASE("recycle: one live owner: a free ID whose alive node another session holds is not claimed",
-          "[zk][recycle][safety]") {
+TEST_CASE(
+    "recycle: one live owner: a free ID whose alive node another session holds is not claimed",
+    "[zk][recycle][safety]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
   auto stranger = connect(zk);
   RecyclePool pool = make_pool(*s, 1);
-  REQUIRE(stranger->create(kRoot + "/alive/0", encode(OwnerToken::fresh("x", 1)), CreateMode::ephemeral));
+  REQUIRE(stranger->create(kRoot + "/alive/0", encode(OwnerToken::fresh("x", 1)),
+                           CreateMode::ephemeral));
   const auto refused = claim(pool, *s, owner_data("a"));
   REQUIRE(refused.has_error());
   CHECK(refused.error().code == CoordErrc::pool_exhausted);
@@ -539,11 +552,13 @@ TEST_CASE("recycle: heartbeat after a new session and the reaper racing: exactly
     Result<void, CoordError> beat = outcome::success();
     Result<ReapResult, CoordError> reaped = ReapResult{};
     std::thread ta([&] {
-      while (!go) {}
+      while (!go) {
+      }
       beat = pool_a.heartbeat(*sa, a, kNow + 1, kNow + 1);
     });
     std::thread tb([&] {
-      while (!go) {}
+      while (!go) {
+      }
       reaped = pool_b.reclaim_stale(*sb, b.mtime_ms, 50ms, b.worker_id);
     });
     go = true;
@@ -561,13 +576,12 @@ TEST_CASE("recycle: heartbeat after a new session and the reaper racing: exactly
   }
 }
 
-TEST_CASE("recycle: a node reclaimed and claimed again is not mistaken for ours",
-          "[zk][recycle]") {
+TEST_CASE("recycle: a node reclaimed and claimed again is not mistaken for ours", "[zk][recycle]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
   RecyclePool pool = make_pool(*s, 1);
-  auto old = claim(pool, *s, owner_data("old")).value();  // version 0
-  REQUIRE(pool.release(*s, old, kNow));                    // as a reaper would
+  auto old = claim(pool, *s, owner_data("old")).value();    // version 0
+  REQUIRE(pool.release(*s, old, kNow));                     // as a reaper would
   auto fresh = claim(pool, *s, owner_data("new")).value();  // version 0 again
   REQUIRE(fresh.version == old.version);
   CHECK(pool.heartbeat(*s, old, kNow, kNow).error().code == CoordErrc::lost);
@@ -594,7 +608,8 @@ TEST_CASE("recycle: takeover by our old token, only once that run's session has 
   CHECK_THAT(early.error().message, Catch::Contains("previous run"));
 
   s_old.reset();
-  const auto after = pool.take_over(*s, before.worker_id, before.data.owner, restarted, kAnyFloor).value();
+  const auto after =
+      pool.take_over(*s, before.worker_id, before.data.owner, restarted, kAnyFloor).value();
   CHECK(after.worker_id == before.worker_id);
   CHECK(after.data.owner == restarted.owner);
   CHECK(after.data.floor == kNow + 15);
@@ -603,12 +618,14 @@ TEST_CASE("recycle: takeover by our old token, only once that run's session has 
   CHECK(pool_old.heartbeat(*s_back, before, kNow, kNow).error().code == CoordErrc::lost);
 
   // Asked again (its answer lost): recognised as ours, not "another owner".
-  const auto again = pool.take_over(*s, before.worker_id, before.data.owner, restarted, kAnyFloor).value();
+  const auto again =
+      pool.take_over(*s, before.worker_id, before.data.owner, restarted, kAnyFloor).value();
   CHECK(again.worker_id == before.worker_id);
   CHECK_FALSE(again.answered);
 
   // A token that is not the node's: lost, the node untouched.
-  const auto wrong = pool.take_over(*s, before.worker_id, before.data.owner, owner_data("x"), kAnyFloor);
+  const auto wrong =
+      pool.take_over(*s, before.worker_id, before.data.owner, owner_data("x"), kAnyFloor);
   CHECK(wrong.error().code == CoordErrc::lost);
   CHECK(decode_inuse(s->get(after.path).value().data)->owner == restarted.owner);
 }
@@ -625,7 +642,8 @@ TEST_CASE("recycle: takeover refused while a stranger's session holds the worker
   s_old.reset();
   REQUIRE(stranger->create(kRoot + "/alive/" + std::to_string(before.worker_id),
                            encode(OwnerToken::fresh("stranger", 1)), CreateMode::ephemeral));
-  const auto refused = pool.take_over(*s, before.worker_id, before.data.owner, owner_data("host"), kAnyFloor);
+  const auto refused =
+      pool.take_over(*s, before.worker_id, before.data.owner, owner_data("host"), kAnyFloor);
   REQUIRE(refused.has_error());
   CHECK(refused.error().code == CoordErrc::lost);
   CHECK_THAT(refused.error().message, Catch::Contains("stranger:1"));

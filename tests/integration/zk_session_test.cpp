@@ -1,7 +1,7 @@
 // ZkSession against a real ZooKeeper server (no mock of its semantics).
 
-#include <catch2/catch.hpp>
 #include <zookeeper/zookeeper.h>
+#include <catch2/catch.hpp>
 
 #include <thread>
 
@@ -80,7 +80,8 @@ TEST_CASE("no server: connect fails within its deadline", "[zk]") {
   const auto port = free_port();
   const auto started = std::chrono::steady_clock::now();
   auto s = ZkSession::connect({.hosts = "127.0.0.1:" + std::to_string(port),
-                               .session_timeout = 2000ms, .connect_timeout = 1500ms});
+                               .session_timeout = 2000ms,
+                               .connect_timeout = 1500ms});
   REQUIRE(s.has_error());
   CHECK(s.error().code == ZkErrc::connect_timeout);
   CHECK(std::chrono::steady_clock::now() - started < 5s);

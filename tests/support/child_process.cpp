@@ -53,7 +53,9 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, 
     if (eq != std::string::npos) merged[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   for (auto& [k, v] : env) merged[k] = v;
-  SpawnRequest request{.argv = std::move(argv), .env = {}, .stdout_path = (dir_ / "stdout").string(),
+  SpawnRequest request{.argv = std::move(argv),
+                       .env = {},
+                       .stdout_path = (dir_ / "stdout").string(),
                        .stderr_path = (dir_ / "stderr").string()};
   for (auto& [k, v] : merged) request.env.push_back(k + "=" + v);
   pid_ = spawn_child(request);

@@ -16,8 +16,8 @@
 namespace snowflake::test {
 
 struct ExitStatus {
-  int code = -1;    // exit code, or -1 if killed by a signal
-  int signal = 0;   // the signal that ended it, or 0
+  int code = -1;   // exit code, or -1 if killed by a signal
+  int signal = 0;  // the signal that ended it, or 0
 };
 
 // The report a sanitizer wrote into a process's stderr (from its first line
@@ -63,8 +63,8 @@ struct RunResult {
   std::string out;
   std::string err;
 };
-RunResult run_process(std::vector<std::string> argv, std::chrono::milliseconds timeout =
-                                                         std::chrono::seconds(30));
+RunResult run_process(std::vector<std::string> argv,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 // A fresh directory under the system temp dir, removed with its contents.
 class TempDir {

@@ -18,8 +18,8 @@ std::filesystem::path write_daemon_config(const TempDir& dir, const std::string&
 Daemon::Daemon(const std::string& config_json, std::string listen,
                std::map<std::string, std::string> env)
     : config_(write_daemon_config(dir_, config_json)) {
-  state_dir_ = nlohmann::json::parse(config_json).value("/coordinator/state_dir"_json_pointer,
-                                                        (dir_.path() / "state").string());
+  state_dir_ = nlohmann::json::parse(config_json)
+                   .value("/coordinator/state_dir"_json_pointer, (dir_.path() / "state").string());
   process_ = std::make_unique<ChildProcess>(
       std::vector<std::string>{SNOWFLAKED_PATH, "--config", config_.string(), "--listen", listen},
       std::move(env));

@@ -135,7 +135,8 @@ struct FaultProxy::Impl::Link : std::enable_shared_from_this<Link> {
     if (closed) return;
     if (proxy.stalled) {
       timers[0].expires_after(kStallPoll);
-      timers[0].async_wait([self = shared_from_this()](boost::system::error_code) { self->start(); });
+      timers[0].async_wait(
+          [self = shared_from_this()](boost::system::error_code) { self->start(); });
       return;
     }
     server.async_connect(proxy.upstream, [self = shared_from_this()](boost::system::error_code ec) {
@@ -155,21 +156,23 @@ struct FaultProxy::Impl::Link : std::enable_shared_from_this<Link> {
       if (ec || self->closed) return self->close();
       bool cut = false;
       auto data = std::make_shared<std::string>(
-          to_server ? self->requests.scan(buffer->data(), n,
-                                          [&](std::int32_t xid, std::int32_t op) {
-                                            int armed = self->proxy.armed_op.load();
-                                            if (armed >= 0 && op == armed &&
-                                                self->proxy.armed_op.compare_exchange_strong(armed, -1)) {
-                                              self->doomed_xid = xid;
-                                            }
-                                            return true;
-                                          },
-                                          cut)
-                    : self->replies.scan(buffer->data(), n,
-                                         [&](std::int32_t xid, std::int32_t) {
-                                           return !(self->doomed_xid && *self->doomed_xid == xid);
-                                         },
-                                         cut));
+          to_server ? self->requests.scan(
+                          buffer->data(), n,
+                          [&](std::int32_t xid, std::int32_t op) {
+                            int armed = self->proxy.armed_op.load();
+                            if (armed >= 0 && op == armed &&
+                                self->proxy.armed_op.compare_exchange_strong(armed, -1)) {
+                              self->doomed_xid = xid;
+                            }
+                            return true;
+                          },
+                          cut)
+                    : self->replies.scan(
+                          buffer->data(), n,
+                          [&](std::int32_t xid, std::int32_t) {
+                            return !(self->doomed_xid && *self->doomed_xid == xid);
+                          },
+                          cut));
       self->forward(to_server, std::move(data), cut, false);
     });
   }
@@ -187,16 +190,17 @@ struct FaultProxy::Impl::Link : std::enable_shared_from_this<Link> {
       return;
     }
     tcp::socket& to = to_server ? server : client;
-    net::async_write(to, net::buffer(*data), [self = shared_from_this(), data, cut, to_server](
-                                                 boost::system::error_code ec, std::size_t) {
-      if (ec) return self->close();
-      if (cut) {
-        self->proxy.owner.replies_lost_.fetch_add(1);
-        self->proxy.begin_outage();
-        return self->close();
-      }
-      self->pump(to_server);
-    });
+    net::async_write(to, net::buffer(*data),
+                     [self = shared_from_this(), data, cut, to_server](boost::system::error_code ec,
+                                                                       std::size_t) {
+                       if (ec) return self->close();
+                       if (cut) {
+                         self->proxy.owner.replies_lost_.fetch_add(1);
+                         self->proxy.begin_outage();
+                         return self->close();
+                       }
+                       self->pump(to_server);
+                     });
   }
 
   void close() {

@@ -28,7 +28,8 @@ void IdLoad::run() {
   while (!stopping_) {
     std::optional<HttpReply> reply;
     try {
-      if (!connection) connection = std::make_unique<HttpConnection>(port_, "127.0.0.1", std::chrono::seconds(5));
+      if (!connection)
+        connection = std::make_unique<HttpConnection>(port_, "127.0.0.1", std::chrono::seconds(5));
       reply = connection->request(target);
     } catch (const std::exception&) {
       reply.reset();

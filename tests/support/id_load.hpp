@@ -43,7 +43,8 @@ class IdLoad {
 };
 
 // How many IDs occur more than once in `a` and `b` together.
-std::size_t duplicates(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b = {});
+std::size_t duplicates(const std::vector<std::uint64_t>& a,
+                       const std::vector<std::uint64_t>& b = {});
 
 // The time part of an ID of the default layout (41 time bits of 1 ms since
 // 2025-01-01, then 22 bits of worker and sequence), as Unix ms.

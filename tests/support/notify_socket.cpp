@@ -16,7 +16,8 @@ NotifySocket::NotifySocket() : path_(dir_.path() / "notify.sock") {
   if (fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
-  if (path_.string().size() >= sizeof address.sun_path) throw std::runtime_error("socket path too long");
+  if (path_.string().size() >= sizeof address.sun_path)
+    throw std::runtime_error("socket path too long");
   std::strcpy(address.sun_path, path_.c_str());
   if (::bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
     ::close(fd_);

@@ -62,7 +62,8 @@ pid_t fork_and_exec(const SpawnRequest& r) {
   // The child reports a failed exec through this pipe; a successful exec
   // closes it (O_CLOEXEC) with nothing written.
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2: " + std::string(std::strerror(errno)));
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe2: " + std::string(std::strerror(errno)));
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) become(r, argv.data(), envp.data(), parent, fds[1]);
@@ -96,7 +97,8 @@ class SpawnThread {
     static SpawnThread* current = nullptr;  // deliberately never destroyed
     std::lock_guard lock(creating);
     if (current == nullptr || current->owner_ != ::getpid()) {
-      current = new SpawnThread;  // NOLINT(cppcoreguidelines-owning-memory): lives as long as the process
+      current =
+          new SpawnThread;  // NOLINT(cppcoreguidelines-owning-memory): lives as long as the process
       std::thread([t = current] { t->run(); }).detach();
     }
     return *current;

@@ -40,7 +40,8 @@ void WallClockOffset::set_ms(std::int64_t offset_ms) {
   // libfaketime takes fractions of a second.
   const std::int64_t magnitude = offset_ms < 0 ? -offset_ms : offset_ms;
   set((offset_ms < 0 ? "-" : "+") + std::to_string(magnitude / 1000) + "." +
-      std::string(3 - std::to_string(magnitude % 1000).size(), '0') + std::to_string(magnitude % 1000));
+      std::string(3 - std::to_string(magnitude % 1000).size(), '0') +
+      std::to_string(magnitude % 1000));
 }
 
 std::map<std::string, std::string> fixed_wall_clock_offset(const std::string& offset) {

@@ -19,8 +19,10 @@ using namespace std::chrono_literals;
 std::unique_ptr<coord::ZkSession> connect_session(const std::string& hosts,
                                                   std::optional<std::string> digest_auth,
                                                   std::chrono::milliseconds session_timeout) {
-  auto s = coord::ZkSession::connect({.hosts = hosts, .session_timeout = session_timeout,
-                                      .connect_timeout = 10s, .digest_auth = std::move(digest_auth)});
+  auto s = coord::ZkSession::connect({.hosts = hosts,
+                                      .session_timeout = session_timeout,
+                                      .connect_timeout = 10s,
+                                      .digest_auth = std::move(digest_auth)});
   if (!s) throw std::runtime_error("cannot connect to ZooKeeper: " + s.error().message());
   return std::move(s).value();
 }
@@ -39,13 +41,13 @@ std::string zookeeper_command(unsigned short port, const std::string& command) {
   s.async_connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), port),
                   [&](boost::system::error_code ec) {
                     if (ec) return;
-                    net::async_write(s, net::buffer(command), [&](boost::system::error_code wec,
-                                                                  std::size_t) {
-                      if (wec) return;
-                      // The server closes after answering: read to the end.
-                      net::async_read(s, net::dynamic_buffer(answer),
-                                      [](boost::system::error_code, std::size_t) {});
-                    });
+                    net::async_write(
+                        s, net::buffer(command), [&](boost::system::error_code wec, std::size_t) {
+                          if (wec) return;
+                          // The server closes after answering: read to the end.
+                          net::async_read(s, net::dynamic_buffer(answer),
+                                          [](boost::system::error_code, std::size_t) {});
+                        });
                   });
   ioc.run_for(2s);
   return answer;
@@ -60,7 +62,8 @@ std::unique_ptr<ChildProcess> start_server(const std::filesystem::path& config,
   return std::make_unique<ChildProcess>(
       std::vector<std::string>{"/usr/bin/java", "-Xmx256m", "-cp",
                                "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar",
-                               "org.apache.zookeeper.server.quorum.QuorumPeerMain", config.string()},
+                               "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+                               config.string()},
       std::map<std::string, std::string>{},
       log_dir.empty() ? log_dir : log_dir / (name + "-" + std::to_string(start)));
 }
@@ -79,7 +82,8 @@ void write_common(std::ostream& out, const std::filesystem::path& data, unsigned
 }  // namespace
 
 ZooKeeperEnsemble::ZooKeeperEnsemble(std::filesystem::path log_dir) : log_dir_(std::move(log_dir)) {
-  for (int i = 0; i < 3; ++i) members_.push_back({free_port(), free_port(), free_port(), {}, nullptr});
+  for (int i = 0; i < 3; ++i)
+    members_.push_back({free_port(), free_port(), free_port(), {}, nullptr});
   for (std::size_t i = 0; i < members_.size(); ++i) {
     const auto data = dir_.path() / ("data" + std::to_string(i + 1));
     std::filesystem::create_directories(data);
@@ -93,7 +97,8 @@ ZooKeeperEnsemble::ZooKeeperEnsemble(std::filesystem::path log_dir) : log_dir_(s
     }
     out.close();
     members_[i].config = config;
-    members_[i].process = start_server(config, log_dir_, "zk" + std::to_string(i), members_[i].starts++);
+    members_[i].process =
+        start_server(config, log_dir_, "zk" + std::to_string(i), members_[i].starts++);
   }
   // Up once every member serves (a member answers only within a quorum).
   const auto deadline = std::chrono::steady_clock::now() + 60s;
@@ -123,7 +128,8 @@ std::string ZooKeeperEnsemble::hosts() const {
 int ZooKeeperEnsemble::leader() const {
   for (std::size_t i = 0; i < members_.size(); ++i) {
     if (members_[i].process &&
-        zookeeper_command(members_[i].client_port, "srvr").find("Mode: leader") != std::string::npos) {
+        zookeeper_command(members_[i].client_port, "srvr").find("Mode: leader") !=
+            std::string::npos) {
       return static_cast<int>(i);
     }
   }

@@ -38,7 +38,8 @@ TEST_CASE("an empty config gives every default", "[config]") {
 TEST_CASE("http settings are read", "[config]") {
   const Config c = parse_config(json::parse(R"({"http": {"listen": "[::1]:9000", "io_threads": 3,
       "max_batch": 50, "max_connections": 9, "idle_timeout_ms": 100, "request_timeout_ms": 200,
-      "drain_timeout_ms": 300, "tag_allowlist": ["a", "b.c"], "max_metric_tags": 0}})"), kNow)
+      "drain_timeout_ms": 300, "tag_allowlist": ["a", "b.c"], "max_metric_tags": 0}})"),
+                                kNow)
                        .value();
   CHECK(c.http.listen == "[::1]:9000");
   CHECK(c.http.io_threads == 3);
@@ -58,7 +59,9 @@ TEST_CASE("a full config is read", "[config]") {
                  "epoch": "2020-06-01T00:00:00Z"},
       "generator": {"max_backward_wait_ms": 20, "max_floor_wait_ms": 3000,
                     "sequence_start": "random", "random_sequence_bound": 100},
-      "coordinator": {"type": "static", "static_worker_id": 255}})"), kNow).value();
+      "coordinator": {"type": "static", "static_worker_id": 255}})"),
+                                kNow)
+                       .value();
   CHECK(c.service == "orders");
   CHECK(c.layout.time_bits == 39);
   CHECK(c.layout.time_unit_ms == 10);
@@ -139,7 +142,8 @@ TEST_CASE("every config error names its key", "[config]") {
        "coordinator.reclaim_after_ms", "3000 + 1000 > 3500"},
       {R"({"coordinator": {"type": "zk"}})", "coordinator.type", "static"},
       {R"({"coordinator": {"advertise": "no-port"}})", "coordinator.advertise", "host:port"},
-      {R"({"coordinator": {"persist_interval_ms": 60000}})", "coordinator.persist_interval_ms", "at most 1000"},
+      {R"({"coordinator": {"persist_interval_ms": 60000}})", "coordinator.persist_interval_ms",
+       "at most 1000"},
       // After kill -9 the floor is up to 10 persist intervals ahead: the
       // boot wait must cover it, or every restart gives its worker ID away.
       {R"({"coordinator": {"persist_interval_ms": 600}})", "coordinator.max_boot_wait_ms",
@@ -157,7 +161,8 @@ TEST_CASE("every config error names its key", "[config]") {
       {R"({"zookeeper": {"root": "/a/"}})", "zookeeper.root", "absolute"},
       {R"({"zookeeper": {"hosts": ""}})", "zookeeper.hosts", "host:port"},
       {R"({"zookeeper": {"hosts": "a:1,b:2/chroot"}})", "zookeeper.hosts", "zookeeper.root"},
-      {R"({"zookeeper": {"auth_file": "/nonexistent/auth"}})", "zookeeper.auth_file", "cannot open"},
+      {R"({"zookeeper": {"auth_file": "/nonexistent/auth"}})", "zookeeper.auth_file",
+       "cannot open"},
       {R"({"zookeeper": {"chroot": "/x"}})", "zookeeper.chroot", "unknown key"},
       // Datacenters: the field's bits, and a datacenter ID only with them.
       {R"({"layout": {"datacenter_bits": 32}})", "layout.datacenter_bits", "from 0 to 31"},
@@ -189,9 +194,10 @@ TEST_CASE("every config error names its key", "[config]") {
 }
 
 TEST_CASE("the random bound's default shrinks to a small sequence space", "[config]") {
-  const Config c = parse_config(
-      json{{"layout", {{"time_bits", 51}, {"worker_bits", 8}, {"sequence_bits", 4}}}}, kNow)
-                       .value();
+  const Config c =
+      parse_config(json{{"layout", {{"time_bits", 51}, {"worker_bits", 8}, {"sequence_bits", 4}}}},
+                   kNow)
+          .value();
   CHECK(c.generator.random_sequence_bound == 16);
 }
 
@@ -218,8 +224,8 @@ TEST_CASE("config files: errors are printed as file: key: message", "[config]") 
         "huge.json", R"({"coordinator": {"type": "recycle", "reclaim_after_ms": 1e309}})");
     const auto e = load_config_file(path.string(), kNow).error();
     CHECK(e.key == "coordinator.reclaim_after_ms");
-    CHECK_THAT(e.message, Catch::Contains("not a number this config can hold") &&
-                              Catch::Contains("1e309"));
+    CHECK_THAT(e.message,
+               Catch::Contains("not a number this config can hold") && Catch::Contains("1e309"));
     const auto in_list = dir.write("list.json", R"({"http": {"tag_allowlist": ["a", -1e999]}})");
     CHECK(load_config_file(in_list.string(), kNow).error().key == "http.tag_allowlist");
   }
@@ -246,7 +252,10 @@ TEST_CASE("coordinator and zookeeper settings: defaults and reading", "[config]"
                       "max_skew_ms": 50, "max_boot_wait_ms": 700, "persist_interval_ms": 20,
                       "advertise": "10.0.0.1:80"},
       "zookeeper": {"hosts": "a:1,b:2", "session_timeout_ms": 3000, "connect_timeout_ms": 400,
-                    "auth_file": ")" + auth.string() + R"("}})"), kNow).value();
+                    "auth_file": ")" + auth.string() +
+                                            R"("}})"),
+                                kNow)
+                       .value();
   CHECK(c.coordinator.type == "recycle");
   CHECK(c.coordinator.state_dir == "/s");
   CHECK(c.coordinator.advertise == "10.0.0.1:80");
@@ -303,16 +312,18 @@ TEST_CASE("datacenters: the datacenter ID reaches the generator, worker IDs keep
 
 TEST_CASE("presets set the whole layout, and the order is read", "[config]") {
   const Config twitter =
-      parse_config(json::parse(R"({"layout": {"preset": "twitter"}, "coordinator": {"datacenter_id": 2}})"),
-                   kNow)
+      parse_config(
+          json::parse(R"({"layout": {"preset": "twitter"}, "coordinator": {"datacenter_id": 2}})"),
+          kNow)
           .value();
   CHECK(twitter.layout == find_layout_preset("twitter").value());
-  const Config sony = parse_config(json::parse(R"({"layout": {"preset": "sonyflake"}})"), kNow).value();
+  const Config sony =
+      parse_config(json::parse(R"({"layout": {"preset": "sonyflake"}})"), kNow).value();
   CHECK(sony.layout.order == FieldOrder::sequence_high);
   CHECK(sony.layout.time_unit_ms == 10);
-  const Config ordered = parse_config(json::parse(R"({"layout": {"order": "time,sequence,datacenter,worker"}})"),
-                                      kNow)
-                             .value();
+  const Config ordered =
+      parse_config(json::parse(R"({"layout": {"order": "time,sequence,datacenter,worker"}})"), kNow)
+          .value();
   CHECK(ordered.layout.order == FieldOrder::sequence_high);
   CHECK(parse_config(json::object(), kNow).value().layout.order == FieldOrder::sequence_low);
 }

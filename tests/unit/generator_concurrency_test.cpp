@@ -54,12 +54,12 @@ TEST_CASE("threads x next(): no duplicate, each thread increasing", "[generator]
 
 TEST_CASE("threads mixing next() and next_n(): no duplicate", "[generator][concurrency]") {
   // Small sequence space so threads keep crossing unit boundaries.
-  const auto layout =
-      IdLayout::create({.time_bits = 45, .worker_bits = 10, .sequence_bits = 8},
-                       SystemClock::instance().wall_ms()).value();
-  auto g = IdGenerator::create(layout, 1,
-                               {.sequence_start = SequenceStart::random,
-                                .random_sequence_bound = 32}).value();
+  const auto layout = IdLayout::create({.time_bits = 45, .worker_bits = 10, .sequence_bits = 8},
+                                       SystemClock::instance().wall_ms())
+                          .value();
+  auto g = IdGenerator::create(
+               layout, 1, {.sequence_start = SequenceStart::random, .random_sequence_bound = 32})
+               .value();
   constexpr int kThreads = 4;
   constexpr int kPerThread = 20'000;
   std::vector<std::vector<std::uint64_t>> ids(kThreads);
@@ -74,7 +74,8 @@ TEST_CASE("threads mixing next() and next_n(): no duplicate", "[generator][concu
           if (id) ids[t].push_back(id.value());
           issued = id.has_value();
         } else {
-          issued = g->next_n(std::min<std::size_t>(300, kPerThread - ids[t].size()), ids[t]).has_value();
+          issued =
+              g->next_n(std::min<std::size_t>(300, kPerThread - ids[t].size()), ids[t]).has_value();
         }
         if (!issued) {
           ++refused[t];

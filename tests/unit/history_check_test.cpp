@@ -25,13 +25,22 @@ std::uint64_t id(std::int64_t ms, std::uint32_t worker, std::uint32_t seq) {
 
 // A 200 from daemon `d` run `run`, sent at `sent_ms`, received 1 ms later.
 Answer served(int d, int run, std::int64_t sent_ms, std::vector<std::uint64_t> ids) {
-  return Answer{.daemon = d, .run = run, .sent_us = sent_ms * 1000, .received_us = (sent_ms + 1) * 1000,
-                .status = 200, .ids = to_runs(ids)};
+  return Answer{.daemon = d,
+                .run = run,
+                .sent_us = sent_ms * 1000,
+                .received_us = (sent_ms + 1) * 1000,
+                .status = 200,
+                .ids = to_runs(ids)};
 }
 
 Answer refused(int d, std::int64_t sent_ms, int status, std::string code, bool retry_after = true) {
-  return Answer{.daemon = d, .run = 0, .sent_us = sent_ms * 1000, .received_us = (sent_ms + 1) * 1000,
-                .status = status, .error = std::move(code), .retry_after = retry_after};
+  return Answer{.daemon = d,
+                .run = 0,
+                .sent_us = sent_ms * 1000,
+                .received_us = (sent_ms + 1) * 1000,
+                .status = status,
+                .error = std::move(code),
+                .retry_after = retry_after};
 }
 
 CheckReport run(std::vector<Answer> answers, std::vector<Fault> schedule = {}) {
@@ -43,12 +52,15 @@ CheckReport run(std::vector<Answer> answers, std::vector<Fault> schedule = {}) {
 }  // namespace
 
 TEST_CASE("checker: a clean history passes and is counted", "[checker]") {
-  const auto r = run({served(0, 0, kT0, {id(kT0, 1, 0), id(kT0, 1, 1), id(kT0, 1, 2)}),
-                      served(1, 0, kT0, {id(kT0, 2, 0)}),
-                      served(0, 0, kT0 + 5, {id(kT0 + 5, 1, 0)}),
-                      refused(1, kT0 + 6, 503, "lease_expired"),
-                      Answer{.daemon = 1, .run = 0, .sent_us = (kT0 + 7) * 1000,
-                             .received_us = (kT0 + 8) * 1000, .status = 0}});
+  const auto r =
+      run({served(0, 0, kT0, {id(kT0, 1, 0), id(kT0, 1, 1), id(kT0, 1, 2)}),
+           served(1, 0, kT0, {id(kT0, 2, 0)}), served(0, 0, kT0 + 5, {id(kT0 + 5, 1, 0)}),
+           refused(1, kT0 + 6, 503, "lease_expired"),
+           Answer{.daemon = 1,
+                  .run = 0,
+                  .sent_us = (kT0 + 7) * 1000,
+                  .received_us = (kT0 + 8) * 1000,
+                  .status = 0}});
   INFO(to_text(r));
   CHECK(r.ok());
   CHECK(r.ids == 5);
@@ -70,7 +82,8 @@ TEST_CASE("checker: a duplicate is found, counted and both answers named", "[che
 
 TEST_CASE("checker: three answers over one ID: two duplicates", "[checker]") {
   const auto x = id(kT0, 0, 7);
-  CHECK(run({served(0, 0, kT0, {x}), served(1, 0, kT0, {x}), served(2, 0, kT0, {x})}).duplicates == 2);
+  CHECK(run({served(0, 0, kT0, {x}), served(1, 0, kT0, {x}), served(2, 0, kT0, {x})}).duplicates ==
+        2);
 }
 
 TEST_CASE("checker: an ID stamped after the daemon's clock is borrowed time", "[checker]") {
@@ -116,15 +129,16 @@ TEST_CASE("checker: only 200, no answer, or a documented 503 with Retry-After", 
   }
 }
 
-TEST_CASE("checker: with the schedule, availability outside faults and time to recover", "[checker]") {
+TEST_CASE("checker: with the schedule, availability outside faults and time to recover",
+          "[checker]") {
   const std::vector<Fault> schedule{
       {"net_stall", "d0", (kT0 + 100) * 1000, (kT0 + 200) * 1000, "2 s"}};
-  const auto r = run({served(0, 0, kT0, {id(kT0, 1, 0)}),
-                      refused(0, kT0 + 150, 503, "lease_expired"),  // during its fault: not counted
-                      refused(0, kT0 + 300, 503, "not_ready"),
-                      served(0, 0, kT0 + 700, {id(kT0 + 700, 1, 0)}),
-                      served(1, 0, kT0 + 150, {id(kT0 + 150, 2, 0)})},
-                     schedule);
+  const auto r =
+      run({served(0, 0, kT0, {id(kT0, 1, 0)}),
+           refused(0, kT0 + 150, 503, "lease_expired"),  // during its fault: not counted
+           refused(0, kT0 + 300, 503, "not_ready"), served(0, 0, kT0 + 700, {id(kT0 + 700, 1, 0)}),
+           served(1, 0, kT0 + 150, {id(kT0 + 150, 2, 0)})},
+          schedule);
   INFO(to_text(r));
   CHECK(r.availability.at(0).asked == 3);
   CHECK(r.availability.at(0).served == 2);
@@ -136,19 +150,21 @@ TEST_CASE("checker: with the schedule, availability outside faults and time to r
   // Another fault on d0 before it served again: that wait is not this fault's.
   auto two = schedule;
   two.push_back({"kill", "d0", (kT0 + 400) * 1000, (kT0 + 600) * 1000, "kill"});
-  const auto r2 = run({served(0, 0, kT0, {id(kT0, 1, 0)}), served(0, 1, kT0 + 700, {id(kT0 + 700, 1, 0)})},
-                      two);
+  const auto r2 = run(
+      {served(0, 0, kT0, {id(kT0, 1, 0)}), served(0, 1, kT0 + 700, {id(kT0 + 700, 1, 0)})}, two);
   REQUIRE(r2.recovery_s.size() == 1);
   CHECK(r2.recovery_s.front() == Approx(0.101));
   CHECK_THAT(r2.slowest_recovery, Catch::Contains("kill on d0"));
 }
 
-TEST_CASE("checker: a standby's not_ready (the pool full) is expected, not unavailability", "[checker]") {
+TEST_CASE("checker: a standby's not_ready (the pool full) is expected, not unavailability",
+          "[checker]") {
   Answer standby = refused(2, kT0 + 10, 503, "not_ready");
   standby.standby = true;
-  const auto r = run({served(0, 0, kT0, {id(kT0, 1, 0)}), standby, refused(2, kT0 + 20, 503, "not_ready"),
-                      served(2, 0, kT0 + 30, {id(kT0 + 30, 2, 0)})},
-                     {{"net_stall", "d0", (kT0 + 500) * 1000, (kT0 + 600) * 1000, "1 s"}});
+  const auto r =
+      run({served(0, 0, kT0, {id(kT0, 1, 0)}), standby, refused(2, kT0 + 20, 503, "not_ready"),
+           served(2, 0, kT0 + 30, {id(kT0 + 30, 2, 0)})},
+          {{"net_stall", "d0", (kT0 + 500) * 1000, (kT0 + 600) * 1000, "1 s"}});
   INFO(to_text(r));
   CHECK(r.ok());
   CHECK(r.availability.at(2).standby == 1);
@@ -191,8 +207,9 @@ TEST_CASE("checker: once `pool floor` exited 0, an ID at or below its floor aske
 }
 
 TEST_CASE("checker: a worker ID passing between owners, with the gap between them", "[checker]") {
-  const auto r = run({served(0, 0, kT0, {id(kT0, 3, 0)}), served(1, 0, kT0 + 400, {id(kT0 + 400, 3, 0)}),
-                      served(1, 0, kT0 + 401, {id(kT0 + 401, 3, 0)})});
+  const auto r =
+      run({served(0, 0, kT0, {id(kT0, 3, 0)}), served(1, 0, kT0 + 400, {id(kT0 + 400, 3, 0)}),
+           served(1, 0, kT0 + 401, {id(kT0 + 401, 3, 0)})});
   CHECK(r.reuse.at(3).handovers == 1);
   CHECK(r.reuse.at(3).min_gap_ms == 400);
 }

@@ -64,7 +64,7 @@ TEST_CASE("a used-up sequence waits for the next unit, never borrows time", "[ge
   CHECK(clock.sleeps() == 0);
   const auto fifth = g->next().value();
   CHECK(fifth > last);
-  CHECK(clock.sleeps() >= 1);  // it waited ...
+  CHECK(clock.sleeps() >= 1);            // it waited ...
   CHECK(clock.wall_ms() == kStart + 1);  // ... exactly until the next unit
   CHECK(decode(*g, fifth).timestamp_ms == kStart + 1);
   CHECK(decode(*g, fifth).sequence == 0);
@@ -104,7 +104,7 @@ TEST_CASE("a big clock step back is refused with the gap until the clock catches
   std::vector<std::uint64_t> batch{42};
   CHECK(g->next_n(10, batch).has_error());
   CHECK(batch == std::vector<std::uint64_t>{42});  // left as it was
-  CHECK(clock.sleeps() == 0);  // refusing does not wait
+  CHECK(clock.sleeps() == 0);                      // refusing does not wait
 
   clock.set_wall_ms(kStart - 6);  // still too far
   CHECK(g->next().error().gap == 6ms);
@@ -141,8 +141,8 @@ TEST_CASE("the floor: no ID at or below it", "[generator]") {
   }
   SECTION("floor ahead within max_floor_wait: creation waits") {
     ManualClock clock(kStart);
-    auto g = make_generator(clock, make_layout(), {.floor_ms = kStart + 500,
-                                                   .max_floor_wait = 1000ms});
+    auto g =
+        make_generator(clock, make_layout(), {.floor_ms = kStart + 500, .max_floor_wait = 1000ms});
     CHECK(clock.wall_ms() == kStart + 501);
     CHECK(decode(*g, g->next().value()).timestamp_ms == kStart + 501);
   }
@@ -194,8 +194,8 @@ TEST_CASE("next_n: strictly increasing, consecutive within a unit, spans units",
 }
 
 TEST_CASE("time past the layout's end of life is an error, not a wrapped ID", "[generator]") {
-  const auto layout = make_layout({.time_bits = 31, .worker_bits = 1, .sequence_bits = 31,
-                                   .time_unit_ms = 1000});
+  const auto layout =
+      make_layout({.time_bits = 31, .worker_bits = 1, .sequence_bits = 31, .time_unit_ms = 1000});
   ManualClock clock(layout.end_of_life_ms() - 1000);
   auto g = make_generator(clock, layout, {}, 1);
   const auto last = g->next().value();
@@ -246,11 +246,11 @@ TEST_CASE("random start near the top still fills the unit and rolls over", "[gen
 TEST_CASE("preconditions are checked", "[generator]") {
   ManualClock clock(kStart);
   CHECK_THROWS_AS(IdGenerator::create(make_layout(), 1024, {}, clock), std::invalid_argument);
-  CHECK_THROWS_AS(IdGenerator::create(make_layout(), 0,
-                                      {.sequence_start = SequenceStart::random,
-                                       .random_sequence_bound = 4097},
-                                      clock),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      IdGenerator::create(make_layout(), 0,
+                          {.sequence_start = SequenceStart::random, .random_sequence_bound = 4097},
+                          clock),
+      std::invalid_argument);
 }
 
 TEST_CASE("close() is final: no ceiling set afterwards reopens it", "[generator][safety]") {
@@ -274,7 +274,8 @@ TEST_CASE("close() is final: no ceiling set afterwards reopens it", "[generator]
   CHECK(g->high_water_mark_ms() == decode(*g, last).timestamp_ms);
 }
 
-TEST_CASE("the time fence: nothing stamped past it, refused as lease_expired", "[generator][safety]") {
+TEST_CASE("the time fence: nothing stamped past it, refused as lease_expired",
+          "[generator][safety]") {
   ManualClock clock(kStart);
   auto g = make_generator(clock, make_layout());
   g->set_fence_ms(kStart + 10);
@@ -302,9 +303,12 @@ namespace {
 // sleep, as an NTP step would during a wait.
 class SteppingClock final : public Clock {
  public:
-  SteppingClock(std::int64_t wall_ms, std::chrono::milliseconds step) : inner_(wall_ms), step_(step) {}
+  SteppingClock(std::int64_t wall_ms, std::chrono::milliseconds step)
+      : inner_(wall_ms), step_(step) {}
   std::int64_t wall_ns() const noexcept override { return inner_.wall_ns(); }
-  std::chrono::steady_clock::time_point monotonic() const noexcept override { return inner_.monotonic(); }
+  std::chrono::steady_clock::time_point monotonic() const noexcept override {
+    return inner_.monotonic();
+  }
   void sleep_for(std::chrono::nanoseconds d) override {
     inner_.sleep_for(d);
     if (!stepped_) inner_.set_wall_ms(inner_.wall_ms() - step_.count());
@@ -341,11 +345,11 @@ TEST_CASE("a wait re-reads the clock: a step back during a sequence wait is refu
 TEST_CASE("start_behind_floor: made anyway, refusing until the clock passes the floor",
           "[generator]") {
   ManualClock clock(kStart);
-  auto g = IdGenerator::create(make_layout(), 0,
-                               {.floor_ms = kStart + 3000, .max_floor_wait = 1000ms,
-                                .start_behind_floor = true},
-                               clock)
-               .value();
+  auto g =
+      IdGenerator::create(
+          make_layout(), 0,
+          {.floor_ms = kStart + 3000, .max_floor_wait = 1000ms, .start_behind_floor = true}, clock)
+          .value();
   CHECK(clock.sleeps() == 0);
   CHECK(g->next().error().code == GenerateErrc::clock_moved_backwards);
   clock.advance(3001ms);
@@ -355,8 +359,8 @@ TEST_CASE("start_behind_floor: made anyway, refusing until the clock passes the 
 TEST_CASE("creation's floor wait is bounded on the monotonic clock too", "[generator]") {
   // The wall clock steps back 5 s during the wait for a floor 500 ms ahead.
   SteppingClock clock(kStart, 5s);
-  auto g = IdGenerator::create(make_layout(), 0, {.floor_ms = kStart + 500, .max_floor_wait = 1000ms},
-                               clock);
+  auto g = IdGenerator::create(make_layout(), 0,
+                               {.floor_ms = kStart + 500, .max_floor_wait = 1000ms}, clock);
   REQUIRE(g.has_error());
   CHECK(g.error().code == GenerateErrc::clock_behind_floor);
   CHECK(clock.slept() < 1200ms);

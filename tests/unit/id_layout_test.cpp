@@ -60,10 +60,13 @@ TEST_CASE("round trip over many random valid layouts and values", "[layout]") {
       continue;
     }
     const IdLayout& layout = created.value();
-    const std::int64_t unit = std::uniform_int_distribution<std::int64_t>(0, layout.max_time_unit())(rng);
-    const std::int64_t within = std::uniform_int_distribution<std::int64_t>(0, s.time_unit_ms - 1)(rng);
+    const std::int64_t unit =
+        std::uniform_int_distribution<std::int64_t>(0, layout.max_time_unit())(rng);
+    const std::int64_t within =
+        std::uniform_int_distribution<std::int64_t>(0, s.time_unit_ms - 1)(rng);
     const std::int64_t t = layout.unit_start_ms(unit) + within;
-    const auto worker = std::uniform_int_distribution<std::uint32_t>(0, layout.max_worker_id())(rng);
+    const auto worker =
+        std::uniform_int_distribution<std::uint32_t>(0, layout.max_worker_id())(rng);
     const auto seq = std::uniform_int_distribution<std::uint32_t>(0, layout.max_sequence())(rng);
 
     const std::uint64_t id = layout.compose(t, 0, worker, seq).value();
@@ -79,15 +82,17 @@ TEST_CASE("round trip over many random valid layouts and values", "[layout]") {
 
 TEST_CASE("the largest ID of a layout is a positive int64", "[layout]") {
   const IdLayout layout = make({});
-  const std::uint64_t id = layout.compose(layout.end_of_life_ms() - 1, 0, layout.max_worker_id(),
-                                          layout.max_sequence()).value();
+  const std::uint64_t id =
+      layout.compose(layout.end_of_life_ms() - 1, 0, layout.max_worker_id(), layout.max_sequence())
+          .value();
   CHECK(id == static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
 }
 
 TEST_CASE("every layout validation error names its field", "[layout]") {
   SECTION("each field at least one bit") {
     CHECK(error_of({.time_bits = 0, .worker_bits = 31, .sequence_bits = 32}).field == "time_bits");
-    CHECK(error_of({.time_bits = 53, .worker_bits = 0, .sequence_bits = 10}).field == "worker_bits");
+    CHECK(error_of({.time_bits = 53, .worker_bits = 0, .sequence_bits = 10}).field ==
+          "worker_bits");
     CHECK(error_of({.time_bits = 53, .worker_bits = 10, .sequence_bits = 0}).field ==
           "sequence_bits");
     CHECK(error_of({.time_bits = -1, .worker_bits = 32, .sequence_bits = 32}).message ==
@@ -128,8 +133,8 @@ TEST_CASE("every layout validation error names its field", "[layout]") {
     CHECK(IdLayout::create({.epoch_ms = kNow}, kNow).has_value());
   }
   SECTION("time range must fit 64-bit milliseconds") {
-    const auto e = error_of({.time_bits = 61, .worker_bits = 1, .sequence_bits = 1,
-                             .time_unit_ms = 1000});
+    const auto e =
+        error_of({.time_bits = 61, .worker_bits = 1, .sequence_bits = 1, .time_unit_ms = 1000});
     CHECK(e.field == "time_bits");
     CHECK(e.message.find("overflow") != std::string::npos);
   }
@@ -167,8 +172,8 @@ TEST_CASE("decompose rejects the sign bit", "[layout]") {
 }
 
 TEST_CASE("unit_of_ms floors, also before the epoch", "[layout]") {
-  const IdLayout layout = make({.time_bits = 38, .worker_bits = 10, .sequence_bits = 15,
-                                .time_unit_ms = 10});
+  const IdLayout layout =
+      make({.time_bits = 38, .worker_bits = 10, .sequence_bits = 15, .time_unit_ms = 10});
   const std::int64_t e = layout.settings().epoch_ms;
   CHECK(layout.unit_of_ms(e) == 0);
   CHECK(layout.unit_of_ms(e + 9) == 0);
@@ -179,8 +184,10 @@ TEST_CASE("unit_of_ms floors, also before the epoch", "[layout]") {
   CHECK(layout.unit_start_ms(3) == e + 30);
 }
 
-TEST_CASE("Twitter's order with a datacenter field: time | datacenter | worker | sequence", "[layout]") {
-  const IdLayout layout = make({.time_bits = 41, .datacenter_bits = 5, .worker_bits = 5, .sequence_bits = 12});
+TEST_CASE("Twitter's order with a datacenter field: time | datacenter | worker | sequence",
+          "[layout]") {
+  const IdLayout layout =
+      make({.time_bits = 41, .datacenter_bits = 5, .worker_bits = 5, .sequence_bits = 12});
   CHECK(layout.max_datacenter_id() == 31);
   CHECK(layout.max_worker_id() == 31);
   const std::int64_t t = kDefaultEpochMs + 1000;
@@ -195,12 +202,16 @@ TEST_CASE("Twitter's order with a datacenter field: time | datacenter | worker |
   CHECK(layout.compose(t, 32, 0, 0).error().field == "datacenter_id");
   CHECK(layout.describe().starts_with("41/5/5/12 time/datacenter/worker/sequence bits"));
   // Without the field every datacenter ID but 0 is out of range, and says why.
-  CHECK(make({}).check_datacenter_id(1).error().message.find("no datacenter field") != std::string::npos);
+  CHECK(make({}).check_datacenter_id(1).error().message.find("no datacenter field") !=
+        std::string::npos);
 }
 
 TEST_CASE("sonyflake's order: the sequence above the datacenter and worker", "[layout]") {
-  const IdLayout layout = make({.time_bits = 39, .worker_bits = 16, .sequence_bits = 8,
-                                .time_unit_ms = 10, .order = FieldOrder::sequence_high});
+  const IdLayout layout = make({.time_bits = 39,
+                                .worker_bits = 16,
+                                .sequence_bits = 8,
+                                .time_unit_ms = 10,
+                                .order = FieldOrder::sequence_high});
   const std::int64_t t = kDefaultEpochMs + 1000;  // 100 units of 10 ms
   // sony/sonyflake's toID(): time << (8 + 16) | sequence << 16 | machine.
   const std::uint64_t id = layout.compose(t, 0, 0xbeef, 200).value();
@@ -213,8 +224,11 @@ TEST_CASE("sonyflake's order: the sequence above the datacenter and worker", "[l
   CHECK(layout.describe().find("(order time,sequence,datacenter,worker)") != std::string::npos);
 
   // With a datacenter field too: sequence | datacenter | worker below the time.
-  const IdLayout both = make({.time_bits = 40, .datacenter_bits = 3, .worker_bits = 8,
-                              .sequence_bits = 12, .order = FieldOrder::sequence_high});
+  const IdLayout both = make({.time_bits = 40,
+                              .datacenter_bits = 3,
+                              .worker_bits = 8,
+                              .sequence_bits = 12,
+                              .order = FieldOrder::sequence_high});
   const std::uint64_t b = both.compose(kDefaultEpochMs + 5, 6, 200, 4000).value();
   CHECK(b == ((std::uint64_t{5} << 23) | (std::uint64_t{4000} << 11) | (6u << 8) | 200u));
   CHECK(both.decompose(b).value().datacenter_id == 6);
@@ -230,9 +244,12 @@ TEST_CASE("round trip with datacenter fields in both orders", "[layout]") {
     s.time_bits = kIdBits - s.datacenter_bits - s.worker_bits - s.sequence_bits;
     s.order = i % 2 ? FieldOrder::sequence_high : FieldOrder::sequence_low;
     const IdLayout layout = make(s);
-    const std::int64_t unit = std::uniform_int_distribution<std::int64_t>(0, layout.max_time_unit())(rng);
-    const auto dc = std::uniform_int_distribution<std::uint32_t>(0, layout.max_datacenter_id())(rng);
-    const auto worker = std::uniform_int_distribution<std::uint32_t>(0, layout.max_worker_id())(rng);
+    const std::int64_t unit =
+        std::uniform_int_distribution<std::int64_t>(0, layout.max_time_unit())(rng);
+    const auto dc =
+        std::uniform_int_distribution<std::uint32_t>(0, layout.max_datacenter_id())(rng);
+    const auto worker =
+        std::uniform_int_distribution<std::uint32_t>(0, layout.max_worker_id())(rng);
     const auto seq = std::uniform_int_distribution<std::uint32_t>(0, layout.max_sequence())(rng);
     const std::uint64_t id = layout.compose(layout.unit_start_ms(unit), dc, worker, seq).value();
     INFO(layout.describe());
@@ -257,7 +274,8 @@ TEST_CASE("presets are the other systems' layouts, as their sources have them", 
   CHECK(leaf == LayoutSettings{41, 0, 10, 12, 1, 1'288'834'974'657, FieldOrder::sequence_low});
   const auto sonyflake = find_layout_preset("sonyflake").value();
   CHECK(sonyflake.epoch_ms == 1'409'529'600'000);  // 2014-09-01T00:00:00Z
-  CHECK(sonyflake == LayoutSettings{39, 0, 16, 8, 10, 1'409'529'600'000, FieldOrder::sequence_high});
+  CHECK(sonyflake ==
+        LayoutSettings{39, 0, 16, 8, 10, 1'409'529'600'000, FieldOrder::sequence_high});
   const auto shardingsphere = find_layout_preset("shardingsphere").value();
   CHECK(format_iso8601_ms(shardingsphere.epoch_ms) == "2016-11-01T00:00:00.000Z");
   CHECK(shardingsphere.worker_bits == 10);
@@ -275,7 +293,8 @@ TEST_CASE("presets are the other systems' layouts, as their sources have them", 
 TEST_CASE("an ID in Twitter's layout decodes as Twitter's IdWorker composed it", "[layout]") {
   // IdWorker.scala: ((ts - twepoch) << 22) | (datacenterId << 17) | (workerId << 12) | sequence.
   const std::int64_t ts = 1'577'820'376'771;  // 2019-12-31T19:26:16.771Z
-  const std::uint64_t id = (std::uint64_t(ts - 1'288'834'974'657) << 22) | (10u << 17) | (7u << 12) | 42u;
+  const std::uint64_t id =
+      (std::uint64_t(ts - 1'288'834'974'657) << 22) | (10u << 17) | (7u << 12) | 42u;
   const IdLayout twitter = make(find_layout_preset("twitter").value());
   const DecodedId d = twitter.decompose(id).value();
   CHECK(d.timestamp_ms == ts);

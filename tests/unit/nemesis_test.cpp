@@ -58,8 +58,9 @@ TEST_CASE("nemesis: bounded, and quiet at the end", "[nemesis]") {
   }
 }
 
-TEST_CASE("nemesis: no process fault overlaps another fault of its daemon, one ZooKeeper fault at a time",
-          "[nemesis]") {
+TEST_CASE(
+    "nemesis: no process fault overlaps another fault of its daemon, one ZooKeeper fault at a time",
+    "[nemesis]") {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     const auto plan = plan_faults({.seed = seed, .length = 300s, .daemons = 4, .ensemble = true});
     for (std::size_t i = 0; i < plan.size(); ++i) {
@@ -83,14 +84,17 @@ TEST_CASE("nemesis: no process fault overlaps another fault of its daemon, one Z
   }
 }
 
-TEST_CASE("nemesis: a long plan holds every kind, disk_full only where it can be done", "[nemesis]") {
+TEST_CASE("nemesis: a long plan holds every kind, disk_full only where it can be done",
+          "[nemesis]") {
   std::set<std::string> kinds;
   bool stalled_and_jumped = false;
   const auto plan = plan_faults({.seed = 3, .length = 30min, .daemons = 4, .ensemble = true});
   for (const auto& f : plan) kinds.insert(f.kind);
   for (std::size_t i = 0; i + 1 < plan.size(); ++i) {
-    for (std::size_t j = i + 1; j < plan.size() && plan[j].at_ms <= plan[i].at_ms + plan[i].duration_ms; ++j) {
-      if (plan[i].kind == "net_stall" && plan[j].kind == "clock_step" && plan[i].target == plan[j].target) {
+    for (std::size_t j = i + 1;
+         j < plan.size() && plan[j].at_ms <= plan[i].at_ms + plan[i].duration_ms; ++j) {
+      if (plan[i].kind == "net_stall" && plan[j].kind == "clock_step" &&
+          plan[i].target == plan[j].target) {
         stalled_and_jumped = true;
       }
     }
@@ -100,7 +104,8 @@ TEST_CASE("nemesis: a long plan holds every kind, disk_full only where it can be
     CHECK(kinds.contains(k));
   }
   CHECK(stalled_and_jumped);  // cut off, and the clock jumps meanwhile
-  for (const auto& f : plan_faults({.seed = 3, .length = 30min, .daemons = 4, .disk_full = false})) {
+  for (const auto& f :
+       plan_faults({.seed = 3, .length = 30min, .daemons = 4, .disk_full = false})) {
     CHECK(f.kind != "disk_full");
   }
 }

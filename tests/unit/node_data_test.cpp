@@ -20,7 +20,8 @@ std::string inuse_with(const std::string& floor) {
 
 }  // namespace
 
-TEST_CASE("node data: numbers out of their field's range or not integers are refused", "[node_data]") {
+TEST_CASE("node data: numbers out of their field's range or not integers are refused",
+          "[node_data]") {
   REQUIRE(decode_owner(owner_with("8080", "42")));
   CHECK(decode_owner(owner_with("8080", "42"))->pid == 42);
   CHECK_FALSE(decode_owner(owner_with("8080", "4.2e90")));
@@ -41,7 +42,8 @@ TEST_CASE("node data: numbers out of their field's range or not integers are ref
       R"({"time_bits":4294967337,"worker_bits":10,"sequence_bits":12,"time_unit_ms":1,"epoch_ms":0})"));
 }
 
-TEST_CASE("node data: a sequential node of 0.1 (no owner, floor, lease) still reads", "[node_data]") {
+TEST_CASE("node data: a sequential node of 0.1 (no owner, floor, lease) still reads",
+          "[node_data]") {
   const auto old = decode_sequential(R"({"host":"web-0","port":8080,"ts":5,"hwm":4})");
   REQUIRE(old);
   CHECK_FALSE(old->owner);

@@ -21,7 +21,8 @@ struct Reader {
   beast::error_code feed_bytewise(std::string_view bytes) {
     beast::error_code ec = beast::http::error::need_more;
     for (fed = 0; fed < bytes.size() && ec == beast::http::error::need_more; ++fed) {
-      buffer.commit(boost::asio::buffer_copy(buffer.prepare(1), boost::asio::buffer(&bytes[fed], 1)));
+      buffer.commit(
+          boost::asio::buffer_copy(buffer.prepare(1), boost::asio::buffer(&bytes[fed], 1)));
       ec = parse_buffered(parser, buffer);
     }
     return ec;

@@ -39,9 +39,8 @@ struct Fixture {
   CoordinationGauges gauges;
   Metrics metrics{3};
   HttpSettings settings;
-  RouterContext context{layout,   worker,   lease,
-                        gauges,   metrics,  settings,
-                        {"svc", "static", clock.monotonic(), 2}};
+  RouterContext context{
+      layout, worker, lease, gauges, metrics, settings, {"svc", "static", clock.monotonic(), 2}};
 };
 
 json body_json(const Response& r) { return json::parse(r.body()); }
@@ -88,9 +87,9 @@ TEST_CASE("GET /openapi.yaml: the API's contract, as built in", "[router]") {
 
 TEST_CASE("text format by ?format=text or Accept: text/plain", "[router]") {
   Fixture f;
-  for (const auto& r : {f.get("/id/order?format=text"),
-                        f.get("/id/order", {{field::accept, "text/plain"}}),
-                        f.get("/id/order?format=text", {{field::accept, "application/json"}})}) {
+  for (const auto& r :
+       {f.get("/id/order?format=text"), f.get("/id/order", {{field::accept, "text/plain"}}),
+        f.get("/id/order?format=text", {{field::accept, "application/json"}})}) {
     CHECK(r.result_int() == 200);
     CHECK(header(r, field::content_type) == "text/plain; charset=utf-8");
     REQUIRE(r.body().size() > 1);
@@ -121,12 +120,11 @@ TEST_CASE("?count=N: N strictly increasing IDs, JSON list or one per line", "[ro
   CHECK(f.metrics.render({}).find("snowflake_ids_issued_total 10009") != std::string::npos);
 }
 
-TEST_CASE("bad count, format or parameters: 400 with a stable code, nothing issued",
-          "[router]") {
+TEST_CASE("bad count, format or parameters: 400 with a stable code, nothing issued", "[router]") {
   Fixture f;
-  for (const char* q : {"count=0", "count=-1", "count=10001", "count=99999999999999999999",
-                        "count=abc", "count=", "count", "count=1.5", "count=%35", "count=+5",
-                        "count=5&count=5"}) {
+  for (const char* q :
+       {"count=0", "count=-1", "count=10001", "count=99999999999999999999", "count=abc",
+        "count=", "count", "count=1.5", "count=%35", "count=+5", "count=5&count=5"}) {
     INFO(q);
     check_error(f.get(std::string("/id/order?") + q), 400, "bad_count");
   }
@@ -138,8 +136,9 @@ TEST_CASE("bad count, format or parameters: 400 with a stable code, nothing issu
 
 TEST_CASE("bad tags: 400 bad_tag", "[router]") {
   Fixture f;
-  for (const std::string& tag : {std::string(""), std::string(65, 'a'), std::string("a/b"),
-                                std::string("a%20b"), std::string("\xc3\xa4"), std::string("a:b")}) {
+  for (const std::string& tag :
+       {std::string(""), std::string(65, 'a'), std::string("a/b"), std::string("a%20b"),
+        std::string("\xc3\xa4"), std::string("a:b")}) {
     INFO(tag);
     check_error(f.get("/id/" + tag), 400, "bad_tag");
   }
@@ -175,8 +174,7 @@ TEST_CASE("no lease: 503 not_ready or lease_expired with Retry-After", "[router]
   CHECK(f.get("/health").result_int() == 200);  // alive all the same
 }
 
-TEST_CASE("a clock step back: 503 clock_moved_backwards, Retry-After covers the gap",
-          "[router]") {
+TEST_CASE("a clock step back: 503 clock_moved_backwards, Retry-After covers the gap", "[router]") {
   Fixture f;
   REQUIRE(f.get("/id/order").result_int() == 200);
   f.clock.set_wall_ms(kStart - 10'000);
@@ -241,12 +239,14 @@ TEST_CASE("/metrics: 503s by code, request durations, lease remaining in seconds
   const auto count_at = body.find("snowflake_http_request_duration_seconds_count ");
   REQUIRE(count_at != std::string::npos);
   CHECK(std::stoi(body.substr(count_at + 46)) == 8);
-  CHECK(body.find("snowflake_http_request_duration_seconds_bucket{le=\"+Inf\"} 8\n") != std::string::npos);
+  CHECK(body.find("snowflake_http_request_duration_seconds_bucket{le=\"+Inf\"} 8\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("/metrics: Prometheus text, per-tag series capped", "[router]") {
   Fixture f;  // cap of 3 tags
-  for (const char* tag : {"a", "b", "c", "d", "e"}) REQUIRE(f.get(std::string("/id/") + tag).result_int() == 200);
+  for (const char* tag : {"a", "b", "c", "d", "e"})
+    REQUIRE(f.get(std::string("/id/") + tag).result_int() == 200);
   f.get("/nope");
   f.get("/id/x%y");
   const auto r = f.get("/metrics");
@@ -355,13 +355,14 @@ TEST_CASE("a generator past its reserved time refuses with time_not_reserved", "
   check_error(f.get("/id/x"), 503, "time_not_reserved");
 }
 
-TEST_CASE("the lease is final: a request that passed it and then waited for the next unit is refused",
-          "[router][safety]") {
+TEST_CASE(
+    "the lease is final: a request that passed it and then waited for the next unit is refused",
+    "[router][safety]") {
   // 100 ms units of 4 IDs: the fifth ID of a unit waits for the next one.
   test::ManualClock clock{kStart};
   const IdLayout layout =
-      IdLayout::create({.time_bits = 51, .worker_bits = 10, .sequence_bits = 2, .time_unit_ms = 100},
-                       kStart)
+      IdLayout::create(
+          {.time_bits = 51, .worker_bits = 10, .sequence_bits = 2, .time_unit_ms = 100}, kStart)
           .value();
   WorkerSlot worker;
   IdGenerator& generator = worker.install(IdGenerator::create(layout, 1, {}, clock).value());
@@ -371,14 +372,14 @@ TEST_CASE("the lease is final: a request that passed it and then waited for the 
   CoordinationGauges gauges;
   Metrics metrics{3};
   HttpSettings settings;
-  RouterContext ctx{layout, worker, lease, gauges, metrics, settings,
-                    {"svc", "recycle", clock.monotonic(), 1}};
+  RouterContext ctx{
+      layout, worker, lease, gauges, metrics, settings, {"svc", "recycle", clock.monotonic(), 1}};
   const auto get = [&](const std::string& target) {
     return handle_request(Request{verb::get, target, 11}, ctx);
   };
   REQUIRE(get("/id/x?count=4").result_int() == 200);
   const auto refused = get("/id/x");
   check_error(refused, 503, "lease_expired");
-  CHECK(clock.slept() > 50ms);  // it did wait, past the deadline
+  CHECK(clock.slept() > 50ms);                     // it did wait, past the deadline
   CHECK(generator.high_water_mark_ms() > kStart);  // the IDs it took are dropped, never sent
 }

@@ -10,9 +10,11 @@ TEST_CASE("sanitizer reports in a child's stderr are found, from their first lin
   const std::string log =
       "[2026-11-23 07:00:00.000] [info] listening on 127.0.0.1:41234 with 2 io threads\n";
   CHECK_FALSE(sanitizer_report(log));
-  CHECK_FALSE(sanitizer_report(log + "[warning] ZooKeeper connection_loss: runtime errors happen\n"));
+  CHECK_FALSE(
+      sanitizer_report(log + "[warning] ZooKeeper connection_loss: runtime errors happen\n"));
 
-  const std::string tsan = "==================\nWARNING: ThreadSanitizer: data race (pid=1)\n  Write of size 8\n";
+  const std::string tsan =
+      "==================\nWARNING: ThreadSanitizer: data race (pid=1)\n  Write of size 8\n";
   REQUIRE(sanitizer_report(log + tsan));
   CHECK(sanitizer_report(log + tsan)->starts_with("WARNING: ThreadSanitizer: data race"));
 

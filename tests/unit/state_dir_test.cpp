@@ -24,8 +24,14 @@ namespace {
 constexpr std::int64_t kNow = kDefaultEpochMs + 1'000'000'000;
 
 StateRecord record(std::uint32_t worker_id = 7) {
-  return StateRecord{"recycle", "/snowflake/x", worker_id, "/snowflake/x/pool/inuse/7",
-                     OwnerToken{"host", 8080, 1234, "abcd"}, LayoutSettings{}, kNow, kNow + 1000};
+  return StateRecord{"recycle",
+                     "/snowflake/x",
+                     worker_id,
+                     "/snowflake/x/pool/inuse/7",
+                     OwnerToken{"host", 8080, 1234, "abcd"},
+                     LayoutSettings{},
+                     kNow,
+                     kNow + 1000};
 }
 
 nlohmann::json read_json(const std::filesystem::path& path) {
@@ -130,8 +136,9 @@ TEST_CASE("time reservation: never recorded below the floor, even with the clock
   // leave that floor to the next run, not "now + 1 s".
   test::ManualClock clock(kNow);
   const IdLayout layout = IdLayout::create({}, kNow).value();
-  auto g = IdGenerator::create(layout, 7, {.floor_ms = kNow + 3000, .start_behind_floor = true}, clock)
-               .value();
+  auto g =
+      IdGenerator::create(layout, 7, {.floor_ms = kNow + 3000, .start_behind_floor = true}, clock)
+          .value();
   TimeReservation reservation(*dir, 100ms, clock);
   reservation.attach(*g, record());
   CHECK(read_json(parent.path() / "s" / "worker.json")["reserved_until"] >= kNow + 3000);

@@ -82,7 +82,8 @@ TEST_CASE("systemd notifier: READY once, STATUS on change, WATCHDOG only while r
   FakeDaemon daemon;
   boost::asio::io_context loop;
   auto work = boost::asio::make_work_guard(loop);
-  SystemdNotifier notifier(loop, [&](std::chrono::milliseconds limit) { return daemon.observe(limit); });
+  SystemdNotifier notifier(loop,
+                           [&](std::chrono::milliseconds limit) { return daemon.observe(limit); });
   REQUIRE(notifier.under_systemd());
   CHECK(notifier.watchdog_timeout() == 200ms);
   CHECK(notifier.check_period() == 50ms);
@@ -134,7 +135,8 @@ TEST_CASE("systemd notifier: outside systemd it does nothing", "[systemd]") {
   ::unsetenv("NOTIFY_SOCKET");
   FakeDaemon daemon;
   boost::asio::io_context loop;
-  SystemdNotifier notifier(loop, [&](std::chrono::milliseconds limit) { return daemon.observe(limit); });
+  SystemdNotifier notifier(loop,
+                           [&](std::chrono::milliseconds limit) { return daemon.observe(limit); });
   CHECK_FALSE(notifier.under_systemd());
   notifier.start();
   notifier.stop("bye");

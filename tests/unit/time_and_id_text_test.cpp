@@ -32,8 +32,8 @@ TEST_CASE("parse_id accepts plain decimal IDs up to 2^63-1", "[id_text]") {
   CHECK(parse_id("0") == 0u);
   CHECK(parse_id("7264871209263386624") == 7264871209263386624u);
   CHECK(parse_id("9223372036854775807") == 9223372036854775807u);
-  for (const char* bad : {"", "9223372036854775808", "18446744073709551615", "-1", "+1", " 1",
-                          "1 ", "12a", "0x10", "1e5", "00000000000000000001"}) {
+  for (const char* bad : {"", "9223372036854775808", "18446744073709551615", "-1", "+1", " 1", "1 ",
+                          "12a", "0x10", "1e5", "00000000000000000001"}) {
     INFO(bad);
     CHECK_FALSE(parse_id(bad).has_value());
   }
@@ -54,9 +54,9 @@ TEST_CASE("names (service, tags): [A-Za-z0-9._-]{1,64}", "[id_text]") {
   CHECK(is_valid_name("order"));
   CHECK(is_valid_name("Order_v2.eu-1"));
   CHECK(is_valid_name(std::string(64, 'a')));
-  for (const std::string& bad : {std::string(), std::string(65, 'a'), std::string("a/b"),
-                                std::string("a b"), std::string("ä"), std::string("a%2F"),
-                                std::string("a\0b", 3)}) {
+  for (const std::string& bad :
+       {std::string(), std::string(65, 'a'), std::string("a/b"), std::string("a b"),
+        std::string("ä"), std::string("a%2F"), std::string("a\0b", 3)}) {
     CHECK_FALSE(is_valid_name(bad));
   }
 }

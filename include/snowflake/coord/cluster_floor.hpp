@@ -58,8 +58,8 @@ Result<ClusterFloor, CoordError> raise_cluster_floor(ZkSession& zk, const std::s
                                                      const ClusterFloor& floor);
 
 // This session's confirmation that its generator honours `floor_ms`.
-Result<void, CoordError> confirm_floor(ZkSession& zk, const std::string& root, std::int64_t floor_ms,
-                                       std::uint32_t worker_id);
+Result<void, CoordError> confirm_floor(ZkSession& zk, const std::string& root,
+                                       std::int64_t floor_ms, std::uint32_t worker_id);
 
 // An owner that may still issue and has not confirmed the floor.
 struct UnconfirmedOwner {
@@ -76,11 +76,8 @@ struct UnconfirmedOwner {
 // 0.1, which names none) has not run out. For each,
 // the alive node is read first, then the owner's node, then ZooKeeper's
 // time: a heartbeat between two reads can only make a later one stricter.
-Result<std::vector<UnconfirmedOwner>, CoordError> unconfirmed_owners(ZkSession& zk,
-                                                                     const std::string& root,
-                                                                     const std::string& strategy,
-                                                                     std::int64_t floor_ms,
-                                                                     std::chrono::milliseconds lease,
-                                                                     std::chrono::milliseconds margin);
+Result<std::vector<UnconfirmedOwner>, CoordError> unconfirmed_owners(
+    ZkSession& zk, const std::string& root, const std::string& strategy, std::int64_t floor_ms,
+    std::chrono::milliseconds lease, std::chrono::milliseconds margin);
 
 }  // namespace snowflake::coord

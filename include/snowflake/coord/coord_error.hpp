@@ -11,17 +11,17 @@
 namespace snowflake::coord {
 
 enum class CoordErrc {
-  zookeeper,          // a ZooKeeper call failed (see zk); retry later
-  layout_mismatch,    // the cluster's ID layout differs from ours: never retry
-  strategy_mismatch,  // the cluster's worker-ID strategy differs from ours: never retry
+  zookeeper,            // a ZooKeeper call failed (see zk); retry later
+  layout_mismatch,      // the cluster's ID layout differs from ours: never retry
+  strategy_mismatch,    // the cluster's worker-ID strategy differs from ours: never retry
   datacenter_mismatch,  // the cluster belongs to another datacenter: never retry
-  workers_exhausted,  // sequential: the node's number is past the layout's workers
-  pool_exhausted,     // recycle: every worker ID is in use; retry later
-  floors_ahead,       // every worker ID within reach has a floor too far ahead of the clock; retry
-  held,               // another live session holds the worker ID (its alive node); retry
-  unusable,           // a node's data cannot be read, so its floor is unknown: never use it
-  lost,               // our node is gone or was changed by someone else
-  clock,              // the wall clock cannot be trusted against the floor or ZooKeeper
+  workers_exhausted,    // sequential: the node's number is past the layout's workers
+  pool_exhausted,       // recycle: every worker ID is in use; retry later
+  floors_ahead,  // every worker ID within reach has a floor too far ahead of the clock; retry
+  held,          // another live session holds the worker ID (its alive node); retry
+  unusable,      // a node's data cannot be read, so its floor is unknown: never use it
+  lost,          // our node is gone or was changed by someone else
+  clock,         // the wall clock cannot be trusted against the floor or ZooKeeper
 };
 
 std::string_view to_string(CoordErrc code) noexcept;
@@ -35,8 +35,8 @@ struct CoordError {
   // Retrying cannot help: the daemon must not start.
   bool fatal() const noexcept {
     return code == CoordErrc::layout_mismatch || code == CoordErrc::strategy_mismatch ||
-           code == CoordErrc::datacenter_mismatch ||
-           code == CoordErrc::workers_exhausted || code == CoordErrc::clock;
+           code == CoordErrc::datacenter_mismatch || code == CoordErrc::workers_exhausted ||
+           code == CoordErrc::clock;
   }
 };
 

@@ -15,10 +15,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <utility>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
@@ -141,7 +141,8 @@ class Coordinator {
   bool skew_checked_ = false;  // the first measurement after boot is fatal if off
   bool skew_held_ = false;
   // Our last write that ZooKeeper answered: when it was sent, and its mtime.
-  std::optional<std::pair<std::chrono::steady_clock::time_point, std::int64_t>> zookeeper_time_seen_;
+  std::optional<std::pair<std::chrono::steady_clock::time_point, std::int64_t>>
+      zookeeper_time_seen_;
   std::string last_retry_;
   std::set<std::uint32_t> reported_unreadable_;
   // Owned worker ID (written by the heartbeat thread only).

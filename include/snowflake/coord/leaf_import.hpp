@@ -20,7 +20,7 @@ namespace snowflake::coord {
 inline constexpr std::int64_t kLeafReportIntervalMs = 3'000;
 
 struct LeafServer {
-  std::string node;  // "<ip:port>-<seq>"
+  std::string node;     // "<ip:port>-<seq>"
   std::string address;  // ip:port from its data
   std::int64_t timestamp_ms = 0;
 };

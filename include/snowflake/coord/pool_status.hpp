@@ -23,7 +23,8 @@ namespace snowflake::coord {
 
 struct PoolMember {
   std::uint32_t worker_id = 0;
-  std::int64_t floor = 0;  // free: the earlier owners' last possible instant; taken: the owner's start floor
+  std::int64_t floor =
+      0;  // free: the earlier owners' last possible instant; taken: the owner's start floor
   // Taken IDs only (unset for free ones, or if the node does not hold our JSON).
   std::optional<InuseData> owner_data;
   std::int64_t last_heartbeat_ms = 0;  // ZooKeeper's time of the owner's last write
@@ -55,7 +56,8 @@ std::string_view owner_state(const PoolMember& taken, std::chrono::milliseconds 
 
 // ZooKeeper's clock now: the ctime of an ephemeral node made under `root`
 // (and deleted at once). nullopt if this client may not create one.
-Result<std::optional<std::int64_t>, CoordError> zookeeper_now(ZkSession& zk, const std::string& root);
+Result<std::optional<std::int64_t>, CoordError> zookeeper_now(ZkSession& zk,
+                                                              const std::string& root);
 
 Result<PoolStatus, CoordError> read_pool_status(ZkSession& zk, const std::string& root,
                                                 std::chrono::milliseconds reclaim_after);

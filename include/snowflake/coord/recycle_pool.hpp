@@ -35,15 +35,15 @@ namespace snowflake::coord {
 
 struct PoolClaim {
   std::uint32_t worker_id = 0;
-  std::string path;     // <root>/pool/inuse/<id>
-  InuseData data;       // as the node holds it
+  std::string path;  // <root>/pool/inuse/<id>
+  InuseData data;    // as the node holds it
   std::int32_t version = 0;
-  std::int64_t czxid = 0;           // identifies this incarnation of the node
-  std::int64_t mtime_ms = 0;        // ZooKeeper's time of our last write
+  std::int64_t czxid = 0;     // identifies this incarnation of the node
+  std::int64_t mtime_ms = 0;  // ZooKeeper's time of our last write
   // The write's own answer arrived now, so mtime_ms is fresh (a clock check
   // may use it). False: a lost answer, recovered by reading the node later.
   bool answered = true;
-  std::int64_t alive_session = 0;   // the session holding alive/<id> for us; 0: none known
+  std::int64_t alive_session = 0;  // the session holding alive/<id> for us; 0: none known
 };
 
 // One claim attempt's reading: a free worker ID, its floor, and the move
@@ -57,13 +57,13 @@ struct ClaimPlan {
 
 // What a pass of the reaper did.
 struct ReapResult {
-  int moved = 0;                        // returned to notuse
+  int moved = 0;  // returned to notuse
   // Worker IDs in the pool and how many are in use (inuse nodes, after the
   // moves): for the metrics that predict exhaustion. In sequential mode:
   // the layout's worker IDs and how many ZooKeeper has handed out.
   std::optional<std::uint32_t> pool_size;
   std::uint32_t in_use = 0;
-  std::vector<std::uint32_t> held;      // stale, but their owner's session is alive
+  std::vector<std::uint32_t> held;        // stale, but their owner's session is alive
   std::vector<std::uint32_t> unreadable;  // stale, data unreadable: floor unknown, left alone
 };
 
@@ -81,7 +81,8 @@ class RecyclePool {
   // IDs whose floor cannot be read are skipped (see unusable()). Errors:
   // pool_exhausted, floors_ahead (free IDs exist, all with floors beyond
   // max_floor_ms), zookeeper (a lost answer is checked first next time).
-  Result<PoolClaim, CoordError> claim(ZkSession& zk, const InuseData& data, std::int64_t max_floor_ms);
+  Result<PoolClaim, CoordError> claim(ZkSession& zk, const InuseData& data,
+                                      std::int64_t max_floor_ms);
   // The two halves of one claim attempt. plan_claim: lost (not free),
   // unusable (its floor cannot be read). commit_claim: one multi that moves
   // it only if the pool has not moved since the plan (else lost), creating
@@ -129,11 +130,13 @@ class RecyclePool {
  private:
   Result<std::int32_t, CoordError> move_count(ZkSession& zk);
   // Reads an inuse node and checks `owner` holds it; lost if not.
-  Result<std::pair<InuseData, NodeStat>, CoordError> read_owned(ZkSession& zk, const std::string& path,
+  Result<std::pair<InuseData, NodeStat>, CoordError> read_owned(ZkSession& zk,
+                                                                const std::string& path,
                                                                 const OwnerToken& owner);
   // Reads inuse/<id>, checks it is ours, and finds our alive node: for a
   // write whose answer was lost.
-  Result<PoolClaim, CoordError> read_claim(ZkSession& zk, std::uint32_t id, const OwnerToken& owner);
+  Result<PoolClaim, CoordError> read_claim(ZkSession& zk, std::uint32_t id,
+                                           const OwnerToken& owner);
   Result<void, CoordError> fill(ZkSession& zk);
 
   std::string pool_;

@@ -26,7 +26,7 @@ struct StateRecord {
   std::string strategy;  // "static" | "sequential" | "recycle"
   std::string root;      // zookeeper.root it belongs to ("" in static mode)
   std::uint32_t worker_id = 0;
-  std::string node;      // our node's path ("" in static mode)
+  std::string node;                   // our node's path ("" in static mode)
   std::optional<OwnerToken> owner{};  // the token in our node (ZooKeeper modes)
   LayoutSettings layout{};
   std::int64_t hwm = 0;             // newest issued time unit (Unix ms)

@@ -73,7 +73,7 @@ struct NodeStat {
   std::int64_t mtime_ms = 0;  // ZooKeeper's clock, at the last write
   std::int64_t ctime_ms = 0;
   std::int64_t mzxid = 0;
-  std::int64_t czxid = 0;  // the create: tells apart two nodes that had the same path
+  std::int64_t czxid = 0;            // the create: tells apart two nodes that had the same path
   std::int64_t ephemeral_owner = 0;  // the session holding an ephemeral node; 0 for others
   std::int32_t data_length = 0;
   std::int32_t num_children = 0;
@@ -93,8 +93,8 @@ struct ZkOp {
   enum class Kind { create, remove, set, check };
   Kind kind;
   std::string path;
-  std::string data{};  // create, set
-  int version = -1;    // remove, set, check; -1: any version
+  std::string data{};      // create, set
+  int version = -1;        // remove, set, check; -1: any version
   bool ephemeral = false;  // create
 
   static ZkOp create(std::string path, std::string data) {
@@ -104,11 +104,15 @@ struct ZkOp {
   static ZkOp create_ephemeral(std::string path, std::string data) {
     return {Kind::create, std::move(path), std::move(data), -1, true};
   }
-  static ZkOp remove(std::string path, int version) { return {Kind::remove, std::move(path), {}, version}; }
+  static ZkOp remove(std::string path, int version) {
+    return {Kind::remove, std::move(path), {}, version};
+  }
   static ZkOp set(std::string path, std::string data, int version) {
     return {Kind::set, std::move(path), std::move(data), version};
   }
-  static ZkOp check(std::string path, int version) { return {Kind::check, std::move(path), {}, version}; }
+  static ZkOp check(std::string path, int version) {
+    return {Kind::check, std::move(path), {}, version};
+  }
 };
 
 class ZkSession {

@@ -23,8 +23,12 @@ using Status = beast_http::status;
 inline constexpr unsigned kHttp11 = 11;
 
 // Beast in Boost 1.74 speaks boost::string_view; the rest of us std's.
-inline std::string_view to_std(boost::beast::string_view s) noexcept { return {s.data(), s.size()}; }
-inline boost::beast::string_view to_beast(std::string_view s) noexcept { return {s.data(), s.size()}; }
+inline std::string_view to_std(boost::beast::string_view s) noexcept {
+  return {s.data(), s.size()};
+}
+inline boost::beast::string_view to_beast(std::string_view s) noexcept {
+  return {s.data(), s.size()};
+}
 
 Response json_response(Status status, std::string body, unsigned version = kHttp11);
 Response text_response(Status status, std::string body, unsigned version = kHttp11);

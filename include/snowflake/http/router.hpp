@@ -31,7 +31,7 @@ struct ServiceInfo {
   std::chrono::steady_clock::time_point started;
   unsigned io_threads = 1;
   std::optional<ConfiguredTimings> timings{};  // ZooKeeper modes: for /metrics
-  std::uint32_t datacenter_id = 0;  // coordinator.datacenter_id (0 without the field)
+  std::uint32_t datacenter_id = 0;             // coordinator.datacenter_id (0 without the field)
 };
 
 struct RouterContext {
