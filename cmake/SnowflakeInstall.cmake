@@ -5,7 +5,12 @@
 include(GNUInstallDirs)
 
 install(TARGETS snowflaked RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
-install(FILES README.md packaging/debian/copyright DESTINATION "${CMAKE_INSTALL_DOCDIR}")
+install(FILES README.md CHANGELOG.md packaging/debian/copyright DESTINATION "${CMAKE_INSTALL_DOCDIR}")
+# The docs for those who use and run it (README.md links them as docs/*.md);
+# testing.md and CONTRIBUTING.md are for those who change it, in the source.
+install(FILES docs/api.md docs/configuration.md docs/design.md docs/migration.md
+              docs/monitoring.md docs/operations.md
+        DESTINATION "${CMAKE_INSTALL_DOCDIR}/docs")
 
 # The unit and the config depend on the prefix chosen at install time
 # (`cmake --install --prefix`, or CPack's /usr), so they are placed then:

@@ -108,7 +108,7 @@ byte floor[2];              /* IdGenerator: nothing at or below */
 byte last[2];               /* IdGenerator: the last unit issued */
 byte fence[2];              /* IdGenerator::set_fence_ms: nothing above (rule 1) */
 byte lease_until[2];        /* Lease: nothing from then on (monotonic) */
-byte cfl[2];                /* IdGenerator::raise_cluster_floor: nothing at or below */
+byte cfl[2];                /* IdGenerator::raise_migration_floor: nothing at or below */
 
 /* ---- each machine's state directory (StateDir, worker.json) ---- */
 byte sf_token[2];           /* the owner token of the run that wrote it, 0 none */
@@ -192,7 +192,7 @@ inline issue(m) {
 }
 
 /* The root, read on our session after a write that grants a lease
- * (Coordinator::read_cluster_floor): it sees any floor written before our
+ * (Coordinator::read_migration_floor): it sees any floor written before our
  * write (a later read can only see a higher one). */
 #define read_root_floor cfl[m] = max(cfl[m], root_floor)
 
@@ -274,8 +274,8 @@ inline clone() {
   goto restart
 }
 
-/* The root's watch fired (or a new session): Coordinator::read_cluster_floor
- * raises the generator's floor, then confirm_cluster_floor writes our
+/* The root's watch fired (or a new session): Coordinator::read_migration_floor
+ * raises the generator's floor, then confirm_migration_floor writes our
  * session's ack, if we own a worker ID. Any moment after the floor was
  * written: a watch's event comes when it comes. */
 inline read_floor() {

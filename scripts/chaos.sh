@@ -4,7 +4,7 @@
 # schedule drawn from the seed (network stalls, delays, resets and lost
 # replies; kill -9, SIGSTOP, SIGTERM and restarts; ZooKeeper servers killed
 # and paused; wall clocks stepped and slewed; state dirs unwritable or full),
-# then every answer checked. See README, "How we test uniqueness".
+# then every answer checked. See docs/testing.md, "How we test uniqueness".
 #
 #   bash scripts/chaos.sh [--seed N] [--minutes M | --seconds S] [--daemons K]
 #                         [--ensemble] [--strategy recycle|sequential] [--out DIR]

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Static analysis of src/ and include/: the layout of every C++ file of the
 # tree against .clang-format (clang-format-14; `scripts/lint.sh --fix-format`
-# rewrites them), then clang-tidy with the checks of .clang-tidy (every
+# rewrites them), the layers' rule (scripts/check-layers.py: every include
+# points down), then clang-tidy with the checks of .clang-tidy (every
 # finding is an error), then cppcheck, which looks for what clang-tidy does
 # not (lifetimes of pointers into smart pointers and containers, among
 # others). Both read the compile commands of build/lint, which is configured
 # (headers generated) but not built.
 #
-#   scripts/lint.sh                all three, over every source file
+#   scripts/lint.sh                all four, over every source file
 #   scripts/lint.sh FILE...        clang-tidy over these files only
 #   scripts/lint.sh --fix-format   formats every C++ file of the tree in place
 set -euo pipefail
@@ -31,6 +32,7 @@ if [ $# -eq 0 ]; then
     echo "lint: these lines differ from .clang-format's layout (scripts/lint.sh --fix-format)" >&2
     exit 1
   fi
+  python3 scripts/check-layers.py
 fi
 
 CXX=clang++-14 cmake -S . -B build/lint -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \

@@ -50,7 +50,7 @@ for t in "${tests[@]}"; do
     else
       deb=$(bash scripts/package-deb.sh | tail -1)
     fi
-    args=("$deb" README.md)
+    args=("$deb" docs/operations.md)
   else
     args=(. "$debs")
   fi

@@ -15,8 +15,8 @@
 
 #include "error_text.hpp"
 #include "json_section.hpp"
-#include "snowflake/coord/time_reservation.hpp"
-#include "snowflake/http/listen_address.hpp"
+#include "snowflake/id_text.hpp"
+#include "snowflake/listen_address.hpp"
 #include "snowflake/names.hpp"
 #include "snowflake/time_format.hpp"
 
@@ -24,7 +24,7 @@ namespace snowflake {
 
 namespace {
 
-using coord::kReserveIntervals;
+constexpr int kReserveIntervals = CoordinatorSettings::kReserveIntervals;
 constexpr std::int64_t kMaxWaitMs = 60'000;
 constexpr std::uint32_t kDefaultRandomSequenceBound = 64;
 constexpr int kMaxPoolWorkerBits = 16;
@@ -114,14 +114,9 @@ GeneratorOptions read_generator(JsonSection gen, const IdLayout& layout) {
 // Most keys must exceed zero; no wait in here is reasonably over a day.
 constexpr std::int64_t kMaxDurationMs = 86'400'000;
 
-CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) {
-  const CoordinatorSettings d;
-  CoordinatorSettings c;
-  c.type = coord.choice("type", d.type, {"static", "sequential", "recycle"});
-  c.static_worker_id = static_cast<std::uint32_t>(
-      coord.integer("static_worker_id", d.static_worker_id, 0, layout.max_worker_id()));
-  // With datacenter bits the datacenter ID is required: two datacenters that
-  // both fell back to 0 would share every ID. Without them it has no field.
+// With datacenter bits the datacenter ID is required: two datacenters that
+// both fell back to 0 would share every ID. Without them it has no field.
+std::uint32_t read_datacenter_id(JsonSection& coord, const IdLayout& layout) {
   const auto& datacenter = coord.raw("datacenter_id");
   if (layout.settings().datacenter_bits == 0) {
     if (!datacenter.is_null()) {
@@ -129,49 +124,60 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
                  "the layout has no datacenter field (layout.datacenter_bits is "
                  "0): set layout.datacenter_bits too, or remove this key");
     }
-  } else if (datacenter.is_null()) {
+    return 0;
+  }
+  if (datacenter.is_null()) {
     coord.fail("datacenter_id",
                fmt::format("is required with layout.datacenter_bits {}: a number from 0 to {}, "
                            "assigned once per datacenter (two datacenters on one number issue "
                            "the same IDs)",
                            layout.settings().datacenter_bits, layout.max_datacenter_id()));
-  } else {
-    c.datacenter_id = static_cast<std::uint32_t>(
-        coord.integer("datacenter_id", 0, 0, layout.max_datacenter_id()));
   }
-  c.state_dir = coord.string("state_dir", d.state_dir);
-  if (const auto& min_id = coord.raw("min_id"); !min_id.is_null()) {
-    if (c.type != "static") {
-      coord.fail("min_id", fmt::format("is for static mode; a {} cluster keeps its floor in "
-                                       "ZooKeeper, for all its daemons: snowflaked pool floor "
-                                       "--above-id N",
-                                       c.type));
-    }
-    std::optional<std::uint64_t> id;
-    if (min_id.is_number_unsigned() ||
-        (min_id.is_number_integer() && min_id.get<std::int64_t>() >= 0)) {
-      id = min_id.get<std::uint64_t>();
-    } else if (min_id.is_string() && !min_id.get<std::string>().empty() &&
-               min_id.get<std::string>().find_first_not_of("0123456789") == std::string::npos &&
-               min_id.get<std::string>().size() <= 19) {
-      id = std::stoull(min_id.get<std::string>());
-    }
-    if (!id || *id > static_cast<std::uint64_t>(INT64_MAX)) {
-      coord.fail("min_id", fmt::format("must be an ID (a number from 0 to 9223372036854775807, "
-                                       "or the same as a string), got {}",
-                                       min_id.dump()));
-    }
-    c.min_id = id;
+  return static_cast<std::uint32_t>(
+      coord.integer("datacenter_id", 0, 0, layout.max_datacenter_id()));
+}
+
+// Static mode's migration floor: an ID, as a number or the same as a string.
+std::optional<std::uint64_t> read_min_id(JsonSection& coord, CoordinatorType type) {
+  const auto& min_id = coord.raw("min_id");
+  if (min_id.is_null()) return std::nullopt;
+  if (type != CoordinatorType::static_id) {
+    coord.fail("min_id", fmt::format("is for static mode; a {} cluster keeps its floor in "
+                                     "ZooKeeper, for all its daemons: snowflaked pool floor "
+                                     "--above-id N",
+                                     type));
   }
-  c.advertise = coord.string("advertise", d.advertise);
-  if (!c.advertise.empty()) {
-    const auto colon = c.advertise.rfind(':');
+  std::optional<std::uint64_t> id;
+  if (min_id.is_number_unsigned() ||
+      (min_id.is_number_integer() && min_id.get<std::int64_t>() >= 0)) {
+    id = parse_id(std::to_string(min_id.get<std::uint64_t>()));
+  } else if (min_id.is_string()) {
+    id = parse_id(min_id.get<std::string>());
+  }
+  if (!id) {
+    coord.fail("min_id", fmt::format("must be an ID ({}; a number or the same as a string), got {}",
+                                     kIdTextForm, min_id.dump()));
+  }
+  return id;
+}
+
+std::string read_advertise(JsonSection& coord, const std::string& fallback) {
+  std::string advertise = coord.string("advertise", fallback);
+  if (!advertise.empty()) {
+    const auto colon = advertise.rfind(':');
     const bool ok =
-        colon != std::string::npos && colon > 0 && colon + 1 < c.advertise.size() &&
-        c.advertise.find('/') == std::string::npos &&
-        c.advertise.substr(colon + 1).find_first_not_of("0123456789") == std::string::npos;
-    if (!ok) coord.fail("advertise", fmt::format("must be \"host:port\", got \"{}\"", c.advertise));
+        colon != std::string::npos && colon > 0 && colon + 1 < advertise.size() &&
+        advertise.find('/') == std::string::npos &&
+        advertise.substr(colon + 1).find_first_not_of("0123456789") == std::string::npos;
+    if (!ok) coord.fail("advertise", fmt::format("must be \"host:port\", got \"{}\"", advertise));
   }
+  return advertise;
+}
+
+// The lease's timings and the state file's, and the rules between them that
+// safety rests on (docs/design.md, "Why two daemons never issue the same ID").
+void read_timings(JsonSection& coord, CoordinatorSettings& c) {
+  const CoordinatorSettings d;
   const auto ms = [&](const char* key, std::chrono::milliseconds fallback, std::int64_t min) {
     return std::chrono::milliseconds(coord.integer(key, fallback.count(), min, kMaxDurationMs));
   };
@@ -212,6 +218,20 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
                     "an owner must stop issuing before others may reclaim its worker ID",
                     c.lease_timeout.count(), c.safety_margin.count(), c.reclaim_after.count()));
   }
+}
+
+CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) {
+  const CoordinatorSettings d;
+  CoordinatorSettings c;
+  c.type = *parse_coordinator_type(
+      coord.choice("type", std::string(to_string(d.type)), {"static", "sequential", "recycle"}));
+  c.static_worker_id = static_cast<std::uint32_t>(
+      coord.integer("static_worker_id", d.static_worker_id, 0, layout.max_worker_id()));
+  c.datacenter_id = read_datacenter_id(coord, layout);
+  c.state_dir = coord.string("state_dir", d.state_dir);
+  c.min_id = read_min_id(coord, c.type);
+  c.advertise = read_advertise(coord, d.advertise);
+  read_timings(coord, c);
   coord.finish();
   return c;
 }
@@ -270,8 +290,8 @@ HttpSettings read_http(JsonSection http) {
   const HttpSettings d;
   HttpSettings h;
   h.listen = http.string("listen", d.listen);
-  if (!http::parse_listen_address(h.listen)) {
-    http.fail("listen", fmt::format("must be {}, got \"{}\"", http::kListenAddressForm, h.listen));
+  if (!parse_listen_address(h.listen)) {
+    http.fail("listen", fmt::format("must be {}, got \"{}\"", kListenAddressForm, h.listen));
   }
   h.io_threads = static_cast<unsigned>(http.integer("io_threads", d.io_threads, 0, 1024));
   h.max_batch = static_cast<std::uint32_t>(http.integer("max_batch", d.max_batch, 1, 1'000'000));
@@ -314,7 +334,7 @@ Config read_config(const nlohmann::json& document, std::int64_t now_ms) {
   c.generator.datacenter_id = c.coordinator.datacenter_id;
   c.zookeeper = read_zookeeper(root.section("zookeeper"), c.service);
   // The recycle pool holds one node per worker ID.
-  if (c.coordinator.type == "recycle" && c.layout.worker_bits > kMaxPoolWorkerBits) {
+  if (c.coordinator.type == CoordinatorType::recycle && c.layout.worker_bits > kMaxPoolWorkerBits) {
     throw ConfigFault(
         {"layout.worker_bits",
          fmt::format("must be at most {} with coordinator.type \"recycle\" (the pool holds a "

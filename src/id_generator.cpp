@@ -191,7 +191,7 @@ std::uint32_t IdGenerator::first_sequence() const noexcept {
   const std::int64_t catch_up_ns = layout_.unit_start_ms(last_unit) * kNsPerMs;
   const std::int64_t gap_ns = catch_up_ns - now_ns;
   if (gap_ns > std::chrono::nanoseconds(options_.max_backward_wait).count()) {
-    if (last_unit <= cluster_floor_unit_.load(std::memory_order_relaxed)) {
+    if (last_unit <= migration_floor_unit_.load(std::memory_order_relaxed)) {
       // IDs resume in the unit after the floor's.
       return {Standing::refused, now_unit, 0,
               GenerateError{GenerateErrc::floor_ahead,
@@ -322,13 +322,13 @@ void IdGenerator::store_ceiling() {
                       std::memory_order_relaxed);
 }
 
-void IdGenerator::raise_cluster_floor(std::int64_t floor_ms) noexcept {
+void IdGenerator::raise_migration_floor(std::int64_t floor_ms) noexcept {
   const std::int64_t unit = layout_.unit_of_ms(floor_ms);
-  std::int64_t known = cluster_floor_ms_.load(std::memory_order_relaxed);
-  while (floor_ms > known && !cluster_floor_ms_.compare_exchange_weak(known, floor_ms)) {
+  std::int64_t known = migration_floor_ms_.load(std::memory_order_relaxed);
+  while (floor_ms > known && !migration_floor_ms_.compare_exchange_weak(known, floor_ms)) {
   }
-  std::int64_t known_unit = cluster_floor_unit_.load(std::memory_order_relaxed);
-  while (unit > known_unit && !cluster_floor_unit_.compare_exchange_weak(known_unit, unit)) {
+  std::int64_t known_unit = migration_floor_unit_.load(std::memory_order_relaxed);
+  while (unit > known_unit && !migration_floor_unit_.compare_exchange_weak(known_unit, unit)) {
   }
   // The floor's unit counts as used up: the next ID lands above it. A state
   // already past it (or closed) is left as it is.

@@ -33,8 +33,8 @@ std::optional<FieldOrder> parse_field_order(std::string_view text) noexcept {
 }
 
 const std::vector<LayoutPreset>& layout_presets() {
-  // Each row is checked against that system's own source (README, "Layouts
-  // of other systems", cites each).
+  // Each row is checked against that system's own source (docs/migration.md,
+  // "Layouts of other systems", cites each).
   static const std::vector<LayoutPreset> presets = {
       // twitter-archive/snowflake IdWorker.scala: twepoch 1288834974657,
       // 5 datacenter, 5 worker, 12 sequence bits.

@@ -164,6 +164,9 @@ void render_timings(const ConfiguredTimings& t, fmt::memory_buffer& out) {
 
 }  // namespace
 
+// One line a series, in the order a scrape shows them: long, and clearer
+// whole than cut into pieces that each render a few lines.
+// NOLINTNEXTLINE(readability-function-size)
 std::string Metrics::render(const Snapshot& s) const {
   fmt::memory_buffer out;
   auto line = [&out]<class... Args>(fmt::format_string<Args...> format, Args&&... args) {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "snowflake/coordinator_type.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/id_layout.hpp"
 #include "snowflake/result.hpp"
@@ -26,7 +27,9 @@ struct ConfigError {
 };
 
 struct ZooKeeperSettings {
-  std::string hosts = "127.0.0.1:2181";  // "host:port,host:port[/chroot]"
+  // "host:port,host:port"; a chroot is refused (libzookeeper_mt frees a
+  // chrooted path twice): zookeeper.root names the cluster's place instead.
+  std::string hosts = "127.0.0.1:2181";
   std::string root;  // where this cluster's nodes live; default "/snowflake/<service>"
   std::chrono::milliseconds session_timeout{10'000};
   std::chrono::milliseconds connect_timeout{10'000};
@@ -35,7 +38,7 @@ struct ZooKeeperSettings {
 };
 
 struct CoordinatorSettings {
-  std::string type = "static";  // static | sequential | recycle
+  CoordinatorType type = CoordinatorType::static_id;
   std::uint32_t static_worker_id = 0;
   // The datacenter field of every ID (layout.datacenter_bits > 0 only, where
   // it is required). Worker IDs, from any strategy, cover the worker bits.
@@ -64,8 +67,10 @@ struct CoordinatorSettings {
   // more is an error.
   std::chrono::milliseconds max_boot_wait{5'000};
   // How often the state file's high-water mark is rewritten; IDs are only
-  // issued up to a time the file has already reserved (10 intervals ahead).
+  // issued up to a time the file has already reserved, kReserveIntervals
+  // intervals ahead (coord/time_reservation.hpp).
   std::chrono::milliseconds persist_interval{100};
+  static constexpr int kReserveIntervals = 10;
 };
 
 struct HttpSettings {

@@ -41,7 +41,7 @@ struct CoordinationGauges {
   std::atomic<std::int64_t> pool_size{-1};
   std::atomic<std::int64_t> pool_free{-1};
   // The cluster's migration floor in force (Unix ms; INT64_MIN: none).
-  std::atomic<std::int64_t> cluster_floor_ms{INT64_MIN};
+  std::atomic<std::int64_t> migration_floor_ms{INT64_MIN};
 };
 
 }  // namespace snowflake

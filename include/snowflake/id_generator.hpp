@@ -129,10 +129,10 @@ class IdGenerator {
   // from the return on, no ID whose time unit is at or below floor_ms's is
   // issued; while the wall clock is behind that, requests get floor_ahead.
   // Only ever raises; a closed generator stays closed.
-  void raise_cluster_floor(std::int64_t floor_ms) noexcept;
+  void raise_migration_floor(std::int64_t floor_ms) noexcept;
   // The highest cluster floor raised so far (Unix ms); INT64_MIN if none.
-  std::int64_t cluster_floor_ms() const noexcept {
-    return cluster_floor_ms_.load(std::memory_order_relaxed);
+  std::int64_t migration_floor_ms() const noexcept {
+    return migration_floor_ms_.load(std::memory_order_relaxed);
   }
   // Issues nothing more, ever (before the worker ID is released): a call that
   // read the state before close() cannot complete its claim after it, and no
@@ -219,8 +219,8 @@ class IdGenerator {
   std::atomic<std::int64_t> fence_ms_{INT64_MAX};
   // The cluster floor's unit: a newest unit at or below it was set by the
   // floor, not issued (so a clock behind it is floor_ahead, not a step back).
-  std::atomic<std::int64_t> cluster_floor_unit_{INT64_MIN};
-  std::atomic<std::int64_t> cluster_floor_ms_{INT64_MIN};
+  std::atomic<std::int64_t> migration_floor_unit_{INT64_MIN};
+  std::atomic<std::int64_t> migration_floor_ms_{INT64_MIN};
   std::mutex ceiling_mutex_;  // the two writers (state file, heartbeat) of the pair
   alignas(64) std::atomic<std::uint64_t> sequence_waits_{0};
   std::atomic<std::uint64_t> backward_waits_{0};

@@ -9,7 +9,7 @@ std::string AliveHolder::describe() const {
                      owner ? owner->describe() : "an unknown owner", session);
 }
 
-AliveNodes::AliveNodes(const std::string& root) : dir_(root + "/alive") {}
+AliveNodes::AliveNodes(const std::string& root) : dir_(tree::alive_dir(root)) {}
 
 ZkOp AliveNodes::create(std::uint32_t id, const OwnerToken& owner) const {
   return ZkOp::create_ephemeral(path(id), encode(owner));

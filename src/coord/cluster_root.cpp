@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "snowflake/coord/cluster_floor.hpp"
+#include "snowflake/coord/migration_floor.hpp"
 #include "snowflake/coord/node_data.hpp"
 
 namespace snowflake::coord {
@@ -23,10 +23,10 @@ std::string describe(const LayoutSettings& l) {
   return out;
 }
 
-std::string encode_root(const LayoutSettings& layout, const std::string& strategy,
+std::string encode_root(const LayoutSettings& layout, CoordinatorType strategy,
                         std::uint32_t datacenter_id) {
   json j = json::parse(encode(layout));
-  j["strategy"] = strategy;
+  j["strategy"] = to_string(strategy);
   if (layout.datacenter_bits != 0) j["datacenter_id"] = datacenter_id;
   return j.dump();
 }
@@ -75,8 +75,7 @@ std::string_view to_string(CoordErrc code) noexcept {
 }
 
 Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& root,
-                                            const LayoutSettings& layout,
-                                            const std::string& strategy,
+                                            const LayoutSettings& layout, CoordinatorType strategy,
                                             std::uint32_t datacenter_id) {
   const std::string mine = encode_root(layout, strategy, datacenter_id);
   if (const auto slash = root.rfind('/'); slash > 0) {
@@ -123,8 +122,8 @@ Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& ro
     }
     const std::string recorded = strategy_of(fields);
     const bool datacenter_recorded = layout.datacenter_bits == 0 || recorded_datacenter;
-    if (recorded == strategy && datacenter_recorded) return outcome::success();
-    if (!recorded.empty() && recorded != strategy) {
+    if (recorded == to_string(strategy) && datacenter_recorded) return outcome::success();
+    if (!recorded.empty() && recorded != to_string(strategy)) {
       return CoordError{CoordErrc::strategy_mismatch,
                         fmt::format("the cluster at {} hands out worker IDs by the \"{}\" "
                                     "strategy; this daemon's coordinator.type is \"{}\". Two "

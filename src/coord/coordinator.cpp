@@ -8,8 +8,8 @@
 
 #include "recycle_strategy.hpp"
 #include "sequential_strategy.hpp"
-#include "snowflake/coord/cluster_floor.hpp"
 #include "snowflake/coord/cluster_root.hpp"
+#include "snowflake/coord/migration_floor.hpp"
 #include "snowflake/time_format.hpp"
 
 namespace snowflake::coord {
@@ -51,7 +51,7 @@ Result<void, std::string> Coordinator::start() {
         "cannot read this machine's boot ID (/proc/sys/kernel/random/boot_id; is /proc "
         "restricted, e.g. ProcSubset=pid?): a restart after a crash cannot prove its "
         "previous run dead, so it {}",
-        options_.strategy == "recycle"
+        options_.strategy == CoordinatorType::recycle
             ? "claims another worker ID and the old one waits for reclaim_after_ms"
             : "waits out the previous run's lease, not ready");
   }
@@ -72,7 +72,7 @@ Result<void, std::string> Coordinator::start() {
     }
   }
   const auto& s = options_.settings;
-  if (options_.strategy == "recycle") {
+  if (options_.strategy == CoordinatorType::recycle) {
     strategy_ = std::make_unique<RecycleStrategy>(
         RecycleSettings{
             options_.root, layout_.max_worker_id(), s.lease_timeout, s.reclaim_after,
@@ -167,8 +167,8 @@ Coordinator::Step Coordinator::tick() {
     root_changed = root_events_ != root_events_seen_;
     root_events_seen_ = root_events_;
   }
-  if (root_changed && !read_cluster_floor()) return Step::retry;
-  confirm_cluster_floor();
+  if (root_changed && !read_migration_floor()) return Step::retry;
+  confirm_migration_floor();
   if (!generator_) return acquire();
   const auto now = clock_.monotonic();
   if (now < next_heartbeat_) {
@@ -228,11 +228,21 @@ std::string Coordinator::skew_description() const {
       gauges_.clock_skew_ms.load(), options_.settings.max_skew.count());
 }
 
-bool Coordinator::skew_fatal_at_boot(std::int64_t sent_wall_ms, std::int64_t received_wall_ms,
-                                     std::int64_t zk_mtime_ms) {
+void Coordinator::give_back_unused(const Ownership& owned) {
+  if (auto back = strategy_->give_back(*zk_, owned.floor); !back) {
+    spdlog::warn("could not return worker ID {}: {}", owned.worker_id, back.error().message);
+    // Not ours to use: let go of its alive node now, so that its node is
+    // reclaimed like any other whose owner went quiet.
+    strategy_->forget(zk_.get());
+  }
+}
+
+Coordinator::Skew Coordinator::judge_clock_skew(std::int64_t sent_wall_ms,
+                                                std::int64_t received_wall_ms,
+                                                std::int64_t zk_mtime_ms) {
   // A clock stepped back between the two readings: this measurement says
   // nothing (the next one will).
-  if (received_wall_ms < sent_wall_ms) return false;
+  if (received_wall_ms < sent_wall_ms) return skew_held_ ? Skew::held : Skew::within;
   // The server stamped its time somewhere between our two readings.
   const std::int64_t skew = (sent_wall_ms + received_wall_ms) / 2 - zk_mtime_ms;
   const std::int64_t uncertainty = (received_wall_ms - sent_wall_ms + 1) / 2;
@@ -240,7 +250,7 @@ bool Coordinator::skew_fatal_at_boot(std::int64_t sent_wall_ms, std::int64_t rec
   const bool over = std::abs(skew) - uncertainty > options_.settings.max_skew.count();
   const bool first = !skew_checked_;
   skew_checked_ = true;
-  if (over && first) return true;
+  if (over && first) return Skew::refuse_start;
   if (over != skew_held_) {
     if (over) {
       spdlog::error("{}; not issuing IDs until it is back within", skew_description());
@@ -250,7 +260,7 @@ bool Coordinator::skew_fatal_at_boot(std::int64_t sent_wall_ms, std::int64_t rec
     skew_held_ = over;
     lease_.hold_for_clock_skew(over);
   }
-  return false;
+  return over ? Skew::held : Skew::within;
 }
 
 std::int64_t Coordinator::ts_to_write(std::chrono::steady_clock::time_point sent,
@@ -299,30 +309,23 @@ Coordinator::Step Coordinator::acquire() {
   Ownership& owned = acquired.value();
   // The migration floor, read after the claim on the same session: either
   // this read sees a floor raised meanwhile, or the claim came first and
-  // `pool floor` waits for our confirmation (cluster_floor.hpp).
-  if (!read_cluster_floor()) {
-    if (auto back = strategy_->give_back(*zk_, owned.floor); !back) {
-      spdlog::warn("could not return worker ID {}: {}", owned.worker_id, back.error().message);
-      strategy_->forget(zk_.get());
-    }
+  // `pool floor` waits for our confirmation (migration_floor.hpp).
+  if (!read_migration_floor()) {
+    give_back_unused(owned);
     return Step::retry;
   }
   owned.floor = std::max(owned.floor, reservation_->reserved_until(owned.worker_id));
   if (owned.fresh_mtime_ms) saw_zookeeper_time(owned.sent, *owned.fresh_mtime_ms);
-  if (owned.fresh_mtime_ms && skew_fatal_at_boot(sent_wall, received_wall, *owned.fresh_mtime_ms)) {
-    if (auto back = strategy_->give_back(*zk_, owned.floor); !back) {
-      spdlog::warn("could not return worker ID {}: {}", owned.worker_id, back.error().message);
-    }
+  if (owned.fresh_mtime_ms &&
+      judge_clock_skew(sent_wall, received_wall, *owned.fresh_mtime_ms) == Skew::refuse_start) {
+    give_back_unused(owned);
     fail(skew_description() + "; refusing to start. Fix the clock, then restart");
     return Step::fatal;
   }
   if (!install(owned)) {
     // The clock fell behind the floor after the claim checked it (a step
     // back): give the worker ID back and take another, never exit.
-    if (auto back = strategy_->give_back(*zk_, owned.floor); !back) {
-      spdlog::warn("could not return worker ID {}: {}", owned.worker_id, back.error().message);
-      strategy_->forget(zk_.get());
-    }
+    give_back_unused(owned);
     return Step::retry;
   }
   // A claim recovered after a lost answer carries an old ZooKeeper time: the
@@ -344,12 +347,13 @@ bool Coordinator::install(const Ownership& owned) {
     return false;
   }
   std::unique_ptr<IdGenerator> generator = std::move(created).value();
-  // Rule 1 of the design: never past the time our node says plus the lease.
+  // The time fence (docs/design.md, "Why two daemons never issue the same
+  // ID", rule 1): never past the time our node says plus the lease.
   generator->set_fence_ms(owned.confirmed_ts + options_.settings.lease_timeout.count());
   // Before it can issue: a floor ahead of the clock makes it refuse with
   // floor_ahead (waiting for the floor is the cluster's, not this worker
   // ID's, so taking another would not help).
-  if (cluster_floor_ms_ != INT64_MIN) generator->raise_cluster_floor(cluster_floor_ms_);
+  if (migration_floor_ms_ != INT64_MIN) generator->raise_migration_floor(migration_floor_ms_);
   reservation_->attach(*generator, StateRecord{options_.strategy, options_.root, owned.worker_id,
                                                owned.node, owned.owner, layout_.settings(), 0, 0});
   worker_id_ = owned.worker_id;
@@ -382,9 +386,9 @@ Coordinator::Step Coordinator::renew() {
   // The migration floor, read after the write on the same session and
   // before the lease it grants is used: the write may have re-created our
   // alive node after `pool floor` found none and counted our lease as run
-  // out; this read then sees that floor (cluster_floor.hpp). Unread, the
+  // out; this read then sees that floor (migration_floor.hpp). Unread, the
   // lease is not extended: it runs out, which is always safe.
-  if (!read_cluster_floor()) {
+  if (!read_migration_floor()) {
     gauges_.heartbeat_failures.fetch_add(1, std::memory_order_relaxed);
     return Step::retry;
   }
@@ -393,21 +397,22 @@ Coordinator::Step Coordinator::renew() {
   lease_.extend_until(sent + options_.settings.lease_timeout);
   next_heartbeat_ = sent + options_.settings.heartbeat_interval;
   saw_zookeeper_time(sent, written.value());
-  if (skew_fatal_at_boot(sent_wall, received_wall, written.value())) {
+  if (judge_clock_skew(sent_wall, received_wall, written.value()) == Skew::refuse_start) {
     fail(skew_description() + "; refusing to start. Fix the clock, then restart");
     return Step::fatal;
   }
   // A heartbeat written by a skewed clock moves no fence: the generator is
   // held meanwhile, and a fence (and the state file's reservation, which it
   // caps) that followed a clock stepped hours ahead would keep the next run
-  // of this worker ID waiting for those hours. Rule 1: the fence is the ts
+  // of this worker ID waiting for those hours. The time fence (rule 1 of
+  // docs/design.md, "Why two daemons never issue the same ID") is the ts
   // written (ts_to_write may have held it back from the wall clock) + lease.
   if (!skew_held_) generator_->set_fence_ms(ts + options_.settings.lease_timeout.count());
   reap(written.value());
   return Step::ok;
 }
 
-bool Coordinator::read_cluster_floor() {
+bool Coordinator::read_migration_floor() {
   auto node = zk_->get(options_.root, /*watch=*/true);
   if (!node) {
     log_retry(fmt::format("cannot read the cluster's migration floor at {}: {}", options_.root,
@@ -417,19 +422,19 @@ bool Coordinator::read_cluster_floor() {
     return false;
   }
   const auto floor = recorded_floor(node.value().data);
-  if (!floor || floor->ms <= cluster_floor_ms_) return true;
-  cluster_floor_ms_ = floor->ms;
-  gauges_.cluster_floor_ms.store(floor->ms, std::memory_order_relaxed);
-  if (generator_) generator_->raise_cluster_floor(floor->ms);
+  if (!floor || floor->ms <= migration_floor_ms_) return true;
+  migration_floor_ms_ = floor->ms;
+  gauges_.migration_floor_ms.store(floor->ms, std::memory_order_relaxed);
+  if (generator_) generator_->raise_migration_floor(floor->ms);
   spdlog::info("migration floor: no ID at or below {} (time unit of {}){}", floor->above_id,
                format_iso8601_ms(floor->ms), generator_ ? "; in force" : "");
   return true;
 }
 
-void Coordinator::confirm_cluster_floor() {
-  if (!generator_ || cluster_floor_ms_ == INT64_MIN) return;
-  if (confirmed_session_ == zk_->session_id() && confirmed_floor_ms_ >= cluster_floor_ms_) return;
-  if (auto confirmed = confirm_floor(*zk_, options_.root, cluster_floor_ms_, worker_id_);
+void Coordinator::confirm_migration_floor() {
+  if (!generator_ || migration_floor_ms_ == INT64_MIN) return;
+  if (confirmed_session_ == zk_->session_id() && confirmed_floor_ms_ >= migration_floor_ms_) return;
+  if (auto confirmed = confirm_floor(*zk_, options_.root, migration_floor_ms_, worker_id_);
       !confirmed) {
     log_retry(fmt::format("cannot confirm the migration floor: {}", confirmed.error().message));
     std::lock_guard lock(mutex_);
@@ -437,7 +442,7 @@ void Coordinator::confirm_cluster_floor() {
     return;
   }
   confirmed_session_ = zk_->session_id();
-  confirmed_floor_ms_ = cluster_floor_ms_;
+  confirmed_floor_ms_ = migration_floor_ms_;
 }
 
 void Coordinator::reap(std::optional<std::int64_t> zk_now_ms) {

@@ -6,13 +6,14 @@
 #include <algorithm>
 
 #include "../json_integer.hpp"
+#include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/id_layout.hpp"
 
 namespace snowflake::coord {
 
 Result<LeafCluster, CoordError> read_leaf_cluster(ZkSession& zk, const std::string& root,
                                                   std::int64_t margin_ms) {
-  const std::string forever = root + "/forever";
+  const std::string forever = tree::forever_dir(root);
   auto names = zk.children(forever);
   if (!names) {
     if (names.error().code == ZkErrc::no_node) {
@@ -25,7 +26,7 @@ Result<LeafCluster, CoordError> read_leaf_cluster(ZkSession& zk, const std::stri
   }
   LeafCluster cluster;
   for (const auto& name : names.value()) {
-    auto node = zk.get(fmt::format("{}/{}", forever, name));
+    auto node = zk.get(tree::child(forever, name));
     if (!node) return CoordError::from(node.error());
     const auto j = nlohmann::json::parse(node.value().data, nullptr, false);
     const auto ts = j.is_object() && j.contains("timestamp")

@@ -7,25 +7,10 @@
 #include <random>
 
 #include "../json_integer.hpp"
+#include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/time_format.hpp"
 
 namespace snowflake::coord {
-
-Result<std::optional<std::int64_t>, CoordError> zookeeper_now(ZkSession& zk,
-                                                              const std::string& root) {
-  const std::string probe =
-      fmt::format("{}/status-probe-{}-{:x}", root, ::getpid(), std::random_device{}());
-  auto created = zk.create(probe, "", CreateMode::ephemeral);
-  if (!created) {
-    if (created.error().code == ZkErrc::no_auth) return std::optional<std::int64_t>();
-    return CoordError::from(created.error());
-  }
-  auto stat = zk.exists(probe);
-  (void)zk.remove(probe, -1);  // ephemeral: gone with the session anyway
-  if (!stat) return CoordError::from(stat.error());
-  if (!stat.value()) return CoordError{CoordErrc::zookeeper, probe + " vanished"};
-  return std::optional<std::int64_t>(stat.value()->ctime_ms);
-}
 
 namespace {
 
@@ -37,7 +22,7 @@ Result<std::vector<std::pair<std::uint32_t, NodeData>>, CoordError> read_childre
   for (const auto& name : names.value()) {
     const auto id = worker_id_of_node(name);
     if (!id) continue;
-    auto node = zk.get(fmt::format("{}/{}", dir, name));
+    auto node = zk.get(tree::child(dir, name));
     if (!node) {
       if (node.error().code == ZkErrc::no_node) continue;  // moved while we listed
       return CoordError::from(node.error());
@@ -81,7 +66,7 @@ std::string_view owner_state(const PoolMember& taken, std::chrono::milliseconds 
 Result<PoolStatus, CoordError> read_pool_status(ZkSession& zk, const std::string& root,
                                                 std::chrono::milliseconds reclaim_after) {
   PoolStatus status;
-  status.pool = root + "/pool";
+  status.pool = tree::pool(root);
   status.reclaim_after = reclaim_after;
   auto pool = zk.get(status.pool);
   if (!pool) {
@@ -106,10 +91,10 @@ Result<PoolStatus, CoordError> read_pool_status(ZkSession& zk, const std::string
   }
   status.floor = recorded_floor(cluster.value().data);
 
-  BOOST_OUTCOME_TRY(now, zookeeper_now(zk, root));
+  BOOST_OUTCOME_TRY(now, zk.time_of_probe(tree::time_probe_prefix(root)));
   status.now_from_zookeeper = now.has_value();
-  BOOST_OUTCOME_TRY(inuse, read_children(zk, status.pool + "/inuse"));
-  BOOST_OUTCOME_TRY(notuse, read_children(zk, status.pool + "/notuse"));
+  BOOST_OUTCOME_TRY(inuse, read_children(zk, tree::inuse_dir(root)));
+  BOOST_OUTCOME_TRY(notuse, read_children(zk, tree::notuse_dir(root)));
   // Without ZooKeeper's time, the newest write it stamped is the best lower bound.
   std::int64_t now_ms = now.value_or(0);
   if (!now) {

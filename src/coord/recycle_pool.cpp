@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "snowflake/coord/cluster_tree.hpp"
+
 namespace snowflake::coord {
 
 namespace {
@@ -24,7 +26,7 @@ bool is_unsure(const ZkError& e) {
   return e.code == ZkErrc::connection_loss || e.code == ZkErrc::operation_timeout;
 }
 
-std::optional<std::uint32_t> parse_id(const std::string& name, std::uint32_t max_id) {
+std::optional<std::uint32_t> pool_worker_id(const std::string& name, std::uint32_t max_id) {
   const auto id = worker_id_of_node(name);
   if (!id || *id > max_id) return std::nullopt;
   return id;
@@ -37,11 +39,11 @@ CoordError lost(const std::string& path, std::string_view why) {
 }  // namespace
 
 RecyclePool::RecyclePool(const std::string& root, std::uint32_t max_worker_id)
-    : pool_(root + "/pool"),
-      inuse_(pool_ + "/inuse"),
-      notuse_(pool_ + "/notuse"),
-      lock_(pool_ + "/init-lock"),
-      clock_(pool_ + "/clock"),
+    : pool_(tree::pool(root)),
+      inuse_(tree::inuse_dir(root)),
+      notuse_(tree::notuse_dir(root)),
+      lock_(tree::pool_init_lock(root)),
+      clock_(tree::pool_clock(root)),
       alive_(root),
       max_worker_id_(max_worker_id),
       random_(std::random_device{}()) {}
@@ -81,7 +83,7 @@ Result<void, CoordError> RecyclePool::fill(ZkSession& zk) {
     auto names = zk.children(dir);
     if (!names) return CoordError::from(names.error());
     for (const auto& name : names.value()) {
-      if (auto id = parse_id(name, max_worker_id_)) present.insert(*id);
+      if (auto id = pool_worker_id(name, max_worker_id_)) present.insert(*id);
     }
   }
   std::vector<ZkOp> batch;
@@ -119,12 +121,6 @@ Result<std::int32_t, CoordError> RecyclePool::move_count(ZkSession& zk) {
   if (!stat) return CoordError::from(stat.error());
   if (!stat.value()) return CoordError{CoordErrc::zookeeper, fmt::format("{} is missing", inuse_)};
   return stat.value()->version;
-}
-
-Result<std::int64_t, CoordError> RecyclePool::zookeeper_now(ZkSession& zk) {
-  auto written = zk.set(clock_, "", -1);
-  if (!written) return CoordError::from(written.error());
-  return written.value().mtime_ms;
 }
 
 Result<std::pair<InuseData, NodeStat>, CoordError> RecyclePool::read_owned(
@@ -231,7 +227,7 @@ Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, const InuseData&
   if (!names) return CoordError::from(names.error());
   std::vector<std::uint32_t> free;
   for (const auto& name : names.value()) {
-    if (auto id = parse_id(name, max_worker_id_)) free.push_back(*id);
+    if (auto id = pool_worker_id(name, max_worker_id_)) free.push_back(*id);
   }
   if (!free.empty()) {
     // A random start spreads concurrent claimers over the pool.
@@ -387,7 +383,7 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
   result.pool_size = max_worker_id_ + 1;
   result.in_use = static_cast<std::uint32_t>(names.value().size());
   for (const auto& name : names.value()) {
-    const auto id = parse_id(name, max_worker_id_);
+    const auto id = pool_worker_id(name, max_worker_id_);
     if (!id || id == our_worker_id) continue;
     auto node = zk.get(inuse_path(*id));
     if (!node) {

@@ -93,7 +93,7 @@ Result<ReapResult, CoordError> RecycleStrategy::reap(ZkSession& zk,
                                                      std::optional<std::int64_t> zk_now_ms) {
   if (!pool_ready_) return ReapResult{};
   if (!zk_now_ms) {
-    BOOST_OUTCOME_TRY(now, pool_.zookeeper_now(zk));
+    BOOST_OUTCOME_TRY(now, zk.time_of_write(pool_.clock_path()));
     zk_now_ms = now;
   }
   return pool_.reclaim_stale(zk, *zk_now_ms, settings_.reclaim_after,

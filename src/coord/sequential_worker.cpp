@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "snowflake/coord/cluster_tree.hpp"
+
 namespace snowflake::coord {
 
 namespace {
@@ -20,7 +22,7 @@ bool is_unsure(const ZkError& e) {
 
 SequentialWorker::SequentialWorker(const std::string& root, std::string name,
                                    std::uint32_t max_worker_id)
-    : forever_(root + "/forever"),
+    : forever_(tree::forever_dir(root)),
       alive_(root),
       name_(std::move(name)),
       max_worker_id_(max_worker_id) {
@@ -73,14 +75,14 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
     auto ours = find_ours(children.value());
     if (!ours) {
       SequentialData fresh{host_, port_, owner, 0, now_ms, 0, lease_ms};
-      auto created =
-          zk.create(forever_ + "/" + name_ + "-", encode(fresh), CreateMode::persistent_sequential);
+      auto created = zk.create(tree::child(forever_, name_ + "-"), encode(fresh),
+                               CreateMode::persistent_sequential);
       // Created or not (a lost answer), the next listing tells; should a lost
       // create have made two, the lowest number is ours.
       if (!created && !is_unsure(created.error())) return CoordError::from(created.error());
       continue;
     }
-    const std::string path = forever_ + "/" + ours->first;
+    const std::string path = tree::child(forever_, ours->first);
     if (ours->second > max_worker_id_) {
       return CoordError{CoordErrc::workers_exhausted,
                         fmt::format("worker IDs exhausted: {} has number {}, above the layout's "

@@ -43,7 +43,9 @@ std::optional<StateRecord> decode_state(std::string_view text) {
   try {
     if (!j.is_object() || json_integer_at<int>(j, "format") != kFormatVersion) return std::nullopt;
     StateRecord r;
-    r.strategy = j.at("strategy").get<std::string>();
+    const auto strategy = parse_coordinator_type(j.at("strategy").get<std::string>());
+    if (!strategy) return std::nullopt;
+    r.strategy = *strategy;
     r.root = j.at("root").get<std::string>();
     r.worker_id = json_integer_at<std::uint32_t>(j, "worker_id");
     r.node = j.at("node").get<std::string>();
@@ -67,7 +69,7 @@ std::optional<StateRecord> decode_state(std::string_view text) {
 std::string encode_state(const StateRecord& r) {
   const json owner = r.owner ? json::parse(encode(*r.owner)) : json(nullptr);
   return json{{"format", kFormatVersion},
-              {"strategy", r.strategy},
+              {"strategy", to_string(r.strategy)},
               {"root", r.root},
               {"worker_id", r.worker_id},
               {"node", r.node},

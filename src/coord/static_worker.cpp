@@ -9,13 +9,13 @@ namespace snowflake::coord {
 
 StaticWorker::StaticWorker(std::string state_dir, std::uint32_t worker_id, const IdLayout& layout,
                            GeneratorOptions generator, std::chrono::milliseconds persist_interval,
-                           std::optional<std::int64_t> cluster_floor_ms)
+                           std::optional<std::int64_t> migration_floor_ms)
     : state_dir_(std::move(state_dir)),
       worker_id_(worker_id),
       layout_(layout),
       generator_options_(generator),
       persist_interval_(persist_interval),
-      cluster_floor_ms_(cluster_floor_ms) {}
+      migration_floor_ms_(migration_floor_ms) {}
 
 StaticWorker::~StaticWorker() { shutdown(); }
 
@@ -44,10 +44,10 @@ Result<void, std::string> StaticWorker::start(WorkerSlot& slot) {
         "previous run may have used): not issuing until it has passed it",
         worker_id_, format_iso8601_ms(*g.floor_ms));
   }
-  if (cluster_floor_ms_) generator->raise_cluster_floor(*cluster_floor_ms_);
+  if (migration_floor_ms_) generator->raise_migration_floor(*migration_floor_ms_);
   reservation_ = std::make_unique<TimeReservation>(*dir_, persist_interval_);
-  reservation_->attach(*generator, StateRecord{"static", "", worker_id_, "", std::nullopt,
-                                               layout_.settings(), 0, 0});
+  reservation_->attach(*generator, StateRecord{CoordinatorType::static_id, "", worker_id_, "",
+                                               std::nullopt, layout_.settings(), 0, 0});
   reservation_->start();
   generator_ = &slot.install(std::move(generator));
   return outcome::success();

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
 #include <cstring>
+#include <random>
 
 namespace snowflake::coord {
 
@@ -326,6 +328,26 @@ Result<void, ZkError> ZkSession::ensure_path(const std::string& path) {
     }
     if (slash == std::string::npos) return outcome::success();
   }
+}
+
+Result<std::int64_t, ZkError> ZkSession::time_of_write(const std::string& path) {
+  auto written = set(path, "", -1);
+  if (!written) return written.error();
+  return written.value().mtime_ms;
+}
+
+Result<std::optional<std::int64_t>, ZkError> ZkSession::time_of_probe(const std::string& prefix) {
+  const std::string probe = fmt::format("{}{}-{:x}", prefix, ::getpid(), std::random_device{}());
+  auto created = create(probe, "", CreateMode::ephemeral);
+  if (!created) {
+    if (created.error().code == ZkErrc::no_auth) return std::optional<std::int64_t>();
+    return created.error();
+  }
+  auto stat = exists(probe);
+  (void)remove(probe, -1);  // ephemeral: gone with the session anyway
+  if (!stat) return stat.error();
+  if (!stat.value()) return ZkError{ZkErrc::no_node, 0, probe};
+  return std::optional<std::int64_t>(stat.value()->ctime_ms);
 }
 
 std::pair<std::int64_t, std::string> ZkSession::client_id() const {

@@ -11,6 +11,7 @@
 
 #include "snowflake/http/openapi_document.hpp"
 #include "snowflake/id_json.hpp"
+#include "snowflake/id_text.hpp"
 #include "snowflake/names.hpp"
 #include "snowflake/time_format.hpp"
 #include "snowflake/version.hpp"
@@ -310,7 +311,7 @@ Response status(RouterContext& ctx) {
   nlohmann::ordered_json body{
       {"service", ctx.info.service},
       {"version", kVersion},
-      {"mode", ctx.info.mode},
+      {"mode", to_string(ctx.info.mode)},
       {"datacenter_id", ctx.info.datacenter_id},
       {"worker_id", generator ? nlohmann::json(generator->worker_id()) : nlohmann::json(nullptr)},
       {"lease",
@@ -332,7 +333,7 @@ Response status(RouterContext& ctx) {
         {"heartbeats", co.heartbeats.load(relaxed)},
         {"heartbeat_failures", co.heartbeat_failures.load(relaxed)},
         {"clock_skew_ms", co.clock_skew_ms.load(relaxed)}}},
-      {"floor", floor_json(co.cluster_floor_ms.load(relaxed))},
+      {"floor", floor_json(co.migration_floor_ms.load(relaxed))},
       {"high_water_mark_ms",
        generator ? nlohmann::json(generator->high_water_mark_ms()) : nlohmann::json(nullptr)},
       {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},

@@ -20,6 +20,7 @@
 #include <random>
 #include <thread>
 
+#include "../support/wall_clock.hpp"
 #include "check.hpp"
 #include "cluster.hpp"
 #include "load.hpp"
@@ -27,6 +28,7 @@
 
 using namespace snowflake;
 using namespace snowflake::chaos;
+using snowflake::test::wall_us_now;
 using namespace std::chrono_literals;
 
 namespace {
@@ -40,12 +42,6 @@ struct Options {
   std::string strategy = "recycle";
   std::filesystem::path out;
 };
-
-std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "chaos_runner: " << why
@@ -93,7 +89,7 @@ Options parse(int argc, char** argv) {
   if (o.length < 20s) usage("a run is at least 20 seconds");
   if (o.out.empty())
     o.out = std::filesystem::path("build/chaos") /
-            fmt::format("seed{}-{}", o.seed, now_us() / 1'000'000);
+            fmt::format("seed{}-{}", o.seed, wall_us_now() / 1'000'000);
   return o;
 }
 
@@ -104,7 +100,7 @@ class Nemesis {
       : cluster_(cluster), schedule_(schedule) {}
 
   void start(std::size_t i, const PlannedFault& f) {
-    Applied a{f, now_us(), 0, 0, nullptr, 0};
+    Applied a{f, wall_us_now(), 0, 0, nullptr, 0};
     if (f.kind == "floor_raise") start_floor(a, i);
     const int d = f.target;
     if (f.kind == "net_stall")
@@ -165,7 +161,7 @@ class Nemesis {
       cluster_.state_full(d, false);
     const bool zk = f.kind.starts_with("zk_");
     const std::int64_t end_us =
-        f.kind == "net_lose_reply" ? a.start_us + f.amount * 1000 : now_us();
+        f.kind == "net_lose_reply" ? a.start_us + f.amount * 1000 : wall_us_now();
     const std::string target = zk                        ? fmt::format("zk{}", a.zk_server)
                                : f.kind == "floor_raise" ? std::string("cluster")
                                                          : fmt::format("d{}", d);
@@ -187,7 +183,7 @@ class Nemesis {
     for (const std::size_t i : floors_done) end(i);
     for (auto& [i, a] : active_) {
       if (a.plan.kind != "clock_slew") continue;
-      const std::int64_t now = now_us();
+      const std::int64_t now = wall_us_now();
       const std::int64_t drift_ms = (now - a.slew_from_us) * a.plan.amount / 1'000'000 / 1000;
       if (drift_ms == 0) continue;
       cluster_.set_clock_offset_ms(a.plan.target,

@@ -58,7 +58,7 @@ struct CheckReport {
   bool ok() const { return violations_by_rule.empty(); }
 };
 
-// The 503 codes the README documents.
+// The 503 codes docs/api.md documents (docs/monitoring.md#runbook-the-503-codes).
 bool is_documented_refusal(const std::string& code);
 
 CheckReport check(const History& history, const std::vector<Fault>& schedule,

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "../support/http_client.hpp"
+#include "../support/wall_clock.hpp"
 #include "snowflake/coord/node_data.hpp"
 
 namespace snowflake::chaos {
@@ -18,15 +19,10 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using test::wall_us_now;
 
 constexpr auto kRestartAfter = 1s;  // as systemd's RestartSec would
 constexpr std::size_t kStateFsBytes = 512 * 1024;
-
-std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string describe(const test::ExitStatus& s) {
   return s.signal ? fmt::format("signal {}", s.signal) : fmt::format("exit {}", s.code);
@@ -297,9 +293,9 @@ void ChaosCluster::set_clock_offset_ms(int d, std::int64_t offset_ms) {
   // the clock may have read up to some instant must see this change if the
   // daemon could have.
   std::lock_guard lock(mutex_);
-  const std::int64_t from = now_us();
+  const std::int64_t from = wall_us_now();
   s.clock->set_ms(offset_ms);
-  s.offsets.push_back({from, now_us(), s.offset_ms, offset_ms});
+  s.offsets.push_back({from, wall_us_now(), s.offset_ms, offset_ms});
   s.offset_ms = offset_ms;
 }
 

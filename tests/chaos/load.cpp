@@ -7,23 +7,19 @@
 #include <random>
 
 #include "../support/http_client.hpp"
+#include "../support/wall_clock.hpp"
 
 namespace snowflake::chaos {
 
 namespace {
 
 using namespace std::chrono_literals;
+using test::wall_us_now;
 
 constexpr auto kSinglePace = 10ms;
 constexpr auto kBatchPace = 20ms;
 constexpr auto kDownPace = 50ms;  // while a daemon does not answer at all
 constexpr auto kTimeout = 5s;     // longer than any fault that freezes a daemon
-
-std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::vector<std::uint64_t> parse_ids(const test::HttpReply& reply) {
   std::vector<std::uint64_t> ids;
@@ -101,7 +97,7 @@ void ChaosLoad::client(int daemon, int which, std::uint64_t seed) {
     Answer a;
     a.daemon = daemon;
     a.client = which;
-    a.sent_us = now_us();
+    a.sent_us = wall_us_now();
     std::optional<test::HttpReply> reply;
     try {
       if (!connection || connected_run != cluster_.run(daemon)) {
@@ -113,7 +109,7 @@ void ChaosLoad::client(int daemon, int which, std::uint64_t seed) {
     } catch (const std::exception&) {
       reply.reset();
     }
-    a.received_us = now_us();
+    a.received_us = wall_us_now();
     a.run = connected_run;
     a.clock_offset_ms = cluster_.max_clock_offset_ms(daemon, a.sent_us, a.received_us);
     if (!reply) {

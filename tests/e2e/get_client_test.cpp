@@ -11,6 +11,7 @@
 #include "../support/child_process.hpp"
 #include "../support/daemon.hpp"
 #include "../support/fault_proxy.hpp"
+#include "../support/id_fields.hpp"
 #include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
@@ -43,8 +44,6 @@ std::vector<std::uint64_t> ids_of(const std::string& out) {
   for (std::string line; std::getline(lines, line);) ids.push_back(std::stoull(line));
   return ids;
 }
-
-std::uint32_t worker_of(std::uint64_t id) { return (id >> 12) & 1023; }  // the default layout
 
 // A recycle daemon whose ZooKeeper is paused until it refuses with 503.
 struct LapsedReplica {
@@ -88,7 +87,7 @@ TEST_CASE(
     REQUIRE(r.status.code == 0);
     const auto ids = ids_of(r.out);
     REQUIRE(ids.size() == 3);
-    for (auto id : ids) CHECK(worker_of(id) == 7);
+    for (auto id : ids) CHECK(default_layout_worker(id) == 7);
     CHECK(r.err.empty());
   }
   const auto r = get(servers, {"order", "--count", "2", "--json"});
@@ -130,7 +129,7 @@ TEST_CASE("get: a replica that hangs gets its share of the deadline, then the ne
     const auto took = std::chrono::steady_clock::now() - started;
     INFO(r.err);
     REQUIRE(r.status.code == 0);
-    CHECK(worker_of(ids_of(r.out).at(0)) == 7);
+    CHECK(default_layout_worker(ids_of(r.out).at(0)) == 7);
     // Half of the 2 s for the hanging one at most, then the healthy one.
     CHECK(took < 1900ms);
   }

@@ -10,6 +10,8 @@
 
 #include "../support/daemon.hpp"
 #include "../support/http_client.hpp"
+#include "../support/id_fields.hpp"
+#include "snowflake/time_format.hpp"
 
 using namespace snowflake::test;
 using namespace std::chrono_literals;
@@ -215,4 +217,37 @@ TEST_CASE("SIGTERM during load: in-flight requests complete, exit 0", "[http]") 
   const auto log = d.process().stderr_text();
   CHECK_THAT(log, Catch::Contains("received SIGTERM"));
   CHECK_THAT(log, Catch::Contains("stopped; high-water mark"));
+}
+
+TEST_CASE("Leaf's routes: off by default, then Leaf's answers in the configured layout",
+          "[leaf][http]") {
+  Daemon off(R"({"coordinator":{"type":"static"}})");
+  CHECK(http_get(off.port(), "/api/snowflake/get/order")->status == 404);
+  CHECK(http_get(off.port(), "/decodeSnowflakeId?snowflakeId=1")->status == 404);
+
+  Daemon leaf(
+      R"({"layout": {"preset": "leaf"}, "coordinator": {"type": "static", "static_worker_id": 39},
+                  "http": {"leaf_compat": true}})");
+  const auto got = http_get(leaf.port(), "/api/snowflake/get/leaf-segment-test");
+  REQUIRE(got->status == 200);
+  CHECK(got->headers.at("content-type").starts_with("text/plain"));
+  const std::uint64_t id = std::stoull(got->body);
+  CHECK(std::to_string(id) == got->body);  // the bare number, nothing after it
+  // Leaf's own formula (LeafMonitorController.decodeSnowflakeId).
+  const auto decoded =
+      json::parse(http_get(leaf.port(), "/decodeSnowflakeId?snowflakeId=" + got->body)->body);
+  const std::int64_t ms = leaf_layout_time_ms(id);
+  std::string time = snowflake::format_iso8601_ms(ms);
+  time[10] = ' ';
+  time.pop_back();
+  CHECK(decoded == json{{"timestamp", std::to_string(ms) + "(" + time + ")"},
+                        {"workerId", "39"},
+                        {"sequenceId", std::to_string(default_layout_sequence(id))}});
+  // Refusals are ours.
+  CHECK(http_get(leaf.port(), "/decodeSnowflakeId?snowflakeId=abc")->status == 400);
+  CHECK(http_get(leaf.port(), "/api/snowflake/get/a%20b")->status == 400);
+  // Counted like every route.
+  const auto metrics = http_get(leaf.port(), "/metrics")->body;
+  CHECK_THAT(metrics, Catch::Contains("route=\"leaf_id\",code=\"200\"} 1"));
+  CHECK_THAT(metrics, Catch::Contains("route=\"leaf_decode\",code=\"200\"} 1"));
 }

@@ -1,17 +1,18 @@
-// Coming from Leaf or any other ID service: Leaf's routes, and the migration
-// floor (snowflaked pool floor, coordinator.min_id) with its contract: once
-// the command exits 0, no daemon of the cluster issues an ID at or below N.
+// Coming from Leaf or any other ID service: the migration floor (snowflaked
+// pool floor, coordinator.min_id) with its contract: once the command exits
+// 0, no daemon of the cluster issues an ID at or below N. (Leaf's routes:
+// http_api_test.cpp.)
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include <atomic>
 #include <csignal>
-#include <mutex>
-#include <thread>
+#include <memory>
 
 #include "../support/daemon.hpp"
 #include "../support/http_client.hpp"
+#include "../support/id_fields.hpp"
+#include "../support/id_load.hpp"
 #include "../support/polling.hpp"
 #include "../support/wall_clock.hpp"
 #include "../support/zookeeper_server.hpp"
@@ -28,12 +29,6 @@ using nlohmann::json;
 namespace {
 
 const std::string kBinary = SNOWFLAKED_PATH;
-
-std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 const IdLayout& default_layout() {
   static const IdLayout l = IdLayout::create({}, kDefaultEpochMs).value();
@@ -53,96 +48,7 @@ RunResult pool_floor(const Daemon& any, const std::vector<std::string>& args) {
   return run_process(argv, 60s);
 }
 
-// Clients asking a daemon for IDs, each answer stamped with when it was asked.
-class StampedLoad {
- public:
-  explicit StampedLoad(std::vector<unsigned short> ports) {
-    for (const auto port : ports) {
-      threads_.emplace_back([this, port] {
-        while (!stop_) {
-          const auto asked = std::chrono::steady_clock::now();
-          std::optional<HttpReply> r;
-          try {
-            r = http_get(port, "/id/load?count=20");
-          } catch (const std::exception&) {
-          }
-          std::lock_guard lock(mutex_);
-          if (!r) continue;
-          if (r->status == 200) {
-            // Named: a range-for over parse(...)["ids"] would walk a destroyed temporary.
-            const auto body = json::parse(r->body);
-            for (const auto& id : body["ids"])
-              answers_.push_back({asked, std::stoull(id.get<std::string>())});
-          } else {
-            refusals_.push_back(json::parse(r->body).value("error", "?"));
-          }
-        }
-      });
-    }
-  }
-  ~StampedLoad() { stop(); }
-  void stop() {
-    stop_ = true;
-    for (auto& t : threads_) {
-      if (t.joinable()) t.join();
-    }
-  }
-  struct Answer {
-    std::chrono::steady_clock::time_point asked;
-    std::uint64_t id;
-  };
-  // IDs so far; the clients go on meanwhile.
-  std::size_t answered() {
-    std::lock_guard lock(mutex_);
-    return answers_.size();
-  }
-  // Read only once stop() has returned.
-  const std::vector<Answer>& answers() const { return answers_; }
-  const std::vector<std::string>& refusals() const { return refusals_; }
-
- private:
-  std::vector<Answer> answers_;        // under mutex_
-  std::vector<std::string> refusals_;  // under mutex_
-  std::atomic<bool> stop_{false};
-  std::mutex mutex_;
-  std::vector<std::thread> threads_;
-};
-
 }  // namespace
-
-TEST_CASE("Leaf's routes: off by default, then Leaf's answers in the configured layout",
-          "[leaf][http]") {
-  TempDir state;
-  Daemon off(R"({"coordinator":{"type":"static"}})");
-  CHECK(http_get(off.port(), "/api/snowflake/get/order")->status == 404);
-  CHECK(http_get(off.port(), "/decodeSnowflakeId?snowflakeId=1")->status == 404);
-
-  Daemon leaf(
-      R"({"layout": {"preset": "leaf"}, "coordinator": {"type": "static", "static_worker_id": 39},
-                  "http": {"leaf_compat": true}})");
-  const auto got = http_get(leaf.port(), "/api/snowflake/get/leaf-segment-test");
-  REQUIRE(got->status == 200);
-  CHECK(got->headers.at("content-type").starts_with("text/plain"));
-  const std::uint64_t id = std::stoull(got->body);
-  CHECK(std::to_string(id) == got->body);  // the bare number, nothing after it
-  // Leaf's own formula (LeafMonitorController.decodeSnowflakeId).
-  const auto decoded =
-      json::parse(http_get(leaf.port(), "/decodeSnowflakeId?snowflakeId=" + got->body)->body);
-  const std::int64_t ms = static_cast<std::int64_t>(id >> 22) + 1288834974657;
-  std::string time = format_iso8601_ms(ms);
-  time[10] = ' ';
-  time.pop_back();
-  CHECK(decoded == json{{"timestamp", std::to_string(ms) + "(" + time + ")"},
-                        {"workerId", "39"},
-                        {"sequenceId", std::to_string(id & 4095)}});
-  // Refusals are ours.
-  CHECK(http_get(leaf.port(), "/decodeSnowflakeId?snowflakeId=abc")->status == 400);
-  CHECK(http_get(leaf.port(), "/api/snowflake/get/a%20b")->status == 400);
-  // Counted like every route.
-  const auto metrics = http_get(leaf.port(), "/metrics")->body;
-  CHECK_THAT(metrics, Catch::Contains("route=\"leaf_id\",code=\"200\"} 1"));
-  CHECK_THAT(metrics, Catch::Contains("route=\"leaf_decode\",code=\"200\"} 1"));
-}
 
 TEST_CASE(
     "pool floor raised while daemons serve under load: once it exits 0, no ID asked for "
@@ -154,11 +60,20 @@ TEST_CASE(
   Daemon b(cluster_config(zk.hosts(), "recycle", s2.path()).dump());
   wait_ready(a);
   wait_ready(b);
-  StampedLoad load({a.port(), b.port(), a.port(), b.port()});
-  REQUIRE(eventually([&] { return load.answered() > 2000; }, 20s));
+  // Two clients on each daemon, each request stamped with when it was sent.
+  std::vector<std::unique_ptr<IdLoad>> loads;
+  for (const auto port : {a.port(), b.port(), a.port(), b.port()}) {
+    loads.push_back(std::make_unique<IdLoad>(port, 20));
+  }
+  const auto answered = [&] {
+    std::size_t n = 0;
+    for (const auto& l : loads) n += l->issued();
+    return n;
+  };
+  REQUIRE(eventually([&] { return answered() > 2000; }, 20s));
   // N: an ID 6 s ahead (an old system whose clock ran fast): still ahead
   // when the command has exited, however slowly the owners confirm.
-  const std::uint64_t n = largest_id_at(now_ms() + 6000);
+  const std::uint64_t n = largest_id_at(wall_ms_now() + 6000);
   const auto r = pool_floor(a, {"--above-id", std::to_string(n)});
   const auto exited = std::chrono::steady_clock::now();
   INFO(r.out << r.err);
@@ -167,24 +82,28 @@ TEST_CASE(
              Catch::Contains("confirmed: no daemon of the cluster issues an ID at or below " +
                              std::to_string(n)));
   // Refusing until the floor passes, /ready says why; then above it.
-  REQUIRE(now_ms() < default_layout().decompose(n).value().timestamp_ms);
+  REQUIRE(wall_ms_now() < default_layout().decompose(n).value().timestamp_ms);
   const auto refused = http_get(a.port(), "/ready");
   CHECK(error_of(refused) == "floor_ahead");
   CHECK(refused->headers.count("retry-after") == 1);
   REQUIRE(eventually([&] { return ready(a).has_value() && ready(b).has_value(); }, 15s));
-  const std::size_t seen = load.answered();
-  REQUIRE(eventually([&] { return load.answered() > seen + 2000; }, 20s));
-  load.stop();
-  std::size_t after = 0, at_or_below = 0;
-  for (const auto& answer : load.answers()) {
-    if (answer.asked < exited) continue;
-    ++after;
-    if (answer.id <= n) ++at_or_below;
+  const std::size_t seen = answered();
+  REQUIRE(eventually([&] { return answered() > seen + 2000; }, 20s));
+  std::size_t after = 0, at_or_below = 0, floor_ahead = 0;
+  for (const auto& load : loads) {
+    load->stop();
+    const auto& ids = load->ids();
+    for (auto i = load->first_asked_at_or_after(exited); i < ids.size(); ++i) {
+      ++after;
+      if (ids[i] <= n) ++at_or_below;
+    }
+    const auto ahead = load->refusals().find("floor_ahead");
+    if (ahead != load->refusals().end()) floor_ahead += ahead->second;
   }
   INFO(after << " IDs asked for after the command exited");
   CHECK(after > 2000);
   CHECK(at_or_below == 0);
-  CHECK(std::count(load.refusals().begin(), load.refusals().end(), "floor_ahead") > 0);
+  CHECK(floor_ahead > 0);
   // /status and pool status show it.
   const auto status = json::parse(http_get(b.port(), "/status")->body);
   CHECK(status["floor"]["ms"] == default_layout().decompose(n).value().timestamp_ms);
@@ -207,7 +126,7 @@ TEST_CASE(
   auto session = connect_session(zk.hosts());
   // SnowflakeZookeeperHolder: /snowflake/<leaf.name>/forever/<ip:port>-<seq>,
   // {"ip","port","timestamp"} (Jackson writes the port as a string).
-  const std::int64_t now = now_ms();
+  const std::int64_t now = wall_ms_now();
   const std::int64_t fast = now + 60'000;  // a Leaf server whose clock ran a minute ahead
   REQUIRE(session->ensure_path("/snowflake/leaf/forever"));
   REQUIRE(session->create(
@@ -218,8 +137,7 @@ TEST_CASE(
   // The largest ID Leaf can have issued: the fast clock, + 3 s of Leaf's
   // report interval, + the config's safety margin (500 ms).
   const std::int64_t leaf_until = fast + 3000 + 500;
-  const std::uint64_t leaf_max =
-      (static_cast<std::uint64_t>(leaf_until - 1288834974657) << 22) | (1023u << 12) | 4095u;
+  const std::uint64_t leaf_max = leaf_largest_id_at(leaf_until);
   // The daemons' wall clocks: real time while they claim under the floor,
   // then stepped past it (so the test need not wait a minute for it); a
   // max_skew that allows the step.
@@ -254,11 +172,12 @@ TEST_CASE(
   const auto claimed_under_floor = [&](std::optional<Daemon>& d) {
     REQUIRE(
         eventually([&] { return error_of(http_get(d->port(), "/id/x")) == "floor_ahead"; }, 20s));
-    REQUIRE(now_ms() < leaf_until);  // still ahead of the real clock: the check meant something
+    REQUIRE(wall_ms_now() <
+            leaf_until);  // still ahead of the real clock: the check meant something
   };
   // Then, past the floor, every daemon's IDs are above what Leaf could have issued.
   const auto all_above_leaf = [&](std::initializer_list<std::optional<Daemon>*> daemons) {
-    clock.set_ms(leaf_until - now_ms() + 5000);
+    clock.set_ms(leaf_until - wall_ms_now() + 5000);
     std::vector<std::uint64_t> ids;
     REQUIRE(eventually(
         [&] {
@@ -316,20 +235,20 @@ TEST_CASE("pool floor waits for every live owner: one that cannot confirm is nam
   const auto b_worker = wait_ready(b);
   // b hangs with its session alive (the session outlives the command's wait).
   b.process().send_signal(SIGSTOP);
-  const auto r =
-      pool_floor(a, {"--above-id", std::to_string(largest_id_at(now_ms())), "--timeout", "1000"});
+  const auto r = pool_floor(
+      a, {"--above-id", std::to_string(largest_id_at(wall_ms_now())), "--timeout", "1000"});
   b.process().send_signal(SIGCONT);
   INFO(r.out << r.err);
   CHECK(r.status.code == 1);
   CHECK_THAT(r.err, Catch::Contains("worker ID " + std::to_string(b_worker) + ":") &&
                         Catch::Contains("has not confirmed the floor"));
   // Once it runs again it confirms, and the command succeeds.
-  const auto again = pool_floor(a, {"--above-id", std::to_string(largest_id_at(now_ms()))});
+  const auto again = pool_floor(a, {"--above-id", std::to_string(largest_id_at(wall_ms_now()))});
   CHECK(again.status.code == 0);
 }
 
 TEST_CASE("coordinator.min_id: static mode's floor, and a bad one names the key", "[floor]") {
-  const std::uint64_t n = largest_id_at(now_ms() + 800);
+  const std::uint64_t n = largest_id_at(wall_ms_now() + 800);
   Daemon d(json{{"coordinator", {{"type", "static"}, {"min_id", std::to_string(n)}}}}.dump());
   CHECK(error_of(http_get(d.port(), "/id/x")) == "floor_ahead");
   std::vector<std::uint64_t> ids;

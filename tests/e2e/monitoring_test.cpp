@@ -22,8 +22,8 @@ namespace {
 
 const std::string kSource = SNOWFLAKE_SOURCE_DIR;
 
-// Renamed metrics served one more release under their old names (README,
-// Metrics): promtool's naming lint rightly objects to those names.
+// Renamed metrics served one more release under their old names
+// (docs/monitoring.md#metrics): promtool's naming lint rightly objects to those names.
 const std::set<std::string> kDeprecatedAliases{"snowflake_clock_skew_ms"};
 
 std::string read_file(const std::string& path) {

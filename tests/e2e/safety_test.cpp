@@ -1,6 +1,6 @@
 // "Never a duplicate, under every fault we know": the real daemons, a real
-// ZooKeeper, and the faults that broke the first build (DESIGN.md, "Why two
-// owners never overlap"): a daemon cut off whose clock jumps, a copied state
+// ZooKeeper, and the faults that broke the first build (docs/design.md,
+// "Why two daemons never issue the same ID"): a daemon cut off whose clock jumps, a copied state
 // directory, two daemons with one identity, two strategies on one root, a
 // static daemon restarted with its clock set back. Each test loads the
 // daemons while the fault happens and counts duplicates in all they issued.
@@ -19,6 +19,7 @@
 #include "../support/daemon.hpp"
 #include "../support/fault_proxy.hpp"
 #include "../support/http_client.hpp"
+#include "../support/id_fields.hpp"
 #include "../support/id_load.hpp"
 #include "../support/polling.hpp"
 #include "../support/wall_clock.hpp"
@@ -48,12 +49,6 @@ std::string describe(const std::map<std::string, int>& refusals) {
   std::string out;
   for (const auto& [code, n] : refusals) out += code + "=" + std::to_string(n) + " ";
   return out;
-}
-
-std::int64_t wall_now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 double seconds(std::chrono::steady_clock::duration d) {
@@ -103,7 +98,7 @@ TEST_CASE("time fence: a daemon cut off whose clock jumps 12 s ahead never overl
   proxy.stall();
   a_clock.set("+12s");
   // Everything A may have stamped from here on lies before this bound.
-  const std::int64_t a_could_reach = wall_now_ms() + 12'000 + 1500;
+  const std::int64_t a_could_reach = wall_ms_now() + 12'000 + 1500;
   const std::size_t issued_before_jump = load_a.issued();
 
   // B reaps A's worker ID once A's session and lease are long gone, and is
@@ -113,7 +108,7 @@ TEST_CASE("time fence: a daemon cut off whose clock jumps 12 s ahead never overl
   CHECK(wait_ready(b, 30s) == worker);
   const auto b_ready_after = std::chrono::steady_clock::now() - start_b;
   IdLoad load_b(b.port(), 200);
-  REQUIRE(eventually([&] { return wall_now_ms() > a_could_reach + 200; }, 30s));
+  REQUIRE(eventually([&] { return wall_ms_now() > a_could_reach + 200; }, 30s));
   load_b.stop();
   load_a.stop();
 
@@ -532,9 +527,9 @@ TEST_CASE(
         written_ts =
             coord::decode_sequential(s->get(kE2eRoot + "/forever/" + names[0]).value().data)->ts;
       }
-      FIGURES(strategy << ": the skewed heartbeat wrote ts " << written_ts - wall_now_ms()
+      FIGURES(strategy << ": the skewed heartbeat wrote ts " << written_ts - wall_ms_now()
                        << " ms from ZooKeeper's time");
-      CHECK(written_ts <= wall_now_ms() + kMaxSkewMs + 500);  // + the round trip
+      CHECK(written_ts <= wall_ms_now() + kMaxSkewMs + 500);  // + the round trip
       a.process().send_signal(SIGKILL);
       a.process().wait_for_exit(10s);
     }

@@ -1,6 +1,6 @@
 // A config file's text, which an operator (or a careless template) writes:
-// it loads to a Config that obeys every rule the README states for the
-// config (restated here, independently of the loader), or to an error with a
+// it loads to a Config that obeys every rule docs/configuration.md states for
+// the config (restated here, independently of the loader), or to an error with a
 // message that, whenever the text is a JSON object, names the key at fault.
 #include <nlohmann/json.hpp>
 
@@ -12,7 +12,7 @@
 #include "fuzz_check.hpp"
 #include "snowflake/config.hpp"
 #include "snowflake/coord/time_reservation.hpp"
-#include "snowflake/http/listen_address.hpp"
+#include "snowflake/listen_address.hpp"
 #include "snowflake/names.hpp"
 
 namespace {
@@ -38,7 +38,7 @@ void check_rules(const Config& c, std::string_view text) {
   FUZZ_CHECK(g.max_backward_wait >= milliseconds(0) && g.max_floor_wait >= milliseconds(0), text);
 
   const CoordinatorSettings& k = c.coordinator;
-  FUZZ_CHECK(k.type == "static" || k.type == "sequential" || k.type == "recycle", text);
+  FUZZ_CHECK(parse_coordinator_type(to_string(k.type)) == k.type, text);
   FUZZ_CHECK(k.static_worker_id <= l.max_worker_id(), text);
   // The datacenter ID fits its field and reaches every ID; without the field
   // it is 0. A preset is one system's whole layout, nothing else.
@@ -49,7 +49,9 @@ void check_rules(const Config& c, std::string_view text) {
   // No chroot: the root is the cluster's path (libzookeeper_mt frees chroot paths twice).
   FUZZ_CHECK(c.zookeeper.hosts.find('/') == std::string::npos, text);
   // The migration floor of static mode; ZooKeeper clusters keep theirs in the root.
-  FUZZ_CHECK(!k.min_id || (k.type == "static" && *k.min_id <= 0x7fff'ffff'ffff'ffffULL), text);
+  FUZZ_CHECK(
+      !k.min_id || (k.type == CoordinatorType::static_id && *k.min_id <= 0x7fff'ffff'ffff'ffffULL),
+      text);
   const auto document = nlohmann::json::parse(text, nullptr, false);
   if (document.contains("layout") && document.at("layout").contains("preset")) {
     const auto& written = document.at("layout");
@@ -62,8 +64,8 @@ void check_rules(const Config& c, std::string_view text) {
         document.contains("coordinator") && document.at("coordinator").contains("datacenter_id"),
         text);
   }
-  FUZZ_CHECK(k.type != "recycle" || c.layout.worker_bits <= 16, text);
-  // The safety rules of the lease (DESIGN.md, "Why two owners never overlap").
+  FUZZ_CHECK(k.type != CoordinatorType::recycle || c.layout.worker_bits <= 16, text);
+  // The safety rules of the lease (docs/design.md, "Why two daemons never issue the same ID").
   FUZZ_CHECK(k.heartbeat_interval < k.lease_timeout, text);
   FUZZ_CHECK(k.lease_timeout + k.safety_margin <= k.reclaim_after, text);
   FUZZ_CHECK(k.persist_interval <= milliseconds(1'000), text);
@@ -78,7 +80,7 @@ void check_rules(const Config& c, std::string_view text) {
   FUZZ_CHECK(z.auth_file.empty() == z.digest_auth.empty(), text);
 
   const HttpSettings& h = c.http;
-  FUZZ_CHECK(http::parse_listen_address(h.listen).has_value(), text);
+  FUZZ_CHECK(parse_listen_address(h.listen).has_value(), text);
   FUZZ_CHECK(h.max_batch >= 1 && h.max_connections >= 1, text);
   FUZZ_CHECK(h.idle_timeout >= milliseconds(1) && h.request_timeout >= milliseconds(1) &&
                  h.drain_timeout >= milliseconds(1),

@@ -4,7 +4,7 @@
 // request_reading.hpp) and answered
 // by the server's router. Whatever the bytes:
 //  - every answer has a status the API documents, and every error is JSON
-//    with one of the README's error codes and a message (a 503 says when to
+//    with one of docs/api.md's error codes and a message (a 503 says when to
 //    retry);
 //  - every ID a 200 of /id carries is a well-formed ID of this daemon's
 //    worker, issued no earlier than the daemon started, and greater than
@@ -31,6 +31,7 @@
 #include "snowflake/http/request_reading.hpp"
 #include "snowflake/http/router.hpp"
 #include "snowflake/id_json.hpp"
+#include "snowflake/id_text.hpp"
 
 namespace {
 
@@ -43,7 +44,7 @@ using beast::http::verb;
 constexpr std::int64_t kStart = kDefaultEpochMs + 5'000'000;
 constexpr std::uint32_t kWorker = 9;
 
-// The README's error table.
+// docs/api.md's error table.
 const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "bad_count",
                                                           "bad_format",
@@ -104,7 +105,7 @@ struct Daemon {
                         gauges,
                         metrics,
                         settings,
-                        {"svc", "recycle", clock.monotonic(), 1,
+                        {"svc", CoordinatorType::recycle, clock.monotonic(), 1,
                          ConfiguredTimings{std::chrono::seconds(180), std::chrono::seconds(540),
                                            std::chrono::seconds(900), std::chrono::seconds(2)},
                          datacenter}};

@@ -6,6 +6,7 @@
 #include "fuzz_check.hpp"
 #include "snowflake/id_json.hpp"
 #include "snowflake/id_layout.hpp"
+#include "snowflake/id_text.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   const auto text = as_text(data, size);

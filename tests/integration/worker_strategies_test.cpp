@@ -70,22 +70,22 @@ TEST_CASE(
   ZooKeeperServer zk;
   auto s = connect(zk);
   const LayoutSettings ours{};
-  REQUIRE(check_cluster_root(*s, kRoot, ours, "recycle"));
+  REQUIRE(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle));
   CHECK(decode_layout(s->get(kRoot).value().data) == ours);
   CHECK_THAT(s->get(kRoot).value().data, Catch::Contains("\"strategy\":\"recycle\""));
-  CHECK(check_cluster_root(*s, kRoot, ours, "recycle"));  // the same again: fine
+  CHECK(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle));  // the same again: fine
 
   LayoutSettings other = ours;
   other.worker_bits = 8;
   other.sequence_bits = 14;
-  const auto refused = check_cluster_root(*s, kRoot, other, "recycle");
+  const auto refused = check_cluster_root(*s, kRoot, other, CoordinatorType::recycle);
   REQUIRE(refused.has_error());
   CHECK(refused.error().code == CoordErrc::layout_mismatch);
   CHECK(refused.error().fatal());
   CHECK_THAT(refused.error().message, Catch::Contains("worker_bits 10, sequence_bits 12") &&
                                           Catch::Contains("worker_bits 8, sequence_bits 14"));
 
-  const auto mixed = check_cluster_root(*s, kRoot, ours, "sequential");
+  const auto mixed = check_cluster_root(*s, kRoot, ours, CoordinatorType::sequential);
   REQUIRE(mixed.has_error());
   CHECK(mixed.error().code == CoordErrc::strategy_mismatch);
   CHECK(mixed.error().fatal());
@@ -95,15 +95,15 @@ TEST_CASE(
 
   SECTION("an empty root made by an operator is claimed") {
     REQUIRE(s->create("/empty", ""));
-    REQUIRE(check_cluster_root(*s, "/empty", other, "sequential"));
+    REQUIRE(check_cluster_root(*s, "/empty", other, CoordinatorType::sequential));
     CHECK(decode_layout(s->get("/empty").value().data) == other);
-    CHECK(check_cluster_root(*s, "/empty", other, "recycle").error().code ==
+    CHECK(check_cluster_root(*s, "/empty", other, CoordinatorType::recycle).error().code ==
           CoordErrc::strategy_mismatch);
   }
   SECTION("a root written before strategies were recorded gets the first one to come") {
     REQUIRE(s->create("/old", encode(ours)));
-    REQUIRE(check_cluster_root(*s, "/old", ours, "sequential"));
-    CHECK(check_cluster_root(*s, "/old", ours, "recycle").error().code ==
+    REQUIRE(check_cluster_root(*s, "/old", ours, CoordinatorType::sequential));
+    CHECK(check_cluster_root(*s, "/old", ours, CoordinatorType::recycle).error().code ==
           CoordErrc::strategy_mismatch);
   }
 }
@@ -115,12 +115,12 @@ TEST_CASE(
   ZooKeeperServer zk;
   auto s = connect(zk);
   const LayoutSettings twitter = find_layout_preset("twitter").value();
-  REQUIRE(check_cluster_root(*s, kRoot, twitter, "recycle", 3));
+  REQUIRE(check_cluster_root(*s, kRoot, twitter, CoordinatorType::recycle, 3));
   CHECK(decode_layout(s->get(kRoot).value().data) == twitter);
   CHECK_THAT(s->get(kRoot).value().data, Catch::Contains("\"datacenter_id\":3"));
-  CHECK(check_cluster_root(*s, kRoot, twitter, "recycle", 3));
+  CHECK(check_cluster_root(*s, kRoot, twitter, CoordinatorType::recycle, 3));
 
-  const auto other = check_cluster_root(*s, kRoot, twitter, "recycle", 4);
+  const auto other = check_cluster_root(*s, kRoot, twitter, CoordinatorType::recycle, 4);
   REQUIRE(other.has_error());
   CHECK(other.error().code == CoordErrc::datacenter_mismatch);
   CHECK(other.error().fatal());
@@ -131,14 +131,14 @@ TEST_CASE(
   // before orders existed (which reads only integer widths) cannot read it.
   LayoutSettings sony{
       .time_bits = 41, .worker_bits = 10, .sequence_bits = 12, .order = FieldOrder::sequence_high};
-  REQUIRE(check_cluster_root(*s, "/sony", sony, "recycle"));
+  REQUIRE(check_cluster_root(*s, "/sony", sony, CoordinatorType::recycle));
   CHECK(decode_layout(s->get("/sony").value().data) == sony);
-  CHECK(check_cluster_root(*s, "/sony", LayoutSettings{}, "recycle").error().code ==
+  CHECK(check_cluster_root(*s, "/sony", LayoutSettings{}, CoordinatorType::recycle).error().code ==
         CoordErrc::layout_mismatch);
   const auto stored = nlohmann::json::parse(s->get("/sony").value().data);
   CHECK_FALSE(stored.at("sequence_bits").is_number_integer());
   // A root without a datacenter field records no datacenter ID.
-  REQUIRE(check_cluster_root(*s, "/plain", LayoutSettings{}, "recycle"));
+  REQUIRE(check_cluster_root(*s, "/plain", LayoutSettings{}, CoordinatorType::recycle));
   CHECK_FALSE(nlohmann::json::parse(s->get("/plain").value().data).contains("datacenter_id"));
 }
 
@@ -505,7 +505,9 @@ TEST_CASE("recycle: the reaper takes a silent node only once its owner's session
   // Its session ends: B returns the ID, with A's last possible instant as floor.
   sa.reset();
   REQUIRE(eventually([&] {
-    return pool_b.reclaim_stale(*sb, pool_b.zookeeper_now(*sb).value(), kReclaimAfter, std::nullopt)
+    return pool_b
+               .reclaim_stale(*sb, sb->time_of_write(pool_b.clock_path()).value(), kReclaimAfter,
+                              std::nullopt)
                .value()
                .moved == 1;
   }));
@@ -526,7 +528,8 @@ TEST_CASE("recycle: the reaper leaves a stale node it cannot read", "[zk][recycl
   REQUIRE(s->create(inuse, "garbage"));
   ReapResult r;
   REQUIRE(eventually([&] {  // until it is stale by ZooKeeper's clock
-    r = pool.reclaim_stale(*s, pool.zookeeper_now(*s).value(), 50ms, a.worker_id).value();
+    r = pool.reclaim_stale(*s, s->time_of_write(pool.clock_path()).value(), 50ms, a.worker_id)
+            .value();
     return !r.unreadable.empty();
   }));
   CHECK(r.moved == 0);

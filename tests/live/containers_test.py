@@ -2,7 +2,7 @@
 """packaging/Dockerfile and docker-compose.yml for real, with podman and
 podman-compose: the image built from the tree (both stages), its
 HEALTHCHECK, and the compose cluster (3 ZooKeeper nodes, 3 replicas) brought
-up, used, hurt and taken down as the README says.
+up, used, hurt and taken down as docs/operations.md says.
 
 Everything podman makes lives in a store of this run's own (images,
 containers, volumes, network configs), removed at the end; the machine's
@@ -104,7 +104,7 @@ class Cluster:
                         **{f"{r.upper()}_PORT": str(p) for r, p in self.ports.items()})
 
     def compose(self, *args, timeout=900):
-        # The README's command for podman; --network=host only because this
+        # docs/operations.md's command for podman; --network=host only because this
         # machine's builds reach Debian's archive that way.
         return run(["podman-compose", "--podman-build-args", "--format docker --network=host",
                     "-p", self.name, "-f", "docker-compose.yml"] + list(args),
@@ -210,136 +210,193 @@ def build_images(cluster, work):
     log(f"      both images: {time.monotonic() - started:.0f} s")
 
 
+class Live:
+    """What the steps share: the source tree, the scratch directory, podman's
+    environment, the compose cluster, and the worker ID each replica took."""
+
+    def __init__(self, source, deb_dir, work):
+        self.source, self.deb_dir, self.work = source, deb_dir, work
+        self.env = podman_env(work)
+        self.cluster = Cluster(source, self.env, f"snowflakedlive{os.getpid()}")
+        self.workers = {}
+
+
+def base_image(live):
+    env = live.env
+    tarball = debian_root_tarball()
+    run(["podman", "import", tarball, "docker.io/library/debian:bookworm"], env=env)
+    run(["podman", "tag", "docker.io/library/debian:bookworm",
+         "docker.io/library/debian:bookworm-slim"], env=env)
+
+
+def images(live):
+    cluster, work = live.cluster, live.work
+    build_images(cluster, work)
+
+
+def compose_up(live):
+    cluster = live.cluster
+    started = time.monotonic()
+    cluster.compose("up", "-d", "--build")
+    log(f"      up --build took {time.monotonic() - started:.0f} s")
+    inspect = json.loads(cluster.podman("image", "inspect", IMAGE).stdout)[0]
+    config = inspect["Config"]
+    check(config.get("User") == "snowflaked", f"the image's user is {config.get('User')!r}")
+    healthcheck = inspect.get("Healthcheck") or config.get("Healthcheck") or {}
+    check("/ready" in " ".join(healthcheck.get("Test", [])),
+          f"the image has no /ready HEALTHCHECK (built in OCI format?): {healthcheck}")
+    # The runtime stage installed the .deb the build stage made.
+    version = cluster.podman("run", "--rm", "--network", "none", "--entrypoint", "dpkg-query",
+                             IMAGE, "-W", "-f", "${Status} ${Version}", "snowflaked").stdout
+    check(version.startswith("install ok installed"), f"snowflaked package in the image: {version}")
+    running = cluster.listing()["containers"]
+    check(sorted(running) == sorted(cluster.container(s) for s in ZOOKEEPERS + REPLICAS),
+          f"containers: {running}")
+    if live.deb_dir:
+        export_deb(cluster, live.deb_dir)
+
+
+def replicas_ready(live):
+    cluster = live.cluster
+    for replica in REPLICAS:
+        live.workers[replica] = poll(f"{replica} ready", lambda r=replica: replica_ready(cluster, r),
+                                180)["worker_id"]
+    check(len(set(live.workers.values())) == 3, f"worker IDs: {live.workers}")
+    for replica in REPLICAS:
+        check(issues_ids(cluster, replica, live.workers[replica]),
+              f"{replica} did not issue an ID of worker {live.workers[replica]}")
+    log(f"      worker IDs {live.workers}, ports {cluster.ports}")
+
+
+def healthy(live):
+    cluster = live.cluster
+    for service in ZOOKEEPERS + REPLICAS:
+        poll(f"{service} healthy", lambda s=service: cluster.health(cluster.container(s)) == "healthy",
+             120, interval=1)
+    modes = [re.search(r"Mode: (\w+)", cluster.exec(z, "zkServer.sh", "status").stdout).group(1)
+             for z in ZOOKEEPERS]
+    check(sorted(modes) == ["follower", "follower", "leader"], f"ZooKeeper modes: {modes}")
+
+
+def non_root(live):
+    cluster = live.cluster
+    for replica in REPLICAS:
+        uid = re.search(r"^Uid:\s+(\d+)", cluster.exec(replica, "cat", "/proc/1/status").stdout, re.M)
+        check(uid and uid.group(1) != "0", f"{replica}'s daemon runs as uid {uid and uid.group(1)}")
+
+
+def image_alone(live):
+    cluster = live.cluster
+    config_mount = f"{os.path.join(live.source, 'conf/docker.json')}:{CONFIG}:ro"
+    unready = f"{cluster.name}-unready"
+    cluster.podman("run", "-d", "--name", unready, "--network", "none", "-v", config_mount, IMAGE)
+    check(cluster.podman("healthcheck", "run", unready, check=False).returncode != 0,
+          "the health check passed for a daemon that cannot reach ZooKeeper")
+    cluster.podman("rm", "--force", "--volumes", "--time", "0", unready)
+    alone = f"{cluster.name}-image"
+    cluster.podman("run", "-d", "--name", alone, "--network", f"{cluster.name}_default",
+                   "-v", config_mount, IMAGE)
+    poll("the image's HEALTHCHECK healthy", lambda: cluster.health(alone) == "healthy", 120,
+         interval=1)
+    uid = cluster.podman("exec", alone, "id", "-u").stdout.strip()
+    check(uid != "0", f"the image runs as uid {uid}")
+    its_worker = json.loads(cluster.podman("exec", alone, "curl", "-fsS",
+                                           "http://127.0.0.1:8080/ready").stdout)["worker_id"]
+    cluster.podman("stop", "--time", "30", alone)
+    code = cluster.podman("inspect", "--format", "{{.State.ExitCode}}", alone).stdout.strip()
+    check(code == "0", f"the container exited {code} on SIGTERM")
+    check(its_worker in [e["worker_id"] for e in cluster.pool(REPLICAS[0])["notuse"]],
+          f"worker ID {its_worker} was not given back")
+    cluster.podman("rm", "--volumes", alone)
+
+
+def zookeeper_node_killed(live):
+    cluster = live.cluster
+    replica_ips = {cluster.podman("inspect", "--format",
+                                  "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+                                  cluster.container(r)).stdout.strip(): r for r in REPLICAS}
+    sessions = {z: [ip for ip in clients_of(cluster, z) if ip in replica_ips] for z in ZOOKEEPERS}
+    victim = max(ZOOKEEPERS, key=lambda z: len(sessions[z]))
+    check(sessions[victim], f"no replica session found on any ZooKeeper node: {sessions}")
+    cluster.podman("kill", cluster.container(victim))
+    survivors = [z for z in ZOOKEEPERS if z != victim]
+    poll("every replica's session on a surviving node",
+         lambda: set(replica_ips) <= {ip for z in survivors for ip in clients_of(cluster, z)}, 60,
+         interval=0.5)
+    for replica in REPLICAS:
+        status = poll(f"{replica} connected and ready", lambda r=replica: (
+            lambda s: s if s[1].get("coordination", {}).get("zookeeper") == "connected"
+            and replica_ready(cluster, r) else None)(http_json(cluster.url(r, "/status"))), 30)
+        check(status[1]["worker_id"] == live.workers[replica], f"{replica}: {status[1]}")
+        check(issues_ids(cluster, replica, live.workers[replica]), f"{replica} issues no ID")
+    # A write through the two nodes left: pool status makes a probe node.
+    check(len(cluster.pool(REPLICAS[0])["inuse"]) == 3, "pool status after the kill")
+    log(f"      killed {victim} ({len(sessions[victim])} replica session(s) on it)")
+
+
+def replica_stopped(live):
+    cluster = live.cluster
+    cluster.compose("stop", "snowflaked2", timeout=120)
+    code = cluster.podman("inspect", "--format", "{{.State.ExitCode}}",
+                          cluster.container("snowflaked2")).stdout.strip()
+    check(code == "0", f"snowflaked2 exited {code}")
+    pool = cluster.pool(REPLICAS[0])
+    check(live.workers["snowflaked2"] in [e["worker_id"] for e in pool["notuse"]] and
+          live.workers["snowflaked2"] not in [e["worker_id"] for e in pool["inuse"]],
+          f"worker ID {live.workers['snowflaked2']} is not free: in use {pool['inuse']}")
+
+
+def down_removes_all(live):
+    cluster = live.cluster
+    cluster.compose("down", "-v", timeout=300)
+    left = cluster.listing()
+    check(not left["containers"] and not left["volumes"], f"left after down -v: {left}")
+    if left["networks"]:
+        # podman-compose 1.0.3 (Debian 12) removes no networks on down;
+        # docker compose does.
+        log(f"      podman-compose left the network {left['networks']}: removed")
+        for network in left["networks"]:
+            cluster.podman("network", "rm", network)
+
+
+STEPS = [
+    ("a base image from the Debian 12 root (no registry but Debian's here)",
+     base_image),
+    ("the images, side by side: the ZooKeeper stand-in from Debian's zookeeper package, "
+     "and packaging/Dockerfile's two stages by `podman-compose build`",
+     images),
+    ("docker-compose.yml: up --build (the images built above: cached layers) starts "
+     "3 ZooKeeper nodes and 3 replicas",
+     compose_up),
+    ("each replica becomes ready with a worker ID of its own and issues IDs on its port",
+     replicas_ready),
+    ("health checks turn healthy: the ZooKeeper nodes' zkServer.sh status and the replicas' /ready",
+     healthy),
+    ("the replicas run as the image's non-root user",
+     non_root),
+    ("the image on its own: its HEALTHCHECK fails while not ready, turns healthy once "
+     "ready; SIGTERM gives the worker ID back and exits 0",
+     image_alone),
+    ("killing the ZooKeeper node the replicas are connected to leaves every replica serving",
+     zookeeper_node_killed),
+    ("stopping one replica gives its worker ID back",
+     replica_stopped),
+    ("down -v removes the containers and volumes",
+     down_removes_all),
+]
+
+
 def main(source, deb_dir=None):
     for stale in stale_scratch_dirs(KIND):
         log(f"      removing {stale}, left by a run that was killed")
         release_store(stale)
     work = scratch_dir(KIND)
-    env = podman_env(work)
     firewall = Firewall()
-    cluster = Cluster(source, env, f"snowflakedlive{os.getpid()}")
+    live = Live(source, deb_dir, work)
     try:
-        with step("a base image from the Debian 12 root (no registry but Debian's here)"):
-            tarball = debian_root_tarball()
-            run(["podman", "import", tarball, "docker.io/library/debian:bookworm"], env=env)
-            run(["podman", "tag", "docker.io/library/debian:bookworm",
-                 "docker.io/library/debian:bookworm-slim"], env=env)
-
-        with step("the images, side by side: the ZooKeeper stand-in from Debian's zookeeper package, "
-                  "and packaging/Dockerfile's two stages by `podman-compose build`"):
-            build_images(cluster, work)
-
-        with step("docker-compose.yml: up --build (the images built above: cached layers) starts "
-                  "3 ZooKeeper nodes and 3 replicas"):
-            started = time.monotonic()
-            cluster.compose("up", "-d", "--build")
-            log(f"      up --build took {time.monotonic() - started:.0f} s")
-            inspect = json.loads(cluster.podman("image", "inspect", IMAGE).stdout)[0]
-            config = inspect["Config"]
-            check(config.get("User") == "snowflaked", f"the image's user is {config.get('User')!r}")
-            healthcheck = inspect.get("Healthcheck") or config.get("Healthcheck") or {}
-            check("/ready" in " ".join(healthcheck.get("Test", [])),
-                  f"the image has no /ready HEALTHCHECK (built in OCI format?): {healthcheck}")
-            # The runtime stage installed the .deb the build stage made.
-            version = cluster.podman("run", "--rm", "--network", "none", "--entrypoint", "dpkg-query",
-                                     IMAGE, "-W", "-f", "${Status} ${Version}", "snowflaked").stdout
-            check(version.startswith("install ok installed"), f"snowflaked package in the image: {version}")
-            running = cluster.listing()["containers"]
-            check(sorted(running) == sorted(cluster.container(s) for s in ZOOKEEPERS + REPLICAS),
-                  f"containers: {running}")
-            if deb_dir:
-                export_deb(cluster, deb_dir)
-
-        workers = {}
-        with step("each replica becomes ready with a worker ID of its own and issues IDs on its port"):
-            for replica in REPLICAS:
-                workers[replica] = poll(f"{replica} ready", lambda r=replica: replica_ready(cluster, r),
-                                        180)["worker_id"]
-            check(len(set(workers.values())) == 3, f"worker IDs: {workers}")
-            for replica in REPLICAS:
-                check(issues_ids(cluster, replica, workers[replica]),
-                      f"{replica} did not issue an ID of worker {workers[replica]}")
-            log(f"      worker IDs {workers}, ports {cluster.ports}")
-
-        with step("health checks turn healthy: the ZooKeeper nodes' zkServer.sh status and the replicas' /ready"):
-            for service in ZOOKEEPERS + REPLICAS:
-                poll(f"{service} healthy", lambda s=service: cluster.health(cluster.container(s)) == "healthy",
-                     120, interval=1)
-            modes = [re.search(r"Mode: (\w+)", cluster.exec(z, "zkServer.sh", "status").stdout).group(1)
-                     for z in ZOOKEEPERS]
-            check(sorted(modes) == ["follower", "follower", "leader"], f"ZooKeeper modes: {modes}")
-
-        with step("the replicas run as the image's non-root user"):
-            for replica in REPLICAS:
-                uid = re.search(r"^Uid:\s+(\d+)", cluster.exec(replica, "cat", "/proc/1/status").stdout, re.M)
-                check(uid and uid.group(1) != "0", f"{replica}'s daemon runs as uid {uid and uid.group(1)}")
-
-        with step("the image on its own: its HEALTHCHECK fails while not ready, turns healthy once "
-                  "ready; SIGTERM gives the worker ID back and exits 0"):
-            config_mount = f"{os.path.join(source, 'conf/docker.json')}:{CONFIG}:ro"
-            unready = f"{cluster.name}-unready"
-            cluster.podman("run", "-d", "--name", unready, "--network", "none", "-v", config_mount, IMAGE)
-            check(cluster.podman("healthcheck", "run", unready, check=False).returncode != 0,
-                  "the health check passed for a daemon that cannot reach ZooKeeper")
-            cluster.podman("rm", "--force", "--volumes", "--time", "0", unready)
-            alone = f"{cluster.name}-image"
-            cluster.podman("run", "-d", "--name", alone, "--network", f"{cluster.name}_default",
-                           "-v", config_mount, IMAGE)
-            poll("the image's HEALTHCHECK healthy", lambda: cluster.health(alone) == "healthy", 120,
-                 interval=1)
-            uid = cluster.podman("exec", alone, "id", "-u").stdout.strip()
-            check(uid != "0", f"the image runs as uid {uid}")
-            its_worker = json.loads(cluster.podman("exec", alone, "curl", "-fsS",
-                                                   "http://127.0.0.1:8080/ready").stdout)["worker_id"]
-            cluster.podman("stop", "--time", "30", alone)
-            code = cluster.podman("inspect", "--format", "{{.State.ExitCode}}", alone).stdout.strip()
-            check(code == "0", f"the container exited {code} on SIGTERM")
-            check(its_worker in [e["worker_id"] for e in cluster.pool(REPLICAS[0])["notuse"]],
-                  f"worker ID {its_worker} was not given back")
-            cluster.podman("rm", "--volumes", alone)
-
-        with step("killing the ZooKeeper node the replicas are connected to leaves every replica serving"):
-            replica_ips = {cluster.podman("inspect", "--format",
-                                          "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
-                                          cluster.container(r)).stdout.strip(): r for r in REPLICAS}
-            sessions = {z: [ip for ip in clients_of(cluster, z) if ip in replica_ips] for z in ZOOKEEPERS}
-            victim = max(ZOOKEEPERS, key=lambda z: len(sessions[z]))
-            check(sessions[victim], f"no replica session found on any ZooKeeper node: {sessions}")
-            cluster.podman("kill", cluster.container(victim))
-            survivors = [z for z in ZOOKEEPERS if z != victim]
-            poll("every replica's session on a surviving node",
-                 lambda: set(replica_ips) <= {ip for z in survivors for ip in clients_of(cluster, z)}, 60,
-                 interval=0.5)
-            for replica in REPLICAS:
-                status = poll(f"{replica} connected and ready", lambda r=replica: (
-                    lambda s: s if s[1].get("coordination", {}).get("zookeeper") == "connected"
-                    and replica_ready(cluster, r) else None)(http_json(cluster.url(r, "/status"))), 30)
-                check(status[1]["worker_id"] == workers[replica], f"{replica}: {status[1]}")
-                check(issues_ids(cluster, replica, workers[replica]), f"{replica} issues no ID")
-            # A write through the two nodes left: pool status makes a probe node.
-            check(len(cluster.pool(REPLICAS[0])["inuse"]) == 3, "pool status after the kill")
-            log(f"      killed {victim} ({len(sessions[victim])} replica session(s) on it)")
-
-        with step("stopping one replica gives its worker ID back"):
-            cluster.compose("stop", "snowflaked2", timeout=120)
-            code = cluster.podman("inspect", "--format", "{{.State.ExitCode}}",
-                                  cluster.container("snowflaked2")).stdout.strip()
-            check(code == "0", f"snowflaked2 exited {code}")
-            pool = cluster.pool(REPLICAS[0])
-            check(workers["snowflaked2"] in [e["worker_id"] for e in pool["notuse"]] and
-                  workers["snowflaked2"] not in [e["worker_id"] for e in pool["inuse"]],
-                  f"worker ID {workers['snowflaked2']} is not free: in use {pool['inuse']}")
-
-        with step("down -v removes the containers and volumes"):
-            cluster.compose("down", "-v", timeout=300)
-            left = cluster.listing()
-            check(not left["containers"] and not left["volumes"], f"left after down -v: {left}")
-            if left["networks"]:
-                # podman-compose 1.0.3 (Debian 12) removes no networks on down;
-                # docker compose does.
-                log(f"      podman-compose left the network {left['networks']}: removed")
-                for network in left["networks"]:
-                    cluster.podman("network", "rm", network)
+        for title, action in STEPS:
+            with step(title):
+                action(live)
     finally:
         release_store(work)
         firewall.restore()

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """The .deb under a real systemd: a Debian 12 system container booted with
 systemd as PID 1 (systemd-nspawn), the package installed with apt as a user
-would, and what the README promises of the unit checked live: Type=notify
+would, and what docs/operations.md promises of the unit checked live: Type=notify
 readiness, STATUS=, the watchdog, stop, a bad config, the sandbox, and
 priorities in the journal. ZooKeeper runs on the host's loopback, which the
 container shares (no private network).
 
-Usage: systemd_test.py DEB README   (as root)
+Usage: systemd_test.py DEB OPERATIONS_DOC   (as root; the doc: docs/operations.md)
 """
 
 import json
@@ -131,10 +131,10 @@ def worker_of(status_text):
     return int(m.group(1)) if m else None
 
 
-def readme_exposure(readme):
-    m = re.search(r"`systemd-analyze security` rates it (\d+\.\d+)", open(readme).read())
+def stated_exposure(doc):
+    m = re.search(r"`systemd-analyze security` rates it (\d+\.\d+)", open(doc).read())
     if not m:
-        raise Failure(f"{readme} states no exposure score (\"`systemd-analyze security` rates it N.N\")")
+        raise Failure(f"{doc} states no exposure score (\"`systemd-analyze security` rates it N.N\")")
     return m.group(1)
 
 
@@ -154,170 +154,232 @@ done
 """
 
 
-def main(deb, readme):
-    clean_stale()
-    work = scratch_dir(KIND)
-    zk = None
-    box = None
-    try:
-        root = os.path.join(work, "root")
-        with step("a Debian 12 root with systemd"):
-            unpack_root(debian_root_tarball(), root)
-            shutil.copy(deb, os.path.join(root, "var/tmp", os.path.basename(deb)))
+class Run:
+    """What the steps share: the .deb and the doc under test, the scratch
+    directory, the booted container, ZooKeeper, and the daemon as found."""
 
-        with step("boot it with systemd as PID 1 (systemd-nspawn)"):
-            box = Container(root, f"snowflaked-live-{os.getpid()}", os.path.join(work, "nspawn.log"))
+    def __init__(self, deb, doc, work):
+        self.deb, self.doc, self.work = deb, doc, work
+        self.root = None     # the Debian root the container boots
+        self.box = None
+        self.zk = None
+        self.base = None     # the daemon's URL
+        self.worker = None   # the worker ID it took
+        self.stopped_at = None
+        self.after = None    # the unit's state after the watchdog restart
 
-        with step("apt installs the .deb; the service is neither enabled nor started"):
-            box.sh(f"apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
-                   f"/var/tmp/{os.path.basename(deb)}", timeout=600)
-            enabled = box.run(["systemctl", "is-enabled", UNIT], check=False).stdout.strip()
-            active = box.run(["systemctl", "is-active", UNIT], check=False).stdout.strip()
-            check(enabled == "disabled" and active == "inactive",
-                  f"after install: is-enabled {enabled}, is-active {active}")
+    def close(self):
+        if self.box:
+            self.box.poweroff()
+        if self.zk:
+            self.zk.stop()
+        shutil.rmtree(self.work, ignore_errors=True)
 
-        zk = ZooKeeperServer(os.path.join(work, "zookeeper"))
-        http_port = free_port()
-        base = f"http://127.0.0.1:{http_port}"
-        # The operator's edit of the conffile, and a drop-in with test timings.
-        box.write("/etc/snowflaked/snowflaked.json", daemon_config(zk.hosts(), http_port))
-        box.write(f"/etc/systemd/system/{UNIT}.service.d/live-test.conf",
+
+def make_root(run):
+    root = os.path.join(run.work, "root")
+    unpack_root(debian_root_tarball(), root)
+    shutil.copy(run.deb, os.path.join(root, "var/tmp", os.path.basename(run.deb)))
+    run.root = root
+
+
+def boot(run):
+    run.box = Container(run.root, f"snowflaked-live-{os.getpid()}",
+                        os.path.join(run.work, "nspawn.log"))
+
+
+def install_deb(run):
+    box = run.box
+    box.sh(f"apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
+           f"/var/tmp/{os.path.basename(run.deb)}", timeout=600)
+    enabled = box.run(["systemctl", "is-enabled", UNIT], check=False).stdout.strip()
+    active = box.run(["systemctl", "is-active", UNIT], check=False).stdout.strip()
+    check(enabled == "disabled" and active == "inactive",
+          f"after install: is-enabled {enabled}, is-active {active}")
+
+
+def configure(run):
+    """The operator's edit of the conffile, and a drop-in with test timings;
+    ZooKeeper is made but not started yet."""
+    run.zk = ZooKeeperServer(os.path.join(run.work, "zookeeper"))
+    http_port = free_port()
+    run.base = f"http://127.0.0.1:{http_port}"
+    run.box.write("/etc/snowflaked/snowflaked.json", daemon_config(run.zk.hosts(), http_port))
+    run.box.write(f"/etc/systemd/system/{UNIT}.service.d/live-test.conf",
                   f"[Service]\nWatchdogSec={WATCHDOG_S}s\nRestartSec={RESTART_S}s\n")
-        box.run(["systemctl", "daemon-reload"])
+    run.box.run(["systemctl", "daemon-reload"])
 
-        with step("systemctl start returns only once the daemon is ready (Type=notify)"):
-            # ZooKeeper is not up yet: start must still be waiting while the
-            # daemon says it has no worker ID.
-            start = subprocess.Popen(["nsenter", "-t", str(box.init_pid), "-a",
-                                      "systemctl", "start", UNIT],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            waiting = poll("the unit activating without a worker ID",
-                           lambda: (lambda s: s if s["ActiveState"] == "activating" and
-                                    s["StatusText"].startswith("no worker ID yet") else None)(
-                               box.show("ActiveState", "StatusText")), 30)
-            check(start.poll() is None,
-                  f"systemctl start returned ({start.returncode}) while the unit was {waiting}")
-            zk.start()
-            try:
-                out, _ = start.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                start.kill()
-                raise Failure("systemctl start did not return within 60 s of ZooKeeper starting")
-            check(start.returncode == 0, f"systemctl start: exit {start.returncode}: {out}")
-            status, ready = http_json(base + "/ready")
-            check(status == 200, f"/ready right after systemctl start: {status} {ready}")
-            state = box.show("StatusText", "MainPID", "ActiveState")
-            worker = worker_of(state["StatusText"])
-            check(worker is not None and worker == ready.get("worker_id"),
-                  f"StatusText \"{state['StatusText']}\" vs /ready {ready}")
-            log(f"      {state['StatusText']}")
 
-        with step("journalctl -p warning shows the daemon's warnings and no info line"):
-            everything = [e for e in box.journal() if e.get("SYSLOG_IDENTIFIER") == UNIT]
-            warnings = [e for e in box.journal("-p", "warning") if e.get("SYSLOG_IDENTIFIER") == UNIT]
-            acquired = [e for e in everything if "acquired" in e["MESSAGE"]]
-            check(acquired and all(e["PRIORITY"] == "6" for e in acquired),
-                  f"the 'worker ID acquired' line is not at priority 6 (info): {acquired}")
-            # The drop-in's 4 s watchdog is short for these ZooKeeper timeouts: a warning.
-            check(any("WatchdogSec=" in e["MESSAGE"] and e["PRIORITY"] == "4" for e in warnings),
-                  f"the WatchdogSec warning is not in journalctl -p warning: {warnings}")
-            check(all(int(e["PRIORITY"]) <= 4 for e in warnings), f"-p warning shows {warnings}")
-            check(not any("acquired" in e["MESSAGE"] for e in warnings),
-                  "an info line is in journalctl -p warning")
-            check(all(not re.match(r"<\d>|\d{4}-\d\d-\d\dT", e["MESSAGE"]) for e in everything),
-                  "a line reached the journal with its priority prefix or a timestamp of its own")
+def start_waits_for_ready(run):
+    box = run.box
+    # ZooKeeper is not up yet: start must still be waiting while the daemon
+    # says it has no worker ID.
+    start = subprocess.Popen(["nsenter", "-t", str(box.init_pid), "-a",
+                              "systemctl", "start", UNIT],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    waiting = poll("the unit activating without a worker ID",
+                   lambda: (lambda s: s if s["ActiveState"] == "activating" and
+                            s["StatusText"].startswith("no worker ID yet") else None)(
+                       box.show("ActiveState", "StatusText")), 30)
+    check(start.poll() is None,
+          f"systemctl start returned ({start.returncode}) while the unit was {waiting}")
+    run.zk.start()
+    try:
+        out, _ = start.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        start.kill()
+        raise Failure("systemctl start did not return within 60 s of ZooKeeper starting")
+    check(start.returncode == 0, f"systemctl start: exit {start.returncode}: {out}")
+    status, ready = http_json(run.base + "/ready")
+    check(status == 200, f"/ready right after systemctl start: {status} {ready}")
+    state = box.show("StatusText", "MainPID", "ActiveState")
+    run.worker = worker_of(state["StatusText"])
+    check(run.worker is not None and run.worker == ready.get("worker_id"),
+          f"StatusText \"{state['StatusText']}\" vs /ready {ready}")
+    log(f"      {state['StatusText']}")
 
-        with step("the exposure score is the README's, in the live system"):
-            stated = readme_exposure(readme)
-            out = box.run(["systemd-analyze", "security", UNIT, "--no-pager"]).stdout
-            m = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", out)
-            check(m and m.group(1) == stated,
-                  f"README states {stated}; live: {m.group(1) if m else out[-300:]}")
-            log(f"      exposure {m.group(1)}")
 
-        with step("the running daemon cannot write outside its state directory"):
-            pid = box.show("MainPID")["MainPID"]
-            uid = box.sh(f"awk '/^Uid:/{{print $2}}' /proc/{pid}/status").stdout.strip()
-            gid = box.sh(f"awk '/^Gid:/{{print $2}}' /proc/{pid}/status").stdout.strip()
-            check(uid != "0", f"the daemon runs as uid {uid}")
-            probe = box.run(["nsenter", "-t", pid, "-a", "-S", uid, "-G", gid, "sh", "-c", WRITE_PROBE],
-                            timeout=120).stdout.split("\n")
-            writable = sorted(line.split(" ", 1)[1] for line in probe if line.startswith("writable "))
-            tried = {line.split(" ", 1)[1] for line in probe if line.startswith(("writable ", "refused "))}
-            # Where anyone may write by default, and the system's own places.
-            expected = {"/etc", "/usr/bin", "/var/lib", "/var/log", "/run", "/run/lock", "/tmp",
-                        "/var/tmp", "/dev/shm"}
-            check(expected <= tried, f"the probe did not try {sorted(expected - tried)}")
-            allowed = {"/var/lib/private/snowflaked", "/var/lib/snowflaked"}
-            check("/var/lib/private/snowflaked" in writable,
-                  f"the probe could not write even the state directory: {writable}")
-            check(set(writable) <= allowed, f"writable outside the state directory: "
-                                            f"{sorted(set(writable) - allowed)}")
-            log(f"      {len(tried)} directories tried as uid {uid}; writable: {', '.join(writable)}")
+def journal_priorities(run):
+    box = run.box
+    everything = [e for e in box.journal() if e.get("SYSLOG_IDENTIFIER") == UNIT]
+    warnings = [e for e in box.journal("-p", "warning") if e.get("SYSLOG_IDENTIFIER") == UNIT]
+    acquired = [e for e in everything if "acquired" in e["MESSAGE"]]
+    check(acquired and all(e["PRIORITY"] == "6" for e in acquired),
+          f"the 'worker ID acquired' line is not at priority 6 (info): {acquired}")
+    # The drop-in's 4 s watchdog is short for these ZooKeeper timeouts: a warning.
+    check(any("WatchdogSec=" in e["MESSAGE"] and e["PRIORITY"] == "4" for e in warnings),
+          f"the WatchdogSec warning is not in journalctl -p warning: {warnings}")
+    check(all(int(e["PRIORITY"]) <= 4 for e in warnings), f"-p warning shows {warnings}")
+    check(not any("acquired" in e["MESSAGE"] for e in warnings),
+          "an info line is in journalctl -p warning")
+    check(all(not re.match(r"<\d>|\d{4}-\d\d-\d\dT", e["MESSAGE"]) for e in everything),
+          "a line reached the journal with its priority prefix or a timestamp of its own")
 
-        with step(f"watchdog: a SIGSTOPped daemon is killed after WatchdogSec={WATCHDOG_S}s "
-                  f"and restarted with its worker ID"):
-            before = box.show("MainPID", "NRestarts")
-            stopped_at = time.monotonic()
-            box.sh(f"kill -STOP {before['MainPID']}")
-            after = poll("restarted and ready", lambda: (
-                lambda s: s if s["MainPID"] not in ("0", before["MainPID"]) and
-                s["ActiveState"] == "active" and http_json(base + "/ready")[0] == 200 else None)(
-                    box.show("MainPID", "NRestarts", "ActiveState", "StatusText")), 60)
-            took = time.monotonic() - stopped_at
-            check(int(after["NRestarts"]) == int(before["NRestarts"]) + 1,
-                  f"NRestarts {before['NRestarts']} -> {after['NRestarts']}")
-            check(any("Watchdog timeout" in e["MESSAGE"] for e in box.journal()),
-                  "no 'Watchdog timeout' in the unit's journal")
-            # The restart proves its predecessor dead (same boot, same state
-            # directory, lock free) and takes its own worker ID back.
-            check(worker_of(after["StatusText"]) == worker,
-                  f"worker ID {worker} before, \"{after['StatusText']}\" after")
-            log(f"      ready again {took:.1f} s after SIGSTOP: {after['StatusText']}")
 
-        with step("no worker ID stays held by the dead run beyond reclaim_after"):
-            new_pid = int(after["MainPID"])
-            limit = RECLAIM_AFTER_MS / 1000 + 2 * HEARTBEAT_MS / 1000 + 3
-            held = poll("only the new run holds worker IDs",
-                        lambda: (lambda p: p if all(e["owner"]["pid"] == new_pid for e in p["inuse"])
-                                 else None)(box.pool()),
-                        max(1.0, limit - (time.monotonic() - stopped_at)))
-            check([e["worker_id"] for e in held["inuse"]] == [worker], f"in use: {held['inuse']}")
+def exposure_score(run):
+    stated = stated_exposure(run.doc)
+    out = run.box.run(["systemd-analyze", "security", UNIT, "--no-pager"]).stdout
+    m = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", out)
+    check(m and m.group(1) == stated,
+          f"{run.doc} states {stated}; live: {m.group(1) if m else out[-300:]}")
+    log(f"      exposure {m.group(1)}")
 
-        with step("systemctl stop: exit 0, inactive (not failed), the worker ID back in the pool"):
-            box.run(["systemctl", "stop", UNIT], timeout=60)
-            state = box.show("ActiveState", "Result", "ExecMainStatus")
-            check(state["ActiveState"] == "inactive" and state["Result"] == "success",
-                  f"after stop: {state}")
-            pool = box.pool()
-            check(not pool["inuse"] and any(e["worker_id"] == worker for e in pool["notuse"]),
-                  f"worker ID {worker} is not free: in use {pool['inuse']}")
 
-        with step("a bad config: exit status 2, failed, not restarted"):
-            box.write("/etc/snowflaked/snowflaked.json", '{"coordinator": {"typo": 1}}\n')
-            restarts = int(box.show("NRestarts")["NRestarts"])
-            started = box.run(["systemctl", "start", UNIT], check=False, timeout=60)
-            check(started.returncode != 0, "systemctl start of a bad config succeeded")
-            state = box.show("ActiveState", "Result", "ExecMainStatus")
-            check(state == {"ActiveState": "failed", "Result": "exit-code", "ExecMainStatus": "2"},
-                  f"after a bad config: {state}")
-            errors = [e["MESSAGE"] for e in box.journal("-p", "err")
-                      if e.get("SYSLOG_IDENTIFIER") == UNIT]
-            check(any("coordinator.typo: unknown key" in m for m in errors),
-                  f"journalctl -p err does not name the key: {errors}")
-            # Restart= would act within RestartSec: watch three times as long.
-            deadline = time.monotonic() + 3 * RESTART_S + 1
-            while time.monotonic() < deadline:
-                now = box.show("ActiveState", "NRestarts")
-                check(now["ActiveState"] == "failed" and int(now["NRestarts"]) == restarts,
-                      f"restarted after exit 2: {now}")
-                time.sleep(0.2)
+def writes_only_its_state(run):
+    box = run.box
+    pid = box.show("MainPID")["MainPID"]
+    uid = box.sh(f"awk '/^Uid:/{{print $2}}' /proc/{pid}/status").stdout.strip()
+    gid = box.sh(f"awk '/^Gid:/{{print $2}}' /proc/{pid}/status").stdout.strip()
+    check(uid != "0", f"the daemon runs as uid {uid}")
+    probe = box.run(["nsenter", "-t", pid, "-a", "-S", uid, "-G", gid, "sh", "-c", WRITE_PROBE],
+                    timeout=120).stdout.split("\n")
+    writable = sorted(line.split(" ", 1)[1] for line in probe if line.startswith("writable "))
+    tried = {line.split(" ", 1)[1] for line in probe if line.startswith(("writable ", "refused "))}
+    # Where anyone may write by default, and the system's own places.
+    expected = {"/etc", "/usr/bin", "/var/lib", "/var/log", "/run", "/run/lock", "/tmp",
+                "/var/tmp", "/dev/shm"}
+    check(expected <= tried, f"the probe did not try {sorted(expected - tried)}")
+    allowed = {"/var/lib/private/snowflaked", "/var/lib/snowflaked"}
+    check("/var/lib/private/snowflaked" in writable,
+          f"the probe could not write even the state directory: {writable}")
+    check(set(writable) <= allowed, f"writable outside the state directory: "
+                                    f"{sorted(set(writable) - allowed)}")
+    log(f"      {len(tried)} directories tried as uid {uid}; writable: {', '.join(writable)}")
+
+
+def watchdog_restart(run):
+    box = run.box
+    before = box.show("MainPID", "NRestarts")
+    run.stopped_at = time.monotonic()
+    box.sh(f"kill -STOP {before['MainPID']}")
+    after = poll("restarted and ready", lambda: (
+        lambda s: s if s["MainPID"] not in ("0", before["MainPID"]) and
+        s["ActiveState"] == "active" and http_json(run.base + "/ready")[0] == 200 else None)(
+            box.show("MainPID", "NRestarts", "ActiveState", "StatusText")), 60)
+    took = time.monotonic() - run.stopped_at
+    check(int(after["NRestarts"]) == int(before["NRestarts"]) + 1,
+          f"NRestarts {before['NRestarts']} -> {after['NRestarts']}")
+    check(any("Watchdog timeout" in e["MESSAGE"] for e in box.journal()),
+          "no 'Watchdog timeout' in the unit's journal")
+    # The restart proves its predecessor dead (same boot, same state
+    # directory, lock free) and takes its own worker ID back.
+    check(worker_of(after["StatusText"]) == run.worker,
+          f"worker ID {run.worker} before, \"{after['StatusText']}\" after")
+    log(f"      ready again {took:.1f} s after SIGSTOP: {after['StatusText']}")
+    run.after = after
+
+
+def dead_run_reclaimed(run):
+    new_pid = int(run.after["MainPID"])
+    limit = RECLAIM_AFTER_MS / 1000 + 2 * HEARTBEAT_MS / 1000 + 3
+    held = poll("only the new run holds worker IDs",
+                lambda: (lambda p: p if all(e["owner"]["pid"] == new_pid for e in p["inuse"])
+                         else None)(run.box.pool()),
+                max(1.0, limit - (time.monotonic() - run.stopped_at)))
+    check([e["worker_id"] for e in held["inuse"]] == [run.worker], f"in use: {held['inuse']}")
+
+
+def stop_gives_worker_back(run):
+    box = run.box
+    box.run(["systemctl", "stop", UNIT], timeout=60)
+    state = box.show("ActiveState", "Result", "ExecMainStatus")
+    check(state["ActiveState"] == "inactive" and state["Result"] == "success",
+          f"after stop: {state}")
+    pool = box.pool()
+    check(not pool["inuse"] and any(e["worker_id"] == run.worker for e in pool["notuse"]),
+          f"worker ID {run.worker} is not free: in use {pool['inuse']}")
+
+
+def bad_config_not_restarted(run):
+    box = run.box
+    box.write("/etc/snowflaked/snowflaked.json", '{"coordinator": {"typo": 1}}\n')
+    restarts = int(box.show("NRestarts")["NRestarts"])
+    started = box.run(["systemctl", "start", UNIT], check=False, timeout=60)
+    check(started.returncode != 0, "systemctl start of a bad config succeeded")
+    state = box.show("ActiveState", "Result", "ExecMainStatus")
+    check(state == {"ActiveState": "failed", "Result": "exit-code", "ExecMainStatus": "2"},
+          f"after a bad config: {state}")
+    errors = [e["MESSAGE"] for e in box.journal("-p", "err")
+              if e.get("SYSLOG_IDENTIFIER") == UNIT]
+    check(any("coordinator.typo: unknown key" in m for m in errors),
+          f"journalctl -p err does not name the key: {errors}")
+    # Restart= would act within RestartSec: watch three times as long.
+    deadline = time.monotonic() + 3 * RESTART_S + 1
+    while time.monotonic() < deadline:
+        now = box.show("ActiveState", "NRestarts")
+        check(now["ActiveState"] == "failed" and int(now["NRestarts"]) == restarts,
+              f"restarted after exit 2: {now}")
+        time.sleep(0.2)
+
+
+STEPS = [
+    ("a Debian 12 root with systemd", make_root),
+    ("boot it with systemd as PID 1 (systemd-nspawn)", boot),
+    ("apt installs the .deb; the service is neither enabled nor started", install_deb),
+    ("the operator's config, and a drop-in with test timings", configure),
+    ("systemctl start returns only once the daemon is ready (Type=notify)", start_waits_for_ready),
+    ("journalctl -p warning shows the daemon's warnings and no info line", journal_priorities),
+    ("the exposure score is the one docs/operations.md states, in the live system",
+     exposure_score),
+    ("the running daemon cannot write outside its state directory", writes_only_its_state),
+    (f"watchdog: a SIGSTOPped daemon is killed after WatchdogSec={WATCHDOG_S}s "
+     f"and restarted with its worker ID", watchdog_restart),
+    ("no worker ID stays held by the dead run beyond reclaim_after", dead_run_reclaimed),
+    ("systemctl stop: exit 0, inactive (not failed), the worker ID back in the pool",
+     stop_gives_worker_back),
+    ("a bad config: exit status 2, failed, not restarted", bad_config_not_restarted),
+]
+
+
+def main(deb, doc):
+    clean_stale()
+    run = Run(deb, doc, scratch_dir(KIND))
+    try:
+        for title, action in STEPS:
+            with step(title):
+                action(run)
     finally:
-        if box:
-            box.poweroff()
-        if zk:
-            zk.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        run.close()
 
 
 if __name__ == "__main__":

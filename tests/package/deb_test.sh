@@ -23,7 +23,7 @@ done
 [ "$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles)" = /etc/snowflaked/snowflaked.json ] \
   || fail "conffiles is not /etc/snowflaked/snowflaked.json"
 contents=$(dpkg-deb -c "$deb" | awk '$6 !~ /\/$/ {print $6}' | sort | tr '\n' ' ')
-expected="./etc/snowflaked/snowflaked.json ./usr/bin/snowflaked ./usr/lib/systemd/system/snowflaked.service ./usr/share/doc/snowflaked/README.md ./usr/share/doc/snowflaked/copyright "
+expected="./etc/snowflaked/snowflaked.json ./usr/bin/snowflaked ./usr/lib/systemd/system/snowflaked.service ./usr/share/doc/snowflaked/CHANGELOG.md ./usr/share/doc/snowflaked/README.md ./usr/share/doc/snowflaked/copyright ./usr/share/doc/snowflaked/docs/api.md ./usr/share/doc/snowflaked/docs/configuration.md ./usr/share/doc/snowflaked/docs/design.md ./usr/share/doc/snowflaked/docs/migration.md ./usr/share/doc/snowflaked/docs/monitoring.md ./usr/share/doc/snowflaked/docs/operations.md "
 [ "$contents" = "$expected" ] || fail "contents: $contents"
 
 # apt, against this machine's package database: every dependency resolves.

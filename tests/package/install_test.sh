@@ -12,7 +12,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 root=$scratch/usr-root
 DESTDIR=$root cmake --install "$build" --prefix /usr >/dev/null
 for f in usr/bin/snowflaked usr/lib/systemd/system/snowflaked.service \
-         etc/snowflaked/snowflaked.json usr/share/doc/snowflaked/README.md; do
+         etc/snowflaked/snowflaked.json usr/share/doc/snowflaked/README.md \
+         usr/share/doc/snowflaked/docs/operations.md; do
   [ -f "$root/$f" ] || fail "cmake --install did not install /$f"
 done
 grep -qx 'ExecStart=/usr/bin/snowflaked --config /etc/snowflaked/snowflaked.json' \

@@ -27,6 +27,7 @@ void IdLoad::run() {
   std::unique_ptr<HttpConnection> connection;
   while (!stopping_) {
     std::optional<HttpReply> reply;
+    const auto asked = std::chrono::steady_clock::now();
     try {
       if (!connection)
         connection = std::make_unique<HttpConnection>(port_, "127.0.0.1", std::chrono::seconds(5));
@@ -42,6 +43,7 @@ void IdLoad::run() {
     }
     const auto body = nlohmann::json::parse(reply->body, nullptr, false);
     if (reply->status == 200 && body.contains("ids")) {
+      batches_.push_back({asked, ids_.size()});
       for (const auto& id : body["ids"]) ids_.push_back(std::stoull(id.get<std::string>()));
       issued_ = ids_.size();
     } else {
@@ -52,6 +54,12 @@ void IdLoad::run() {
   }
 }
 
+std::size_t IdLoad::first_asked_at_or_after(std::chrono::steady_clock::time_point t) const {
+  const auto batch =
+      std::find_if(batches_.begin(), batches_.end(), [t](const Batch& b) { return b.asked >= t; });
+  return batch == batches_.end() ? ids_.size() : batch->first;
+}
+
 std::size_t duplicates(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b) {
   std::vector<std::uint64_t> all(a);
   all.insert(all.end(), b.begin(), b.end());
@@ -59,10 +67,6 @@ std::size_t duplicates(const std::vector<std::uint64_t>& a, const std::vector<st
   std::size_t repeated = 0;
   for (std::size_t i = 1; i < all.size(); ++i) repeated += all[i] == all[i - 1];
   return repeated;
-}
-
-std::int64_t default_layout_time_ms(std::uint64_t id) {
-  return static_cast<std::int64_t>(id >> 22) + 1'735'689'600'000;
 }
 
 }  // namespace snowflake::test

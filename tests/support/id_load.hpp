@@ -5,6 +5,7 @@
 // stop(), on the test's own thread (Catch2 assertions are not thread-safe).
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -28,9 +29,17 @@ class IdLoad {
   const std::map<std::string, int>& refusals() const { return refusals_; }
   // IDs issued so far (readable while running).
   std::size_t issued() const { return issued_.load(); }
+  // After stop(): the index in ids() of the first ID whose request was sent
+  // at or after `t` (ids().size() if none was).
+  std::size_t first_asked_at_or_after(std::chrono::steady_clock::time_point t) const;
 
  private:
   void run();
+  // Each answered batch: when its request was sent, and its first ID's index.
+  struct Batch {
+    std::chrono::steady_clock::time_point asked;
+    std::size_t first;
+  };
 
   unsigned short port_;
   unsigned batch_;
@@ -38,6 +47,7 @@ class IdLoad {
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> issued_{0};
   std::vector<std::uint64_t> ids_;
+  std::vector<Batch> batches_;
   std::map<std::string, int> refusals_;
   std::thread thread_;
 };
@@ -45,9 +55,5 @@ class IdLoad {
 // How many IDs occur more than once in `a` and `b` together.
 std::size_t duplicates(const std::vector<std::uint64_t>& a,
                        const std::vector<std::uint64_t>& b = {});
-
-// The time part of an ID of the default layout (41 time bits of 1 ms since
-// 2025-01-01, then 22 bits of worker and sequence), as Unix ms.
-std::int64_t default_layout_time_ms(std::uint64_t id);
 
 }  // namespace snowflake::test

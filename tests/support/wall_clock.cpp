@@ -1,8 +1,21 @@
 #include "wall_clock.hpp"
 
+#include <chrono>
 #include <fstream>
 
 namespace snowflake::test {
+
+std::int64_t wall_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t wall_us_now() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 namespace {
 

@@ -26,6 +26,10 @@ class WallClockOffset {
   std::filesystem::path file_;
 };
 
+// This process's own (real) wall clock, in Unix ms and µs.
+std::int64_t wall_ms_now();
+std::int64_t wall_us_now();
+
 // A wall clock off by a fixed `offset` for the daemon's whole life.
 std::map<std::string, std::string> fixed_wall_clock_offset(const std::string& offset);
 

@@ -27,7 +27,7 @@ TEST_CASE("an empty config gives every default", "[config]") {
   CHECK(c.generator.max_backward_wait == std::chrono::milliseconds(5));
   CHECK(c.generator.sequence_start == SequenceStart::zero);
   CHECK(c.generator.random_sequence_bound == 64);
-  CHECK(c.coordinator.type == "static");
+  CHECK(c.coordinator.type == CoordinatorType::static_id);
   CHECK(c.coordinator.static_worker_id == 0);
   CHECK(c.http.listen == "127.0.0.1:8080");
   CHECK(c.http.io_threads == 0);
@@ -256,7 +256,7 @@ TEST_CASE("coordinator and zookeeper settings: defaults and reading", "[config]"
                                             R"("}})"),
                                 kNow)
                        .value();
-  CHECK(c.coordinator.type == "recycle");
+  CHECK(c.coordinator.type == CoordinatorType::recycle);
   CHECK(c.coordinator.state_dir == "/s");
   CHECK(c.coordinator.advertise == "10.0.0.1:80");
   CHECK(c.coordinator.reclaim_after == std::chrono::milliseconds(5000));

@@ -374,8 +374,8 @@ TEST_CASE("the cluster floor: raised while issuing, nothing at or below it after
   const auto before = g->next().value();
   // N: an ID of another worker, 10 ms ahead (an old system's clock ran fast).
   const std::uint64_t n = layout.compose(kStart + 10, 0, 1023, 4095).value();
-  g->raise_cluster_floor(decode(*g, n).timestamp_ms);
-  CHECK(g->cluster_floor_ms() == kStart + 10);
+  g->raise_migration_floor(decode(*g, n).timestamp_ms);
+  CHECK(g->migration_floor_ms() == kStart + 10);
   // Until the clock passes the floor's unit: floor_ahead, with the wait.
   const auto refused = g->next();
   REQUIRE(refused.has_error());
@@ -389,8 +389,8 @@ TEST_CASE("the cluster floor: raised while issuing, nothing at or below it after
   CHECK(after > before);
   CHECK(decode(*g, after).timestamp_ms == kStart + 11);
   // A lower floor changes nothing; a floor in the past only marks time used.
-  g->raise_cluster_floor(kStart);
-  CHECK(g->cluster_floor_ms() == kStart + 10);
+  g->raise_migration_floor(kStart);
+  CHECK(g->migration_floor_ms() == kStart + 10);
   CHECK(g->next().value() > after);
 }
 
@@ -398,13 +398,13 @@ TEST_CASE("the cluster floor: a clock behind the newest ID above the floor is st
           "[generator][floor]") {
   ManualClock clock(kStart);
   auto g = make_generator(clock, make_layout());
-  g->raise_cluster_floor(kStart - 100);  // in the past: nothing to wait for
+  g->raise_migration_floor(kStart - 100);  // in the past: nothing to wait for
   CHECK(g->next().has_value());
   clock.set_wall_ms(kStart - 50);  // behind an issued ID, not behind the floor
   CHECK(g->next().error().code == GenerateErrc::clock_moved_backwards);
   // A closed generator stays closed whatever floor comes.
   g->close();
-  g->raise_cluster_floor(kStart + 1'000);
+  g->raise_migration_floor(kStart + 1'000);
   clock.set_wall_ms(kStart + 2'000);
   CHECK(g->next().has_error());
 }

@@ -39,8 +39,13 @@ struct Fixture {
   CoordinationGauges gauges;
   Metrics metrics{3};
   HttpSettings settings;
-  RouterContext context{
-      layout, worker, lease, gauges, metrics, settings, {"svc", "static", clock.monotonic(), 2}};
+  RouterContext context{layout,
+                        worker,
+                        lease,
+                        gauges,
+                        metrics,
+                        settings,
+                        {"svc", CoordinatorType::static_id, clock.monotonic(), 2}};
 };
 
 json body_json(const Response& r) { return json::parse(r.body()); }
@@ -372,8 +377,13 @@ TEST_CASE(
   CoordinationGauges gauges;
   Metrics metrics{3};
   HttpSettings settings;
-  RouterContext ctx{
-      layout, worker, lease, gauges, metrics, settings, {"svc", "recycle", clock.monotonic(), 1}};
+  RouterContext ctx{layout,
+                    worker,
+                    lease,
+                    gauges,
+                    metrics,
+                    settings,
+                    {"svc", CoordinatorType::recycle, clock.monotonic(), 1}};
   const auto get = [&](const std::string& target) {
     return handle_request(Request{verb::get, target, 11}, ctx);
   };

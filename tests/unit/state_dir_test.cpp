@@ -24,7 +24,7 @@ namespace {
 constexpr std::int64_t kNow = kDefaultEpochMs + 1'000'000'000;
 
 StateRecord record(std::uint32_t worker_id = 7) {
-  return StateRecord{"recycle",
+  return StateRecord{CoordinatorType::recycle,
                      "/snowflake/x",
                      worker_id,
                      "/snowflake/x/pool/inuse/7",

@@ -14,7 +14,7 @@ TEST_CASE("state file: saved atomically and read back whole", "[state]") {
   CHECK_FALSE(file.load().value().has_value());  // no file yet: no record, no error
 
   StateRecord r;
-  r.strategy = "recycle";
+  r.strategy = CoordinatorType::recycle;
   r.root = "/snowflake/x";
   r.worker_id = 42;
   r.node = "/snowflake/x/pool/inuse/42";
@@ -50,7 +50,7 @@ TEST_CASE("state file: a damaged file is an error, never 'no floor'", "[state]")
 
 TEST_CASE("state file: numbers that do not fit their fields make it no state file", "[state]") {
   StateRecord r;
-  r.strategy = "recycle";
+  r.strategy = CoordinatorType::recycle;
   r.worker_id = 7;
   r.hwm = 1'800'000'000'000;
   const std::string good = encode_state(r);
@@ -79,7 +79,7 @@ TEST_CASE("state file: numbers that do not fit their fields make it no state fil
 TEST_CASE("state file: an unwritable directory is reported", "[state]") {
   StateFile file("/nonexistent/dir");
   StateRecord r;
-  r.strategy = "sequential";
+  r.strategy = CoordinatorType::sequential;
   const auto saved = file.save(r);
   REQUIRE(saved.has_error());
   CHECK_THAT(saved.error(), Catch::Contains("/nonexistent/dir/worker.json.tmp"));

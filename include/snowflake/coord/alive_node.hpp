@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/zk_session.hpp"
@@ -27,7 +28,7 @@ class AliveNodes {
   explicit AliveNodes(const std::string& root);
 
   const std::string& dir() const noexcept { return dir_; }
-  std::string path(std::uint32_t id) const { return dir_ + "/" + std::to_string(id); }
+  std::string path(std::uint32_t id) const { return tree::worker_node(dir_, id); }
   // Creates alive/<id> for `owner`, bound to the session that runs the op.
   ZkOp create(std::uint32_t id, const OwnerToken& owner) const;
   // Two ops that fail the multi (node_exists) if anyone holds alive/<id>,

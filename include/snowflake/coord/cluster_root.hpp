@@ -13,6 +13,7 @@
 
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/zk_session.hpp"
+#include "snowflake/coordinator_type.hpp"
 #include "snowflake/id_layout.hpp"
 
 namespace snowflake::coord {
@@ -22,8 +23,7 @@ namespace snowflake::coord {
 // compares. Errors: layout_mismatch, strategy_mismatch, datacenter_mismatch
 // (naming both), zookeeper.
 Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& root,
-                                            const LayoutSettings& layout,
-                                            const std::string& strategy,
+                                            const LayoutSettings& layout, CoordinatorType strategy,
                                             std::uint32_t datacenter_id = 0);
 
 }  // namespace snowflake::coord

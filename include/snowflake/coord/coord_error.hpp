@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "snowflake/coord/zk_session.hpp"
 
@@ -27,11 +28,18 @@ enum class CoordErrc {
 std::string_view to_string(CoordErrc code) noexcept;
 
 struct CoordError {
-  CoordErrc code;
+  CoordErrc code = CoordErrc::zookeeper;
   std::string message;
-  std::optional<ZkError> zk{};
+  std::optional<ZkError> zk;
 
-  static CoordError from(const ZkError& e) { return {CoordErrc::zookeeper, e.message(), e}; }
+  CoordError() = default;  // Boost.Outcome's result needs it
+  CoordError(CoordErrc what, std::string text, std::optional<ZkError> cause = std::nullopt)
+      : code(what), message(std::move(text)), zk(std::move(cause)) {}
+  // A failed ZooKeeper call is one of ours: implicit, so that BOOST_OUTCOME_TRY
+  // passes a ZkSession call's error on from a function that returns ours.
+  CoordError(const ZkError& e)  // NOLINT(google-explicit-constructor)
+      : CoordError(CoordErrc::zookeeper, e.message(), e) {}
+  static CoordError from(const ZkError& e) { return e; }
   // Retrying cannot help: the daemon must not start.
   bool fatal() const noexcept {
     return code == CoordErrc::layout_mismatch || code == CoordErrc::strategy_mismatch ||

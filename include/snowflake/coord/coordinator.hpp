@@ -38,7 +38,7 @@ struct Ownership;
 struct CoordError;
 
 struct CoordinatorOptions {
-  std::string strategy;  // "sequential" | "recycle"
+  CoordinatorType strategy = CoordinatorType::recycle;  // sequential or recycle
   ZkSettings zookeeper;
   std::string root;
   CoordinatorSettings settings;
@@ -84,12 +84,17 @@ class Coordinator {
   // Builds the generator above the floor and publishes it with its lease
   // and time fence. Fails only if the clock fell behind the floor meanwhile.
   bool install(const Ownership& owned);
-  // Measures the wall clock against ZooKeeper's (the mtime of a write sent
-  // and answered between the two wall readings); holds the lease while it is
-  // off by more than max_skew. True if it is off at the first measurement
-  // after boot: the daemon must not start.
-  bool skew_fatal_at_boot(std::int64_t sent_wall_ms, std::int64_t received_wall_ms,
-                          std::int64_t zk_mtime_ms);
+  // After every claim and heartbeat: measures the wall clock against
+  // ZooKeeper's (the mtime of a write sent and answered between the two wall
+  // readings), and holds the lease while it is off by more than max_skew
+  // (503 clock_skew), releasing it once it is back within. Off at the first
+  // measurement after boot: the daemon must not start.
+  enum class Skew { within, held, refuse_start };
+  Skew judge_clock_skew(std::int64_t sent_wall_ms, std::int64_t received_wall_ms,
+                        std::int64_t zk_mtime_ms);
+  // A worker ID just claimed but not to be used: given back, or, if that
+  // fails, let go of (its alive node), as if lost.
+  void give_back_unused(const Ownership& owned);
   std::string skew_description() const;
   // The wall time a claim or heartbeat writes as its ts (the time fence's
   // base, and the floor of whoever takes the worker ID without proof that
@@ -105,9 +110,9 @@ class Coordinator {
   // Reads the cluster root's migration floor, leaving a watch on the root so
   // that a raise wakes us; raises the generator's floor to it. False if
   // ZooKeeper could not be read.
-  bool read_cluster_floor();
+  bool read_migration_floor();
   // Confirms the floor in force for this session, once per session and floor.
-  void confirm_cluster_floor();
+  void confirm_migration_floor();
   // Logs a retry reason at warning level once, then at debug while it repeats.
   void log_retry(const std::string& why);
   void lose(const std::string& why);
@@ -132,9 +137,9 @@ class Coordinator {
   std::unique_ptr<WorkerStrategy> strategy_;
   std::unique_ptr<ZkSession> zk_;
   bool root_checked_ = false;
-  // The migration floor (cluster_floor.hpp): in force, and confirmed for
+  // The migration floor (migration_floor.hpp): in force, and confirmed for
   // which session. INT64_MIN: none.
-  std::int64_t cluster_floor_ms_ = INT64_MIN;
+  std::int64_t migration_floor_ms_ = INT64_MIN;
   std::int64_t confirmed_floor_ms_ = INT64_MIN;
   std::int64_t confirmed_session_ = 0;
   std::uint64_t root_events_seen_ = 0;

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "snowflake/coord/cluster_floor.hpp"
 #include "snowflake/coord/coord_error.hpp"
+#include "snowflake/coord/migration_floor.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/result.hpp"
@@ -38,7 +38,7 @@ struct PoolStatus {
   // The datacenter the root records (a layout with a datacenter field).
   std::optional<std::uint32_t> datacenter_id;
   // The cluster's migration floor, if one was set (snowflaked pool floor).
-  std::optional<ClusterFloor> floor;
+  std::optional<MigrationFloor> floor;
   std::uint64_t size = 0;
   bool complete = false;
   std::int64_t now_ms = 0;
@@ -53,11 +53,6 @@ struct PoolStatus {
 // stopped issuing), "reclaimable" (older than reclaim_after: the next
 // heartbeat of any daemon returns it to the pool), or "unknown" (not our JSON).
 std::string_view owner_state(const PoolMember& taken, std::chrono::milliseconds reclaim_after);
-
-// ZooKeeper's clock now: the ctime of an ephemeral node made under `root`
-// (and deleted at once). nullopt if this client may not create one.
-Result<std::optional<std::int64_t>, CoordError> zookeeper_now(ZkSession& zk,
-                                                              const std::string& root);
 
 Result<PoolStatus, CoordError> read_pool_status(ZkSession& zk, const std::string& root,
                                                 std::chrono::milliseconds reclaim_after);

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "snowflake/coord/alive_node.hpp"
+#include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/zk_session.hpp"
@@ -117,14 +118,14 @@ class RecyclePool {
   // Moves our node back to notuse carrying `floor`.
   Result<void, CoordError> release(ZkSession& zk, const PoolClaim& claim, std::int64_t floor);
 
-  // ZooKeeper's clock now: the mtime of a write to <root>/pool/clock.
-  Result<std::int64_t, CoordError> zookeeper_now(ZkSession& zk);
+  // A node that serves only as ZooKeeper's clock (ZkSession::time_of_write).
+  const std::string& clock_path() const noexcept { return clock_; }
 
   // Free worker IDs found with an unreadable floor so far (never claimed).
   const std::set<std::uint32_t>& unusable() const noexcept { return unusable_; }
 
-  std::string inuse_path(std::uint32_t id) const { return inuse_ + "/" + std::to_string(id); }
-  std::string notuse_path(std::uint32_t id) const { return notuse_ + "/" + std::to_string(id); }
+  std::string inuse_path(std::uint32_t id) const { return tree::worker_node(inuse_, id); }
+  std::string notuse_path(std::uint32_t id) const { return tree::worker_node(notuse_, id); }
   const AliveNodes& alive() const noexcept { return alive_; }
 
  private:

@@ -17,14 +17,15 @@
 #include <string_view>
 
 #include "snowflake/coord/node_data.hpp"
+#include "snowflake/coordinator_type.hpp"
 #include "snowflake/id_layout.hpp"
 #include "snowflake/result.hpp"
 
 namespace snowflake::coord {
 
 struct StateRecord {
-  std::string strategy;  // "static" | "sequential" | "recycle"
-  std::string root;      // zookeeper.root it belongs to ("" in static mode)
+  CoordinatorType strategy = CoordinatorType::static_id;
+  std::string root;  // zookeeper.root it belongs to ("" in static mode)
   std::uint32_t worker_id = 0;
   std::string node;                   // our node's path ("" in static mode)
   std::optional<OwnerToken> owner{};  // the token in our node (ZooKeeper modes)

@@ -21,10 +21,10 @@ namespace snowflake::coord {
 
 class StaticWorker {
  public:
-  // `cluster_floor_ms`: coordinator.min_id's floor (cluster_floor.hpp).
+  // `migration_floor_ms`: coordinator.min_id's floor (migration_floor.hpp).
   StaticWorker(std::string state_dir, std::uint32_t worker_id, const IdLayout& layout,
                GeneratorOptions generator, std::chrono::milliseconds persist_interval,
-               std::optional<std::int64_t> cluster_floor_ms = std::nullopt);
+               std::optional<std::int64_t> migration_floor_ms = std::nullopt);
   ~StaticWorker();
   StaticWorker(const StaticWorker&) = delete;
   StaticWorker& operator=(const StaticWorker&) = delete;
@@ -44,7 +44,7 @@ class StaticWorker {
   const IdLayout& layout_;
   GeneratorOptions generator_options_;
   std::chrono::milliseconds persist_interval_;
-  std::optional<std::int64_t> cluster_floor_ms_;
+  std::optional<std::int64_t> migration_floor_ms_;
   std::unique_ptr<StateDir> dir_;
   std::unique_ptr<TimeReservation> reservation_;
   IdGenerator* generator_ = nullptr;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "snowflake/clock.hpp"
+#include "snowflake/config.hpp"
 #include "snowflake/coord/state_dir.hpp"
 #include "snowflake/id_generator.hpp"
 
@@ -20,7 +21,7 @@ namespace snowflake::coord {
 // that slow writes (an fsync stuck behind a busy disk, a starved thread) do
 // not stop issuing. The cost: an immediate restart after kill -9 waits out
 // up to this much (config requires max_boot_wait_ms to cover it).
-inline constexpr int kReserveIntervals = 10;
+inline constexpr int kReserveIntervals = CoordinatorSettings::kReserveIntervals;
 
 class TimeReservation {
  public:

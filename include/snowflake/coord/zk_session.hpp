@@ -151,6 +151,15 @@ class ZkSession {
   // node is fine.
   Result<void, ZkError> ensure_path(const std::string& path);
 
+  // ZooKeeper's clock now (staleness is judged in ZooKeeper's time, never by
+  // comparing two machines' wall clocks): the mtime the server stamps on an
+  // empty write of `path`, an existing node that only serves as a clock.
+  Result<std::int64_t, ZkError> time_of_write(const std::string& path);
+  // The same for a reader that may write nothing of the cluster's: the ctime
+  // of an ephemeral node made at `prefix` + a unique suffix and deleted at
+  // once. nullopt if this client may not create one (no_auth).
+  Result<std::optional<std::int64_t>, ZkError> time_of_probe(const std::string& prefix);
+
   // The session's id and password, which let a test open a second handle on
   // the same session (and so expire it).
   std::pair<std::int64_t, std::string> client_id() const;

@@ -7,6 +7,9 @@
 //   GET /decode/<id>                             an ID's fields
 //   GET /health /ready /status /metrics          liveness, readiness, state, Prometheus
 //   GET /openapi.yaml                            this API's contract (docs/openapi.yaml)
+// With http.leaf_compat, Meituan Leaf's routes too:
+//   GET /api/snowflake/get/<key>                 one ID, the bare number (Leaf's text)
+//   GET /decodeSnowflakeId?snowflakeId=N         an ID's fields with Leaf's names
 // HEAD works wherever GET does.
 
 #include <chrono>
@@ -17,6 +20,7 @@
 
 #include "snowflake/config.hpp"
 #include "snowflake/coordination_gauges.hpp"
+#include "snowflake/coordinator_type.hpp"
 #include "snowflake/http/responses.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/lease.hpp"
@@ -27,7 +31,7 @@ namespace snowflake::http {
 
 struct ServiceInfo {
   std::string service;
-  std::string mode;  // coordinator type: "static", "sequential", "recycle"
+  CoordinatorType mode = CoordinatorType::static_id;  // coordinator.type
   std::chrono::steady_clock::time_point started;
   unsigned io_threads = 1;
   std::optional<ConfiguredTimings> timings{};  // ZooKeeper modes: for /metrics

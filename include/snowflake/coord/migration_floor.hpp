@@ -35,27 +35,28 @@
 
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/zk_session.hpp"
+#include "snowflake/coordinator_type.hpp"
 #include "snowflake/id_layout.hpp"
 
 namespace snowflake::coord {
 
-struct ClusterFloor {
+struct MigrationFloor {
   std::uint64_t above_id = 0;
   std::int64_t ms = 0;  // no ID in this time unit or an earlier one
-  bool operator==(const ClusterFloor&) const = default;
+  bool operator==(const MigrationFloor&) const = default;
 };
 
 // The floor for IDs above `id` in `layout`.
-ClusterFloor floor_above(const IdLayout& layout, std::uint64_t id);
+MigrationFloor floor_above(const IdLayout& layout, std::uint64_t id);
 // The floor a root's data records, if any (unreadable: none).
-std::optional<ClusterFloor> recorded_floor(std::string_view root_data);
+std::optional<MigrationFloor> recorded_floor(std::string_view root_data);
 // The root's data with `floor` recorded, every other field kept.
-std::string with_floor(std::string_view root_data, const ClusterFloor& floor);
+std::string with_floor(std::string_view root_data, const MigrationFloor& floor);
 
 // Raises the root's floor to `floor` (a versioned write; a recorded floor at
 // or above it is kept). Returns the floor in force afterwards.
-Result<ClusterFloor, CoordError> raise_cluster_floor(ZkSession& zk, const std::string& root,
-                                                     const ClusterFloor& floor);
+Result<MigrationFloor, CoordError> raise_migration_floor(ZkSession& zk, const std::string& root,
+                                                         const MigrationFloor& floor);
 
 // This session's confirmation that its generator honours `floor_ms`.
 Result<void, CoordError> confirm_floor(ZkSession& zk, const std::string& root,
@@ -77,7 +78,7 @@ struct UnconfirmedOwner {
 // the alive node is read first, then the owner's node, then ZooKeeper's
 // time: a heartbeat between two reads can only make a later one stricter.
 Result<std::vector<UnconfirmedOwner>, CoordError> unconfirmed_owners(
-    ZkSession& zk, const std::string& root, const std::string& strategy, std::int64_t floor_ms,
+    ZkSession& zk, const std::string& root, CoordinatorType strategy, std::int64_t floor_ms,
     std::chrono::milliseconds lease, std::chrono::milliseconds margin);
 
 }  // namespace snowflake::coord

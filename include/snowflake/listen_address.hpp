@@ -1,11 +1,13 @@
 #pragma once
+// An address to listen on, as the config and --listen spell it. A pure
+// parser below the config and the HTTP server, which both take it.
 
 #include <boost/asio/ip/tcp.hpp>
 
 #include <optional>
 #include <string_view>
 
-namespace snowflake::http {
+namespace snowflake {
 
 // What parse_listen_address accepts, for error messages.
 inline constexpr std::string_view kListenAddressForm =
@@ -15,4 +17,4 @@ inline constexpr std::string_view kListenAddressForm =
 // the system for a free port (the daemon logs the one it got).
 std::optional<boost::asio::ip::tcp::endpoint> parse_listen_address(std::string_view text);
 
-}  // namespace snowflake::http
+}  // namespace snowflake

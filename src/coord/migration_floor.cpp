@@ -1,14 +1,13 @@
-#include "snowflake/coord/cluster_floor.hpp"
+#include "snowflake/coord/migration_floor.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <charconv>
-
 #include "../json_integer.hpp"
 #include "snowflake/coord/alive_node.hpp"
+#include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/coord/node_data.hpp"
-#include "snowflake/coord/pool_status.hpp"
+#include "snowflake/id_text.hpp"
 #include "snowflake/time_format.hpp"
 
 namespace snowflake::coord {
@@ -16,18 +15,6 @@ namespace snowflake::coord {
 namespace {
 
 using nlohmann::json;
-
-std::string ack_dir(const std::string& root) { return root + "/floor_acks"; }
-std::string ack_path(const std::string& root, std::int64_t session) {
-  return fmt::format("{}/{:016x}", ack_dir(root), static_cast<std::uint64_t>(session));
-}
-
-std::optional<std::uint64_t> parse_u64(std::string_view text) {
-  std::uint64_t n = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return n;
-}
 
 // The worker ID in a forever node's name, "<host>:<port>-<number>".
 std::optional<std::uint32_t> sequential_worker(std::string_view name) {
@@ -42,12 +29,12 @@ struct OwnerNode {
   std::string path;
 };
 
-std::string owner_dir(const std::string& root, const std::string& strategy) {
-  return strategy == "recycle" ? root + "/pool/inuse" : root + "/forever";
+std::string owner_dir(const std::string& root, CoordinatorType strategy) {
+  return strategy == CoordinatorType::recycle ? tree::inuse_dir(root) : tree::forever_dir(root);
 }
 
 Result<std::vector<OwnerNode>, CoordError> owner_nodes(ZkSession& zk, const std::string& root,
-                                                       const std::string& strategy) {
+                                                       CoordinatorType strategy) {
   const std::string dir = owner_dir(root, strategy);
   auto names = zk.children(dir);
   if (!names) {
@@ -56,8 +43,9 @@ Result<std::vector<OwnerNode>, CoordError> owner_nodes(ZkSession& zk, const std:
   }
   std::vector<OwnerNode> out;
   for (const auto& name : names.value()) {
-    const auto id = strategy == "recycle" ? worker_id_of_node(name) : sequential_worker(name);
-    if (id) out.push_back({*id, fmt::format("{}/{}", dir, name)});
+    const auto id =
+        strategy == CoordinatorType::recycle ? worker_id_of_node(name) : sequential_worker(name);
+    if (id) out.push_back({*id, tree::child(dir, name)});
   }
   return out;
 }
@@ -75,7 +63,7 @@ struct OwnerLease {
 // A sequential node of 0.1 names no owner and no lease: `assumed_lease`
 // stands in, as for the floor a daemon takes from it.
 Result<std::optional<OwnerLease>, CoordError> owner_lease(ZkSession& zk, const OwnerNode& node,
-                                                          const std::string& strategy,
+                                                          CoordinatorType strategy,
                                                           std::chrono::milliseconds assumed_lease) {
   auto got = zk.get(node.path);
   if (!got) {
@@ -85,7 +73,7 @@ Result<std::optional<OwnerLease>, CoordError> owner_lease(ZkSession& zk, const O
   const auto& data = got.value().data;
   const std::int64_t mtime = got.value().stat.mtime_ms;
   OwnerLease lease;
-  if (strategy == "recycle") {
+  if (strategy == CoordinatorType::recycle) {
     if (const auto inuse = decode_inuse(data)) {
       lease.owner = inuse->owner.describe();
       lease.until_ms = mtime + inuse->lease_ms;
@@ -101,7 +89,7 @@ Result<std::optional<OwnerLease>, CoordError> owner_lease(ZkSession& zk, const O
 // Whether the session's confirmation covers `floor_ms`.
 Result<bool, CoordError> confirmed(ZkSession& zk, const std::string& root, std::int64_t session,
                                    std::int64_t floor_ms) {
-  auto ack = zk.get(ack_path(root, session));
+  auto ack = zk.get(tree::floor_ack(root, session));
   if (!ack) {
     if (ack.error().code == ZkErrc::no_node) return false;
     return CoordError::from(ack.error());
@@ -115,33 +103,33 @@ Result<bool, CoordError> confirmed(ZkSession& zk, const std::string& root, std::
 
 }  // namespace
 
-ClusterFloor floor_above(const IdLayout& layout, std::uint64_t id) {
+MigrationFloor floor_above(const IdLayout& layout, std::uint64_t id) {
   // An ID's sign bit is never set: decompose() only refuses that.
   const auto decoded = layout.decompose(id & 0x7fff'ffff'ffff'ffffULL);
-  return ClusterFloor{id, decoded.value().timestamp_ms};
+  return MigrationFloor{id, decoded.value().timestamp_ms};
 }
 
-std::optional<ClusterFloor> recorded_floor(std::string_view root_data) {
+std::optional<MigrationFloor> recorded_floor(std::string_view root_data) {
   const json j = json::parse(root_data, nullptr, false);
   if (!j.is_object() || !j.contains("floor") || !j.at("floor").is_object()) return std::nullopt;
   const json& f = j.at("floor");
   const auto ms = f.contains("ms") ? json_integer<std::int64_t>(f.at("ms")) : std::nullopt;
   const auto above = f.contains("above_id") && f.at("above_id").is_string()
-                         ? parse_u64(f.at("above_id").get<std::string>())
+                         ? parse_id(f.at("above_id").get<std::string>())
                          : std::nullopt;
   if (!ms || !above) return std::nullopt;
-  return ClusterFloor{*above, *ms};
+  return MigrationFloor{*above, *ms};
 }
 
-std::string with_floor(std::string_view root_data, const ClusterFloor& floor) {
+std::string with_floor(std::string_view root_data, const MigrationFloor& floor) {
   json j = json::parse(root_data, nullptr, false);
   if (!j.is_object()) j = json::object();
   j["floor"] = {{"above_id", std::to_string(floor.above_id)}, {"ms", floor.ms}};
   return j.dump();
 }
 
-Result<ClusterFloor, CoordError> raise_cluster_floor(ZkSession& zk, const std::string& root,
-                                                     const ClusterFloor& floor) {
+Result<MigrationFloor, CoordError> raise_migration_floor(ZkSession& zk, const std::string& root,
+                                                         const MigrationFloor& floor) {
   // Bounded: each round either settles or saw another writer win a race.
   for (int attempt = 0; attempt < 10; ++attempt) {
     auto node = zk.get(root);
@@ -150,7 +138,7 @@ Result<ClusterFloor, CoordError> raise_cluster_floor(ZkSession& zk, const std::s
     if (recorded && recorded->ms >= floor.ms && recorded->above_id >= floor.above_id)
       return *recorded;
     // Whichever is higher of each: the floor only ever rises.
-    ClusterFloor raised = floor;
+    MigrationFloor raised = floor;
     if (recorded) {
       raised.ms = std::max(raised.ms, recorded->ms);
       raised.above_id = std::max(raised.above_id, recorded->above_id);
@@ -165,8 +153,9 @@ Result<ClusterFloor, CoordError> raise_cluster_floor(ZkSession& zk, const std::s
 
 Result<void, CoordError> confirm_floor(ZkSession& zk, const std::string& root,
                                        std::int64_t floor_ms, std::uint32_t worker_id) {
-  if (auto made = zk.ensure_path(ack_dir(root)); !made) return CoordError::from(made.error());
-  const std::string path = ack_path(root, zk.session_id());
+  if (auto made = zk.ensure_path(tree::floor_acks_dir(root)); !made)
+    return CoordError::from(made.error());
+  const std::string path = tree::floor_ack(root, zk.session_id());
   const std::string data = json{{"floor_ms", floor_ms}, {"worker_id", worker_id}}.dump();
   auto created = zk.create(path, data, CreateMode::ephemeral);
   if (created) return outcome::success();
@@ -177,7 +166,7 @@ Result<void, CoordError> confirm_floor(ZkSession& zk, const std::string& root,
 }
 
 Result<std::vector<UnconfirmedOwner>, CoordError> unconfirmed_owners(
-    ZkSession& zk, const std::string& root, const std::string& strategy, std::int64_t floor_ms,
+    ZkSession& zk, const std::string& root, CoordinatorType strategy, std::int64_t floor_ms,
     std::chrono::milliseconds lease, std::chrono::milliseconds margin) {
   BOOST_OUTCOME_TRY(nodes, owner_nodes(zk, root, strategy));
   std::optional<std::int64_t> zk_now;
@@ -187,7 +176,7 @@ Result<std::vector<UnconfirmedOwner>, CoordError> unconfirmed_owners(
   // earlier reading only makes the later comparisons stricter).
   const auto zookeeper_time = [&]() -> Result<std::int64_t, CoordError> {
     if (!zk_now) {
-      BOOST_OUTCOME_TRY(now, zookeeper_now(zk, root));
+      BOOST_OUTCOME_TRY(now, zk.time_of_probe(tree::time_probe_prefix(root)));
       // Without the right to make a probe node, nothing shows a lease over.
       zk_now = now.value_or(INT64_MIN);
     }
@@ -203,7 +192,8 @@ Result<std::vector<UnconfirmedOwner>, CoordError> unconfirmed_owners(
             {node.worker_id, holder->describe(), "its session has not confirmed the floor"});
         continue;
       }
-      if (strategy == "recycle") continue;  // a recycled worker ID has no earlier owner left
+      if (strategy == CoordinatorType::recycle)
+        continue;  // a recycled worker ID has no earlier owner left
     }
     // Then the node, read after the alive node, with any heartbeat that
     // re-created it: without a live session its owner may still issue until

@@ -1,16 +1,18 @@
 // The migration floor against a real ZooKeeper server: recorded in the
 // cluster root, confirmed by owners' sessions, and what `snowflaked pool
-// floor` waits for (cluster_floor.hpp); a Leaf cluster's nodes read as Leaf
+// floor` waits for (migration_floor.hpp); a Leaf cluster's nodes read as Leaf
 // writes them (leaf_import.hpp).
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "../support/id_fields.hpp"
 #include "../support/polling.hpp"
+#include "../support/wall_clock.hpp"
 #include "../support/zookeeper_server.hpp"
-#include "snowflake/coord/cluster_floor.hpp"
 #include "snowflake/coord/cluster_root.hpp"
 #include "snowflake/coord/leaf_import.hpp"
+#include "snowflake/coord/migration_floor.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/recycle_pool.hpp"
 
@@ -26,13 +28,7 @@ const std::string kRoot = "/snowflake/floor";
 constexpr std::int64_t kFloorMs = 1'800'000'000'000;
 constexpr auto kLease = 1500ms;
 
-std::int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::vector<UnconfirmedOwner> pending(ZkSession& s, const std::string& strategy) {
+std::vector<UnconfirmedOwner> pending(ZkSession& s, CoordinatorType strategy) {
   return unconfirmed_owners(s, kRoot, strategy, kFloorMs, kLease, 0ms).value();
 }
 
@@ -41,21 +37,21 @@ std::vector<UnconfirmedOwner> pending(ZkSession& s, const std::string& strategy)
 TEST_CASE("cluster floor: recorded in the root beside the layout, and it only rises", "[floor]") {
   ZooKeeperServer zk;
   auto s = connect_session(zk.hosts());
-  REQUIRE(check_cluster_root(*s, kRoot, LayoutSettings{}, "recycle", 0));
+  REQUIRE(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
   CHECK_FALSE(recorded_floor(s->get(kRoot).value().data));
-  CHECK(raise_cluster_floor(*s, kRoot, {100, 5000}).value() == ClusterFloor{100, 5000});
-  CHECK(raise_cluster_floor(*s, kRoot, {50, 4000}).value() == ClusterFloor{100, 5000});
-  CHECK(raise_cluster_floor(*s, kRoot, {200, 6000}).value() == ClusterFloor{200, 6000});
-  CHECK(recorded_floor(s->get(kRoot).value().data) == ClusterFloor{200, 6000});
+  CHECK(raise_migration_floor(*s, kRoot, {100, 5000}).value() == MigrationFloor{100, 5000});
+  CHECK(raise_migration_floor(*s, kRoot, {50, 4000}).value() == MigrationFloor{100, 5000});
+  CHECK(raise_migration_floor(*s, kRoot, {200, 6000}).value() == MigrationFloor{200, 6000});
+  CHECK(recorded_floor(s->get(kRoot).value().data) == MigrationFloor{200, 6000});
   // The layout and strategy are still there: the root check still passes,
   // and still refuses another strategy.
-  CHECK(check_cluster_root(*s, kRoot, LayoutSettings{}, "recycle", 0));
-  CHECK_FALSE(check_cluster_root(*s, kRoot, LayoutSettings{}, "sequential", 0));
+  CHECK(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
+  CHECK_FALSE(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::sequential, 0));
   // A root recorded before strategies (0.1: the layout alone) gains ours and keeps the floor.
   REQUIRE(s->set(kRoot, with_floor(encode(LayoutSettings{}), {300, 7000}), -1));
-  REQUIRE(check_cluster_root(*s, kRoot, LayoutSettings{}, "recycle", 0));
-  CHECK(recorded_floor(s->get(kRoot).value().data) == ClusterFloor{300, 7000});
-  CHECK_FALSE(check_cluster_root(*s, kRoot, LayoutSettings{}, "sequential", 0));
+  REQUIRE(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
+  CHECK(recorded_floor(s->get(kRoot).value().data) == MigrationFloor{300, 7000});
+  CHECK_FALSE(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::sequential, 0));
 }
 
 TEST_CASE(
@@ -64,33 +60,33 @@ TEST_CASE(
     "[floor]") {
   ZooKeeperServer zk;
   auto admin = connect_session(zk.hosts());
-  REQUIRE(check_cluster_root(*admin, kRoot, LayoutSettings{}, "recycle", 0));
+  REQUIRE(check_cluster_root(*admin, kRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
   RecyclePool pool(kRoot, 1);
   REQUIRE(pool.ensure(*admin, 5s));
   auto owner = connect_session(zk.hosts());
-  const InuseData data{OwnerToken::fresh("owner", 8080), 0, wall_ms(), 0, kLease.count()};
+  const InuseData data{OwnerToken::fresh("owner", 8080), 0, wall_ms_now(), 0, kLease.count()};
   const auto claimed = pool.claim(*owner, data, INT64_MAX);
   REQUIRE(claimed);
   const auto worker = claimed.value().worker_id;
 
-  auto p = pending(*admin, "recycle");
+  auto p = pending(*admin, CoordinatorType::recycle);
   REQUIRE(p.size() == 1);
   CHECK(p[0].worker_id == worker);
   CHECK_THAT(p[0].why, Catch::Contains("has not confirmed"));
   // A confirmation of a lower floor does not count.
   REQUIRE(confirm_floor(*owner, kRoot, kFloorMs - 1, worker));
-  CHECK(pending(*admin, "recycle").size() == 1);
+  CHECK(pending(*admin, CoordinatorType::recycle).size() == 1);
   REQUIRE(confirm_floor(*owner, kRoot, kFloorMs, worker));
-  CHECK(pending(*admin, "recycle").empty());
+  CHECK(pending(*admin, CoordinatorType::recycle).empty());
 
   // Its session ends (its alive node and confirmation go), its inuse node
   // stays: cut off, it may issue until its last write + its lease.
   owner.reset();
-  p = pending(*admin, "recycle");
+  p = pending(*admin, CoordinatorType::recycle);
   REQUIRE(p.size() == 1);
   CHECK_THAT(p[0].why, Catch::Contains("cut off"));
   const auto waited = std::chrono::steady_clock::now();
-  REQUIRE(eventually([&] { return pending(*admin, "recycle").empty(); }, 10s));
+  REQUIRE(eventually([&] { return pending(*admin, CoordinatorType::recycle).empty(); }, 10s));
   CHECK(std::chrono::steady_clock::now() - waited < kLease + 1s);
 }
 
@@ -100,14 +96,16 @@ TEST_CASE(
     "[floor]") {
   ZooKeeperServer zk;
   auto admin = connect_session(zk.hosts());
-  REQUIRE(check_cluster_root(*admin, kRoot, LayoutSettings{}, "sequential", 0));
+  REQUIRE(check_cluster_root(*admin, kRoot, LayoutSettings{}, CoordinatorType::sequential, 0));
   REQUIRE(admin->ensure_path(kRoot + "/forever"));
   REQUIRE(admin->create(
       kRoot + "/forever/web-0:8080-0000000000",
-      json{{"host", "web-0"}, {"port", 8080}, {"ts", wall_ms()}, {"hwm", wall_ms()}}.dump()));
+      json{{"host", "web-0"}, {"port", 8080}, {"ts", wall_ms_now()}, {"hwm", wall_ms_now()}}
+          .dump()));
   // Just written: its writer (a 0.1 daemon, which never confirms) may issue.
-  REQUIRE(pending(*admin, "sequential").size() == 1);
-  REQUIRE(eventually([&] { return pending(*admin, "sequential").empty(); }, kLease + 5s));
+  REQUIRE(pending(*admin, CoordinatorType::sequential).size() == 1);
+  REQUIRE(eventually([&] { return pending(*admin, CoordinatorType::sequential).empty(); },
+                     kLease + 5s));
 }
 
 TEST_CASE(
@@ -132,8 +130,7 @@ TEST_CASE(
   CHECK(leaf.value().newest_report_ms == newest);
   CHECK(leaf.value().issued_until_ms == newest + 3000 + 500);
   // (ms - twepoch) << 22 | workerId << 12 | sequence, both at their largest.
-  CHECK(leaf.value().largest_id ==
-        ((static_cast<std::uint64_t>(newest + 3500 - 1288834974657) << 22) | 0x3fffff));
+  CHECK(leaf.value().largest_id == leaf_largest_id_at(newest + 3500));
   // A node that is not a Leaf server's report: no floor can be proven.
   REQUIRE(s->create("/snowflake/leaf/forever/10.0.0.3:8080-0000000002", "junk"));
   CHECK_THAT(read_leaf_cluster(*s, "/snowflake/leaf", 500).error().message,

@@ -1,11 +1,11 @@
-#include "snowflake/http/listen_address.hpp"
+#include "snowflake/listen_address.hpp"
 
 #include <boost/asio/ip/address.hpp>
 
 #include <charconv>
 #include <string>
 
-namespace snowflake::http {
+namespace snowflake {
 
 std::optional<boost::asio::ip::tcp::endpoint> parse_listen_address(std::string_view text) {
   std::string_view host, port;
@@ -31,4 +31,4 @@ std::optional<boost::asio::ip::tcp::endpoint> parse_listen_address(std::string_v
   return boost::asio::ip::tcp::endpoint(address, port_number);
 }
 
-}  // namespace snowflake::http
+}  // namespace snowflake

@@ -1,0 +1,50 @@
+#pragma once
+// A cluster's ZooKeeper tree: every path of a cluster root is named here and
+// nowhere else, so this is also the tree's map. What each node holds:
+// node_data.hpp (worker IDs), cluster_root.hpp and migration_floor.hpp (the
+// root's own data).
+//
+//   <root>                              {layout, strategy, datacenter_id, floor}
+//   <root>/alive/<id>                   ephemeral: the owner token of worker ID <id>'s
+//                                       holder, bound to its session (both strategies)
+//   <root>/forever/<host>:<port>-<seq>  sequential: one persistent sequential node per
+//                                       host:port, as Leaf's (Leaf's own tree is read there too)
+//   <root>/pool                         recycle: {size, complete}
+//   <root>/pool/inuse/<id>              recycle: a taken worker ID {owner, floor, ts, hwm,
+//   lease_ms} <root>/pool/notuse/<id>             recycle: a free worker ID {floor}
+//   <root>/pool/init-lock               recycle, ephemeral: held while the pool is filled
+//   <root>/pool/clock                   recycle: written to read ZooKeeper's time off its mtime
+//   <root>/floor_acks/<session, hex>    ephemeral: a daemon's confirmation of the migration floor
+//   <root>/status-probe-<pid>-<random>  ephemeral, deleted at once: ZooKeeper's time for a
+//                                       reader that writes nothing else (pool status, pool floor)
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string>
+
+namespace snowflake::coord::tree {
+
+inline std::string alive_dir(const std::string& root) { return root + "/alive"; }
+inline std::string forever_dir(const std::string& root) { return root + "/forever"; }
+inline std::string pool(const std::string& root) { return root + "/pool"; }
+inline std::string inuse_dir(const std::string& root) { return pool(root) + "/inuse"; }
+inline std::string notuse_dir(const std::string& root) { return pool(root) + "/notuse"; }
+inline std::string pool_init_lock(const std::string& root) { return pool(root) + "/init-lock"; }
+inline std::string pool_clock(const std::string& root) { return pool(root) + "/clock"; }
+inline std::string floor_acks_dir(const std::string& root) { return root + "/floor_acks"; }
+
+// A child of one of the directories above: "<dir>/<name>".
+inline std::string child(const std::string& dir, const std::string& name) {
+  return dir + "/" + name;
+}
+inline std::string worker_node(const std::string& dir, std::uint32_t worker_id) {
+  return child(dir, std::to_string(worker_id));
+}
+inline std::string floor_ack(const std::string& root, std::int64_t session) {
+  return fmt::format("{}/{:016x}", floor_acks_dir(root), static_cast<std::uint64_t>(session));
+}
+// Where ZkSession::time_of_probe makes its node: "<root>/status-probe-<pid>-<random>".
+inline std::string time_probe_prefix(const std::string& root) { return root + "/status-probe-"; }
+
+}  // namespace snowflake::coord::tree

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The layers of src/ and include/, and the one rule between them: a file
+includes only files of its own layer or of a layer below it, so that every
+arrow points down (../shared/DESIGN.md, "Parts").
+
+  0 base     the ID, its layout and generator, clocks, the lease, metrics,
+             text formats: include/snowflake/*.hpp and their src/*.cpp
+  1 config   the settings, read and validated (config, json_section)
+  2 parts    coord/ (ZooKeeper, worker IDs, local state), http/ (router,
+             server), client/ (snowflaked get): none includes another
+  3 program  main.cpp, daemon.cpp, commands/, logging, stop_signals
+
+Prints each include that points up or across, and exits 1 if there is one.
+Run by scripts/lint.sh.
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+CONFIG = {"config", "json_section"}
+PROGRAM = {"main", "daemon", "logging", "stop_signals"}
+PARTS = {"coord", "http", "client"}
+LAYER = {"base": 0, "config": 1, "coord": 2, "http": 2, "client": 2, "program": 3}
+
+
+def part_of(path: pathlib.Path) -> str:
+    """The part a file of src/ or include/snowflake/ belongs to."""
+    rel = path.relative_to(ROOT)
+    parts = rel.parts[2:] if rel.parts[0] == "include" else rel.parts[1:]
+    if len(parts) > 1:
+        return "program" if parts[0] == "commands" else parts[0]
+    stem = parts[0].split(".")[0]
+    if stem in CONFIG:
+        return "config"
+    if stem in PROGRAM:
+        return "program"
+    return "base"
+
+
+def resolve(source: pathlib.Path, name: str):
+    """The file an include names: beside the source, or under include/."""
+    for base in (source.parent, ROOT / "include"):
+        candidate = (base / name).resolve()
+        if candidate.exists():
+            return candidate
+    # Generated headers (version.hpp) belong to the base.
+    return None
+
+
+def main() -> int:
+    files = [p for d in ("src", "include") for p in (ROOT / d).rglob("*")
+             if p.suffix in (".hpp", ".cpp", ".in") and p.is_file()]
+    wrong = []
+    for source in sorted(files):
+        mine = part_of(source)
+        for name in INCLUDE.findall(source.read_text()):
+            target = resolve(source, name)
+            if target is None:
+                continue
+            theirs = part_of(target)
+            if theirs == mine:
+                continue
+            if LAYER[theirs] >= LAYER[mine]:
+                wrong.append(f"{source.relative_to(ROOT)} ({mine}) includes {name} ({theirs})")
+    for line in wrong:
+        print(f"check-layers: {line}")
+    if wrong:
+        print("check-layers: an include may point only down: base < config < "
+              "coord, http, client < program (scripts/check-layers.py)", file=sys.stderr)
+        return 1
+    print(f"check-layers: {len(files)} files, every include points down")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

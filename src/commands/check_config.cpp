@@ -1,0 +1,32 @@
+// snowflaked check-config FILE: the config as the daemon would load it
+// (exit 0 with its layout, or exit 2 naming the file and the key).
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+namespace snowflake::commands {
+
+namespace {
+
+int check_config(const std::string& file) {
+  const auto config = load_config(file);
+  if (!config) return kExitUsage;
+  if (const auto ended = layout_ended(*config, file)) return fail(kExitUsage, *ended);
+  std::cout << file << ": OK (" << layout_of(*config).describe() << ")\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Parsed check_config_command(const Options& options, const Arguments& args) {
+  auto file = config_path(options);
+  if (args.size() > 1 || (args.empty() && !file)) {
+    return std::string("check-config takes exactly one FILE");
+  }
+  if (!args.empty()) file = args[0];
+  return Action([file = *file] { return check_config(file); });
+}
+
+}  // namespace snowflake::commands

@@ -1,0 +1,118 @@
+#include "command_line.hpp"
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include <iostream>
+#include <sstream>
+#include <vector>
+
+#include "snowflake/version.hpp"
+
+namespace snowflake::commands {
+
+namespace po = boost::program_options;
+
+namespace {
+
+po::options_description visible_options() {
+  po::options_description options("Options");
+  // One option a line, as program_options is read.
+  // clang-format off
+  options.add_options()
+      ("help,h", "print this help and exit")
+      ("version", "print the version and exit")
+      ("config,c", po::value<std::string>()->value_name("FILE"), "JSON config file")
+      ("log-level", po::value<std::string>()->value_name("LEVEL"),
+       "trace, debug, info, warn, error, critical or off (overrides the config)")
+      ("listen", po::value<std::string>()->value_name("ADDR"),
+       "address to serve HTTP on, e.g. 127.0.0.1:8080 or [::1]:8080 (overrides the config)")
+      ("json", "pool status: JSON instead of tables; get: the replica's JSON answer")
+      ("count", po::value<std::uint32_t>()->value_name("N"), "get: how many IDs (default 1)")
+      ("servers", po::value<std::string>()->value_name("URL,..."),
+       "get: the replicas, e.g. http://10.0.0.1:8080,http://10.0.0.2:8080 (default: "
+       "$SNOWFLAKED_SERVERS, else http://127.0.0.1:8080)")
+      ("timeout", po::value<std::uint32_t>()->value_name("MS"),
+       "get: give up after this long, waits for Retry-After included (default 5000); pool "
+       "floor: wait this long for every owner's confirmation (default: the lease + "
+       "safety margin + 10 s)")
+      ("above-id", po::value<std::string>()->value_name("N"),
+       "pool floor: no daemon of the cluster issues an ID <= N (the largest ID in your tables)")
+      ("from-leaf", po::value<std::string>()->value_name("ROOT"),
+       "pool floor: the floor above every ID the Leaf cluster at ROOT (/snowflake/<leaf.name>) "
+       "can have issued");
+  // clang-format on
+  return options;
+}
+
+Parsed pool_command(const Options& options, const Arguments& args) {
+  if (args.size() != 1 || (args[0] != "status" && args[0] != "floor")) {
+    return std::string("pool takes one subcommand: status or floor");
+  }
+  if (!options.count("config")) {
+    return fmt::format("pool {} needs --config FILE (ZooKeeper and root)", args[0]);
+  }
+  return args[0] == "status" ? pool_status_command(options) : pool_floor_command(options);
+}
+
+}  // namespace
+
+std::string usage_text() {
+  std::ostringstream out;
+  out << R"(Usage:
+  snowflaked [--config FILE] [--listen ADDR] [--log-level LEVEL]
+                                                 run the daemon
+  snowflaked decode ID [--config FILE]             print an ID's fields as JSON
+  snowflaked check-config FILE                     validate a config file
+  snowflaked pool status --config FILE [--json]    the recycle pool's worker IDs: owner,
+                                                 heartbeat age (ZooKeeper time), floor
+  snowflaked pool floor --config FILE (--above-id N | --from-leaf ROOT) [--timeout MS]
+                                                 no daemon of the cluster issues an ID
+                                                 <= N once this exits 0 (a migration)
+  snowflaked get [TAG] [--count N] [--servers URL,...] [--timeout MS] [--json]
+                                                 IDs, one a line, from whichever replica
+                                                 can issue (exit 1: none could)
+
+)" << visible_options()
+      << "\nExit codes: 0 success, 1 runtime failure, 2 bad command line or config.\n";
+  return out.str();
+}
+
+Parsed parse_command_line(int argc, const char* const* argv) {
+  po::options_description all = visible_options();
+  all.add_options()("command", po::value<std::string>())("args",
+                                                         po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add("command", 1).add("args", -1);
+
+  Options options;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(),
+              options);
+    po::notify(options);
+  } catch (const po::error& e) {
+    return std::string(e.what());
+  }
+  if (options.count("help")) {
+    return Action([] {
+      std::cout << usage_text();
+      return 0;
+    });
+  }
+  if (options.count("version")) {
+    return Action([] {
+      std::cout << "snowflaked " << kVersion << '\n';
+      return 0;
+    });
+  }
+  if (!options.count("command")) return run_command(options);
+  const Arguments args = options.count("args") ? options["args"].as<Arguments>() : Arguments{};
+  const std::string command = options["command"].as<std::string>();
+  if (command == "decode") return decode_command(options, args);
+  if (command == "check-config") return check_config_command(options, args);
+  if (command == "pool") return pool_command(options, args);
+  if (command == "get") return get_command(options, args);
+  return fmt::format("unknown command \"{}\"", command);
+}
+
+}  // namespace snowflake::commands

@@ -1,0 +1,29 @@
+#pragma once
+// The subcommands of snowflaked, one file each in src/commands/ (the daemon
+// itself: run.cpp and ../daemon.cpp). Each reads its own options and
+// arguments from the parsed command line, refuses what it cannot take with a
+// message (exit 2, with the usage), and otherwise returns its action.
+
+#include <boost/program_options/variables_map.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "snowflake/result.hpp"
+
+namespace snowflake::commands {
+
+using Options = boost::program_options::variables_map;
+using Arguments = std::vector<std::string>;  // the words after the command's name
+using Action = std::function<int()>;         // runs the command; returns its exit code
+using Parsed = Result<Action, std::string>;  // or a usage error
+
+Parsed run_command(const Options& options);  // no command: run the daemon
+Parsed decode_command(const Options& options, const Arguments& args);
+Parsed check_config_command(const Options& options, const Arguments& args);
+Parsed pool_status_command(const Options& options);
+Parsed pool_floor_command(const Options& options);
+Parsed get_command(const Options& options, const Arguments& args);
+
+}  // namespace snowflake::commands

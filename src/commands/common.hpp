@@ -1,0 +1,49 @@
+#pragma once
+// What the subcommands share: exit codes, the one way out for an error, the
+// config a command is given, and a ZooKeeper session for operator commands.
+
+#include <boost/program_options/variables_map.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "snowflake/config.hpp"
+#include "snowflake/coord/zk_session.hpp"
+#include "snowflake/id_layout.hpp"
+
+namespace snowflake::commands {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;  // a runtime failure: a restart may cure it
+inline constexpr int kExitUsage = 2;    // a bad command line or config
+
+// The one way out for a command's errors: prints `text` to stderr (into the
+// journal at priority 3, see print_error) and returns `exit_code`.
+int fail(int exit_code, std::string_view text);
+
+// --config FILE, if given.
+std::optional<std::string> config_path(const boost::program_options::variables_map& vm);
+
+// The config file at `path`, or the defaults without one. On error prints
+// "<file>: <key>: <message>" and returns nullopt (exit 2).
+std::optional<Config> load_config(const std::optional<std::string>& path);
+
+// The config's layout (it was validated against the same rules at load).
+IdLayout layout_of(const Config& config);
+
+// A layout whose time range has run out decodes IDs but can issue none (the
+// uid-generator preset's ran out in 2024): the daemon and check-config
+// refuse it; decode takes it. The refusal, naming `source`; nullopt if it
+// still lasts.
+std::optional<std::string> layout_ended(const Config& config, const std::string& source);
+
+coord::ZkSettings zookeeper_settings(const Config& config);
+
+// A session for an operator command (pool status, pool floor), with the
+// ZooKeeper client's chatter kept out of the report. On failure prints why
+// and returns nullptr (exit 1).
+std::unique_ptr<coord::ZkSession> connect_for_command(const Config& config);
+
+}  // namespace snowflake::commands

@@ -1,0 +1,70 @@
+// snowflaked get [TAG] [--count N] [--servers URL,...] [--timeout MS]
+// [--json]: IDs for shell scripts from whichever replica can issue (the
+// client itself: src/client/).
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "../client/get_command.hpp"
+#include "commands.hpp"
+#include "common.hpp"
+#include "snowflake/names.hpp"
+
+namespace snowflake::commands {
+
+namespace {
+
+struct GetCommandOptions {
+  std::string tag = "default";
+  std::uint32_t count = 1;
+  std::optional<std::string> servers;  // else $SNOWFLAKED_SERVERS, else the default
+  std::chrono::milliseconds timeout{5'000};
+  bool json = false;
+};
+
+int get(const GetCommandOptions& options) {
+  std::string servers(client::kDefaultServers);
+  if (options.servers) {
+    servers = *options.servers;
+  } else {
+    // Read before any thread starts; nothing calls setenv.
+    const char* env = std::getenv(client::kServersVariable);  // NOLINT(concurrency-mt-unsafe)
+    if (env && *env) servers = env;
+  }
+  auto replicas = client::parse_replica_list(servers);
+  if (!replicas) return fail(kExitUsage, "snowflaked get: " + replicas.error());
+  std::ostringstream errors;
+  const int code = client::run_get({.tag = options.tag,
+                                    .count = options.count,
+                                    .servers = std::move(replicas).value(),
+                                    .timeout = options.timeout,
+                                    .json = options.json},
+                                   std::cout, errors);
+  if (errors.tellp() > 0) return fail(code, errors.str());
+  return code;
+}
+
+}  // namespace
+
+Parsed get_command(const Options& options, const Arguments& args) {
+  GetCommandOptions o;
+  if (args.size() > 1) return std::string("get takes at most one TAG");
+  if (!args.empty()) o.tag = args[0];
+  if (!is_valid_name(o.tag)) {
+    return fmt::format("get: TAG must match [A-Za-z0-9._-]{{1,64}}, got \"{}\"", o.tag);
+  }
+  if (options.count("count")) o.count = options["count"].as<std::uint32_t>();
+  if (o.count < 1) return std::string("get: --count must be at least 1");
+  if (options.count("servers")) o.servers = options["servers"].as<std::string>();
+  if (options.count("timeout")) {
+    o.timeout = std::chrono::milliseconds(options["timeout"].as<std::uint32_t>());
+  }
+  if (o.timeout.count() < 1) return std::string("get: --timeout must be at least 1 ms");
+  o.json = options.count("json") > 0;
+  return Action([o] { return get(o); });
+}
+
+}  // namespace snowflake::commands

@@ -1,0 +1,121 @@
+// snowflaked pool floor --config FILE (--above-id N | --from-leaf ROOT):
+// raises the cluster's migration floor, then waits until every owner that
+// may still issue has confirmed it. Exit 0 means that no daemon of the
+// cluster issues an ID at or below the floor from then on.
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "snowflake/clock.hpp"
+#include "snowflake/coord/cluster_root.hpp"
+#include "snowflake/coord/floor_report.hpp"
+#include "snowflake/coord/leaf_import.hpp"
+#include "snowflake/coord/migration_floor.hpp"
+#include "snowflake/id_text.hpp"
+
+namespace snowflake::commands {
+
+namespace {
+
+struct PoolFloorOptions {
+  std::string config_file;
+  std::optional<std::uint64_t> above_id;  // one of the two
+  std::optional<std::string> from_leaf;   // a Leaf cluster's root, e.g. /snowflake/leaf
+  std::optional<std::chrono::milliseconds> timeout;
+};
+
+// The largest ID the old system can have issued: given, or read from Leaf's
+// tree (and shown with how it follows). nullopt: the error was printed.
+std::optional<std::uint64_t> largest_old_id(coord::ZkSession& zk, const PoolFloorOptions& options,
+                                            const Config& config) {
+  if (options.above_id) return options.above_id;
+  const auto margin_ms = config.coordinator.safety_margin.count();
+  const auto leaf = coord::read_leaf_cluster(zk, *options.from_leaf, margin_ms);
+  if (!leaf) {
+    fail(kExitFailure, "cannot read the Leaf cluster: " + leaf.error().message);
+    return std::nullopt;
+  }
+  std::cout << coord::to_text(leaf.value(), *options.from_leaf, margin_ms);
+  return leaf.value().largest_id;
+}
+
+// Polls until every owner that may still issue has confirmed `floor`.
+int await_confirmations(coord::ZkSession& zk, const PoolFloorOptions& options, const Config& config,
+                        const coord::MigrationFloor& floor) {
+  const auto& co = config.coordinator;
+  const auto patience =
+      options.timeout.value_or(co.lease_timeout + co.safety_margin + std::chrono::seconds(10));
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    const auto pending = coord::unconfirmed_owners(zk, config.zookeeper.root, co.type, floor.ms,
+                                                   co.lease_timeout, co.safety_margin);
+    if (!pending) {
+      return fail(kExitFailure, "cannot read the cluster's owners: " + pending.error().message);
+    }
+    if (pending.value().empty()) {
+      std::cout << "confirmed: no daemon of the cluster issues an ID at or below " << floor.above_id
+                << '\n';
+      return kExitOk;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return fail(kExitFailure, coord::to_text(pending.value(), patience));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+int pool_floor(const PoolFloorOptions& options) {
+  const auto config = load_config(options.config_file);
+  if (!config) return kExitUsage;
+  const auto& co = config->coordinator;
+  if (co.type == CoordinatorType::static_id) {
+    return fail(kExitUsage, fmt::format("{}: coordinator.type: pool floor needs a ZooKeeper "
+                                        "cluster (sequential or recycle); in static mode set "
+                                        "coordinator.min_id",
+                                        options.config_file));
+  }
+  const auto zk = connect_for_command(*config);
+  if (!zk) return kExitFailure;
+  const IdLayout layout = layout_of(*config);
+  const std::string& root = config->zookeeper.root;
+  // The root as a daemon of this config would find it (made if missing, so
+  // that a floor can be set before the first daemon starts).
+  if (auto checked =
+          coord::check_cluster_root(*zk, root, layout.settings(), co.type, co.datacenter_id);
+      !checked) {
+    return fail(kExitFailure, checked.error().message);
+  }
+  const auto above = largest_old_id(*zk, options, *config);
+  if (!above) return kExitFailure;
+  const auto raised = coord::raise_migration_floor(*zk, root, coord::floor_above(layout, *above));
+  if (!raised) return fail(kExitFailure, "cannot set the floor: " + raised.error().message);
+  std::cout << coord::to_text(raised.value(), root, SystemClock::instance().wall_ms());
+  return await_confirmations(*zk, options, *config, raised.value());
+}
+
+}  // namespace
+
+Parsed pool_floor_command(const Options& options) {
+  PoolFloorOptions o;
+  o.config_file = *config_path(options);
+  if (options.count("above-id")) {
+    const auto text = options["above-id"].as<std::string>();
+    o.above_id = parse_id(text);
+    if (!o.above_id) return "--above-id: " + not_an_id(text);
+  }
+  if (options.count("from-leaf")) o.from_leaf = options["from-leaf"].as<std::string>();
+  if (o.above_id.has_value() == o.from_leaf.has_value()) {
+    return std::string("pool floor takes one of --above-id N and --from-leaf ROOT");
+  }
+  if (options.count("timeout")) {
+    o.timeout = std::chrono::milliseconds(options["timeout"].as<std::uint32_t>());
+  }
+  return Action([o] { return pool_floor(o); });
+}
+
+}  // namespace snowflake::commands

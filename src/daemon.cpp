@@ -1,0 +1,330 @@
+#include "daemon.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "commands/common.hpp"
+#include "logging.hpp"
+#include "snowflake/clock.hpp"
+#include "snowflake/config.hpp"
+#include "snowflake/coord/coordinator.hpp"
+#include "snowflake/coord/migration_floor.hpp"
+#include "snowflake/coord/static_worker.hpp"
+#include "snowflake/coordination_gauges.hpp"
+#include "snowflake/http/router.hpp"
+#include "snowflake/http/server.hpp"
+#include "snowflake/id_generator.hpp"
+#include "snowflake/id_layout.hpp"
+#include "snowflake/lease.hpp"
+#include "snowflake/listen_address.hpp"
+#include "snowflake/metrics.hpp"
+#include "snowflake/systemd_notifier.hpp"
+#include "snowflake/time_format.hpp"
+#include "snowflake/version.hpp"
+#include "snowflake/worker_slot.hpp"
+#include "stop_signals.hpp"
+
+namespace snowflake {
+
+namespace {
+
+using commands::fail;
+using commands::kExitFailure;
+using commands::kExitOk;
+using commands::kExitUsage;
+
+// The config file with the command line's flags applied; what is wrong with
+// either is printed (exit 2).
+struct DaemonConfig {
+  Config config;
+  boost::asio::ip::tcp::endpoint endpoint;
+};
+
+std::optional<DaemonConfig> load_daemon_config(const DaemonOptions& options) {
+  auto config = commands::load_config(options.config_file);
+  if (!config) return std::nullopt;
+  if (const auto ended =
+          commands::layout_ended(*config, options.config_file.value_or("defaults"))) {
+    fail(kExitUsage, *ended);
+    return std::nullopt;
+  }
+  if (options.log_level) {
+    if (!is_log_level(*options.log_level)) {
+      fail(kExitUsage,
+           "--log-level: must be one of trace, debug, info, warn, error, critical, off");
+      return std::nullopt;
+    }
+    config->log_level = *options.log_level;
+  }
+  if (options.listen) config->http.listen = *options.listen;
+  const auto endpoint = parse_listen_address(config->http.listen);
+  if (!endpoint) {
+    fail(kExitUsage,
+         fmt::format("--listen: must be {}, got \"{}\"", kListenAddressForm, config->http.listen));
+    return std::nullopt;
+  }
+  return DaemonConfig{std::move(*config), *endpoint};
+}
+
+std::string state_dir(const Config& c) {
+  if (!c.coordinator.state_dir.empty()) return c.coordinator.state_dir;
+  // systemd's StateDirectory= (a colon-separated list; ours is the first).
+  // Read in main before any thread starts; nothing calls setenv.
+  const char* dir = std::getenv("STATE_DIRECTORY");  // NOLINT(concurrency-mt-unsafe)
+  if (dir && *dir) {
+    const std::string dirs = dir;
+    return dirs.substr(0, dirs.find(':'));
+  }
+  return "/var/lib/snowflaked";
+}
+
+std::string default_advertise(std::uint16_t port) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || !*host) std::strcpy(host, "localhost");
+  return fmt::format("{}:{}", host, port);
+}
+
+coord::CoordinatorOptions coordinator_options(const Config& c, std::uint16_t http_port) {
+  return {.strategy = c.coordinator.type,
+          .zookeeper = commands::zookeeper_settings(c),
+          .root = c.zookeeper.root,
+          .settings = c.coordinator,
+          .generator = c.generator,
+          .advertise = c.coordinator.advertise.empty() ? default_advertise(http_port)
+                                                       : c.coordinator.advertise,
+          .state_dir = state_dir(c)};
+}
+
+unsigned io_thread_count(const HttpSettings& http) {
+  if (http.io_threads > 0) return http.io_threads;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// The parts in the order they start; they stop in the reverse order (the
+// order of the members is the order of their destruction, backwards).
+class Daemon {
+ public:
+  Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint);
+
+  // Static mode: the worker ID from the config, its floor from the state
+  // file (and coordinator.min_id). Errors are logged.
+  bool start_static_worker();
+  // Binds the HTTP listener. Errors are logged.
+  bool listen();
+  // SIGTERM and SIGINT drain the server; the worker ID is given back after.
+  void stop_on(StopSignals& signals);
+  // The ZooKeeper modes: a worker ID from the cluster, the heartbeat thread.
+  // Errors are logged. Static mode holds its lease from the start.
+  bool start_coordination();
+  // Tells systemd it is ready, and pings its watchdog while healthy.
+  void start_notifier();
+  // Serves until stopped, then gives the worker ID back. The exit code.
+  int serve();
+
+ private:
+  // What systemd is told (see systemd_notifier.hpp). Runs on the server's
+  // main loop; it also sends the probe that the next call reads the answer of.
+  ServiceCondition service_condition(std::chrono::milliseconds limit);
+  void log_started() const;
+
+  const Config config_;
+  const boost::asio::ip::tcp::endpoint endpoint_;
+  const IdLayout layout_;
+  const bool coordinated_;
+  const unsigned threads_;
+  WorkerSlot worker_;
+  Lease lease_;
+  CoordinationGauges gauges_;
+  std::unique_ptr<coord::StaticWorker> static_worker_;
+  Metrics metrics_;
+  http::RouterContext router_;
+  http::HttpServer server_;
+  std::optional<boost::asio::ip::tcp::endpoint> bound_;
+  std::unique_ptr<coord::Coordinator> coordinator_;
+  SystemdNotifier notifier_;
+  std::atomic<bool> fatal_{false};
+};
+
+http::RouterContext router_context(const Config& config, const IdLayout& layout, WorkerSlot& worker,
+                                   Lease& lease, CoordinationGauges& gauges, Metrics& metrics,
+                                   unsigned threads, bool coordinated) {
+  const auto& co = config.coordinator;
+  return {layout,
+          worker,
+          lease,
+          gauges,
+          metrics,
+          config.http,
+          {config.service, co.type, std::chrono::steady_clock::now(), threads,
+           coordinated ? std::optional(ConfiguredTimings{co.heartbeat_interval, co.lease_timeout,
+                                                         co.reclaim_after, co.max_skew})
+                       : std::nullopt,
+           co.datacenter_id}};
+}
+
+Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint)
+    : config_(std::move(config)),
+      endpoint_(endpoint),
+      layout_(commands::layout_of(config_)),
+      coordinated_(config_.coordinator.type != CoordinatorType::static_id),
+      threads_(io_thread_count(config_.http)),
+      metrics_(config_.http.max_metric_tags),
+      router_(router_context(config_, layout_, worker_, lease_, gauges_, metrics_, threads_,
+                             coordinated_)),
+      server_({.endpoint = endpoint_,
+               .io_threads = threads_,
+               .max_connections = config_.http.max_connections,
+               .idle_timeout = config_.http.idle_timeout,
+               .request_timeout = config_.http.request_timeout,
+               .drain_timeout = config_.http.drain_timeout,
+               .limits = http::RequestLimits{}},
+              {.handle =
+                   [this](const http::Request& req) { return http::handle_request(req, router_); },
+               .reject =
+                   [this](http::Status status, std::string_view code, std::string_view message) {
+                     return http::reject_request(status, code, message, router_);
+                   }}),
+      notifier_(server_.main_context(),
+                [this](std::chrono::milliseconds limit) { return service_condition(limit); }) {}
+
+bool Daemon::start_static_worker() {
+  if (coordinated_) return true;
+  std::optional<std::int64_t> floor_ms;
+  if (const auto min_id = config_.coordinator.min_id) {
+    floor_ms = coord::floor_above(layout_, *min_id).ms;
+    gauges_.migration_floor_ms.store(*floor_ms, std::memory_order_relaxed);
+    spdlog::info("migration floor: no ID at or below {} (coordinator.min_id; time unit of {})",
+                 *min_id, format_iso8601_ms(*floor_ms));
+  }
+  static_worker_ = std::make_unique<coord::StaticWorker>(
+      state_dir(config_), config_.coordinator.static_worker_id, layout_, config_.generator,
+      config_.coordinator.persist_interval, floor_ms);
+  if (auto started = static_worker_->start(worker_); !started) {
+    spdlog::critical("{}", started.error());
+    return false;
+  }
+  return true;
+}
+
+bool Daemon::listen() {
+  auto bound = server_.listen();
+  if (!bound) {
+    spdlog::critical("{}", bound.error());
+    return false;
+  }
+  bound_ = bound.value();
+  return true;
+}
+
+void Daemon::stop_on(StopSignals& signals) {
+  signals.start([this](int) {
+    boost::asio::post(server_.main_context(), [this] {
+      notifier_.stop("stopping: draining connections, then giving the worker ID back");
+      server_.stop();
+    });
+  });
+}
+
+bool Daemon::start_coordination() {
+  if (!coordinated_) {
+    lease_.grant_indefinitely();  // static mode owns its worker ID from the start
+    return true;
+  }
+  coordinator_ = std::make_unique<coord::Coordinator>(coordinator_options(config_, bound_->port()),
+                                                      layout_, worker_, lease_, gauges_,
+                                                      [this](const std::string& why) {
+                                                        fatal_ = true;
+                                                        notifier_.stop("failed: " + why);
+                                                        server_.stop();
+                                                      });
+  if (auto started = coordinator_->start(); !started) {
+    spdlog::critical("{}", started.error());
+    return false;
+  }
+  return true;
+}
+
+void Daemon::start_notifier() {
+  notifier_.start();
+  const auto watchdog = notifier_.watchdog_timeout();
+  if (watchdog.count() <= 0) return;
+  const auto limit_ms = std::chrono::duration_cast<std::chrono::milliseconds>(watchdog).count() / 2;
+  spdlog::info("systemd watchdog {} ms: pinging every {} ms while healthy", limit_ms * 2,
+               notifier_.check_period().count());
+  const auto zk_step_ms =
+      (config_.zookeeper.session_timeout + config_.zookeeper.connect_timeout).count();
+  if (coordinated_ && zk_step_ms >= limit_ms) {
+    spdlog::warn(
+        "WatchdogSec= ({} ms) is short for ZooKeeper's timeouts: one heartbeat step may "
+        "take session_timeout_ms + connect_timeout_ms ({} ms), more than half of it",
+        limit_ms * 2, zk_step_ms);
+  }
+}
+
+ServiceCondition Daemon::service_condition(std::chrono::milliseconds limit) {
+  ServiceCondition now{http::ready_to_issue(router_), http::state_line(router_), std::nullopt};
+  const auto silence = server_.event_loop_silence();
+  server_.probe_event_loops();
+  if (silence > limit) {
+    now.unhealthy =
+        fmt::format("an HTTP event loop has not run for {} ms",
+                    std::chrono::duration_cast<std::chrono::milliseconds>(silence).count());
+  } else if (coordinator_ && !coordinator_->heartbeat_thread_healthy(limit)) {
+    now.unhealthy = fmt::format("the heartbeat thread has ended or been in one step for over {} ms",
+                                limit.count());
+  }
+  return now;
+}
+
+void Daemon::log_started() const {
+  const auto address = bound_->address();
+  spdlog::info(
+      "snowflaked {} started: listening on {}{}{}:{} with {} io thread(s); service {}, "
+      "worker {} ({}), layout {}",
+      kVersion, address.is_v6() ? "[" : "", address.to_string(), address.is_v6() ? "]" : "",
+      bound_->port(), threads_, config_.service,
+      coordinated_ ? std::string("from ZooKeeper")
+                   : std::to_string(config_.coordinator.static_worker_id),
+      to_string(config_.coordinator.type), layout_.describe());
+}
+
+int Daemon::serve() {
+  log_started();
+  server_.run();
+  // Drained: nothing can be issued any more; give the worker ID back.
+  if (coordinator_) coordinator_->shutdown();
+  if (static_worker_) static_worker_->shutdown();
+  if (const IdGenerator* g = worker_.current()) {
+    spdlog::info("stopped; high-water mark {}", format_iso8601_ms(g->high_water_mark_ms()));
+  }
+  return fatal_ ? kExitFailure : kExitOk;
+}
+
+}  // namespace
+
+int run_daemon(const DaemonOptions& options) {
+  auto loaded = load_daemon_config(options);
+  if (!loaded) return kExitUsage;
+  configure_logging(loaded->config.log_level);
+  // Before any thread starts: every thread inherits the blocked signals.
+  StopSignals stop_signals;
+  Daemon daemon(std::move(loaded->config), loaded->endpoint);
+  if (!daemon.start_static_worker() || !daemon.listen()) return kExitFailure;
+  daemon.stop_on(stop_signals);
+  if (!daemon.start_coordination()) return kExitFailure;
+  daemon.start_notifier();
+  return daemon.serve();
+}
+
+}  // namespace snowflake
