@@ -3,12 +3,16 @@
 includes only files of its own layer or of a layer below it, so that every
 arrow points down (../shared/DESIGN.md, "Parts").
 
-  0 base     the ID, its layout and generator, clocks, the lease, metrics,
-             text formats: include/snowflake/*.hpp and their src/*.cpp
-  1 config   the settings, read and validated (config, json_section)
-  2 parts    coord/ (ZooKeeper, worker IDs, local state), http/ (router,
-             server), client/ (snowflaked get): none includes another
-  3 program  main.cpp, daemon.cpp, commands/, logging, stop_signals
+  0 base       the ID, its layout and generator, clocks, the lease, metrics,
+               text formats: include/snowflake/*.hpp and their src/*.cpp
+  1 config     the settings, read and validated (config, json_section)
+  2 state      state/: the local disk (state file and directory, the time
+               reservation, the owner token they record)
+  3 parts      coord/ (ZooKeeper, worker IDs at run time), http/ (router,
+               server), client/ (snowflaked get): none includes another
+  4 migration  migration/: raising the migration floor, reading Leaf's tree
+  5 report     report/: what the operator commands print (pool status, floor)
+  6 program    main.cpp, daemon.cpp, commands/, logging, stop_signals
 
 Prints each include that points up or across, and exits 1 if there is one.
 Run by scripts/lint.sh.
@@ -22,8 +26,8 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 CONFIG = {"config", "json_section"}
 PROGRAM = {"main", "daemon", "logging", "stop_signals"}
-PARTS = {"coord", "http", "client"}
-LAYER = {"base": 0, "config": 1, "coord": 2, "http": 2, "client": 2, "program": 3}
+LAYER = {"base": 0, "config": 1, "state": 2, "coord": 3, "http": 3, "client": 3,
+         "migration": 4, "report": 5, "program": 6}
 
 
 def part_of(path: pathlib.Path) -> str:
@@ -68,8 +72,9 @@ def main() -> int:
     for line in wrong:
         print(f"check-layers: {line}")
     if wrong:
-        print("check-layers: an include may point only down: base < config < "
-              "coord, http, client < program (scripts/check-layers.py)", file=sys.stderr)
+        print("check-layers: an include may point only down: base < config < state < "
+              "coord, http, client < migration < report < program "
+              "(scripts/check-layers.py)", file=sys.stderr)
         return 1
     print(f"check-layers: {len(files)} files, every include points down")
     return 0

@@ -68,7 +68,7 @@ struct CoordinatorSettings {
   std::chrono::milliseconds max_boot_wait{5'000};
   // How often the state file's high-water mark is rewritten; IDs are only
   // issued up to a time the file has already reserved, kReserveIntervals
-  // intervals ahead (coord/time_reservation.hpp).
+  // intervals ahead (state/time_reservation.hpp).
   std::chrono::milliseconds persist_interval{100};
   static constexpr int kReserveIntervals = 10;
 };

@@ -13,10 +13,11 @@
 #include "common.hpp"
 #include "snowflake/clock.hpp"
 #include "snowflake/coord/cluster_root.hpp"
-#include "snowflake/coord/floor_report.hpp"
-#include "snowflake/coord/leaf_import.hpp"
 #include "snowflake/coord/migration_floor.hpp"
 #include "snowflake/id_text.hpp"
+#include "snowflake/migration/leaf_import.hpp"
+#include "snowflake/migration/raise_floor.hpp"
+#include "snowflake/report/floor_report.hpp"
 
 namespace snowflake::commands {
 
@@ -35,12 +36,12 @@ std::optional<std::uint64_t> largest_old_id(coord::ZkSession& zk, const PoolFloo
                                             const Config& config) {
   if (options.above_id) return options.above_id;
   const auto margin_ms = config.coordinator.safety_margin.count();
-  const auto leaf = coord::read_leaf_cluster(zk, *options.from_leaf, margin_ms);
+  const auto leaf = migration::read_leaf_cluster(zk, *options.from_leaf, margin_ms);
   if (!leaf) {
     fail(kExitFailure, "cannot read the Leaf cluster: " + leaf.error().message);
     return std::nullopt;
   }
-  std::cout << coord::to_text(leaf.value(), *options.from_leaf, margin_ms);
+  std::cout << report::to_text(leaf.value(), *options.from_leaf, margin_ms);
   return leaf.value().largest_id;
 }
 
@@ -52,8 +53,8 @@ int await_confirmations(coord::ZkSession& zk, const PoolFloorOptions& options, c
       options.timeout.value_or(co.lease_timeout + co.safety_margin + std::chrono::seconds(10));
   const auto deadline = std::chrono::steady_clock::now() + patience;
   for (;;) {
-    const auto pending = coord::unconfirmed_owners(zk, config.zookeeper.root, co.type, floor.ms,
-                                                   co.lease_timeout, co.safety_margin);
+    const auto pending = migration::unconfirmed_owners(zk, config.zookeeper.root, co.type, floor.ms,
+                                                       co.lease_timeout, co.safety_margin);
     if (!pending) {
       return fail(kExitFailure, "cannot read the cluster's owners: " + pending.error().message);
     }
@@ -63,7 +64,7 @@ int await_confirmations(coord::ZkSession& zk, const PoolFloorOptions& options, c
       return kExitOk;
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      return fail(kExitFailure, coord::to_text(pending.value(), patience));
+      return fail(kExitFailure, report::to_text(pending.value(), patience));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -92,9 +93,10 @@ int pool_floor(const PoolFloorOptions& options) {
   }
   const auto above = largest_old_id(*zk, options, *config);
   if (!above) return kExitFailure;
-  const auto raised = coord::raise_migration_floor(*zk, root, coord::floor_above(layout, *above));
+  const auto raised =
+      migration::raise_migration_floor(*zk, root, coord::floor_above(layout, *above));
   if (!raised) return fail(kExitFailure, "cannot set the floor: " + raised.error().message);
-  std::cout << coord::to_text(raised.value(), root, SystemClock::instance().wall_ms());
+  std::cout << report::to_text(raised.value(), root, SystemClock::instance().wall_ms());
   return await_confirmations(*zk, options, *config, raised.value());
 }
 

@@ -7,7 +7,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "snowflake/coord/pool_status.hpp"
+#include "snowflake/report/pool_status.hpp"
 
 namespace snowflake::commands {
 
@@ -24,12 +24,12 @@ int pool_status(const std::string& file, bool json) {
   const auto zk = connect_for_command(*config);
   if (!zk) return kExitFailure;
   const auto status =
-      coord::read_pool_status(*zk, config->zookeeper.root, config->coordinator.reclaim_after);
+      report::read_pool_status(*zk, config->zookeeper.root, config->coordinator.reclaim_after);
   if (!status) return fail(kExitFailure, "cannot read the pool: " + status.error().message);
   if (json) {
-    std::cout << coord::to_json(status.value()).dump(2) << '\n';
+    std::cout << report::to_json(status.value()).dump(2) << '\n';
   } else {
-    std::cout << coord::to_text(status.value());
+    std::cout << report::to_text(status.value());
   }
   return kExitOk;
 }

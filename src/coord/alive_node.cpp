@@ -21,11 +21,8 @@ std::array<ZkOp, 2> AliveNodes::absent(std::uint32_t id) const {
 
 Result<std::optional<AliveHolder>, CoordError> AliveNodes::holder(ZkSession& zk,
                                                                   std::uint32_t id) const {
-  auto node = zk.get(path(id));
-  if (!node) {
-    if (node.error().code == ZkErrc::no_node) return std::optional<AliveHolder>();
-    return CoordError::from(node.error());
-  }
+  BOOST_OUTCOME_TRY(node, zk.try_get(path(id)));
+  if (!node) return std::optional<AliveHolder>();
   return std::optional<AliveHolder>(
       AliveHolder{decode_owner(node.value().data), node.value().stat.ephemeral_owner});
 }

@@ -7,6 +7,7 @@
 
 #include "snowflake/coord/migration_floor.hpp"
 #include "snowflake/coord/node_data.hpp"
+#include "snowflake/layout_json.hpp"
 
 namespace snowflake::coord {
 
@@ -25,7 +26,7 @@ std::string describe(const LayoutSettings& l) {
 
 std::string encode_root(const LayoutSettings& layout, CoordinatorType strategy,
                         std::uint32_t datacenter_id) {
-  json j = json::parse(encode(layout));
+  json j = json::parse(encode_layout(layout));
   j["strategy"] = to_string(strategy);
   if (layout.datacenter_bits != 0) j["datacenter_id"] = datacenter_id;
   return j.dump();
@@ -79,8 +80,7 @@ Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& ro
                                             std::uint32_t datacenter_id) {
   const std::string mine = encode_root(layout, strategy, datacenter_id);
   if (const auto slash = root.rfind('/'); slash > 0) {
-    if (auto made = zk.ensure_path(root.substr(0, slash)); !made)
-      return CoordError::from(made.error());
+    BOOST_OUTCOME_TRY(zk.ensure_path(root.substr(0, slash)));
   }
   // Bounded: each round either settles or saw another writer win a race.
   for (int attempt = 0; attempt < 5; ++attempt) {
@@ -88,11 +88,8 @@ Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& ro
     if (created) return outcome::success();
     if (created.error().code != ZkErrc::node_exists) return CoordError::from(created.error());
 
-    auto node = zk.get(root);
-    if (!node) {
-      if (node.error().code == ZkErrc::no_node) continue;  // deleted meanwhile
-      return CoordError::from(node.error());
-    }
+    BOOST_OUTCOME_TRY(node, zk.try_get(root));
+    if (!node) continue;  // deleted meanwhile
     const std::string& data = node.value().data;
     const auto theirs = data.empty() ? std::optional(layout) : decode_layout(data);
     if (!theirs) {

@@ -43,7 +43,7 @@ Coordinator::Coordinator(CoordinatorOptions options, const IdLayout& layout, Wor
 Coordinator::~Coordinator() { shutdown(); }
 
 Result<void, std::string> Coordinator::start() {
-  auto dir = StateDir::open(options_.state_dir);
+  auto dir = state::StateDir::open(options_.state_dir);
   if (!dir) return dir.error();
   state_dir_ = std::move(dir).value();
   if (!state_dir_->knows_boot()) {
@@ -57,7 +57,7 @@ Result<void, std::string> Coordinator::start() {
   }
   // Our previous run's record counts only if this machine proves that run
   // dead: a copied state directory carries the same record.
-  std::optional<StateRecord> predecessor;
+  std::optional<state::StateRecord> predecessor;
   if (const auto& r = state_dir_->previous(); r && r->strategy == options_.strategy &&
                                               r->root == options_.root && r->owner &&
                                               r->layout == layout_.settings()) {
@@ -84,7 +84,7 @@ Result<void, std::string> Coordinator::start() {
                                                      layout_.max_worker_id(), s.lease_timeout,
                                                      token_, predecessor);
   }
-  reservation_ = std::make_unique<TimeReservation>(*state_dir_, s.persist_interval, clock_);
+  reservation_ = std::make_unique<state::TimeReservation>(*state_dir_, s.persist_interval, clock_);
   reservation_->start();
   gauges_.zookeeper.store(ZkConnection::connecting);
   thread_running_.store(true, std::memory_order_release);
@@ -354,8 +354,9 @@ bool Coordinator::install(const Ownership& owned) {
   // floor_ahead (waiting for the floor is the cluster's, not this worker
   // ID's, so taking another would not help).
   if (migration_floor_ms_ != INT64_MIN) generator->raise_migration_floor(migration_floor_ms_);
-  reservation_->attach(*generator, StateRecord{options_.strategy, options_.root, owned.worker_id,
-                                               owned.node, owned.owner, layout_.settings(), 0, 0});
+  reservation_->attach(
+      *generator, state::StateRecord{options_.strategy, options_.root, owned.worker_id, owned.node,
+                                     owned.owner, layout_.settings(), 0, 0});
   worker_id_ = owned.worker_id;
   owned_floor_ = owned.floor;
   generator_ = &slot_.install(std::move(generator));

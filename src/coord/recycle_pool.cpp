@@ -50,13 +50,12 @@ RecyclePool::RecyclePool(const std::string& root, std::uint32_t max_worker_id)
 
 Result<void, CoordError> RecyclePool::ensure(ZkSession& zk, std::chrono::milliseconds patience) {
   for (const auto& path : {inuse_, notuse_, clock_, alive_.dir()}) {
-    if (auto made = zk.ensure_path(path); !made) return CoordError::from(made.error());
+    BOOST_OUTCOME_TRY(zk.ensure_path(path));
   }
   const auto deadline = std::chrono::steady_clock::now() + patience;
   for (;;) {
-    auto pool = zk.get(pool_);
-    if (!pool) return CoordError::from(pool.error());
-    const auto state = nlohmann::json::parse(pool.value().data, nullptr, false);
+    BOOST_OUTCOME_TRY(pool, zk.get(pool_));
+    const auto state = nlohmann::json::parse(pool.data, nullptr, false);
     if (state.is_object() && state.value("complete", false)) return outcome::success();
 
     // Claims start only once the pool is complete, so whoever holds the lock
@@ -80,9 +79,8 @@ Result<void, CoordError> RecyclePool::ensure(ZkSession& zk, std::chrono::millise
 Result<void, CoordError> RecyclePool::fill(ZkSession& zk) {
   std::set<std::uint32_t> present;
   for (const auto& dir : {notuse_, inuse_}) {
-    auto names = zk.children(dir);
-    if (!names) return CoordError::from(names.error());
-    for (const auto& name : names.value()) {
+    BOOST_OUTCOME_TRY(names, zk.children(dir));
+    for (const auto& name : names) {
       if (auto id = pool_worker_id(name, max_worker_id_)) present.insert(*id);
     }
   }
@@ -111,7 +109,7 @@ Result<void, CoordError> RecyclePool::fill(ZkSession& zk) {
   BOOST_OUTCOME_TRYV(flush());
   const std::string complete =
       nlohmann::json{{"size", std::uint64_t{max_worker_id_} + 1}, {"complete", true}}.dump();
-  if (auto set = zk.set(pool_, complete, -1); !set) return CoordError::from(set.error());
+  BOOST_OUTCOME_TRY(zk.set(pool_, complete, -1));
   (void)zk.remove(lock_, -1);  // else it goes with our session
   return outcome::success();
 }
@@ -125,11 +123,8 @@ Result<std::int32_t, CoordError> RecyclePool::move_count(ZkSession& zk) {
 
 Result<std::pair<InuseData, NodeStat>, CoordError> RecyclePool::read_owned(
     ZkSession& zk, const std::string& path, const OwnerToken& owner) {
-  auto node = zk.get(path);
-  if (!node) {
-    if (node.error().code == ZkErrc::no_node) return lost(path, "does not exist any more");
-    return CoordError::from(node.error());
-  }
+  BOOST_OUTCOME_TRY(node, zk.try_get(path));
+  if (!node) return lost(path, "does not exist any more");
   const auto data = decode_inuse(node.value().data);
   if (!data || data->owner != owner) return lost(path, "belongs to another owner");
   return std::pair{*data, node.value().stat};
@@ -155,11 +150,8 @@ Result<ClaimPlan, CoordError> RecyclePool::plan_claim(ZkSession& zk, std::uint32
   // The count first: a move made after it (of this node or any other) fails
   // the commit, so the floor read below is still the node's when it applies.
   BOOST_OUTCOME_TRY(count, move_count(zk));
-  auto node = zk.get(notuse_path(worker_id));
-  if (!node) {
-    if (node.error().code == ZkErrc::no_node) return lost(notuse_path(worker_id), "was just taken");
-    return CoordError::from(node.error());
-  }
+  BOOST_OUTCOME_TRY(node, zk.try_get(notuse_path(worker_id)));
+  if (!node) return lost(notuse_path(worker_id), "was just taken");
   const auto free = decode_notuse(node.value().data);
   if (!free) {
     return CoordError{CoordErrc::unusable,
@@ -223,10 +215,9 @@ Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, const InuseData&
     if (earlier.error().code != CoordErrc::lost) return earlier.error();
     unsure_claim_.reset();
   }
-  auto names = zk.children(notuse_);
-  if (!names) return CoordError::from(names.error());
+  BOOST_OUTCOME_TRY(names, zk.children(notuse_));
   std::vector<std::uint32_t> free;
-  for (const auto& name : names.value()) {
+  for (const auto& name : names) {
     if (auto id = pool_worker_id(name, max_worker_id_)) free.push_back(*id);
   }
   if (!free.empty()) {
@@ -287,11 +278,8 @@ Result<PoolClaim, CoordError> RecyclePool::take_over(ZkSession& zk, std::uint32_
   const std::string path = inuse_path(worker_id);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(count, move_count(zk));
-    auto node = zk.get(path);
-    if (!node) {
-      if (node.error().code == ZkErrc::no_node) return lost(path, "does not exist any more");
-      return CoordError::from(node.error());
-    }
+    BOOST_OUTCOME_TRY(node, zk.try_get(path));
+    if (!node) return lost(path, "does not exist any more");
     const auto old = decode_inuse(node.value().data);
     // Ours already: an earlier takeover whose answer was lost.
     if (old && old->owner == data.owner) return read_claim(zk, worker_id, data.owner);
@@ -377,19 +365,15 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
   // Read the move count before any node: a move made after our readings
   // changes it, and the multi below then fails instead of acting on them.
   BOOST_OUTCOME_TRY(count, move_count(zk));
-  auto names = zk.children(inuse_);
-  if (!names) return CoordError::from(names.error());
+  BOOST_OUTCOME_TRY(names, zk.children(inuse_));
   ReapResult result;
   result.pool_size = max_worker_id_ + 1;
-  result.in_use = static_cast<std::uint32_t>(names.value().size());
-  for (const auto& name : names.value()) {
+  result.in_use = static_cast<std::uint32_t>(names.size());
+  for (const auto& name : names) {
     const auto id = pool_worker_id(name, max_worker_id_);
     if (!id || id == our_worker_id) continue;
-    auto node = zk.get(inuse_path(*id));
-    if (!node) {
-      if (node.error().code == ZkErrc::no_node) continue;
-      return CoordError::from(node.error());
-    }
+    BOOST_OUTCOME_TRY(node, zk.try_get(inuse_path(*id)));
+    if (!node) continue;
     const NodeStat& s = node.value().stat;
     if (zk_now_ms - s.mtime_ms <= reclaim_after.count()) continue;
     const auto old = decode_inuse(node.value().data);

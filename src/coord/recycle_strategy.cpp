@@ -5,7 +5,7 @@
 namespace snowflake::coord {
 
 RecycleStrategy::RecycleStrategy(RecycleSettings settings, OwnerToken token,
-                                 std::optional<StateRecord> predecessor)
+                                 std::optional<state::StateRecord> predecessor)
     : settings_(std::move(settings)),
       token_(std::move(token)),
       predecessor_(std::move(predecessor)),
@@ -26,7 +26,7 @@ Ownership RecycleStrategy::own(PoolClaim claim, const AcquireRequest& request) {
 std::optional<Result<Ownership, CoordError>> RecycleStrategy::try_takeover(
     ZkSession& zk, const AcquireRequest& request) {
   if (!predecessor_) return std::nullopt;
-  const StateRecord& p = *predecessor_;
+  const state::StateRecord& p = *predecessor_;
   InuseData mine{token_, p.reserved_until, request.now_ms, 0, settings_.lease.count()};
   auto taken = pool_.take_over(zk, p.worker_id, *p.owner, mine, request.max_floor_ms);
   if (taken) {

@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "snowflake/coord/recycle_pool.hpp"
-#include "snowflake/coord/state_file.hpp"
+#include "snowflake/state/state_file.hpp"
 #include "worker_strategy.hpp"
 
 namespace snowflake::coord {
@@ -29,7 +29,7 @@ class RecycleStrategy final : public WorkerStrategy {
   // `predecessor`: our previous run's record, if the state directory proves
   // that run dead; its worker ID is taken back first.
   RecycleStrategy(RecycleSettings settings, OwnerToken token,
-                  std::optional<StateRecord> predecessor);
+                  std::optional<state::StateRecord> predecessor);
 
   Result<Ownership, CoordError> acquire(ZkSession& zk, const AcquireRequest& request) override;
   Result<std::int64_t, CoordError> renew(ZkSession& zk, std::int64_t ts, std::int64_t hwm) override;
@@ -46,7 +46,7 @@ class RecycleStrategy final : public WorkerStrategy {
 
   RecycleSettings settings_;
   OwnerToken token_;
-  std::optional<StateRecord> predecessor_;
+  std::optional<state::StateRecord> predecessor_;
   std::optional<std::chrono::steady_clock::time_point> held_since_;
   RecyclePool pool_;
   bool pool_ready_ = false;

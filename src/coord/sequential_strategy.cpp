@@ -5,7 +5,7 @@ namespace snowflake::coord {
 SequentialStrategy::SequentialStrategy(const std::string& root, const std::string& name,
                                        std::uint32_t max_worker_id, std::chrono::milliseconds lease,
                                        OwnerToken token,
-                                       const std::optional<StateRecord>& predecessor)
+                                       const std::optional<state::StateRecord>& predecessor)
     : worker_(root, name, max_worker_id),
       max_worker_id_(max_worker_id),
       lease_(lease),

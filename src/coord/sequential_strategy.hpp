@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "snowflake/coord/sequential_worker.hpp"
-#include "snowflake/coord/state_file.hpp"
+#include "snowflake/state/state_file.hpp"
 #include "worker_strategy.hpp"
 
 namespace snowflake::coord {
@@ -15,7 +15,7 @@ class SequentialStrategy final : public WorkerStrategy {
   // that run dead (its reservation is then a tight floor).
   SequentialStrategy(const std::string& root, const std::string& name, std::uint32_t max_worker_id,
                      std::chrono::milliseconds lease, OwnerToken token,
-                     const std::optional<StateRecord>& predecessor);
+                     const std::optional<state::StateRecord>& predecessor);
 
   Result<Ownership, CoordError> acquire(ZkSession& zk, const AcquireRequest& request) override;
   Result<std::int64_t, CoordError> renew(ZkSession& zk, std::int64_t ts, std::int64_t hwm) override;

@@ -66,13 +66,12 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
     ZkSession& zk, const OwnerToken& owner, std::int64_t now_ms, std::int64_t lease_ms,
     std::int64_t max_floor_ms, const std::optional<Predecessor>& predecessor) {
   for (const auto& dir : {forever_, alive_.dir()}) {
-    if (auto made = zk.ensure_path(dir); !made) return CoordError::from(made.error());
+    BOOST_OUTCOME_TRY(zk.ensure_path(dir));
   }
   // Bounded: a lost connection during a create is resolved by listing again.
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    auto children = zk.children(forever_);
-    if (!children) return CoordError::from(children.error());
-    auto ours = find_ours(children.value());
+    BOOST_OUTCOME_TRY(children, zk.children(forever_));
+    auto ours = find_ours(children);
     if (!ours) {
       SequentialData fresh{host_, port_, owner, 0, now_ms, 0, lease_ms};
       auto created = zk.create(tree::child(forever_, name_ + "-"), encode(fresh),
@@ -94,14 +93,13 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
     const auto id = static_cast<std::uint32_t>(ours->second);
     BOOST_OUTCOME_TRYV(take_alive(zk, id, owner));
 
-    auto node = zk.get(path);
-    if (!node) return CoordError::from(node.error());
-    const auto old = decode_sequential(node.value().data);
+    BOOST_OUTCOME_TRY(node, zk.get(path));
+    const auto old = decode_sequential(node.data);
     if (!old) {
       return CoordError{CoordErrc::unusable,
                         fmt::format("{} holds \"{}\", which is not ours to read: the last instant "
                                     "its earlier holder used is unknown",
-                                    path, node.value().data)};
+                                    path, node.data)};
     }
     std::int64_t floor = 0;
     // Whom this write supersedes while their lease may run: kept from the
@@ -117,7 +115,7 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
       floor = old->last_possible_ms(lease_ms);
       const std::int64_t old_lease = old->owner ? old->lease_ms : lease_ms;
       if (old_lease > 0)
-        superseded_until = std::max(superseded_until, node.value().stat.mtime_ms + old_lease);
+        superseded_until = std::max(superseded_until, node.stat.mtime_ms + old_lease);
     }
     if (floor > max_floor_ms) {
       (void)zk.remove(alive_.path(id), -1);  // let it go until the clock comes closer
@@ -127,7 +125,7 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
                                     path, id, floor - max_floor_ms)};
     }
     SequentialData mine{host_, port_, owner, floor, now_ms, floor, lease_ms, superseded_until};
-    auto written = zk.set(path, encode(mine), node.value().stat.version);
+    auto written = zk.set(path, encode(mine), node.stat.version);
     if (written) {
       return SequentialClaim{
           id, path, mine, written.value().version, written.value().mtime_ms, true, zk.session_id()};
@@ -164,14 +162,13 @@ Result<void, CoordError> SequentialWorker::heartbeat(ZkSession& zk, SequentialCl
     }
     if (e.path == claim.path && e.code == ZkErrc::bad_version) {
       // Our own earlier write whose answer was lost, or another daemon's.
-      auto node = zk.get(claim.path);
-      if (!node) return CoordError::from(node.error());
-      const auto now = decode_sequential(node.value().data);
+      BOOST_OUTCOME_TRY(node, zk.get(claim.path));
+      const auto now = decode_sequential(node.data);
       if (!now || now->owner != claim.data.owner) {
         return CoordError{CoordErrc::lost,
                           fmt::format("{} was written by another daemon", claim.path)};
       }
-      claim.version = node.value().stat.version;
+      claim.version = node.stat.version;
       continue;
     }
     return CoordError::from(e);
@@ -198,8 +195,7 @@ Result<void, CoordError> SequentialWorker::release(ZkSession& zk, SequentialClai
   std::vector<ZkOp> ops{ZkOp::set(claim.path, encode(last), claim.version)};
   if (claim.alive_session == zk.session_id())
     ops.push_back(ZkOp::remove(alive_.path(claim.worker_id), -1));
-  auto done = zk.multi(ops);
-  if (!done) return CoordError::from(done.error());
+  BOOST_OUTCOME_TRY(zk.multi(ops));
   claim.data = last;
   return outcome::success();
 }

@@ -20,7 +20,7 @@ StaticWorker::StaticWorker(std::string state_dir, std::uint32_t worker_id, const
 StaticWorker::~StaticWorker() { shutdown(); }
 
 Result<void, std::string> StaticWorker::start(WorkerSlot& slot) {
-  auto dir = StateDir::open(state_dir_);
+  auto dir = state::StateDir::open(state_dir_);
   if (!dir) return dir.error();
   dir_ = std::move(dir).value();
   GeneratorOptions g = generator_options_;
@@ -45,9 +45,9 @@ Result<void, std::string> StaticWorker::start(WorkerSlot& slot) {
         worker_id_, format_iso8601_ms(*g.floor_ms));
   }
   if (migration_floor_ms_) generator->raise_migration_floor(*migration_floor_ms_);
-  reservation_ = std::make_unique<TimeReservation>(*dir_, persist_interval_);
-  reservation_->attach(*generator, StateRecord{CoordinatorType::static_id, "", worker_id_, "",
-                                               std::nullopt, layout_.settings(), 0, 0});
+  reservation_ = std::make_unique<state::TimeReservation>(*dir_, persist_interval_);
+  reservation_->attach(*generator, state::StateRecord{CoordinatorType::static_id, "", worker_id_,
+                                                      "", std::nullopt, layout_.settings(), 0, 0});
   reservation_->start();
   generator_ = &slot.install(std::move(generator));
   return outcome::success();

@@ -230,6 +230,13 @@ Result<NodeData, ZkError> ZkSession::get(const std::string& path, bool watch) {
   return ZkError{ZkErrc::other, ZMARSHALLINGERROR, path};
 }
 
+Result<std::optional<NodeData>, ZkError> ZkSession::try_get(const std::string& path, bool watch) {
+  auto node = get(path, watch);
+  if (node) return std::optional<NodeData>(std::move(node).value());
+  if (node.error().code == ZkErrc::no_node) return std::optional<NodeData>();
+  return node.error();
+}
+
 Result<std::optional<NodeStat>, ZkError> ZkSession::exists(const std::string& path) {
   Stat stat{};
   const int rc = zoo_exists(handle_, path.c_str(), 0, &stat);
@@ -260,6 +267,14 @@ Result<std::vector<std::string>, ZkError> ZkSession::children(const std::string&
   std::vector<std::string> out(names.data, names.data + names.count);
   deallocate_String_vector(&names);
   return out;
+}
+
+Result<std::optional<std::vector<std::string>>, ZkError> ZkSession::try_children(
+    const std::string& path) {
+  auto names = children(path);
+  if (names) return std::optional<std::vector<std::string>>(std::move(names).value());
+  if (names.error().code == ZkErrc::no_node) return std::optional<std::vector<std::string>>();
+  return names.error();
 }
 
 Result<std::vector<NodeStat>, ZkError> ZkSession::multi(const std::vector<ZkOp>& ops) {

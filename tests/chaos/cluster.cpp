@@ -12,6 +12,7 @@
 #include "../support/http_client.hpp"
 #include "../support/wall_clock.hpp"
 #include "snowflake/coord/node_data.hpp"
+#include "snowflake/layout_json.hpp"
 
 namespace snowflake::chaos {
 
@@ -115,7 +116,7 @@ void ChaosCluster::write_config_file(const std::filesystem::path& path, const st
                                      const std::filesystem::path& state, unsigned short port,
                                      int index) const {
   const nlohmann::json config = {{"service", "chaos"},
-                                 {"layout", nlohmann::json::parse(coord::encode(chaos_layout()))},
+                                 {"layout", nlohmann::json::parse(encode_layout(chaos_layout()))},
                                  {"coordinator",
                                   {{"type", options_.strategy},
                                    {"state_dir", state.string()},

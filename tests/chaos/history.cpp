@@ -5,7 +5,7 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "snowflake/coord/node_data.hpp"
+#include "snowflake/layout_json.hpp"
 
 namespace snowflake::chaos {
 
@@ -94,7 +94,7 @@ std::string to_json_line(const Fault& f) {
 }
 
 std::string layout_line(const LayoutSettings& layout) {
-  return json{{"layout", json::parse(coord::encode(layout))}}.dump();
+  return json{{"layout", json::parse(encode_layout(layout))}}.dump();
 }
 
 History read_history(std::istream& in) {
@@ -109,7 +109,7 @@ History read_history(std::istream& in) {
       }
       const json j = json::parse(line);
       if (const auto l = j.find("layout"); l != j.end()) {
-        h.layout = coord::decode_layout(l->dump());
+        h.layout = decode_layout(l->dump());
         if (!h.layout) throw std::runtime_error("not a layout");
         continue;
       }

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check.hpp"
-#include "snowflake/coord/node_data.hpp"
+#include "snowflake/layout_json.hpp"
 
 using namespace snowflake;
 
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     }
     LayoutSettings settings = history.layout.value_or(LayoutSettings{});
     if (!layout_json.empty()) {
-      const auto given = coord::decode_layout(layout_json);
+      const auto given = decode_layout(layout_json);
       if (!given) throw std::runtime_error("--layout: not a layout: " + layout_json);
       settings = *given;
     }

@@ -11,9 +11,9 @@
 
 #include "fuzz_check.hpp"
 #include "snowflake/config.hpp"
-#include "snowflake/coord/time_reservation.hpp"
 #include "snowflake/listen_address.hpp"
 #include "snowflake/names.hpp"
+#include "snowflake/state/time_reservation.hpp"
 
 namespace {
 
@@ -69,7 +69,7 @@ void check_rules(const Config& c, std::string_view text) {
   FUZZ_CHECK(k.heartbeat_interval < k.lease_timeout, text);
   FUZZ_CHECK(k.lease_timeout + k.safety_margin <= k.reclaim_after, text);
   FUZZ_CHECK(k.persist_interval <= milliseconds(1'000), text);
-  FUZZ_CHECK(coord::kReserveIntervals * k.persist_interval <= k.max_boot_wait, text);
+  FUZZ_CHECK(state::kReserveIntervals * k.persist_interval <= k.max_boot_wait, text);
   FUZZ_CHECK(k.max_skew >= milliseconds(1) && k.safety_margin >= milliseconds(0), text);
 
   const ZooKeeperSettings& z = c.zookeeper;

@@ -5,15 +5,21 @@
 
 #include "fuzz_check.hpp"
 #include "snowflake/coord/node_data.hpp"
+#include "snowflake/layout_json.hpp"
 
 namespace {
 
-template <typename Decode>
-void round_trip(std::string_view text, Decode decode) {
+template <typename Decode, typename Encode>
+void round_trip(std::string_view text, Decode decode, Encode encode) {
   const auto data = decode(text);
   if (!data) return;
-  const std::string encoded = snowflake::coord::encode(*data);
+  const std::string encoded = encode(*data);
   FUZZ_CHECK(decode(encoded) == data, text);
+}
+
+template <typename Decode>
+void round_trip(std::string_view text, Decode decode) {
+  round_trip(text, decode, [](const auto& d) { return snowflake::coord::encode(d); });
 }
 
 }  // namespace
@@ -33,7 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
       round_trip(text, [](std::string_view t) { return c::decode_sequential(t); });
       break;
     case 3:
-      round_trip(text, [](std::string_view t) { return c::decode_layout(t); });
+      round_trip(
+          text, [](std::string_view t) { return snowflake::decode_layout(t); },
+          [](const snowflake::LayoutSettings& l) { return snowflake::encode_layout(l); });
       break;
     case 4:
       round_trip(text, [](std::string_view t) { return c::decode_owner(t); });

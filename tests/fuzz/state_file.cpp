@@ -3,13 +3,13 @@
 #include <string>
 
 #include "fuzz_check.hpp"
-#include "snowflake/coord/state_file.hpp"
+#include "snowflake/state/state_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   const auto text = as_text(data, size);
-  const auto record = snowflake::coord::decode_state(text);
+  const auto record = snowflake::state::decode_state(text);
   if (!record) return 0;
-  const std::string encoded = snowflake::coord::encode_state(*record);
-  FUZZ_CHECK(snowflake::coord::decode_state(encoded) == record, text);
+  const std::string encoded = snowflake::state::encode_state(*record);
+  FUZZ_CHECK(snowflake::state::decode_state(encoded) == record, text);
   return 0;
 }

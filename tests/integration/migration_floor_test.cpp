@@ -11,13 +11,16 @@
 #include "../support/wall_clock.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "snowflake/coord/cluster_root.hpp"
-#include "snowflake/coord/leaf_import.hpp"
 #include "snowflake/coord/migration_floor.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/recycle_pool.hpp"
+#include "snowflake/layout_json.hpp"
+#include "snowflake/migration/leaf_import.hpp"
+#include "snowflake/migration/raise_floor.hpp"
 
 using namespace snowflake;
 using namespace snowflake::coord;
+using namespace snowflake::migration;
 using namespace snowflake::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -48,7 +51,7 @@ TEST_CASE("cluster floor: recorded in the root beside the layout, and it only ri
   CHECK(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
   CHECK_FALSE(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::sequential, 0));
   // A root recorded before strategies (0.1: the layout alone) gains ours and keeps the floor.
-  REQUIRE(s->set(kRoot, with_floor(encode(LayoutSettings{}), {300, 7000}), -1));
+  REQUIRE(s->set(kRoot, with_floor(encode_layout(LayoutSettings{}), {300, 7000}), -1));
   REQUIRE(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
   CHECK(recorded_floor(s->get(kRoot).value().data) == MigrationFloor{300, 7000});
   CHECK_FALSE(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::sequential, 0));

@@ -10,12 +10,14 @@
 #include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "snowflake/coord/cluster_root.hpp"
-#include "snowflake/coord/pool_status.hpp"
 #include "snowflake/coord/recycle_pool.hpp"
 #include "snowflake/coord/sequential_worker.hpp"
+#include "snowflake/layout_json.hpp"
+#include "snowflake/report/pool_status.hpp"
 
 using namespace snowflake;
 using namespace snowflake::coord;
+using namespace snowflake::report;
 using namespace snowflake::test;
 using namespace std::chrono_literals;
 
@@ -101,7 +103,7 @@ TEST_CASE(
           CoordErrc::strategy_mismatch);
   }
   SECTION("a root written before strategies were recorded gets the first one to come") {
-    REQUIRE(s->create("/old", encode(ours)));
+    REQUIRE(s->create("/old", encode_layout(ours)));
     REQUIRE(check_cluster_root(*s, "/old", ours, CoordinatorType::sequential));
     CHECK(check_cluster_root(*s, "/old", ours, CoordinatorType::recycle).error().code ==
           CoordErrc::strategy_mismatch);

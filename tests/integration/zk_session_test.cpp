@@ -21,6 +21,25 @@ std::unique_ptr<ZkSession> connect(const ZooKeeperServer& zk,
   return connect_session(zk.hosts(), std::move(auth), session_timeout);
 }
 
+// Ends `s`'s session from the server's side: a second handle on the same
+// session, closed (unless our own handle took the session back first; then
+// again).
+void expire(const ZooKeeperServer& zk, const ZkSession& s) {
+  const auto [id, password] = s.client_id();
+  clientid_t cid{};
+  cid.client_id = id;
+  std::memcpy(cid.passwd, password.data(), sizeof cid.passwd);
+  bool gone = false;
+  for (int attempt = 0; attempt < 3 && !gone; ++attempt) {
+    zhandle_t* twin = zookeeper_init(zk.hosts().c_str(), nullptr, 1000, &cid, nullptr, 0);
+    REQUIRE(twin);
+    REQUIRE(eventually([&] { return zoo_state(twin) == ZOO_CONNECTED_STATE; }));
+    zookeeper_close(twin);
+    gone = eventually([&] { return s.gone(); }, 5s);
+  }
+  REQUIRE(gone);
+}
+
 }  // namespace
 
 TEST_CASE("create, get, set with versions, children, remove", "[zk]") {
@@ -58,6 +77,25 @@ TEST_CASE("create, get, set with versions, children, remove", "[zk]") {
   CHECK(s->remove("/a", -1).has_value());
 }
 
+TEST_CASE("try_get and try_children: a missing node is an answer, other errors stay errors",
+          "[zk]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk, std::nullopt, 1000ms);
+  CHECK_FALSE(s->try_get("/missing").value().has_value());
+  CHECK_FALSE(s->try_children("/missing").value().has_value());
+  s->create("/t", "data").value();
+  s->create("/t/c", "").value();
+  const auto got = s->try_get("/t").value();
+  REQUIRE(got.has_value());
+  CHECK(got->data == "data");
+  CHECK(got->stat.num_children == 1);
+  CHECK(s->try_children("/t").value() == std::vector<std::string>{"c"});
+  // Ended by the server: not "missing" but the session's own error.
+  expire(zk, *s);
+  CHECK(s->try_get("/t").error().code == ZkErrc::session_expired);
+  CHECK(s->try_children("/t").error().code == ZkErrc::session_expired);
+}
+
 TEST_CASE("sequential nodes get increasing 10-digit suffixes", "[zk]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
@@ -91,21 +129,7 @@ TEST_CASE("an expired session is gone: calls say session_expired", "[zk]") {
   ZooKeeperServer zk;
   auto s = connect(zk, std::nullopt, 1000ms);
   s->create("/e", "", CreateMode::ephemeral).value();
-  // A second handle on the same session, closed: the server ends the session
-  // (unless our own handle took the session back first; then again).
-  const auto [id, password] = s->client_id();
-  clientid_t cid{};
-  cid.client_id = id;
-  std::memcpy(cid.passwd, password.data(), sizeof cid.passwd);
-  bool gone = false;
-  for (int attempt = 0; attempt < 3 && !gone; ++attempt) {
-    zhandle_t* twin = zookeeper_init(zk.hosts().c_str(), nullptr, 1000, &cid, nullptr, 0);
-    REQUIRE(twin);
-    REQUIRE(eventually([&] { return zoo_state(twin) == ZOO_CONNECTED_STATE; }));
-    zookeeper_close(twin);
-    gone = eventually([&] { return s->gone(); }, 5s);
-  }
-  REQUIRE(gone);
+  expire(zk, *s);
   const auto r = s->get("/e");
   REQUIRE(r.has_error());
   CHECK(r.error().code == ZkErrc::session_expired);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "snowflake/coord/node_data.hpp"
+#include "snowflake/layout_json.hpp"
 
 using namespace snowflake::coord;
 
@@ -36,9 +37,9 @@ TEST_CASE("node data: numbers out of their field's range or not integers are ref
   CHECK_FALSE(decode_notuse(R"({"floor":18446744073709551615})"));
   CHECK(decode_notuse(R"({"floor":-5})")->floor == -5);
 
-  CHECK_FALSE(decode_layout(
+  CHECK_FALSE(snowflake::decode_layout(
       R"({"time_bits":1e10,"worker_bits":10,"sequence_bits":12,"time_unit_ms":1,"epoch_ms":0})"));
-  CHECK_FALSE(decode_layout(
+  CHECK_FALSE(snowflake::decode_layout(
       R"({"time_bits":4294967337,"worker_bits":10,"sequence_bits":12,"time_unit_ms":1,"epoch_ms":0})"));
 }
 

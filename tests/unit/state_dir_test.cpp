@@ -12,11 +12,11 @@
 
 #include "../support/child_process.hpp"
 #include "../support/manual_clock.hpp"
-#include "snowflake/coord/state_dir.hpp"
-#include "snowflake/coord/time_reservation.hpp"
+#include "snowflake/state/state_dir.hpp"
+#include "snowflake/state/time_reservation.hpp"
 
 using namespace snowflake;
-using namespace snowflake::coord;
+using namespace snowflake::state;
 using namespace std::chrono_literals;
 
 namespace {

@@ -3,10 +3,10 @@
 #include <filesystem>
 
 #include "../support/child_process.hpp"
-#include "snowflake/coord/state_file.hpp"
+#include "snowflake/state/state_file.hpp"
 
 using namespace snowflake;
-using namespace snowflake::coord;
+using namespace snowflake::state;
 
 TEST_CASE("state file: saved atomically and read back whole", "[state]") {
   test::TempDir dir;

@@ -23,12 +23,12 @@
 #include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
 #include "snowflake/coord/node_data.hpp"
-#include "snowflake/coord/state_dir.hpp"
-#include "snowflake/coord/time_reservation.hpp"
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/coordination_gauges.hpp"
 #include "snowflake/id_layout.hpp"
 #include "snowflake/lease.hpp"
+#include "snowflake/state/state_dir.hpp"
+#include "snowflake/state/time_reservation.hpp"
 #include "snowflake/worker_slot.hpp"
 
 namespace snowflake::coord {
@@ -132,8 +132,8 @@ class Coordinator {
   Clock& clock_ = SystemClock::instance();
   OwnerToken token_;
 
-  std::unique_ptr<StateDir> state_dir_;
-  std::unique_ptr<TimeReservation> reservation_;
+  std::unique_ptr<state::StateDir> state_dir_;
+  std::unique_ptr<state::TimeReservation> reservation_;
   std::unique_ptr<WorkerStrategy> strategy_;
   std::unique_ptr<ZkSession> zk_;
   bool root_checked_ = false;

@@ -16,7 +16,8 @@
 //   <root>/floor_acks/<session id, hex>  {"floor_ms": F, "worker_id": W}
 //
 // `snowflaked pool floor` raises the floor and then waits for the
-// confirmation of every owner that may still issue (unconfirmed_owners).
+// confirmation of every owner that may still issue
+// (migration/raise_floor.hpp).
 // Every write that grants a lease (a claim, a takeover, a heartbeat) is
 // followed by a read of the root on the same session before the lease is
 // used: ZooKeeper orders a client's reads after its own writes, so either
@@ -26,12 +27,10 @@
 // command found none (and counted that owner's lease as run out) renews a
 // lease the command no longer waits for.
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/zk_session.hpp"
@@ -53,32 +52,8 @@ std::optional<MigrationFloor> recorded_floor(std::string_view root_data);
 // The root's data with `floor` recorded, every other field kept.
 std::string with_floor(std::string_view root_data, const MigrationFloor& floor);
 
-// Raises the root's floor to `floor` (a versioned write; a recorded floor at
-// or above it is kept). Returns the floor in force afterwards.
-Result<MigrationFloor, CoordError> raise_migration_floor(ZkSession& zk, const std::string& root,
-                                                         const MigrationFloor& floor);
-
 // This session's confirmation that its generator honours `floor_ms`.
 Result<void, CoordError> confirm_floor(ZkSession& zk, const std::string& root,
                                        std::int64_t floor_ms, std::uint32_t worker_id);
-
-// An owner that may still issue and has not confirmed the floor.
-struct UnconfirmedOwner {
-  std::uint32_t worker_id = 0;
-  std::string owner;  // "host:port pid N", or the node's name
-  std::string why;    // what it lacks
-};
-
-// Every owner of a worker ID of `strategy` ("recycle": the pool's inuse
-// nodes; "sequential": the forever nodes) that may still issue, without a
-// confirmation of `floor_ms`: one whose session holds its alive node and has
-// not confirmed, or one cut off from ZooKeeper whose lease (its node's last
-// write + its lease + `margin`, in ZooKeeper's time; `lease` for a node of
-// 0.1, which names none) has not run out. For each,
-// the alive node is read first, then the owner's node, then ZooKeeper's
-// time: a heartbeat between two reads can only make a later one stricter.
-Result<std::vector<UnconfirmedOwner>, CoordError> unconfirmed_owners(
-    ZkSession& zk, const std::string& root, CoordinatorType strategy, std::int64_t floor_ms,
-    std::chrono::milliseconds lease, std::chrono::milliseconds margin);
 
 }  // namespace snowflake::coord

@@ -14,21 +14,12 @@
 #include <string_view>
 
 #include "snowflake/id_layout.hpp"
+#include "snowflake/state/owner_token.hpp"
 
 namespace snowflake::coord {
 
-// Who holds an inuse node: one run of one daemon. `instance` is random per
-// run, so a restarted daemon on the same host and port is a new owner.
-struct OwnerToken {
-  std::string host;
-  std::uint32_t port = 0;
-  std::int64_t pid = 0;
-  std::string instance;
-
-  static OwnerToken fresh(std::string host, std::uint32_t port);
-  bool operator==(const OwnerToken&) const = default;
-  std::string describe() const;  // "host:port pid N"
-};
+// Who holds a node: one run of one daemon (state/owner_token.hpp).
+using state::OwnerToken;
 
 struct InuseData {
   OwnerToken owner;
@@ -74,12 +65,10 @@ std::string encode(const OwnerToken& o);
 std::string encode(const InuseData& d);
 std::string encode(const NotuseData& d);
 std::string encode(const SequentialData& d);
-std::string encode(const LayoutSettings& l);
 // nullopt: not the expected JSON.
 std::optional<OwnerToken> decode_owner(std::string_view text);
 std::optional<InuseData> decode_inuse(std::string_view text);
 std::optional<NotuseData> decode_notuse(std::string_view text);
 std::optional<SequentialData> decode_sequential(std::string_view text);
-std::optional<LayoutSettings> decode_layout(std::string_view text);
 
 }  // namespace snowflake::coord

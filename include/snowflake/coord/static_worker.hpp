@@ -11,10 +11,10 @@
 #include <optional>
 #include <string>
 
-#include "snowflake/coord/state_dir.hpp"
-#include "snowflake/coord/time_reservation.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/id_layout.hpp"
+#include "snowflake/state/state_dir.hpp"
+#include "snowflake/state/time_reservation.hpp"
 #include "snowflake/worker_slot.hpp"
 
 namespace snowflake::coord {
@@ -45,8 +45,8 @@ class StaticWorker {
   GeneratorOptions generator_options_;
   std::chrono::milliseconds persist_interval_;
   std::optional<std::int64_t> migration_floor_ms_;
-  std::unique_ptr<StateDir> dir_;
-  std::unique_ptr<TimeReservation> reservation_;
+  std::unique_ptr<state::StateDir> dir_;
+  std::unique_ptr<state::TimeReservation> reservation_;
   IdGenerator* generator_ = nullptr;
 };
 

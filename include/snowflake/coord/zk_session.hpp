@@ -138,11 +138,16 @@ class ZkSession {
   // that changed: it must only hand the event on (set a flag, notify). Set it
   // before the first watching get.
   void set_node_watcher(std::function<void(const std::string& path)> watcher);
+  // get() where a missing node is an answer (nullopt), not an error. A
+  // watch is left only on a node that exists.
+  Result<std::optional<NodeData>, ZkError> try_get(const std::string& path, bool watch = false);
   Result<std::optional<NodeStat>, ZkError> exists(const std::string& path);
   // version -1: any version.
   Result<NodeStat, ZkError> set(const std::string& path, std::string_view data, int version);
   Result<void, ZkError> remove(const std::string& path, int version);
   Result<std::vector<std::string>, ZkError> children(const std::string& path);
+  // children() where a missing node is an answer (nullopt).
+  Result<std::optional<std::vector<std::string>>, ZkError> try_children(const std::string& path);
   // All operations or none (persistent creates). The error names the path of
   // the operation that failed. On success, one stat per operation (set
   // operations' new stats; zeros for the others).

@@ -11,10 +11,10 @@
 #include <optional>
 #include <string>
 
-#include "snowflake/coord/state_file.hpp"
 #include "snowflake/result.hpp"
+#include "snowflake/state/state_file.hpp"
 
-namespace snowflake::coord {
+namespace snowflake::state {
 
 class StateDir {
  public:
@@ -58,4 +58,4 @@ class StateDir {
 // This boot's ID (/proc/sys/kernel/random/boot_id), or "" if unreadable.
 std::string current_boot_id();
 
-}  // namespace snowflake::coord
+}  // namespace snowflake::state

@@ -1,4 +1,4 @@
-#include "snowflake/coord/leaf_import.hpp"
+#include "snowflake/migration/leaf_import.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,26 +9,28 @@
 #include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/id_layout.hpp"
 
-namespace snowflake::coord {
+namespace snowflake::migration {
+
+using coord::CoordErrc;
+using coord::CoordError;
+using coord::ZkErrc;
+using coord::ZkSession;
+namespace tree = coord::tree;
 
 Result<LeafCluster, CoordError> read_leaf_cluster(ZkSession& zk, const std::string& root,
                                                   std::int64_t margin_ms) {
   const std::string forever = tree::forever_dir(root);
-  auto names = zk.children(forever);
+  BOOST_OUTCOME_TRY(names, zk.try_children(forever));
   if (!names) {
-    if (names.error().code == ZkErrc::no_node) {
-      return CoordError{CoordErrc::zookeeper,
-                        fmt::format("{} does not exist: no Leaf snowflake cluster at {} (its root "
-                                    "is /snowflake/<leaf.name>)",
-                                    forever, root)};
-    }
-    return CoordError::from(names.error());
+    return CoordError{CoordErrc::zookeeper,
+                      fmt::format("{} does not exist: no Leaf snowflake cluster at {} (its root "
+                                  "is /snowflake/<leaf.name>)",
+                                  forever, root)};
   }
   LeafCluster cluster;
   for (const auto& name : names.value()) {
-    auto node = zk.get(tree::child(forever, name));
-    if (!node) return CoordError::from(node.error());
-    const auto j = nlohmann::json::parse(node.value().data, nullptr, false);
+    BOOST_OUTCOME_TRY(node, zk.get(tree::child(forever, name)));
+    const auto j = nlohmann::json::parse(node.data, nullptr, false);
     const auto ts = j.is_object() && j.contains("timestamp")
                         ? json_integer<std::int64_t>(j.at("timestamp"))
                         : std::nullopt;
@@ -36,7 +38,7 @@ Result<LeafCluster, CoordError> read_leaf_cluster(ZkSession& zk, const std::stri
       return CoordError{CoordErrc::unusable,
                         fmt::format("{}/{} holds \"{}\", not a Leaf server's report: the last time "
                                     "it issued is unknown, so no floor can be proven",
-                                    forever, name, node.value().data)};
+                                    forever, name, node.data)};
     }
     const auto text = [&](const char* key) {
       return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>()
@@ -62,4 +64,4 @@ Result<LeafCluster, CoordError> read_leaf_cluster(ZkSession& zk, const std::stri
   return cluster;
 }
 
-}  // namespace snowflake::coord
+}  // namespace snowflake::migration

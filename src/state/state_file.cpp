@@ -1,4 +1,4 @@
-#include "snowflake/coord/state_file.hpp"
+#include "snowflake/state/state_file.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -13,8 +13,9 @@
 
 #include "../error_text.hpp"
 #include "../json_integer.hpp"
+#include "snowflake/layout_json.hpp"
 
-namespace snowflake::coord {
+namespace snowflake::state {
 
 namespace {
 
@@ -50,8 +51,7 @@ std::optional<StateRecord> decode_state(std::string_view text) {
     r.worker_id = json_integer_at<std::uint32_t>(j, "worker_id");
     r.node = j.at("node").get<std::string>();
     if (const auto& o = j.at("owner"); !o.is_null()) {
-      r.owner = decode_owner(o.dump());
-      if (!r.owner) return std::nullopt;
+      r.owner = o.get<OwnerToken>();
     }
     const auto layout = decode_layout(j.at("layout").dump());
     if (!layout) return std::nullopt;
@@ -67,14 +67,14 @@ std::optional<StateRecord> decode_state(std::string_view text) {
 }
 
 std::string encode_state(const StateRecord& r) {
-  const json owner = r.owner ? json::parse(encode(*r.owner)) : json(nullptr);
+  const json owner = r.owner ? json(*r.owner) : json(nullptr);
   return json{{"format", kFormatVersion},
               {"strategy", to_string(r.strategy)},
               {"root", r.root},
               {"worker_id", r.worker_id},
               {"node", r.node},
               {"owner", owner},
-              {"layout", json::parse(encode(r.layout))},
+              {"layout", json::parse(encode_layout(r.layout))},
               {"hwm", r.hwm},
               {"reserved_until", r.reserved_until},
               {"boot_id", r.boot_id},
@@ -123,4 +123,4 @@ Result<void, std::string> StateFile::save(const StateRecord& r) const {
   return outcome::success();
 }
 
-}  // namespace snowflake::coord
+}  // namespace snowflake::state

@@ -16,12 +16,12 @@
 #include <string>
 #include <string_view>
 
-#include "snowflake/coord/node_data.hpp"
 #include "snowflake/coordinator_type.hpp"
 #include "snowflake/id_layout.hpp"
 #include "snowflake/result.hpp"
+#include "snowflake/state/owner_token.hpp"
 
-namespace snowflake::coord {
+namespace snowflake::state {
 
 struct StateRecord {
   CoordinatorType strategy = CoordinatorType::static_id;
@@ -61,4 +61,4 @@ class StateFile {
   std::string path_;
 };
 
-}  // namespace snowflake::coord
+}  // namespace snowflake::state

@@ -1,10 +1,10 @@
-#include "snowflake/coord/time_reservation.hpp"
+#include "snowflake/state/time_reservation.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
-namespace snowflake::coord {
+namespace snowflake::state {
 
 TimeReservation::TimeReservation(const StateDir& dir, std::chrono::milliseconds interval,
                                  Clock& clock)
@@ -104,4 +104,4 @@ void TimeReservation::persist(bool final_write) {
   if (!final_write) generator->set_reservation_ms(r.reserved_until);
 }
 
-}  // namespace snowflake::coord
+}  // namespace snowflake::state

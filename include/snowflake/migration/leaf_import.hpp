@@ -13,8 +13,9 @@
 
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/zk_session.hpp"
+#include "snowflake/result.hpp"
 
-namespace snowflake::coord {
+namespace snowflake::migration {
 
 // Leaf's report interval: scheduleWithFixedDelay(..., 1L, 3L, SECONDS).
 inline constexpr std::int64_t kLeafReportIntervalMs = 3'000;
@@ -34,7 +35,8 @@ struct LeafCluster {
 
 // Reads <root>/forever. Errors: no such node, no server in it, or a node
 // whose data is not Leaf's (its timestamp unknown, no floor can be proven).
-Result<LeafCluster, CoordError> read_leaf_cluster(ZkSession& zk, const std::string& root,
-                                                  std::int64_t margin_ms);
+Result<LeafCluster, coord::CoordError> read_leaf_cluster(coord::ZkSession& zk,
+                                                         const std::string& root,
+                                                         std::int64_t margin_ms);
 
-}  // namespace snowflake::coord
+}  // namespace snowflake::migration

@@ -1,4 +1,4 @@
-#include "snowflake/coord/pool_status.hpp"
+#include "snowflake/report/pool_status.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -10,23 +10,32 @@
 #include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/time_format.hpp"
 
-namespace snowflake::coord {
+namespace snowflake::report {
+
+using coord::CoordErrc;
+using coord::CoordError;
+using coord::decode_inuse;
+using coord::decode_notuse;
+using coord::InuseData;
+using coord::NodeData;
+using coord::OwnerToken;
+using coord::recorded_floor;
+using coord::worker_id_of_node;
+using coord::ZkErrc;
+using coord::ZkSession;
+namespace tree = coord::tree;
 
 namespace {
 
 Result<std::vector<std::pair<std::uint32_t, NodeData>>, CoordError> read_children(
     ZkSession& zk, const std::string& dir) {
-  auto names = zk.children(dir);
-  if (!names) return CoordError::from(names.error());
+  BOOST_OUTCOME_TRY(names, zk.children(dir));
   std::vector<std::pair<std::uint32_t, NodeData>> out;
-  for (const auto& name : names.value()) {
+  for (const auto& name : names) {
     const auto id = worker_id_of_node(name);
     if (!id) continue;
-    auto node = zk.get(tree::child(dir, name));
-    if (!node) {
-      if (node.error().code == ZkErrc::no_node) continue;  // moved while we listed
-      return CoordError::from(node.error());
-    }
+    BOOST_OUTCOME_TRY(node, zk.try_get(tree::child(dir, name)));
+    if (!node) continue;  // moved while we listed
     out.emplace_back(*id, std::move(node).value());
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -68,28 +77,24 @@ Result<PoolStatus, CoordError> read_pool_status(ZkSession& zk, const std::string
   PoolStatus status;
   status.pool = tree::pool(root);
   status.reclaim_after = reclaim_after;
-  auto pool = zk.get(status.pool);
+  BOOST_OUTCOME_TRY(pool, zk.try_get(status.pool));
   if (!pool) {
-    if (pool.error().code == ZkErrc::no_node) {
-      return CoordError{CoordErrc::zookeeper,
-                        fmt::format("{} does not exist: no daemon of this config has run in "
-                                    "recycle mode against this ZooKeeper yet",
-                                    status.pool)};
-    }
-    return CoordError::from(pool.error());
+    return CoordError{CoordErrc::zookeeper,
+                      fmt::format("{} does not exist: no daemon of this config has run in "
+                                  "recycle mode against this ZooKeeper yet",
+                                  status.pool)};
   }
   const auto meta = nlohmann::json::parse(pool.value().data, nullptr, false);
   if (meta.is_object()) {
     status.size = meta.value("size", std::uint64_t{0});
     status.complete = meta.value("complete", false);
   }
-  auto cluster = zk.get(root);
-  if (!cluster) return CoordError::from(cluster.error());
-  const auto recorded = nlohmann::json::parse(cluster.value().data, nullptr, false);
+  BOOST_OUTCOME_TRY(cluster, zk.get(root));
+  const auto recorded = nlohmann::json::parse(cluster.data, nullptr, false);
   if (recorded.is_object() && recorded.contains("datacenter_id")) {
     status.datacenter_id = json_integer<std::uint32_t>(recorded.at("datacenter_id"));
   }
-  status.floor = recorded_floor(cluster.value().data);
+  status.floor = recorded_floor(cluster.data);
 
   BOOST_OUTCOME_TRY(now, zk.time_of_probe(tree::time_probe_prefix(root)));
   status.now_from_zookeeper = now.has_value();
@@ -219,4 +224,4 @@ std::string to_text(const PoolStatus& s) {
   return out;
 }
 
-}  // namespace snowflake::coord
+}  // namespace snowflake::report

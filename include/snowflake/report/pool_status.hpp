@@ -19,14 +19,14 @@
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/result.hpp"
 
-namespace snowflake::coord {
+namespace snowflake::report {
 
 struct PoolMember {
   std::uint32_t worker_id = 0;
   std::int64_t floor =
       0;  // free: the earlier owners' last possible instant; taken: the owner's start floor
   // Taken IDs only (unset for free ones, or if the node does not hold our JSON).
-  std::optional<InuseData> owner_data;
+  std::optional<coord::InuseData> owner_data;
   std::int64_t last_heartbeat_ms = 0;  // ZooKeeper's time of the owner's last write
   std::int64_t heartbeat_age_ms = 0;   // now - last_heartbeat_ms, by ZooKeeper's clock
   // Free IDs only: the node's floor cannot be read, so it is never claimed.
@@ -38,7 +38,7 @@ struct PoolStatus {
   // The datacenter the root records (a layout with a datacenter field).
   std::optional<std::uint32_t> datacenter_id;
   // The cluster's migration floor, if one was set (snowflaked pool floor).
-  std::optional<MigrationFloor> floor;
+  std::optional<coord::MigrationFloor> floor;
   std::uint64_t size = 0;
   bool complete = false;
   std::int64_t now_ms = 0;
@@ -54,10 +54,11 @@ struct PoolStatus {
 // heartbeat of any daemon returns it to the pool), or "unknown" (not our JSON).
 std::string_view owner_state(const PoolMember& taken, std::chrono::milliseconds reclaim_after);
 
-Result<PoolStatus, CoordError> read_pool_status(ZkSession& zk, const std::string& root,
-                                                std::chrono::milliseconds reclaim_after);
+Result<PoolStatus, coord::CoordError> read_pool_status(coord::ZkSession& zk,
+                                                       const std::string& root,
+                                                       std::chrono::milliseconds reclaim_after);
 
 nlohmann::ordered_json to_json(const PoolStatus& status);
 std::string to_text(const PoolStatus& status);
 
-}  // namespace snowflake::coord
+}  // namespace snowflake::report

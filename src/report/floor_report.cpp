@@ -1,10 +1,15 @@
-#include "snowflake/coord/floor_report.hpp"
+#include "snowflake/report/floor_report.hpp"
 
 #include <fmt/format.h>
 
 #include "snowflake/time_format.hpp"
 
-namespace snowflake::coord {
+namespace snowflake::report {
+
+using coord::MigrationFloor;
+using migration::kLeafReportIntervalMs;
+using migration::LeafCluster;
+using migration::UnconfirmedOwner;
 
 std::string to_text(const LeafCluster& leaf, const std::string& root, std::int64_t margin_ms) {
   std::string out = fmt::format("Leaf cluster {}: {} server(s)\n", root, leaf.servers.size());
@@ -45,4 +50,4 @@ std::string to_text(const std::vector<UnconfirmedOwner>& pending,
   return out;
 }
 
-}  // namespace snowflake::coord
+}  // namespace snowflake::report

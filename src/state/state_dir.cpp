@@ -1,4 +1,4 @@
-#include "snowflake/coord/state_dir.hpp"
+#include "snowflake/state/state_dir.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -14,7 +14,7 @@
 
 #include "../error_text.hpp"
 
-namespace snowflake::coord {
+namespace snowflake::state {
 
 namespace {
 
@@ -100,4 +100,4 @@ bool StateDir::proves_writer_dead(const StateRecord& record) const {
   return !boot_id_.empty() && record.boot_id == boot_id_ && record.dir_id == dir_id_;
 }
 
-}  // namespace snowflake::coord
+}  // namespace snowflake::state

@@ -12,10 +12,10 @@
 
 #include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
-#include "snowflake/coord/state_dir.hpp"
 #include "snowflake/id_generator.hpp"
+#include "snowflake/state/state_dir.hpp"
 
-namespace snowflake::coord {
+namespace snowflake::state {
 
 // The state file reserves this many persist intervals ahead of the clock, so
 // that slow writes (an fsync stuck behind a busy disk, a starved thread) do
@@ -65,4 +65,4 @@ class TimeReservation {
   std::thread thread_;
 };
 
-}  // namespace snowflake::coord
+}  // namespace snowflake::state

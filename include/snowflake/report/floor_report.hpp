@@ -7,20 +7,23 @@
 #include <string>
 #include <vector>
 
-#include "snowflake/coord/leaf_import.hpp"
 #include "snowflake/coord/migration_floor.hpp"
+#include "snowflake/migration/leaf_import.hpp"
+#include "snowflake/migration/raise_floor.hpp"
 
-namespace snowflake::coord {
+namespace snowflake::report {
 
 // Each server of the Leaf cluster at `root` with its last report, then how
 // the largest ID Leaf can have issued follows from the newest one.
-std::string to_text(const LeafCluster& leaf, const std::string& root, std::int64_t margin_ms);
+std::string to_text(const migration::LeafCluster& leaf, const std::string& root,
+                    std::int64_t margin_ms);
 
 // The floor now in force on `root`, and a note when it is ahead of `now_ms`.
-std::string to_text(const MigrationFloor& floor, const std::string& root, std::int64_t now_ms);
+std::string to_text(const coord::MigrationFloor& floor, const std::string& root,
+                    std::int64_t now_ms);
 
 // Why the command gives up after `patience`: each owner that did not confirm.
-std::string to_text(const std::vector<UnconfirmedOwner>& pending,
+std::string to_text(const std::vector<migration::UnconfirmedOwner>& pending,
                     std::chrono::milliseconds patience);
 
-}  // namespace snowflake::coord
+}  // namespace snowflake::report
