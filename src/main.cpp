@@ -6,9 +6,13 @@
 
 #include "commands/command_line.hpp"
 #include "commands/common.hpp"
+#include "stop_signals.hpp"
 
 int main(int argc, char** argv) {
   using namespace snowflake::commands;
+  // First of all: a SIGTERM from now on waits for the daemon to take it
+  // (stop_signals.hpp); the other commands give it back its default action.
+  snowflake::block_stop_signals();
   // Whatever escapes (out of memory, a bug): unwind, so that the threads
   // stop and the state file is closed, and say what it was, rather than
   // std::terminate's bare abort.

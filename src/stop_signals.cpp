@@ -21,10 +21,17 @@ const char* name_of(int signal) { return signal == SIGTERM ? "SIGTERM" : "SIGINT
 
 }  // namespace
 
-StopSignals::StopSignals() {
+void block_stop_signals() {
   const sigset_t set = stop_set();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
+
+void release_stop_signals() {
+  const sigset_t set = stop_set();
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
+StopSignals::StopSignals() { block_stop_signals(); }
 
 StopSignals::~StopSignals() {
   done_.store(true);

@@ -13,11 +13,21 @@
 
 namespace snowflake {
 
+// Blocks SIGTERM and SIGINT in the calling thread: main's first step, so
+// that from then on a stop request waits for StopSignals instead of killing
+// the process. Before it only the loader and the sanitizers' start-up run,
+// and no program can handle a signal there; tests that stop a daemon early
+// wait for /proc/<pid>/status to show the two blocked (SigBlk).
+void block_stop_signals();
+// Gives them their default action back (a pending one acts now): for the
+// commands other than the daemon, which end on Ctrl-C the usual way.
+void release_stop_signals();
+
 class StopSignals {
  public:
-  // Blocks SIGTERM and SIGINT in the calling thread. Construct it before any
-  // other thread starts: threads inherit the mask, so none of them can be
-  // handed the signal either.
+  // Blocks SIGTERM and SIGINT in the calling thread (again: main blocked
+  // them first). Construct it before any other thread starts: threads
+  // inherit the mask, so none of them can be handed the signal either.
   StopSignals();
   // Joins the waiting thread; the signals stay blocked until exit.
   ~StopSignals();

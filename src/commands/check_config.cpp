@@ -1,5 +1,6 @@
 // snowflaked check-config FILE: the config as the daemon would load it
-// (exit 0 with its layout, or exit 2 naming the file and the key).
+// (exit 0 with its mode, ZooKeeper and layout, or exit 2 naming the file and
+// the key).
 
 #include <iostream>
 
@@ -14,7 +15,11 @@ int check_config(const std::string& file) {
   const auto config = load_config(file);
   if (!config) return kExitUsage;
   if (const auto ended = layout_ended(*config, file)) return fail(kExitUsage, *ended);
-  std::cout << file << ": OK (" << layout_of(*config).describe() << ")\n";
+  // The mode first: scripts/run.sh starts a ZooKeeper only for a mode that uses one.
+  std::cout << file << ": OK (" << to_string(config->coordinator.type);
+  if (config->coordinator.type != CoordinatorType::static_id)
+    std::cout << " via ZooKeeper " << config->zookeeper.hosts << " at " << config->zookeeper.root;
+  std::cout << "; " << layout_of(*config).describe() << ")\n";
   return kExitOk;
 }
 

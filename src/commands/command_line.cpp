@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "../stop_signals.hpp"
 #include "snowflake/version.hpp"
 
 namespace snowflake::commands {
@@ -93,6 +94,10 @@ Parsed parse_command_line(int argc, const char* const* argv) {
   } catch (const po::error& e) {
     return std::string(e.what());
   }
+  // Only the daemon stops on its own terms; every other command ends on
+  // SIGTERM or Ctrl-C the usual way.
+  if (options.count("help") || options.count("version") || options.count("command"))
+    release_stop_signals();
   if (options.count("help")) {
     return Action([] {
       std::cout << usage_text();
@@ -101,7 +106,7 @@ Parsed parse_command_line(int argc, const char* const* argv) {
   }
   if (options.count("version")) {
     return Action([] {
-      std::cout << "snowflaked " << kVersion << '\n';
+      std::cout << "snowflaked " << kVersion << " (revision " << source_revision() << ")\n";
       return 0;
     });
   }

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "../support/child_process.hpp"
+#include "snowflake/version.hpp"
 
 using namespace snowflake::test;
 using namespace std::chrono_literals;
@@ -21,7 +22,16 @@ TEST_CASE("--help and --version", "[cli]") {
   CHECK_THAT(help.out, Catch::Contains("snowflaked decode ID"));
   const auto version = run_process({kBinary, "--version"});
   CHECK(version.status.code == 0);
-  CHECK_THAT(version.out, Catch::StartsWith("snowflaked 0."));
+  // The version the project declares, and the commit it was built from.
+  const auto head =
+      run_process({"/usr/bin/git", "-C", SNOWFLAKE_SOURCE_DIR, "rev-parse", "--short=12", "HEAD"});
+  const std::string revision =
+      head.status.code == 0 ? head.out.substr(0, head.out.find('\n')) : std::string("unknown");
+  std::string declared = snowflake::kVersion;  // CMake's project(VERSION): digits and dots
+  for (auto at = declared.find('.'); at != std::string::npos; at = declared.find('.', at + 2))
+    declared.insert(at, "\\");
+  CHECK_THAT(version.out, Catch::Matches("snowflaked " + declared + " \\(revision " + revision +
+                                         "(-dirty)?\\)\n"));
 }
 
 TEST_CASE("bad command lines exit 2 with the usage", "[cli]") {
@@ -99,7 +109,14 @@ TEST_CASE("check-config: OK, or exit 2 naming file and key", "[cli]") {
   const auto good = dir.write("good.json", R"({"coordinator": {"static_worker_id": 3}})");
   const auto ok = run_process({kBinary, "check-config", good.string()});
   CHECK(ok.status.code == 0);
-  CHECK_THAT(ok.out, Catch::Contains("OK"));
+  CHECK_THAT(ok.out, Catch::StartsWith(good.string() + ": OK (static; 41/10/12"));
+  const auto zk = dir.write(
+      "zk.json", R"({"coordinator": {"type": "sequential"}, "zookeeper": {"hosts": "zk1:2181"}})");
+  const auto zk_ok = run_process({kBinary, "check-config", zk.string()});
+  CHECK(zk_ok.status.code == 0);
+  CHECK_THAT(
+      zk_ok.out,
+      Catch::StartsWith(zk.string() + ": OK (sequential via ZooKeeper zk1:2181 at /snowflake/"));
 
   const auto bad = dir.write("config.json", R"({"layout": {"time_bits": 70}})");
   const auto r = run_process({kBinary, "check-config", bad.string()});

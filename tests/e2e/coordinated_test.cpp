@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 #include <csignal>
 #include <fstream>
 #include <set>
@@ -485,6 +487,58 @@ TEST_CASE("clock skew found by a heartbeat: 503 clock_skew until the clock is ba
   offset.set("+0");
   CHECK(wait_ready(d) == worker);
   CHECK(http_get(d.port(), "/id/x")->status == 200);
+}
+
+TEST_CASE(
+    "SIGTERM is blocked before the daemon does anything: one sent while it opens its "
+    "config waits, and it exits 0",
+    "[coord][signals]") {
+  ZooKeeperServer zk;
+  TempDir dir;
+  // The config is a FIFO: opening it blocks the daemon until the test writes.
+  const auto fifo = dir.path() / "config.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  ChildProcess p({SNOWFLAKED_PATH, "--config", fifo.string(), "--listen", "127.0.0.1:0"});
+  REQUIRE(eventually([&] { return p.blocks_signal(SIGTERM); }, 10s));
+  p.send_signal(SIGTERM);
+  std::ofstream(fifo) << config(zk, "recycle", dir.path() / "state").dump();
+  const auto status = p.wait_for_exit(20s);
+  REQUIRE(status);
+  INFO(p.stderr_text());
+  CHECK(status->code == 0);
+  CHECK(status->signal == 0);
+  CHECK_THAT(p.stderr_text(), Catch::Contains("received SIGTERM"));
+}
+
+TEST_CASE(
+    "told to stop from its first moment on (a supervisor that stops what it just started): "
+    "exits 0 in every phase of its start",
+    "[coord][signals]") {
+  ZooKeeperServer zk;
+  TempDir dir;
+  const auto file = write_daemon_config(dir, config(zk, "recycle", dir.path() / "state").dump());
+  // The first SIGTERM from 0 to 150 ms after the daemon blocked it: reading
+  // its config, listening, connecting, claiming, serving. (Before it blocks
+  // it, only the loader and the sanitizers run: no program can take one.)
+  for (const auto delay : {0ms, 2ms, 10ms, 40ms, 150ms}) {
+    ChildProcess p({SNOWFLAKED_PATH, "--config", file.string(), "--listen", "127.0.0.1:0"});
+    const auto blocked_by = std::chrono::steady_clock::now() + 10s;
+    while (!p.blocks_signal(SIGTERM) && p.running() &&
+           std::chrono::steady_clock::now() < blocked_by)
+      std::this_thread::yield();
+    REQUIRE(p.blocks_signal(SIGTERM));
+    std::this_thread::sleep_for(delay);
+    std::optional<ExitStatus> status;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (!(status = p.wait_for_exit(0ms)) && std::chrono::steady_clock::now() < deadline) {
+      p.send_signal(SIGTERM);
+      std::this_thread::sleep_for(200us);
+    }
+    REQUIRE(status);
+    INFO("first SIGTERM " << delay.count() << " ms after it blocked it\n" << p.stderr_text());
+    CHECK(status->code == 0);
+    CHECK(status->signal == 0);
+  }
 }
 
 TEST_CASE(

@@ -15,6 +15,7 @@ deb=$(echo "$scratch"/pkg/snowflaked_*_"$(dpkg --print-architecture)".deb)
 [ -f "$deb" ] || fail "cpack made no snowflaked_*.deb"
 
 [ "$(dpkg-deb -f "$deb" Package)" = snowflaked ] || fail "Package is not snowflaked"
+deb_version=$(dpkg-deb -f "$deb" Version)
 depends=$(dpkg-deb -f "$deb" Depends)
 for lib in libc6 libstdc++6 libzookeeper-mt2 libsystemd0 libboost-program-options1.74.0 \
            libspdlog1.10; do
@@ -25,6 +26,11 @@ done
 contents=$(dpkg-deb -c "$deb" | awk '$6 !~ /\/$/ {print $6}' | sort | tr '\n' ' ')
 expected="./etc/snowflaked/snowflaked.json ./usr/bin/snowflaked ./usr/lib/systemd/system/snowflaked.service ./usr/share/doc/snowflaked/CHANGELOG.md ./usr/share/doc/snowflaked/README.md ./usr/share/doc/snowflaked/copyright ./usr/share/doc/snowflaked/docs/api.md ./usr/share/doc/snowflaked/docs/configuration.md ./usr/share/doc/snowflaked/docs/design.md ./usr/share/doc/snowflaked/docs/migration.md ./usr/share/doc/snowflaked/docs/monitoring.md ./usr/share/doc/snowflaked/docs/operations.md "
 [ "$contents" = "$expected" ] || fail "contents: $contents"
+# An open-source license users can adopt: Apache-2.0, as LICENSE at the top says.
+copyright=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/snowflaked/copyright)
+grep -qx 'License: Apache-2.0' <<<"$copyright" || fail "copyright does not name Apache-2.0: $copyright"
+cmp -s "$(dirname "$0")/../../LICENSE" /usr/share/common-licenses/Apache-2.0 \
+  || fail "LICENSE is not the Apache License 2.0's text"
 
 # apt, against this machine's package database: every dependency resolves.
 simulated=$(apt-get install --simulate "$deb" 2>&1) || fail "apt-get --simulate: $simulated"
@@ -41,7 +47,9 @@ dpkg_root() {
 }
 dpkg_root -i "$deb" || fail "dpkg -i failed"
 dpkg --root="$root" -s snowflaked | grep -qx 'Status: install ok installed' || fail "not installed"
-"$root/usr/bin/snowflaked" --version | grep -q '^snowflaked ' || fail "the installed binary does not run"
+version=$("$root/usr/bin/snowflaked" --version) || fail "the installed binary does not run"
+grep -Eqx "snowflaked ${deb_version//./\\.} \(revision ([0-9a-f]{12}(-dirty)?|unknown)\)" <<<"$version" \
+  || fail "--version: $version"
 
 echo '# edited by the operator' >>"$root/etc/snowflaked/snowflaked.json"
 dpkg_root -i "$deb" || fail "reinstall failed"

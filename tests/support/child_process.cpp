@@ -100,6 +100,18 @@ void ChildProcess::send_signal(int signal) {
   if (pid_ > 0 && running()) ::kill(pid_, signal);
 }
 
+bool ChildProcess::blocks_signal(int signal) {
+  if (pid_ <= 0 || !running()) return false;
+  std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("SigBlk:", 0) == 0) {
+      const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+      return (mask >> (signal - 1)) & 1ULL;
+    }
+  }
+  return false;
+}
+
 bool ChildProcess::running() {
   if (status_) return false;
   int status = 0;

@@ -40,6 +40,9 @@ class ChildProcess {
   pid_t pid() const { return pid_; }
   // Signals the child if it has not been reaped yet; after that, nothing.
   void send_signal(int signal);
+  // Whether its main thread blocks `signal` now (SigBlk in /proc/<pid>/status;
+  // false once it has exited): snowflaked blocks SIGTERM as its first step.
+  bool blocks_signal(int signal);
   // The exit status, or nullopt if still running at the deadline.
   std::optional<ExitStatus> wait_for_exit(std::chrono::milliseconds timeout);
   bool running();
