@@ -3,21 +3,28 @@
 # testing and benchmarking snowflaked needs. Idempotent: packages already
 # present are skipped, and apt is not touched at all when nothing is missing.
 #   scripts/install-deps.sh          what the build, the daemon and the tests need
+#   scripts/install-deps.sh --run    only what building and running the daemon
+#                                    need (scripts/run.sh): 12 of the 29 (no
+#                                    clang, spin, nginx, wrk, node, prometheus)
 #   scripts/install-deps.sh --live   what the live suite needs besides
 #                                    (scripts/live-test.sh: a booted Debian with
 #                                    systemd, podman and podman-compose)
 set -euo pipefail
 
-packages=(
+# Building and running the daemon (scripts/run.sh).
+run_packages=(
   # build
   build-essential cmake pkg-config
   # libraries on the design card (+ what the system gives)
   libboost-dev libboost-program-options-dev
   libzookeeper-mt-dev nlohmann-json3-dev libspdlog-dev libsystemd-dev
-  # run: a local ZooKeeper for the README's run command and the tests
-  zookeeper default-jre-headless
+  # run: a local ZooKeeper for the README's run command and the tests; curl to try it
+  zookeeper default-jre-headless curl
+)
+packages=(
+  "${run_packages[@]}"
   # tests and benchmarks
-  catch2 curl wrk nginx-light libfaketime faketime
+  catch2 wrk nginx-light libfaketime faketime
   # the model of the worker-ID protocol (scripts/model-check.sh), the fuzz
   # targets (scripts/fuzz.sh)
   spin clang-14 libfuzzer-14-dev
@@ -31,6 +38,7 @@ packages=(
   # promtool, for the metrics and alert-rule tests (tests/e2e/monitoring_test.cpp)
   prometheus
 )
+if [ "${1:-}" = --run ]; then packages=("${run_packages[@]}"); fi
 if [ "${1:-}" = --live ]; then
   packages=(
     # a Debian 12 root with systemd, booted as a system container
@@ -50,7 +58,7 @@ done
 
 # Node.js and npm, for the test that checks IDs against npm's ID libraries
 # (tests/reference): Debian's, unless a node and an npm are already on PATH.
-if [ "${1:-}" != --live ] && ! { command -v node && command -v npm; } >/dev/null; then
+if [ "${1:-}" != --live ] && [ "${1:-}" != --run ] && ! { command -v node && command -v npm; } >/dev/null; then
   for p in nodejs npm; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done

@@ -1,22 +1,51 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds a Release tree, starts a local ZooKeeper
-# (scripts/zookeeper.sh) and runs snowflaked in the foreground in recycle
-# mode (conf/recycle.json, 127.0.0.1:8080). Ctrl-C stops the daemon, which
-# returns its worker ID to the pool; a ZooKeeper this script started is then
-# stopped too. Extra arguments go to snowflaked instead of the default
-# config (e.g. --config conf/local.json for a static worker, no ZooKeeper).
+# Installs what building and running need (not the test toolchain), builds a
+# Release tree and runs snowflaked in the foreground, by default in recycle
+# mode (conf/recycle.json, 127.0.0.1:8080) with a local ZooKeeper that it
+# starts (scripts/zookeeper.sh) unless one answers on 127.0.0.1:2181.
+# Ctrl-C stops the daemon, which returns its worker ID to the pool; a
+# ZooKeeper this script started is then stopped too.
+#
+# Arguments are added to the daemon's: `--log-level debug`, `--listen
+# 127.0.0.1:9090`, or `--config conf/local.json` in place of the default
+# config (static: no ZooKeeper is started). The environment's SNOWFLAKED_*
+# settings apply as everywhere (docs/configuration.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --run
 bash scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release -DSNOWFLAKE_BUILD_TESTS=OFF \
   >/dev/null
-if [ $# -eq 0 ]; then set -- --config conf/recycle.json; fi
+
+config=
+previous=
+for arg in "$@"; do
+  case $arg in
+    --config=*) config=${arg#--config=} ;;
+  esac
+  case $previous in
+    --config | -c) config=$arg ;;
+  esac
+  previous=$arg
+done
+if [ -z "$config" ]; then
+  config=conf/recycle.json
+  set -- --config "$config" "$@"
+fi
+# The config as the daemon will read it (exit 2 naming the key if it is
+# wrong), and whether its mode needs ZooKeeper.
+checked=$(build/release/snowflaked check-config "$config")
+echo "$checked"
 mkdir -p .local/state .local/state-sequential .local/state-static
 
-if ! bash scripts/zookeeper.sh status | grep -q Mode; then
-  bash scripts/zookeeper.sh start standalone
-  trap 'bash scripts/zookeeper.sh stop' EXIT
-fi
+case $checked in
+  *": OK (static"*) ;;
+  *)
+    if ! bash scripts/zookeeper.sh status | grep -q Mode; then
+      bash scripts/zookeeper.sh start standalone
+      trap 'bash scripts/zookeeper.sh stop' EXIT
+    fi
+    ;;
+esac
 build/release/snowflaked "$@" &
 daemon=$!
 # Ctrl-C reaches the daemon directly (same process group); a TERM sent to

@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -353,23 +354,71 @@ std::string ConfigError::describe(const std::string& source) const {
                      : fmt::format("{}: {}: {}", source, key, message);
 }
 
-Result<Config, ConfigError> parse_config(const nlohmann::json& document, std::int64_t now_ms) {
+ConfigOverrides overrides_from_environment() {
+  ConfigOverrides out;
+  for (const auto& key : kOverridableKeys) {
+    // Read while one thread runs (the commands load their config first).
+    const char* value = std::getenv(key.variable);  // NOLINT(concurrency-mt-unsafe)
+    if (value != nullptr && *value != '\0') out.push_back({key.variable, value});
+  }
+  return out;
+}
+
+Result<Config, ConfigError> parse_config(const nlohmann::json& document, std::int64_t now_ms,
+                                         const ConfigOverrides& overrides) {
+  nlohmann::json merged = document;
+  // The key each override replaced, for its errors.
+  std::vector<std::pair<std::string, std::string>> replaced;
+  for (const auto& o : overrides) {
+    const auto* key =
+        std::find_if(std::begin(kOverridableKeys), std::end(kOverridableKeys),
+                     [&](const OverridableKey& k) { return o.variable == k.variable; });
+    if (key == std::end(kOverridableKeys)) return ConfigError{o.variable, "not a setting"};
+    nlohmann::json value = o.value;
+    if (key->integer) {
+      const auto number = parse_id(o.value);
+      if (!number) {
+        return ConfigError{fmt::format("{} ({})", key->key, o.variable),
+                           fmt::format("must be a whole number, got \"{}\"", o.value)};
+      }
+      value = *number;
+    }
+    // Into the document, sections made as needed; a file whose section is not
+    // an object keeps it, and reading it says so.
+    if (!merged.is_object()) break;
+    const std::string path = key->key;
+    const auto dot = path.find('.');
+    nlohmann::json* section = &merged;
+    if (dot != std::string::npos) {
+      section = &merged[path.substr(0, dot)];
+      if (section->is_null()) *section = nlohmann::json::object();
+      if (!section->is_object()) continue;
+    }
+    (*section)[path.substr(dot == std::string::npos ? 0 : dot + 1)] = value;
+    replaced.emplace_back(key->key, o.variable);
+  }
   try {
-    return read_config(document, now_ms);
+    return read_config(merged, now_ms);
   } catch (const ConfigFault& fault) {
-    return fault.error;
+    ConfigError error = fault.error;
+    for (const auto& [key, variable] : replaced) {
+      if (error.key == key) error.key = fmt::format("{} ({})", key, variable);
+    }
+    return error;
   }
 }
 
-Result<Config, ConfigError> load_config_file(const std::string& path, std::int64_t now_ms) {
+Result<Config, ConfigError> load_config_file(const std::string& path, std::int64_t now_ms,
+                                             const ConfigOverrides& overrides) {
   std::ifstream in(path);
   if (!in) return ConfigError{"", fmt::format("cannot open: {}", error_text(errno))};
   std::ostringstream text;
   text << in.rdbuf();
-  return load_config_text(text.str(), now_ms);
+  return load_config_text(text.str(), now_ms, overrides);
 }
 
-Result<Config, ConfigError> load_config_text(std::string_view text, std::int64_t now_ms) {
+Result<Config, ConfigError> load_config_text(std::string_view text, std::int64_t now_ms,
+                                             const ConfigOverrides& overrides) {
   // The key being read, so that a number JSON cannot hold (1e309) is
   // reported against it: the parser throws before the value reaches us.
   // One entry per depth; an array's level has no key.
@@ -395,7 +444,7 @@ Result<Config, ConfigError> load_config_text(std::string_view text, std::int64_t
     return ConfigError{fmt::format("{}", fmt::join(keys, ".")),
                        fmt::format("not a number this config can hold: {}", e.what())};
   }
-  return parse_config(document, now_ms);
+  return parse_config(document, now_ms, overrides);
 }
 
 }  // namespace snowflake

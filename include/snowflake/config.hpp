@@ -103,11 +103,51 @@ struct Config {
   HttpSettings http;
 };
 
+// A setting given outside the file: the environment variable and its value.
+struct ConfigOverride {
+  std::string variable;  // "SNOWFLAKED_ZOOKEEPER_HOSTS"
+  std::string value;
+};
+using ConfigOverrides = std::vector<ConfigOverride>;
+
+// The settings a deployment changes without writing a file, each from its
+// environment variable; they take precedence over the file, and the
+// command line (--listen, --log-level) over them. A variable set to ""
+// counts as not set.
+//
+//   SNOWFLAKED_SERVICE            service
+//   SNOWFLAKED_COORDINATOR_TYPE   coordinator.type
+//   SNOWFLAKED_DATACENTER_ID      coordinator.datacenter_id (decimal digits)
+//   SNOWFLAKED_ZOOKEEPER_HOSTS    zookeeper.hosts
+//   SNOWFLAKED_ZOOKEEPER_ROOT     zookeeper.root
+//   SNOWFLAKED_LISTEN             http.listen
+//   SNOWFLAKED_LOG_LEVEL          log_level
+struct OverridableKey {
+  const char* variable;
+  const char* key;  // dotted, as errors name it
+  bool integer;
+};
+inline constexpr OverridableKey kOverridableKeys[] = {
+    {"SNOWFLAKED_SERVICE", "service", false},
+    {"SNOWFLAKED_COORDINATOR_TYPE", "coordinator.type", false},
+    {"SNOWFLAKED_DATACENTER_ID", "coordinator.datacenter_id", true},
+    {"SNOWFLAKED_ZOOKEEPER_HOSTS", "zookeeper.hosts", false},
+    {"SNOWFLAKED_ZOOKEEPER_ROOT", "zookeeper.root", false},
+    {"SNOWFLAKED_LISTEN", "http.listen", false},
+    {"SNOWFLAKED_LOG_LEVEL", "log_level", false},
+};
+// The overrides this process's environment sets.
+ConfigOverrides overrides_from_environment();
+
 // `now_ms` (Unix ms) is what "the epoch must not be in the future" is judged
-// against.
-Result<Config, ConfigError> parse_config(const nlohmann::json& document, std::int64_t now_ms);
-Result<Config, ConfigError> load_config_file(const std::string& path, std::int64_t now_ms);
+// against. `overrides` replace their keys of the document; an error about
+// such a key names the variable too ("zookeeper.hosts (SNOWFLAKED_ZOOKEEPER_HOSTS)").
+Result<Config, ConfigError> parse_config(const nlohmann::json& document, std::int64_t now_ms,
+                                         const ConfigOverrides& overrides = {});
+Result<Config, ConfigError> load_config_file(const std::string& path, std::int64_t now_ms,
+                                             const ConfigOverrides& overrides = {});
 // The file's text: whatever it holds, a Config or an error naming the key.
-Result<Config, ConfigError> load_config_text(std::string_view text, std::int64_t now_ms);
+Result<Config, ConfigError> load_config_text(std::string_view text, std::int64_t now_ms,
+                                             const ConfigOverrides& overrides = {});
 
 }  // namespace snowflake

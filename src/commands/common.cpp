@@ -21,8 +21,9 @@ std::optional<std::string> config_path(const boost::program_options::variables_m
 
 std::optional<Config> load_config(const std::optional<std::string>& path) {
   const std::int64_t now_ms = SystemClock::instance().wall_ms();
-  auto config =
-      path ? load_config_file(*path, now_ms) : parse_config(nlohmann::json::object(), now_ms);
+  const ConfigOverrides overrides = overrides_from_environment();
+  auto config = path ? load_config_file(*path, now_ms, overrides)
+                     : parse_config(nlohmann::json::object(), now_ms, overrides);
   if (!config) {
     fail(kExitUsage, config.error().describe(path.value_or("defaults")));
     return std::nullopt;

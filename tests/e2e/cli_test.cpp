@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "../support/child_process.hpp"
+#include "../support/polling.hpp"
 #include "snowflake/version.hpp"
 
 using namespace snowflake::test;
@@ -127,6 +128,30 @@ TEST_CASE("check-config: OK, or exit 2 naming file and key", "[cli]") {
   const auto t = run_process({kBinary, "check-config", typo.string()});
   CHECK(t.status.code == 2);
   CHECK_THAT(t.err, Catch::Contains("typo.json: coordinater: unknown key"));
+}
+
+TEST_CASE("settings from the environment: over the file, under the command line", "[cli]") {
+  TempDir dir;
+  const auto config = dir.write(
+      "c.json", R"({"service": "file", "coordinator": {"static_worker_id": 5, "state_dir": ")" +
+                    (dir.path() / "state").string() + R"("}})");
+  const auto checked = run_process({kBinary, "check-config", config.string()});
+  CHECK_THAT(checked.out, Catch::StartsWith(config.string() + ": OK (static"));
+  // SNOWFLAKED_LISTEN names an address this machine lacks; --listen takes precedence.
+  ChildProcess shown({kBinary, "--config", config.string(), "--listen", "127.0.0.1:0"},
+                     {{"SNOWFLAKED_SERVICE", "from-env"}, {"SNOWFLAKED_LISTEN", "192.0.2.1:80"}});
+  REQUIRE(shown.wait_for_stderr("started", 10s));
+  CHECK_THAT(shown.stderr_text(), Catch::Contains("service from-env"));
+  CHECK_THAT(shown.stderr_text(), Catch::Contains("listening on 127.0.0.1:"));
+  shown.send_signal(SIGTERM);
+  REQUIRE(shown.wait_for_exit(10s));
+  CHECK(shown.wait_for_exit(0ms)->code == 0);
+
+  const auto bad = run_process(
+      {"/usr/bin/env", "SNOWFLAKED_DATACENTER_ID=x", kBinary, "check-config", config.string()});
+  CHECK(bad.status.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("coordinator.datacenter_id (SNOWFLAKED_DATACENTER_ID): "
+                                      "must be a whole number"));
 }
 
 TEST_CASE("every shipped config in conf/ is valid", "[cli]") {

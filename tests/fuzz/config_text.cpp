@@ -95,21 +95,44 @@ void check_error(const ConfigError& e, std::string_view text) {
   const auto document = nlohmann::json::parse(text, nullptr, false);
   if (!document.is_object()) return;  // 1e309 too: the parser refuses it, the loader names its key
   FUZZ_CHECK(!e.key.empty(), text);
-  const std::string top = e.key.substr(0, e.key.find('.'));
+  // A key set from the environment is named with its variable: "service (SNOWFLAKED_SERVICE)".
+  const std::string key = e.key.substr(0, e.key.find(" (SNOWFLAKED_"));
+  const std::string top = key.substr(0, key.find('.'));
   const bool names_theirs =
       std::any_of(document.items().begin(), document.items().end(), [&](const auto& item) {
-        return e.key == item.key() || e.key == nlohmann::json(item.key()).dump();
+        return key == item.key() || key == nlohmann::json(item.key()).dump();
       });
   FUZZ_CHECK(kTopLevelKeys.contains(top) || names_theirs, text);
+}
+
+// After a NUL byte, one environment setting a line: its first byte picks the
+// variable (SNOWFLAKED_*), the rest is the value.
+ConfigOverrides overrides_of(std::string_view tail) {
+  ConfigOverrides out;
+  constexpr auto kCount = std::size(kOverridableKeys);
+  while (!tail.empty()) {
+    const auto end = std::min(tail.find('\n'), tail.size());
+    const std::string_view line = tail.substr(0, end);
+    if (!line.empty()) {
+      const auto pick = static_cast<unsigned char>(line[0]) % kCount;
+      out.push_back({kOverridableKeys[pick].variable, std::string(line.substr(1))});
+    }
+    tail.remove_prefix(std::min(end + 1, tail.size()));
+  }
+  return out;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
-  const auto text = as_text(data, size);
+  const auto input = as_text(data, size);
   // auth_file is read at load: a device could block the target.
-  if (text.find("/dev") != text.npos || text.find("/proc") != text.npos) return 0;
-  const auto loaded = load_config_text(text, kNow);
+  if (input.find("/dev") != input.npos || input.find("/proc") != input.npos) return 0;
+  const auto nul = input.find('\0');
+  const auto text = input.substr(0, nul);
+  const auto overrides =
+      nul == std::string_view::npos ? ConfigOverrides{} : overrides_of(input.substr(nul + 1));
+  const auto loaded = load_config_text(text, kNow, overrides);
   if (loaded) {
     check_rules(loaded.value(), text);
   } else {

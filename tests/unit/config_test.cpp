@@ -327,3 +327,61 @@ TEST_CASE("presets set the whole layout, and the order is read", "[config]") {
   CHECK(ordered.layout.order == FieldOrder::sequence_high);
   CHECK(parse_config(json::object(), kNow).value().layout.order == FieldOrder::sequence_low);
 }
+
+TEST_CASE("the environment's settings take precedence over the file's", "[config]") {
+  const json file = {{"service", "orders"},
+                     {"coordinator", {{"type", "recycle"}}},
+                     {"zookeeper", {{"hosts", "file:2181"}}}};
+  const Config c = parse_config(file, kNow,
+                                {{"SNOWFLAKED_ZOOKEEPER_HOSTS", "zk1:2181,zk2:2181"},
+                                 {"SNOWFLAKED_COORDINATOR_TYPE", "sequential"},
+                                 {"SNOWFLAKED_LISTEN", "0.0.0.0:8080"},
+                                 {"SNOWFLAKED_LOG_LEVEL", "debug"}})
+                       .value();
+  CHECK(c.zookeeper.hosts == "zk1:2181,zk2:2181");
+  CHECK(c.coordinator.type == CoordinatorType::sequential);
+  CHECK(c.http.listen == "0.0.0.0:8080");  // a section the file lacks
+  CHECK(c.log_level == "debug");
+  CHECK(c.service == "orders");  // not overridden: the file's
+  CHECK(c.zookeeper.root == "/snowflake/orders");
+
+  // The root follows an overridden service, as it follows the file's.
+  const Config s = parse_config(file, kNow, {{"SNOWFLAKED_SERVICE", "invoices"}}).value();
+  CHECK(s.zookeeper.root == "/snowflake/invoices");
+  const Config r = parse_config(file, kNow, {{"SNOWFLAKED_ZOOKEEPER_ROOT", "/ids/eu"}}).value();
+  CHECK(r.zookeeper.root == "/ids/eu");
+
+  const json wide = {{"layout", {{"datacenter_bits", 5}, {"worker_bits", 5}}}};
+  CHECK(parse_config(wide, kNow, {{"SNOWFLAKED_DATACENTER_ID", "17"}})
+            .value()
+            .coordinator.datacenter_id == 17);
+}
+
+TEST_CASE("an environment setting's error names the key and the variable", "[config]") {
+  const auto error = [](const ConfigOverrides& o) {
+    auto r = parse_config(json::object(), kNow, o);
+    REQUIRE(r.has_error());
+    return r.error().describe("c.json");
+  };
+  CHECK(error({{"SNOWFLAKED_DATACENTER_ID", "x1"}}) ==
+        "c.json: coordinator.datacenter_id (SNOWFLAKED_DATACENTER_ID): must be a whole number, "
+        "got \"x1\"");
+  CHECK_THAT(error({{"SNOWFLAKED_COORDINATOR_TYPE", "leaf"}}),
+             Catch::StartsWith("c.json: coordinator.type (SNOWFLAKED_COORDINATOR_TYPE): must be "));
+  CHECK_THAT(error({{"SNOWFLAKED_ZOOKEEPER_HOSTS", "zk:2181/chroot"}}),
+             Catch::StartsWith("c.json: zookeeper.hosts (SNOWFLAKED_ZOOKEEPER_HOSTS): "));
+  CHECK_THAT(error({{"SNOWFLAKED_SERVICE", "a/b"}}),
+             Catch::StartsWith("c.json: service (SNOWFLAKED_SERVICE): must match"));
+  CHECK(error({{"SNOWFLAKED_WORKER", "1"}}) == "c.json: SNOWFLAKED_WORKER: not a setting");
+}
+
+TEST_CASE("overrides from the environment: every variable, an empty one unset", "[config]") {
+  ::setenv("SNOWFLAKED_ZOOKEEPER_ROOT", "/from/env", 1);
+  ::setenv("SNOWFLAKED_SERVICE", "", 1);
+  const ConfigOverrides o = overrides_from_environment();
+  ::unsetenv("SNOWFLAKED_ZOOKEEPER_ROOT");
+  ::unsetenv("SNOWFLAKED_SERVICE");
+  REQUIRE(o.size() == 1);
+  CHECK(o[0].variable == "SNOWFLAKED_ZOOKEEPER_ROOT");
+  CHECK(o[0].value == "/from/env");
+}
