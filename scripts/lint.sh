@@ -36,7 +36,7 @@ if [ $# -eq 0 ]; then
 fi
 
 CXX=clang++-14 cmake -S . -B build/lint -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-  -DSNOWFLAKE_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  -DSNOWFLAKE_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug -DSNOWFLAKE_UNITY_BUILD=OFF >/dev/null
 # The one source made at build time (the revision): cppcheck reads every file
 # the compile commands name.
 cmake --build build/lint --target snowflake_revision >/dev/null

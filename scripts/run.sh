@@ -55,4 +55,9 @@ trap ':' INT
 status=0
 wait "$daemon" || status=$?
 while kill -0 "$daemon" 2>/dev/null; do wait "$daemon" || status=$?; done
+# 128+N: Ctrl-C interrupted the wait itself, and the daemon ended after; its
+# own status is still there to be waited for (127 if it was already taken).
+if [ "$status" -gt 128 ]; then
+  wait "$daemon" 2>/dev/null && status=0 || { s=$?; [ "$s" -eq 127 ] || status=$s; }
+fi
 exit "$status"

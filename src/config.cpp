@@ -259,7 +259,8 @@ std::string read_auth_file(JsonSection& zk, const std::string& path) {
   return line;
 }
 
-ZooKeeperSettings read_zookeeper(JsonSection zk, const std::string& service) {
+ZooKeeperSettings read_zookeeper(JsonSection zk, const std::string& service,
+                                 const std::string& credentials_directory) {
   const ZooKeeperSettings d;
   ZooKeeperSettings z;
   z.hosts = zk.string("hosts", d.hosts);
@@ -282,6 +283,11 @@ ZooKeeperSettings read_zookeeper(JsonSection zk, const std::string& service) {
   z.connect_timeout = std::chrono::milliseconds(
       zk.integer("connect_timeout_ms", d.connect_timeout.count(), 100, 600'000));
   z.auth_file = zk.string("auth_file", d.auth_file);
+  // A relative name is a systemd credential's (LoadCredential=), when the
+  // daemon runs with some: DynamicUser= cannot read a file only root may.
+  if (!z.auth_file.empty() && z.auth_file.front() != '/' && !credentials_directory.empty()) {
+    z.auth_file = credentials_directory + "/" + z.auth_file;
+  }
   if (!z.auth_file.empty()) z.digest_auth = read_auth_file(zk, z.auth_file);
   zk.finish();
   return z;
@@ -313,7 +319,8 @@ HttpSettings read_http(JsonSection http) {
   return h;
 }
 
-Config read_config(const nlohmann::json& document, std::int64_t now_ms) {
+Config read_config(const nlohmann::json& document, std::int64_t now_ms,
+                   const std::string& credentials_directory) {
   JsonSection root(document, "");
   Config c;
   c.service = root.string("service", c.service);
@@ -333,7 +340,7 @@ Config read_config(const nlohmann::json& document, std::int64_t now_ms) {
   c.generator = read_generator(root.section("generator"), layout.value());
   c.coordinator = read_coordinator(root.section("coordinator"), layout.value());
   c.generator.datacenter_id = c.coordinator.datacenter_id;
-  c.zookeeper = read_zookeeper(root.section("zookeeper"), c.service);
+  c.zookeeper = read_zookeeper(root.section("zookeeper"), c.service, credentials_directory);
   // The recycle pool holds one node per worker ID.
   if (c.coordinator.type == CoordinatorType::recycle && c.layout.worker_bits > kMaxPoolWorkerBits) {
     throw ConfigFault(
@@ -361,6 +368,9 @@ ConfigOverrides overrides_from_environment() {
     const char* value = std::getenv(key.variable);  // NOLINT(concurrency-mt-unsafe)
     if (value != nullptr && *value != '\0') out.push_back({key.variable, value});
   }
+  const char* credentials = std::getenv(kCredentialsDirectory);  // NOLINT(concurrency-mt-unsafe)
+  if (credentials != nullptr && *credentials != '\0')
+    out.push_back({kCredentialsDirectory, credentials});
   return out;
 }
 
@@ -369,7 +379,12 @@ Result<Config, ConfigError> parse_config(const nlohmann::json& document, std::in
   nlohmann::json merged = document;
   // The key each override replaced, for its errors.
   std::vector<std::pair<std::string, std::string>> replaced;
+  std::string credentials_directory;
   for (const auto& o : overrides) {
+    if (o.variable == kCredentialsDirectory) {
+      credentials_directory = o.value;
+      continue;
+    }
     const auto* key =
         std::find_if(std::begin(kOverridableKeys), std::end(kOverridableKeys),
                      [&](const OverridableKey& k) { return o.variable == k.variable; });
@@ -398,7 +413,7 @@ Result<Config, ConfigError> parse_config(const nlohmann::json& document, std::in
     replaced.emplace_back(key->key, o.variable);
   }
   try {
-    return read_config(merged, now_ms);
+    return read_config(merged, now_ms, credentials_directory);
   } catch (const ConfigFault& fault) {
     ConfigError error = fault.error;
     for (const auto& [key, variable] : replaced) {

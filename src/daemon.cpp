@@ -40,8 +40,8 @@ namespace snowflake {
 namespace {
 
 using commands::fail;
+using commands::kExitConflict;
 using commands::kExitFailure;
-using commands::kExitOk;
 using commands::kExitUsage;
 
 // The config file with the command line's flags applied; what is wrong with
@@ -147,23 +147,26 @@ class Daemon {
   Lease lease_;
   CoordinationGauges gauges_;
   std::unique_ptr<coord::StaticWorker> static_worker_;
+  Liveness liveness_;
   Metrics metrics_;
   http::RouterContext router_;
   http::HttpServer server_;
   std::optional<boost::asio::ip::tcp::endpoint> bound_;
   std::unique_ptr<coord::Coordinator> coordinator_;
   SystemdNotifier notifier_;
-  std::atomic<bool> fatal_{false};
+  std::atomic<int> exit_code_{0};  // set by a fatal coordination error
 };
 
 http::RouterContext router_context(const Config& config, const IdLayout& layout, WorkerSlot& worker,
-                                   Lease& lease, CoordinationGauges& gauges, Metrics& metrics,
-                                   unsigned threads, bool coordinated) {
+                                   Lease& lease, CoordinationGauges& gauges,
+                                   const Liveness& liveness, Metrics& metrics, unsigned threads,
+                                   bool coordinated) {
   const auto& co = config.coordinator;
   return {layout,
           worker,
           lease,
           gauges,
+          liveness,
           metrics,
           config.http,
           {config.service, co.type, std::chrono::steady_clock::now(), threads,
@@ -180,8 +183,8 @@ Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint)
       coordinated_(config_.coordinator.type != CoordinatorType::static_id),
       threads_(io_thread_count(config_.http)),
       metrics_(config_.http.max_metric_tags),
-      router_(router_context(config_, layout_, worker_, lease_, gauges_, metrics_, threads_,
-                             coordinated_)),
+      router_(router_context(config_, layout_, worker_, lease_, gauges_, liveness_, metrics_,
+                             threads_, coordinated_)),
       server_({.endpoint = endpoint_,
                .io_threads = threads_,
                .max_connections = config_.http.max_connections,
@@ -195,8 +198,13 @@ Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint)
                    [this](http::Status status, std::string_view code, std::string_view message) {
                      return http::reject_request(status, code, message, router_);
                    }}),
-      notifier_(server_.main_context(),
-                [this](std::chrono::milliseconds limit) { return service_condition(limit); }) {}
+      notifier_(
+          server_.main_context(),
+          [this](std::chrono::milliseconds limit) { return service_condition(limit); }, liveness_,
+          // Without a watchdog to set it: the longest one heartbeat step may
+          // rightly take (a ZooKeeper call that times out, then a reconnect).
+          std::max(std::chrono::milliseconds(1000),
+                   config_.zookeeper.session_timeout + config_.zookeeper.connect_timeout)) {}
 
 bool Daemon::start_static_worker() {
   if (coordinated_) return true;
@@ -241,13 +249,13 @@ bool Daemon::start_coordination() {
     lease_.grant_indefinitely();  // static mode owns its worker ID from the start
     return true;
   }
-  coordinator_ = std::make_unique<coord::Coordinator>(coordinator_options(config_, bound_->port()),
-                                                      layout_, worker_, lease_, gauges_,
-                                                      [this](const std::string& why) {
-                                                        fatal_ = true;
-                                                        notifier_.stop("failed: " + why);
-                                                        server_.stop();
-                                                      });
+  coordinator_ = std::make_unique<coord::Coordinator>(
+      coordinator_options(config_, bound_->port()), layout_, worker_, lease_, gauges_,
+      [this](const std::string& why, bool permanent) {
+        exit_code_ = permanent ? kExitConflict : kExitFailure;
+        notifier_.stop("failed: " + why);
+        server_.stop();
+      });
   if (auto started = coordinator_->start(); !started) {
     spdlog::critical("{}", started.error());
     return false;
@@ -281,8 +289,10 @@ ServiceCondition Daemon::service_condition(std::chrono::milliseconds limit) {
         fmt::format("an HTTP event loop has not run for {} ms",
                     std::chrono::duration_cast<std::chrono::milliseconds>(silence).count());
   } else if (coordinator_ && !coordinator_->heartbeat_thread_healthy(limit)) {
-    now.unhealthy = fmt::format("the heartbeat thread has ended or been in one step for over {} ms",
-                                limit.count());
+    now.unhealthy = fmt::format(
+        "the heartbeat thread has ended, or made no progress (one step, or past the end of a "
+        "wait) for over {} ms",
+        limit.count());
   }
   return now;
 }
@@ -291,12 +301,12 @@ void Daemon::log_started() const {
   const auto address = bound_->address();
   spdlog::info(
       "snowflaked {} started: listening on {}{}{}:{} with {} io thread(s); service {}, "
-      "worker {} ({}), layout {}",
+      "worker {} ({}), layout {}, log level {}",
       kVersion, address.is_v6() ? "[" : "", address.to_string(), address.is_v6() ? "]" : "",
       bound_->port(), threads_, config_.service,
       coordinated_ ? std::string("from ZooKeeper")
                    : std::to_string(config_.coordinator.static_worker_id),
-      to_string(config_.coordinator.type), layout_.describe());
+      to_string(config_.coordinator.type), layout_.describe(), config_.log_level);
 }
 
 int Daemon::serve() {
@@ -308,7 +318,7 @@ int Daemon::serve() {
   if (const IdGenerator* g = worker_.current()) {
     spdlog::info("stopped; high-water mark {}", format_iso8601_ms(g->high_water_mark_ms()));
   }
-  return fatal_ ? kExitFailure : kExitOk;
+  return exit_code_.load();
 }
 
 }  // namespace

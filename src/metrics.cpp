@@ -67,19 +67,20 @@ void Metrics::count_ids(std::string_view tag, std::uint64_t n) {
   it->second->fetch_add(n, std::memory_order_relaxed);
 }
 
-void Metrics::count_refusal(std::string_view code) noexcept {
+void Metrics::count_refusal(Route route, std::string_view code) noexcept {
   const auto* it = std::find(kRefusalCodes.begin(), kRefusalCodes.end() - 1, code);
-  refusals_[static_cast<std::size_t>(it - kRefusalCodes.begin())].fetch_add(
-      1, std::memory_order_relaxed);
+  refusals_[static_cast<std::size_t>(route)][static_cast<std::size_t>(it - kRefusalCodes.begin())]
+      .fetch_add(1, std::memory_order_relaxed);
 }
 
-void Metrics::observe_duration(std::chrono::nanoseconds took) noexcept {
+void Metrics::observe_duration(Route route, std::chrono::nanoseconds took) noexcept {
   const double seconds = std::chrono::duration<double>(took).count();
   const auto* bucket = std::lower_bound(kDurationBuckets.begin(), kDurationBuckets.end(), seconds);
-  durations_[static_cast<std::size_t>(bucket - kDurationBuckets.begin())].fetch_add(
+  const auto r = static_cast<std::size_t>(route);
+  durations_[r][static_cast<std::size_t>(bucket - kDurationBuckets.begin())].fetch_add(
       1, std::memory_order_relaxed);
-  duration_sum_ns_.fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(0, took.count())),
-                             std::memory_order_relaxed);
+  duration_sum_ns_[r].fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(0, took.count())),
+                                std::memory_order_relaxed);
 }
 
 namespace {
@@ -119,11 +120,6 @@ void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock:
   line("# HELP snowflake_clock_skew_seconds Wall clock minus ZooKeeper's, at the last heartbeat.");
   line("# TYPE snowflake_clock_skew_seconds gauge");
   line("snowflake_clock_skew_seconds {}", static_cast<double>(skew_ms) / 1000.0);
-  line(
-      "# HELP snowflake_clock_skew_ms Deprecated (removed in 0.4): snowflake_clock_skew_seconds "
-      "in milliseconds.");
-  line("# TYPE snowflake_clock_skew_ms gauge");
-  line("snowflake_clock_skew_ms {}", skew_ms);
   if (const auto last = c.last_heartbeat_ns.load(relaxed); last != 0) {
     const auto age = now.time_since_epoch() - std::chrono::nanoseconds(last);
     line(
@@ -174,13 +170,22 @@ std::string Metrics::render(const Snapshot& s) const {
     out.push_back('\n');
   };
 
-  line("# HELP snowflake_build_info Build and identity of this daemon.");
+  line(
+      "# HELP snowflake_build_info Build and identity of this daemon: what does not change while "
+      "it runs.");
   line("# TYPE snowflake_build_info gauge");
   line(
-      "snowflake_build_info{{version=\"{}\",service=\"{}\",datacenter_id=\"{}\",worker_id=\"{}\"}} "
-      "1",
-      s.version, s.service, s.datacenter_id,
-      s.worker_id ? std::to_string(*s.worker_id) : std::string("none"));
+      "snowflake_build_info{{version=\"{}\",revision=\"{}\",service=\"{}\",datacenter_id=\"{}\"}}"
+      " 1",
+      s.version, s.revision, s.service, s.datacenter_id);
+  line("# HELP snowflake_worker_id The worker ID this daemon owns; absent while it owns none.");
+  line("# TYPE snowflake_worker_id gauge");
+  if (s.worker_id) line("snowflake_worker_id {}", *s.worker_id);
+  line(
+      "# HELP snowflake_ready 1 while GET /ready answers 200: a worker ID owned, its lease "
+      "valid, and nothing else refusing (a floor ahead, a clock step back).");
+  line("# TYPE snowflake_ready gauge");
+  line("snowflake_ready {}", s.ready ? 1 : 0);
 
   line("# HELP snowflake_http_requests_total HTTP requests by route and status code.");
   line("# TYPE snowflake_http_requests_total counter");
@@ -257,31 +262,42 @@ std::string Metrics::render(const Snapshot& s) const {
   }
 
   line(
-      "# HELP snowflake_refusals_total Requests answered 503 (no ID could be proven unique), by "
-      "error code.");
+      "# HELP snowflake_refusals_total Requests answered 503, by route and error code (every "
+      "code of route id always; of the other routes once counted).");
   line("# TYPE snowflake_refusals_total counter");
-  for (std::size_t i = 0; i < kRefusalCodes.size(); ++i) {
-    line("snowflake_refusals_total{{code=\"{}\"}} {}", kRefusalCodes[i],
-         refusals_[i].load(std::memory_order_relaxed));
+  for (std::size_t r = 0; r < kRouteCount; ++r) {
+    for (std::size_t i = 0; i < kRefusalCodes.size(); ++i) {
+      const auto n = refusals_[r][i].load(std::memory_order_relaxed);
+      if (n == 0 && static_cast<Route>(r) != Route::id) continue;
+      line("snowflake_refusals_total{{route=\"{}\",code=\"{}\"}} {}",
+           to_string(static_cast<Route>(r)), kRefusalCodes[i], n);
+    }
   }
 
   line(
       "# HELP snowflake_http_request_duration_seconds Time to answer a routed request, from "
-      "parsed request to response.");
+      "parsed request to response, by route (routes once asked).");
   line("# TYPE snowflake_http_request_duration_seconds histogram");
-  std::uint64_t cumulative = 0;
-  for (std::size_t i = 0; i < durations_.size(); ++i) {
-    cumulative += durations_[i].load(std::memory_order_relaxed);
-    if (i < kDurationBuckets.size()) {
-      line("snowflake_http_request_duration_seconds_bucket{{le=\"{}\"}} {}", kDurationBuckets[i],
-           cumulative);
-    } else {
-      line("snowflake_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {}", cumulative);
+  for (std::size_t r = 0; r < kRouteCount; ++r) {
+    std::uint64_t cumulative = 0;
+    for (const auto& bucket : durations_[r]) cumulative += bucket.load(std::memory_order_relaxed);
+    if (cumulative == 0) continue;
+    const auto route = to_string(static_cast<Route>(r));
+    cumulative = 0;
+    for (std::size_t i = 0; i < durations_[r].size(); ++i) {
+      cumulative += durations_[r][i].load(std::memory_order_relaxed);
+      if (i < kDurationBuckets.size()) {
+        line("snowflake_http_request_duration_seconds_bucket{{route=\"{}\",le=\"{}\"}} {}", route,
+             kDurationBuckets[i], cumulative);
+      } else {
+        line("snowflake_http_request_duration_seconds_bucket{{route=\"{}\",le=\"+Inf\"}} {}", route,
+             cumulative);
+      }
     }
+    line("snowflake_http_request_duration_seconds_sum{{route=\"{}\"}} {}", route,
+         static_cast<double>(duration_sum_ns_[r].load(std::memory_order_relaxed)) / 1e9);
+    line("snowflake_http_request_duration_seconds_count{{route=\"{}\"}} {}", route, cumulative);
   }
-  line("snowflake_http_request_duration_seconds_sum {}",
-       static_cast<double>(duration_sum_ns_.load(std::memory_order_relaxed)) / 1e9);
-  line("snowflake_http_request_duration_seconds_count {}", cumulative);
 
   if (s.coordination) render_coordination(*s.coordination, s.now, out);
   if (s.timings) render_timings(*s.timings, out);

@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <ctime>
+#include "snowflake/thread_name.hpp"
 
 namespace snowflake {
 
@@ -40,6 +41,7 @@ StopSignals::~StopSignals() {
 
 void StopSignals::start(std::function<void(int)> on_first) {
   waiter_ = std::thread([this, on_first = std::move(on_first)] {
+    name_this_thread("signals");
     const sigset_t set = stop_set();
     // A short timeout, so that the destructor can end the thread.
     const timespec slice{0, 100'000'000};

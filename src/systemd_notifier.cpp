@@ -32,8 +32,9 @@ void notify(const std::string& message) {
 
 }  // namespace
 
-SystemdNotifier::SystemdNotifier(boost::asio::io_context& loop, Observe observe)
-    : timer_(loop), observe_(std::move(observe)) {
+SystemdNotifier::SystemdNotifier(boost::asio::io_context& loop, Observe observe, Liveness& liveness,
+                                 milliseconds limit)
+    : timer_(loop), observe_(std::move(observe)), liveness_(liveness), health_limit_(limit) {
   // Read once, in main before any thread starts; nothing calls setenv.
   const char* socket = std::getenv("NOTIFY_SOCKET");  // NOLINT(concurrency-mt-unsafe)
   enabled_ = socket != nullptr && *socket != '\0';
@@ -48,15 +49,14 @@ SystemdNotifier::SystemdNotifier(boost::asio::io_context& loop, Observe observe)
 }
 
 void SystemdNotifier::start() {
-  if (!enabled_) return;
   boost::asio::post(timer_.get_executor(), [this] { check(); });
 }
 
 void SystemdNotifier::stop(const std::string& status) {
   {
     std::lock_guard lock(send_mutex_);
-    if (!enabled_ || stopped_.exchange(true)) return;
-    notify("STOPPING=1\nSTATUS=" + one_line(status));
+    if (stopped_.exchange(true)) return;
+    if (enabled_) notify("STOPPING=1\nSTATUS=" + one_line(status));
   }
   boost::asio::post(timer_.get_executor(), [this] { timer_.cancel(); });
 }
@@ -64,6 +64,11 @@ void SystemdNotifier::stop(const std::string& status) {
 void SystemdNotifier::check() {
   if (stopped_.load()) return;
   const ServiceCondition now = observe_(health_limit_);
+  liveness_.record(now.unhealthy, health_limit_, period_, Liveness::Clock::now());
+  if (!enabled_) {
+    schedule();
+    return;
+  }
   std::string message;
   if (now.status != last_status_) {
     message += "STATUS=" + one_line(now.status) + "\n";

@@ -136,7 +136,12 @@ inline constexpr OverridableKey kOverridableKeys[] = {
     {"SNOWFLAKED_LISTEN", "http.listen", false},
     {"SNOWFLAKED_LOG_LEVEL", "log_level", false},
 };
-// The overrides this process's environment sets.
+// Not a key: where systemd put the credentials of LoadCredential= (a
+// directory only this process may read). A relative zookeeper.auth_file is
+// read from it when it is set, so that a DynamicUser= daemon can read a
+// secret that only root may read on disk.
+inline constexpr const char* kCredentialsDirectory = "CREDENTIALS_DIRECTORY";
+// The overrides this process's environment sets, CREDENTIALS_DIRECTORY too.
 ConfigOverrides overrides_from_environment();
 
 // `now_ms` (Unix ms) is what "the epoch must not be in the future" is judged

@@ -51,10 +51,12 @@ class Metrics {
 
   void count_request(Route route, unsigned status) noexcept;
   void count_ids(std::string_view tag, std::uint64_t n);
-  // A 503, by its error code (one of the README's; anything else: "other").
-  void count_refusal(std::string_view code) noexcept;
-  // How long the router took to answer: fixed buckets, three relaxed adds.
-  void observe_duration(std::chrono::nanoseconds took) noexcept;
+  // A 503 on `route`, by its error code (one of docs/api.md's; anything
+  // else: "other").
+  void count_refusal(Route route, std::string_view code) noexcept;
+  // How long the router took to answer on `route`: fixed buckets, two
+  // relaxed adds.
+  void observe_duration(Route route, std::chrono::nanoseconds took) noexcept;
 
   // Prometheus text exposition format 0.0.4. The generator's and lease's
   // figures are read at render time rather than copied on every request.
@@ -62,7 +64,9 @@ class Metrics {
     IdGenerator::Stats generator;
     LeaseState lease_state;
     std::optional<std::uint32_t> worker_id;  // none while no worker ID is owned
+    bool ready = false;                      // what /ready answers: 200 or not
     std::string_view version;
+    std::string_view revision;
     std::string_view service;
     const CoordinationGauges* coordination = nullptr;
     // Lease::Status::remaining: -1 ms when there is no deadline.
@@ -83,25 +87,22 @@ class Metrics {
   std::array<std::array<std::atomic<std::uint64_t>, kStatuses.size()>, kRouteCount> requests_{};
 
  public:
-  // The 503 codes, as the README's table lists them; the last is "other".
-  static constexpr std::array<std::string_view, 9> kRefusalCodes = {"not_ready",
-                                                                    "lease_expired",
-                                                                    "clock_skew",
-                                                                    "clock_moved_backwards",
-                                                                    "clock_before_epoch",
-                                                                    "time_exhausted",
-                                                                    "time_not_reserved",
-                                                                    "floor_ahead",
-                                                                    "other"};
+  // The 503 codes, as docs/api.md lists them (and /health's); the last is
+  // "other".
+  static constexpr std::array<std::string_view, 10> kRefusalCodes = {
+      "not_ready",          "lease_expired",  "clock_skew",        "clock_moved_backwards",
+      "clock_before_epoch", "time_exhausted", "time_not_reserved", "floor_ahead",
+      "unhealthy",          "other"};
   // Upper bounds of the request-duration buckets, in seconds (+Inf implied).
   static constexpr std::array<double, 12> kDurationBuckets = {
       0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};
 
  private:
-  std::array<std::atomic<std::uint64_t>, kRefusalCodes.size()> refusals_{};
-  // Per bucket, not cumulative (one add per request); the last is +Inf.
-  std::array<std::atomic<std::uint64_t>, kDurationBuckets.size() + 1> durations_{};
-  std::atomic<std::uint64_t> duration_sum_ns_{0};
+  std::array<std::array<std::atomic<std::uint64_t>, kRefusalCodes.size()>, kRouteCount> refusals_{};
+  // Per route and bucket, not cumulative (one add per request); the last is +Inf.
+  std::array<std::array<std::atomic<std::uint64_t>, kDurationBuckets.size() + 1>, kRouteCount>
+      durations_{};
+  std::array<std::atomic<std::uint64_t>, kRouteCount> duration_sum_ns_{};
   std::atomic<std::uint64_t> ids_total_{0};
   std::atomic<std::uint64_t> ids_untracked_tags_{0};
 

@@ -11,7 +11,10 @@
 //                event loop;
 //   STOPPING=1   when shutdown begins.
 //
-// Outside systemd (no NOTIFY_SOCKET) it does nothing at all.
+// Every check also records its health verdict for GET /health (liveness.hpp),
+// under systemd or not: outside it (no NOTIFY_SOCKET) nothing is sent, and
+// the checks run every second with `limit` = the daemon's own bound on one
+// heartbeat step (Daemon: zookeeper.session_timeout_ms + connect_timeout_ms).
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -22,6 +25,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+
+#include "snowflake/liveness.hpp"
 
 namespace snowflake {
 
@@ -40,11 +45,13 @@ class SystemdNotifier {
   // timeout, so that systemd's timer is never the first to notice).
   using Observe = std::function<ServiceCondition(std::chrono::milliseconds limit)>;
 
-  SystemdNotifier(boost::asio::io_context& loop, Observe observe);
+  // `limit`: how long a part may be stuck when no watchdog sets it.
+  SystemdNotifier(boost::asio::io_context& loop, Observe observe, Liveness& liveness,
+                  std::chrono::milliseconds limit);
   SystemdNotifier(const SystemdNotifier&) = delete;
   SystemdNotifier& operator=(const SystemdNotifier&) = delete;
 
-  // Starts the checks (the first at once) on the loop; a no-op outside systemd.
+  // Starts the checks (the first at once) on the loop.
   void start();
   // Sends STOPPING=1 with `status` and ends the checks. Thread-safe; once only.
   void stop(const std::string& status);
@@ -60,10 +67,11 @@ class SystemdNotifier {
 
   boost::asio::steady_timer timer_;
   Observe observe_;
+  Liveness& liveness_;
   bool enabled_ = false;
   std::chrono::microseconds watchdog_{0};
   std::chrono::milliseconds period_{1000};
-  std::chrono::milliseconds health_limit_{30'000};
+  std::chrono::milliseconds health_limit_;
   // Only the loop's thread touches these.
   bool ready_sent_ = false;
   bool healthy_ = true;

@@ -18,6 +18,10 @@ namespace snowflake::commands {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // a runtime failure: a restart may cure it
 inline constexpr int kExitUsage = 2;    // a bad command line or config
+// The config conflicts with the cluster (another layout, strategy or
+// datacenter than the root's, a root of another system), or a sequential
+// cluster's worker IDs are used up: a restart cannot cure it.
+inline constexpr int kExitConflict = 3;
 
 // The one way out for a command's errors: prints `text` to stderr (into the
 // journal at priority 3, see print_error) and returns `exit_code`.

@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/coord/migration_floor.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/layout_json.hpp"
@@ -45,6 +46,26 @@ std::optional<std::int64_t> datacenter_of(const json& j) {
   return it->get<std::int64_t>();
 }
 
+// A root Leaf made (`/snowflake/<leaf.name>`, ours being `/snowflake/<service>`)
+// holds Leaf's worker nodes in forever/: taking it over would hand out Leaf's
+// worker IDs beside Leaf. The first such node, named, or nothing.
+Result<void, CoordError> refuse_leaf_nodes(ZkSession& zk, const std::string& root) {
+  const std::string forever = tree::forever_dir(root);
+  BOOST_OUTCOME_TRY(names, zk.try_children(forever));
+  if (!names) return outcome::success();
+  for (const auto& name : names.value()) {
+    BOOST_OUTCOME_TRY(node, zk.try_get(tree::child(forever, name)));
+    if (!node || !is_leaf_node_data(node.value().data)) continue;
+    return CoordError{CoordErrc::foreign_root,
+                      fmt::format("{} holds Meituan Leaf's worker nodes ({}/{} holds {}): it is a "
+                                  "Leaf cluster's root, and sharing it would share worker IDs "
+                                  "with Leaf. Give this daemon another service or zookeeper.root "
+                                  "(pool floor --from-leaf {} reads Leaf's nodes from there)",
+                                  root, forever, name, node.value().data, root)};
+  }
+  return outcome::success();
+}
+
 }  // namespace
 
 std::string_view to_string(CoordErrc code) noexcept {
@@ -57,6 +78,8 @@ std::string_view to_string(CoordErrc code) noexcept {
       return "strategy_mismatch";
     case CoordErrc::datacenter_mismatch:
       return "datacenter_mismatch";
+    case CoordErrc::foreign_root:
+      return "foreign_root";
     case CoordErrc::workers_exhausted:
       return "workers_exhausted";
     case CoordErrc::pool_exhausted:
@@ -91,6 +114,14 @@ Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& ro
     BOOST_OUTCOME_TRY(node, zk.try_get(root));
     if (!node) continue;  // deleted meanwhile
     const std::string& data = node.value().data;
+    const json recorded_root = json::parse(data, nullptr, false);
+    const json fields = recorded_root.is_object() ? recorded_root : json::object();
+    // Leaf writes no data on its root; ours always records a strategy. A
+    // sequential cluster reads forever/ at every claim, so its root is
+    // checked every time (a root taken over before this check existed too).
+    if (strategy_of(fields).empty() || strategy == CoordinatorType::sequential) {
+      BOOST_OUTCOME_TRY(refuse_leaf_nodes(zk, root));
+    }
     const auto theirs = data.empty() ? std::optional(layout) : decode_layout(data);
     if (!theirs) {
       return CoordError{CoordErrc::layout_mismatch,
@@ -105,8 +136,6 @@ Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& ro
                                     "layout or another zookeeper.root",
                                     root, describe(*theirs), describe(layout))};
     }
-    const json recorded_root = json::parse(data, nullptr, false);
-    const json fields = recorded_root.is_object() ? recorded_root : json::object();
     const auto recorded_datacenter = datacenter_of(fields);
     if (layout.datacenter_bits != 0 && recorded_datacenter &&
         *recorded_datacenter != datacenter_id) {

@@ -10,6 +10,7 @@
 #include "sequential_strategy.hpp"
 #include "snowflake/coord/cluster_root.hpp"
 #include "snowflake/coord/migration_floor.hpp"
+#include "snowflake/thread_name.hpp"
 #include "snowflake/time_format.hpp"
 
 namespace snowflake::coord {
@@ -87,6 +88,7 @@ Result<void, std::string> Coordinator::start() {
   reservation_ = std::make_unique<state::TimeReservation>(*state_dir_, s.persist_interval, clock_);
   reservation_->start();
   gauges_.zookeeper.store(ZkConnection::connecting);
+  mark_progress();  // its first step begins now
   thread_running_.store(true, std::memory_order_release);
   heartbeat_thread_ = std::thread([this] { run(); });
   return outcome::success();
@@ -101,27 +103,28 @@ bool Coordinator::wait_for(milliseconds d) {
 }
 
 bool Coordinator::idle_for(milliseconds d) {
-  mark_step(false);
+  mark_progress(d);
   const bool go_on = wait_for(d);
-  mark_step(true);
+  mark_progress();
   return go_on;
 }
 
-void Coordinator::mark_step(bool busy) noexcept {
-  step_started_ns_.store(busy ? clock_.monotonic().time_since_epoch().count() : 0,
+void Coordinator::mark_progress(milliseconds d) noexcept {
+  const auto due = clock_.monotonic().time_since_epoch() + d;
+  progress_due_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(due).count(),
                          std::memory_order_relaxed);
 }
 
 bool Coordinator::heartbeat_thread_healthy(milliseconds limit) const {
   if (!thread_running_.load(std::memory_order_acquire)) return false;
-  const std::int64_t started = step_started_ns_.load(std::memory_order_relaxed);
-  if (started == 0) return true;  // waiting for its next step
-  const std::int64_t now = clock_.monotonic().time_since_epoch().count();
-  return std::chrono::nanoseconds(now - started) <= limit;
+  const std::int64_t due = progress_due_ns_.load(std::memory_order_relaxed);
+  const auto now = clock_.monotonic().time_since_epoch();
+  return now - std::chrono::nanoseconds(due) <= limit;
 }
 
 void Coordinator::run() {
-  mark_step(true);
+  name_this_thread("heartbeat");
+  mark_progress();
   struct Ended {
     Coordinator& c;
     ~Ended() { c.thread_running_.store(false, std::memory_order_release); }
@@ -319,7 +322,7 @@ Coordinator::Step Coordinator::acquire() {
   if (owned.fresh_mtime_ms &&
       judge_clock_skew(sent_wall, received_wall, *owned.fresh_mtime_ms) == Skew::refuse_start) {
     give_back_unused(owned);
-    fail(skew_description() + "; refusing to start. Fix the clock, then restart");
+    fail(skew_description() + "; refusing to start. Fix the clock, then restart", false);
     return Step::fatal;
   }
   if (!install(owned)) {
@@ -399,7 +402,7 @@ Coordinator::Step Coordinator::renew() {
   next_heartbeat_ = sent + options_.settings.heartbeat_interval;
   saw_zookeeper_time(sent, written.value());
   if (judge_clock_skew(sent_wall, received_wall, written.value()) == Skew::refuse_start) {
-    fail(skew_description() + "; refusing to start. Fix the clock, then restart");
+    fail(skew_description() + "; refusing to start. Fix the clock, then restart", false);
     return Step::fatal;
   }
   // A heartbeat written by a skewed clock moves no fence: the generator is
@@ -487,16 +490,16 @@ void Coordinator::lose(const std::string& why) {
 
 Coordinator::Step Coordinator::setback(const CoordError& e, std::string_view doing) {
   if (e.fatal()) {
-    fail(e.message);
+    fail(e.message, e.permanent());
     return Step::fatal;
   }
   log_retry(doing.empty() ? e.message : fmt::format("{}: {}", doing, e.message));
   return Step::retry;
 }
 
-void Coordinator::fail(const std::string& why) {
+void Coordinator::fail(const std::string& why, bool permanent) {
   spdlog::critical("{}", why);
-  if (on_fatal_) on_fatal_(why);
+  if (on_fatal_) on_fatal_(why, permanent);
 }
 
 void Coordinator::shutdown() {

@@ -108,4 +108,9 @@ std::optional<SequentialData> decode_sequential(std::string_view text) {
   });
 }
 
+bool is_leaf_node_data(std::string_view text) {
+  const json j = json::parse(text, nullptr, false);
+  return j.is_object() && j.contains("ip") && j.contains("timestamp") && !j.contains("host");
+}
+
 }  // namespace snowflake::coord

@@ -14,16 +14,12 @@ namespace snowflake::coord {
 namespace {
 
 constexpr std::size_t kCreatesPerMulti = 128;
-constexpr int kMaxAttempts = 5;  // re-reads after a race before giving up for now
+constexpr int kMaxClaimAttempts = 5;  // re-reads after a race before giving up for now
 constexpr auto kLockPoll = std::chrono::milliseconds(50);
 
 bool is_race(const ZkError& e) {
   return e.code == ZkErrc::bad_version || e.code == ZkErrc::no_node ||
          e.code == ZkErrc::node_exists;
-}
-
-bool is_unsure(const ZkError& e) {
-  return e.code == ZkErrc::connection_loss || e.code == ZkErrc::operation_timeout;
 }
 
 std::optional<std::uint32_t> pool_worker_id(const std::string& name, std::uint32_t max_id) {
@@ -190,7 +186,7 @@ Result<PoolClaim, CoordError> RecyclePool::commit_claim(ZkSession& zk, const Cla
                     holder && holder.value() ? holder.value()->describe() : "a session")};
   }
   if (is_race(e)) return lost(notuse_path(id), "moved since it was read");
-  if (is_unsure(e)) {
+  if (e.outcome_unknown()) {
     // Applied or not: the node tells. Unreadable now: the next claim asks first.
     unsure_claim_ = id;
     auto outcome = read_claim(zk, id, data.owner);
@@ -229,7 +225,7 @@ Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, const InuseData&
   int held = 0;
   std::int64_t nearest_far_floor = INT64_MAX;
   for (const std::uint32_t id : free) {
-    for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    for (int attempt = 0; attempt < kMaxClaimAttempts; ++attempt) {
       auto plan = plan_claim(zk, id);
       if (!plan) {
         if (plan.error().code == CoordErrc::unusable) {
@@ -276,7 +272,7 @@ Result<PoolClaim, CoordError> RecyclePool::take_over(ZkSession& zk, std::uint32_
                                                      const OwnerToken& previous, InuseData data,
                                                      std::int64_t max_floor_ms) {
   const std::string path = inuse_path(worker_id);
-  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+  for (int attempt = 0; attempt < kMaxClaimAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(count, move_count(zk));
     BOOST_OUTCOME_TRY(node, zk.try_get(path));
     if (!node) return lost(path, "does not exist any more");
@@ -310,7 +306,7 @@ Result<PoolClaim, CoordError> RecyclePool::take_over(ZkSession& zk, std::uint32_
       return PoolClaim{worker_id, path,       data, s.version,
                        s.czxid,   s.mtime_ms, true, zk.session_id()};
     }
-    if (is_unsure(moved.error())) {
+    if (moved.error().outcome_unknown()) {
       auto outcome = read_claim(zk, worker_id, data.owner);
       if (outcome || outcome.error().code != CoordErrc::lost) return outcome;
       continue;  // not applied (the node still carries `previous`): try again
@@ -325,7 +321,7 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
   InuseData next = claim.data;
   next.ts = ts;
   next.hwm = hwm;
-  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+  for (int attempt = 0; attempt < kMaxClaimAttempts; ++attempt) {
     // The write goes through only if no move happened since this check that
     // the node is ours: no reclaim-and-claim can slip in between.
     BOOST_OUTCOME_TRY(count, move_count(zk));
@@ -395,7 +391,7 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
         result.held.push_back(*id);
         continue;
       }
-      if (is_race(e) || is_unsure(e)) break;  // the next pass reads afresh
+      if (is_race(e) || e.outcome_unknown()) break;  // the next pass reads afresh
       return CoordError::from(e);
     }
     ++result.moved;
@@ -407,7 +403,7 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
 
 Result<void, CoordError> RecyclePool::release(ZkSession& zk, const PoolClaim& claim,
                                               std::int64_t floor) {
-  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+  for (int attempt = 0; attempt < kMaxClaimAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(count, move_count(zk));
     BOOST_OUTCOME_TRY(node, read_owned(zk, claim.path, claim.data.owner));
     const NodeStat& s = node.second;
@@ -418,7 +414,8 @@ Result<void, CoordError> RecyclePool::release(ZkSession& zk, const PoolClaim& cl
     if (ours_alive) ops.push_back(ZkOp::remove(alive_.path(claim.worker_id), -1));
     auto done = zk.multi(ops);
     if (done) return outcome::success();
-    if (!is_race(done.error()) && !is_unsure(done.error())) return CoordError::from(done.error());
+    if (!is_race(done.error()) && !done.error().outcome_unknown())
+      return CoordError::from(done.error());
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("{} kept changing during release", claim.path)};

@@ -12,11 +12,7 @@ namespace snowflake::coord {
 namespace {
 
 constexpr std::size_t kSequenceDigits = 10;  // ZooKeeper's %010d suffix
-constexpr int kMaxAttempts = 5;
-
-bool is_unsure(const ZkError& e) {
-  return e.code == ZkErrc::connection_loss || e.code == ZkErrc::operation_timeout;
-}
+constexpr int kMaxCreateAttempts = 5;
 
 }  // namespace
 
@@ -50,7 +46,7 @@ Result<void, CoordError> SequentialWorker::take_alive(ZkSession& zk, std::uint32
                                                       const OwnerToken& owner) {
   auto made = zk.create(alive_.path(id), encode(owner), CreateMode::ephemeral);
   if (made) return outcome::success();
-  if (made.error().code != ZkErrc::node_exists && !is_unsure(made.error())) {
+  if (made.error().code != ZkErrc::node_exists && !made.error().outcome_unknown()) {
     return CoordError::from(made.error());
   }
   BOOST_OUTCOME_TRY(holder, alive_.holder(zk, id));
@@ -69,7 +65,7 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
     BOOST_OUTCOME_TRY(zk.ensure_path(dir));
   }
   // Bounded: a lost connection during a create is resolved by listing again.
-  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+  for (int attempt = 0; attempt < kMaxCreateAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(children, zk.children(forever_));
     auto ours = find_ours(children);
     if (!ours) {
@@ -78,7 +74,7 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
                                CreateMode::persistent_sequential);
       // Created or not (a lost answer), the next listing tells; should a lost
       // create have made two, the lowest number is ours.
-      if (!created && !is_unsure(created.error())) return CoordError::from(created.error());
+      if (!created && !created.error().outcome_unknown()) return CoordError::from(created.error());
       continue;
     }
     const std::string path = tree::child(forever_, ours->first);
@@ -130,7 +126,7 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
       return SequentialClaim{
           id, path, mine, written.value().version, written.value().mtime_ms, true, zk.session_id()};
     }
-    if (written.error().code == ZkErrc::bad_version || is_unsure(written.error())) continue;
+    if (written.error().code == ZkErrc::bad_version || written.error().outcome_unknown()) continue;
     return CoordError::from(written.error());
   }
   return CoordError{
@@ -143,7 +139,7 @@ Result<void, CoordError> SequentialWorker::heartbeat(ZkSession& zk, SequentialCl
   SequentialData next = claim.data;
   next.ts = now_ms;
   next.hwm = hwm;
-  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+  for (int attempt = 0; attempt < kMaxCreateAttempts; ++attempt) {
     auto written =
         zk.multi({ZkOp::set(claim.path, encode(next), claim.version),
                   alive_.keep(zk, claim.worker_id, *claim.data.owner, claim.alive_session)});

@@ -13,6 +13,7 @@
 #include "snowflake/id_json.hpp"
 #include "snowflake/id_text.hpp"
 #include "snowflake/names.hpp"
+#include "snowflake/process_metrics.hpp"
 #include "snowflake/time_format.hpp"
 #include "snowflake/version.hpp"
 
@@ -262,6 +263,14 @@ Response leaf_decode(std::string_view query, RouterContext& ctx) {
   return json_response(Status::ok, body.dump());
 }
 
+// Liveness, not readiness: 503 only when a restart would help (liveness.hpp).
+Response health(const RouterContext& ctx) {
+  if (const auto problem = ctx.liveness.problem(Liveness::Clock::now())) {
+    return error_response(Status::service_unavailable, "unhealthy", *problem);
+  }
+  return json_response(Status::ok, R"({"status":"ok"})");
+}
+
 Response ready(RouterContext& ctx) {
   const IdGenerator* generator = issuer(ctx);
   if (!generator) return lease_unavailable(ctx.lease.state(), ctx);
@@ -357,11 +366,13 @@ Response metrics(RouterContext& ctx) {
   res.set(field::cache_control, "no-store");
   const IdGenerator* generator = ctx.worker.current();
   const Lease::Status lease = ctx.lease.status();
-  res.body() = ctx.metrics.render(
-      {generator ? generator->stats() : IdGenerator::Stats{}, lease.state,
-       generator ? std::optional(generator->worker_id()) : std::nullopt, kVersion, ctx.info.service,
-       &ctx.coordination, lease.remaining, std::chrono::steady_clock::now(), ctx.info.timings,
-       ctx.info.datacenter_id});
+  res.body() =
+      ctx.metrics.render({generator ? generator->stats() : IdGenerator::Stats{}, lease.state,
+                          generator ? std::optional(generator->worker_id()) : std::nullopt,
+                          ready_to_issue(ctx), kVersion, source_revision(), ctx.info.service,
+                          &ctx.coordination, lease.remaining, std::chrono::steady_clock::now(),
+                          ctx.info.timings, ctx.info.datacenter_id}) +
+      render_process_metrics();
   res.prepare_payload();
   return res;
 }
@@ -431,7 +442,7 @@ Routed route(const Request& req, RouterContext& ctx) {
     case Route::decode:
       return {r, decode(path.substr(8), ctx)};
     case Route::health:
-      return {r, json_response(Status::ok, R"({"status":"ok"})")};
+      return {r, health(ctx)};
     case Route::ready:
       return {r, ready(ctx)};
     case Route::status:
@@ -457,11 +468,11 @@ Response handle_request(const Request& req, RouterContext& ctx) {
   Routed routed = route(req, ctx);
   Response res = std::move(routed.response);
   ctx.metrics.count_request(routed.route, res.result_int());
-  if (res.result_int() == 503) ctx.metrics.count_refusal(error_code_of(res.body()));
+  if (res.result_int() == 503) ctx.metrics.count_refusal(routed.route, error_code_of(res.body()));
   res.version(req.version());
   res.keep_alive(req.keep_alive());
   if (req.method() == verb::head) omit_body(res);
-  ctx.metrics.observe_duration(std::chrono::steady_clock::now() - started);
+  ctx.metrics.observe_duration(routed.route, std::chrono::steady_clock::now() - started);
   return res;
 }
 

@@ -23,6 +23,7 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
+#include "snowflake/thread_name.hpp"
 
 namespace snowflake::http {
 
@@ -374,7 +375,10 @@ void HttpServer::run() {
   });
   std::vector<std::thread> threads;
   for (std::size_t i = 1; i < state_->contexts.size(); ++i) {
-    threads.emplace_back([context = state_->contexts[i].get()] { context->run(); });
+    threads.emplace_back([context = state_->contexts[i].get(), i] {
+      name_this_thread("http-" + std::to_string(i));
+      context->run();
+    });
   }
   state_->contexts[0]->run();
   for (auto& t : threads) t.join();

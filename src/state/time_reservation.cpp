@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include "snowflake/thread_name.hpp"
 
 namespace snowflake::state {
 
@@ -13,7 +14,10 @@ TimeReservation::TimeReservation(const StateDir& dir, std::chrono::milliseconds 
 TimeReservation::~TimeReservation() { stop(); }
 
 void TimeReservation::start() {
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    name_this_thread("persist");
+    loop();
+  });
 }
 
 void TimeReservation::stop() {

@@ -37,10 +37,6 @@ json config(const ZooKeeperServer& zk, const std::string& type, const std::files
   return cluster_config(zk.hosts(), type, state, patch);
 }
 
-std::unique_ptr<coord::ZkSession> connect(const ZooKeeperServer& zk) {
-  return connect_session(zk.hosts());
-}
-
 }  // namespace
 
 TEST_CASE("recycle: serves with a pooled worker ID and returns it with a floor on SIGTERM",
@@ -204,7 +200,8 @@ TEST_CASE("a stolen node: 503 at once, then a new worker ID", "[coord][lost]") {
   CHECK_THAT(d.process().stderr_text(), Catch::Contains("lost"));
 }
 
-TEST_CASE("two layouts on one root: the second daemon refuses, naming both", "[coord][layout]") {
+TEST_CASE("two layouts on one root: the second daemon exits 3 (no restart cures it), naming both",
+          "[coord][layout]") {
   ZooKeeperServer zk;
   TempDir s1;
   TempDir s2;
@@ -214,11 +211,34 @@ TEST_CASE("two layouts on one root: the second daemon refuses, naming both", "[c
   Daemon second(config(zk, "recycle", s2.path(), other).dump());
   const auto status = second.process().wait_for_exit(20s);
   REQUIRE(status);
-  CHECK(status->code == 1);
+  CHECK(status->code == 3);
   CHECK_THAT(second.process().stderr_text(),
              Catch::Contains("worker_bits 10, sequence_bits 12") &&
                  Catch::Contains("worker_bits 8, sequence_bits 14"));
   CHECK(ready(first));
+}
+
+TEST_CASE("a Leaf cluster's root: exits 3 naming Leaf's node, and leaves the root as it was",
+          "[coord][leaf]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  // What Leaf's SnowflakeZookeeperHolder leaves: an empty root (it writes no
+  // data there) and forever/<ip:port>-<seq> holding {"ip","port","timestamp"}.
+  const std::string node = kRoot + "/forever/10.0.0.1:8080-0000000000";
+  REQUIRE(s->ensure_path(kRoot + "/forever"));
+  REQUIRE(s->create(node, R"({"ip":"10.0.0.1","port":"8080","timestamp":1764000000000})"));
+  for (const std::string type : {"recycle", "sequential"}) {
+    TempDir state;
+    Daemon d(config(zk, type, state.path()).dump());
+    const auto status = d.process().wait_for_exit(20s);
+    REQUIRE(status);
+    CHECK(status->code == 3);
+    CHECK_THAT(d.process().stderr_text(), Catch::Contains("Meituan Leaf's worker nodes") &&
+                                              Catch::Contains(node) &&
+                                              Catch::Contains("another service or zookeeper.root"));
+    CHECK(s->get(kRoot).value().data.empty());
+    CHECK(s->children(kRoot).value() == std::vector<std::string>{"forever"});
+  }
 }
 
 TEST_CASE("kill -9, then restart with the clock 2 s back: waits out the floor, no ID repeats",
@@ -483,7 +503,7 @@ TEST_CASE("clock skew found by a heartbeat: 503 clock_skew until the clock is ba
   REQUIRE(eventually([&] { return error_of(http_get(d.port(), "/ready")) == "clock_skew"; }));
   CHECK(error_of(http_get(d.port(), "/id/x")) == "clock_skew");
   // (A heartbeat that straddled the step measures nothing; the next one does.)
-  CHECK(eventually([&] { return metric(d, "snowflake_clock_skew_ms") < -4000; }, 5s));
+  CHECK(eventually([&] { return metric(d, "snowflake_clock_skew_seconds") < -4; }, 5s));
   offset.set("+0");
   CHECK(wait_ready(d) == worker);
   CHECK(http_get(d.port(), "/id/x")->status == 200);

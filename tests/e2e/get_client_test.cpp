@@ -22,8 +22,6 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kBinary = SNOWFLAKED_PATH;
-
 std::string url(unsigned short port) { return "http://127.0.0.1:" + std::to_string(port); }
 
 std::string static_config(int worker, int max_batch = 10'000) {
@@ -33,7 +31,7 @@ std::string static_config(int worker, int max_batch = 10'000) {
 }
 
 RunResult get(const std::string& servers, std::vector<std::string> more = {}) {
-  std::vector<std::string> argv{kBinary, "get", "--servers", servers};
+  std::vector<std::string> argv{snowflaked_binary(), "get", "--servers", servers};
   argv.insert(argv.end(), more.begin(), more.end());
   return run_process(argv);
 }
@@ -168,13 +166,13 @@ TEST_CASE("get: a count over the replicas' max_batch is a clear error, not fewer
 }
 
 TEST_CASE("get: usage errors exit 2", "[get]") {
-  for (const auto& args :
-       std::vector<std::vector<std::string>>{{kBinary, "get", "bad tag"},
-                                             {kBinary, "get", "--count", "0"},
-                                             {kBinary, "get", "a", "b"},
-                                             {kBinary, "get", "--servers", "https://x:1"},
-                                             {kBinary, "get", "--servers", "http://x:1/id"},
-                                             {kBinary, "get", "--servers", "http://x:99999"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {snowflaked_binary(), "get", "bad tag"},
+           {snowflaked_binary(), "get", "--count", "0"},
+           {snowflaked_binary(), "get", "a", "b"},
+           {snowflaked_binary(), "get", "--servers", "https://x:1"},
+           {snowflaked_binary(), "get", "--servers", "http://x:1/id"},
+           {snowflaked_binary(), "get", "--servers", "http://x:99999"}}) {
     const auto r = run_process(args);
     INFO(args.back());
     CHECK(r.status.code == 2);

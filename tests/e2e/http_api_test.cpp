@@ -19,7 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kConfig = R"({"coordinator": {"static_worker_id": 77},
+const std::string kStaticConfig = R"({"coordinator": {"static_worker_id": 77},
                                 "http": {"io_threads": 2}})";
 
 std::uint64_t id_of(const HttpReply& r) {
@@ -29,7 +29,7 @@ std::uint64_t id_of(const HttpReply& r) {
 }  // namespace
 
 TEST_CASE("every endpoint answers over HTTP", "[http]") {
-  Daemon d(kConfig);
+  Daemon d(kStaticConfig);
   const auto id = http_get(d.port(), "/id/order");
   REQUIRE(id);
   CHECK(id->status == 200);
@@ -64,7 +64,7 @@ TEST_CASE("every endpoint answers over HTTP", "[http]") {
 }
 
 TEST_CASE("keep-alive: one connection serves many requests", "[http]") {
-  Daemon d(kConfig);
+  Daemon d(kStaticConfig);
   HttpConnection c(d.port());
   std::uint64_t last = 0;
   for (int i = 0; i < 200; ++i) {
@@ -79,7 +79,7 @@ TEST_CASE("keep-alive: one connection serves many requests", "[http]") {
 }
 
 TEST_CASE("pipelined requests are answered in order", "[http]") {
-  Daemon d(kConfig);
+  Daemon d(kStaticConfig);
   HttpConnection c(d.port());
   std::string burst;
   for (int i = 0; i < 20; ++i) {
@@ -102,7 +102,7 @@ TEST_CASE("pipelined requests are answered in order", "[http]") {
 }
 
 TEST_CASE("HTTP/1.0: answered, then closed unless keep-alive is asked for", "[http]") {
-  Daemon d(kConfig);
+  Daemon d(kStaticConfig);
   {
     HttpConnection c(d.port());
     c.send("GET /id/old HTTP/1.0\r\n\r\n");
@@ -121,7 +121,7 @@ TEST_CASE("HTTP/1.0: answered, then closed unless keep-alive is asked for", "[ht
 }
 
 TEST_CASE("10k IDs over parallel keep-alive connections: no duplicate", "[http]") {
-  Daemon d(kConfig);
+  Daemon d(kStaticConfig);
   constexpr int kConnections = 8;
   constexpr int kPerConnection = 1250;  // mixing single IDs and batches of 5
   std::vector<std::vector<std::uint64_t>> got(kConnections);
@@ -160,16 +160,16 @@ TEST_CASE("10k IDs over parallel keep-alive connections: no duplicate", "[http]"
 }
 
 TEST_CASE("IPv6 loopback works too", "[http]") {
-  Daemon d(kConfig, "[::1]:0");
+  Daemon d(kStaticConfig, "[::1]:0");
   const auto r = HttpConnection(d.port(), "::1").request("/id/six");
   REQUIRE(r);
   CHECK(r->status == 200);
 }
 
 TEST_CASE("a port already in use: exit non-zero, saying so", "[http]") {
-  Daemon first(kConfig);
+  Daemon first(kStaticConfig);
   TempDir dir;
-  const auto config = write_daemon_config(dir, kConfig);
+  const auto config = write_daemon_config(dir, kStaticConfig);
   const auto r = run_process({SNOWFLAKED_PATH, "--config", config.string(), "--listen",
                               "127.0.0.1:" + std::to_string(first.port())});
   CHECK(r.status.code == 1);
@@ -178,7 +178,7 @@ TEST_CASE("a port already in use: exit non-zero, saying so", "[http]") {
 }
 
 TEST_CASE("SIGTERM during load: in-flight requests complete, exit 0", "[http]") {
-  Daemon d(kConfig);
+  Daemon d(kStaticConfig);
   std::atomic<bool> stop{false};
   std::atomic<int> ok{0}, bad{0};
   std::vector<std::thread> clients;

@@ -16,7 +16,7 @@ using nlohmann::json;
 namespace {
 
 // Short timeouts so the slow-client tests finish quickly.
-const std::string kConfig = R"({"http": {"io_threads": 2, "idle_timeout_ms": 400,
+const std::string kShortTimeoutsConfig = R"({"http": {"io_threads": 2, "idle_timeout_ms": 400,
                                          "request_timeout_ms": 600, "max_connections": 50}})";
 
 void check_still_serving(unsigned short port) {
@@ -40,7 +40,7 @@ void expect_refused(unsigned short port, const std::string& bytes, unsigned stat
 }  // namespace
 
 TEST_CASE("bad tags and counts: 400 with stable codes", "[http][robustness]") {
-  Daemon d(kConfig);
+  Daemon d(kShortTimeoutsConfig);
   for (const char* target : {"/id/a%2Fb", "/id/%00",
                              "/id/"
                              "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
@@ -64,7 +64,7 @@ TEST_CASE("bad tags and counts: 400 with stable codes", "[http][robustness]") {
 
 TEST_CASE("too large: long URL 414, huge URL or headers 431, many headers 431",
           "[http][robustness]") {
-  Daemon d(kConfig);
+  Daemon d(kShortTimeoutsConfig);
   expect_refused(d.port(), "GET /id/" + std::string(4000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n",
                  414, "uri_too_long");
   expect_refused(d.port(), "GET /id/" + std::string(20000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -79,7 +79,7 @@ TEST_CASE("too large: long URL 414, huge URL or headers 431, many headers 431",
 }
 
 TEST_CASE("a request with a body: 413", "[http][robustness]") {
-  Daemon d(kConfig);
+  Daemon d(kShortTimeoutsConfig);
   expect_refused(d.port(), "GET /id/x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", 413,
                  "body_not_allowed");
   expect_refused(
@@ -90,7 +90,7 @@ TEST_CASE("a request with a body: 413", "[http][robustness]") {
 }
 
 TEST_CASE("garbage and HTTP/0.9: 400 or a closed connection", "[http][robustness]") {
-  Daemon d(kConfig);
+  Daemon d(kShortTimeoutsConfig);
   expect_refused(d.port(),
                  std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + "\r\n\r\n", 400,
                  "bad_request");
@@ -107,7 +107,7 @@ TEST_CASE("garbage and HTTP/0.9: 400 or a closed connection", "[http][robustness
 }
 
 TEST_CASE("an idle connection is closed after idle_timeout", "[http][robustness]") {
-  Daemon d(kConfig);
+  Daemon d(kShortTimeoutsConfig);
   HttpConnection idle(d.port());
   const auto started = std::chrono::steady_clock::now();
   check_still_serving(d.port());  // others are served meanwhile
@@ -120,7 +120,7 @@ TEST_CASE("an idle connection is closed after idle_timeout", "[http][robustness]
 }
 
 TEST_CASE("a byte-at-a-time client cannot pin a connection", "[http][robustness]") {
-  Daemon d(kConfig);
+  Daemon d(kShortTimeoutsConfig);
   HttpConnection slow(d.port());
   const std::string request =
       "GET /id/slow HTTP/1.1\r\nHost: x\r\nX-Padding: " + std::string(200, 'p') + "\r\n\r\n";
@@ -167,7 +167,7 @@ TEST_CASE("a header that stops half-way gets 408 after request_timeout, not idle
 TEST_CASE("a HEAD request refused before routing gets headers only", "[http][robustness]") {
   // Found by the http_stream fuzz target: the refusal carried its JSON body,
   // which a client reads as the start of the next response.
-  Daemon d(kConfig);
+  Daemon d(kShortTimeoutsConfig);
   std::string fields;
   for (int i = 0; i < 101; ++i) fields += "X-" + std::to_string(i) + ": y\r\n";
   HttpConnection c(d.port());

@@ -28,8 +28,6 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kBinary = SNOWFLAKED_PATH;
-
 const IdLayout& default_layout() {
   static const IdLayout l = IdLayout::create({}, kDefaultEpochMs).value();
   return l;
@@ -43,7 +41,8 @@ std::uint64_t largest_id_at(std::int64_t ms) {
 }
 
 RunResult pool_floor(const Daemon& any, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{kBinary, "pool", "floor", "--config", any.config_path().string()};
+  std::vector<std::string> argv{snowflaked_binary(), "pool", "floor", "--config",
+                                any.config_path().string()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_process(argv, 60s);
 }
@@ -107,15 +106,15 @@ TEST_CASE(
   // /status and pool status show it.
   const auto status = json::parse(http_get(b.port(), "/status")->body);
   CHECK(status["floor"]["ms"] == default_layout().decompose(n).value().timestamp_ms);
-  const auto pool =
-      run_process({kBinary, "pool", "status", "--config", a.config_path().string(), "--json"});
+  const auto pool = run_process(
+      {snowflaked_binary(), "pool", "status", "--config", a.config_path().string(), "--json"});
   CHECK(json::parse(pool.out)["floor"]["above_id"] == std::to_string(n));
   // It only ever rises.
   const auto lower = pool_floor(a, {"--above-id", "12345"});
   CHECK(lower.status.code == 0);
-  CHECK(json::parse(
-            run_process({kBinary, "pool", "status", "--config", a.config_path().string(), "--json"})
-                .out)["floor"]["above_id"] == std::to_string(n));
+  CHECK(json::parse(run_process({snowflaked_binary(), "pool", "status", "--config",
+                                 a.config_path().string(), "--json"})
+                        .out)["floor"]["above_id"] == std::to_string(n));
 }
 
 TEST_CASE(
@@ -263,7 +262,7 @@ TEST_CASE("coordinator.min_id: static mode's floor, and a bad one names the key"
         format_iso8601_ms(default_layout().decompose(n).value().timestamp_ms));
   TempDir dir;
   const auto bad = dir.write("bad.json", R"({"coordinator": {"type": "recycle", "min_id": 5}})");
-  const auto r = run_process({kBinary, "check-config", bad.string()});
+  const auto r = run_process({snowflaked_binary(), "check-config", bad.string()});
   CHECK(r.status.code == 2);
   CHECK_THAT(r.err, Catch::Contains("coordinator.min_id: is for static mode"));
 }

@@ -23,8 +23,9 @@ namespace {
 const std::string kSource = SNOWFLAKE_SOURCE_DIR;
 
 // Renamed metrics served one more release under their old names
-// (docs/monitoring.md#metrics): promtool's naming lint rightly objects to those names.
-const std::set<std::string> kDeprecatedAliases{"snowflake_clock_skew_ms"};
+// (docs/monitoring.md#metrics): promtool's naming lint rightly objects to those
+// names. None at present (snowflake_clock_skew_ms went in 0.4.0).
+const std::set<std::string> kDeprecatedAliases{};
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -86,7 +87,9 @@ TEST_CASE("monitoring: a real scrape passes promtool check metrics", "[monitorin
   for (const char* name :
        {"snowflake_clock_skew_seconds", "snowflake_heartbeat_age_seconds",
         "snowflake_lease_remaining_seconds", "snowflake_pool_size", "snowflake_pool_free",
-        "snowflake_refusals_total", "snowflake_http_request_duration_seconds_bucket"}) {
+        "snowflake_refusals_total", "snowflake_http_request_duration_seconds_bucket",
+        "snowflake_ready", "snowflake_worker_id", "process_cpu_seconds_total",
+        "process_resident_memory_bytes", "process_open_fds", "process_start_time_seconds"}) {
     INFO(name);
     CHECK(has_series(s.text, name));
   }
@@ -120,6 +123,27 @@ TEST_CASE("monitoring: every metric the dashboard and the alerts query is served
       CHECK(has_series(s.text, name));
     }
   }
+}
+
+TEST_CASE(
+    "monitoring: the dashboard picks service, datacenter and instance, and every panel follows",
+    "[monitoring]") {
+  const auto dashboard =
+      nlohmann::json::parse(read_file(kSource + "/contrib/grafana/snowflaked.json"));
+  std::set<std::string> variables;
+  for (const auto& v : dashboard["templating"]["list"])
+    variables.insert(v["name"].get<std::string>());
+  CHECK(variables == std::set<std::string>{"datasource", "service", "datacenter", "instance"});
+  int exprs = 0;
+  for (const auto& panel : dashboard["panels"]) {
+    for (const auto& target : panel.value("targets", nlohmann::json::array())) {
+      const auto expr = target["expr"].get<std::string>();
+      INFO(expr);
+      CHECK_THAT(expr, Catch::Contains("instance=~\"$instance\""));
+      ++exprs;
+    }
+  }
+  CHECK(exprs >= 10);
 }
 
 TEST_CASE(

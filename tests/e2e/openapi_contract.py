@@ -13,6 +13,7 @@
 Usage: openapi_contract.py SNOWFLAKED OPENAPI_YAML
 """
 
+import ctypes
 import json
 import os
 import re
@@ -108,6 +109,31 @@ def request(port, method, target, headers=None, body=b""):
     return exchange(port, ("\r\n".join(lines) + "\r\n\r\n").encode() + body)
 
 
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+
+
+def stop_thread(pid, name):
+    """Stops the thread of `pid` named `name` (ptrace stops only that thread;
+    SIGSTOP would stop them all) until resume_thread; returns its id."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm", encoding="utf-8") as f:
+            if f.read().strip() != name:
+                continue
+        ptrace_seize, ptrace_interrupt, wall = 0x4206, 0x4207, 0x40000000
+        if LIBC.ptrace(ptrace_seize, int(tid), None, None) != 0 or \
+                LIBC.ptrace(ptrace_interrupt, int(tid), None, None) != 0:
+            raise OSError(ctypes.get_errno(), f"ptrace of thread {name}")
+        os.waitpid(int(tid), wall)
+        return int(tid)
+    raise LookupError(f"no thread named {name} in {pid}")
+
+
+def resume_thread(tid):
+    ptrace_detach = 17
+    LIBC.ptrace(ptrace_detach, tid, None, None)
+
+
 # --- checking one answer against the document -------------------------------
 
 def documented_response(template, method, status):
@@ -187,12 +213,21 @@ def main():
                      "zookeeper": {"hosts": f"127.0.0.1:{dead}", "connect_timeout_ms": 200},
                      "http": {"leaf_compat": True}},
                     work, "no-zookeeper")
+    # One whose heartbeat thread is stopped: /health turns 503 once it is
+    # overdue by session_timeout_ms + connect_timeout_ms (1.2 s here).
+    stuck = Daemon({"coordinator": {"type": "recycle"},
+                    "zookeeper": {"hosts": f"127.0.0.1:{dead}", "session_timeout_ms": 1000,
+                                  "connect_timeout_ms": 200}},
+                   work, "stuck")
+    stopped = stop_thread(stuck.process.pid, "heartbeat")
     try:
-        walk(healthy.port, lapsed.port, floored.port)
+        walk(healthy.port, lapsed.port, floored.port, stuck.port)
     finally:
         healthy.stop()
         lapsed.stop()
         floored.stop()
+        resume_thread(stopped)  # before it exits: a traced thread is ours to reap
+        stuck.stop()
 
     if failures:
         print(f"{len(failures)} contract failure(s)")
@@ -214,7 +249,7 @@ def template_of(target):
     return path if path in DOC["paths"] else None
 
 
-def walk(port, lapsed_port, floored_port):
+def walk(port, lapsed_port, floored_port, stuck_port):
     long_target = "/id/" + "a" * 2100
     many_fields = {f"X-{i}": "y" for i in range(101)}
     produced = set()  # (template, GET or POST, status)
@@ -256,6 +291,10 @@ def walk(port, lapsed_port, floored_port):
     probe("/decodeSnowflakeId", "GET", "/decodeSnowflakeId?snowflakeId=x")
     probe("/decodeSnowflakeId", "GET", "/decodeSnowflakeId?id=1")
     probe(None, "GET", "/nowhere")
+    deadline = time.monotonic() + 20
+    while request(stuck_port, "GET", "/health")[0] != 503 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    probe("/health", "GET", "/health", on=stuck_port)  # 503 unhealthy
     # 503 floor_ahead is one of the documented codes; the floored daemon says so.
     _, _, floored = request(floored_port, "GET", "/ready")
     if json.loads(floored).get("error") != "floor_ahead":

@@ -235,7 +235,7 @@ TEST_CASE(
   CHECK(load_b.refusals().contains("not_ready"));
 }
 
-TEST_CASE("one worker-ID space per root: a recycle daemon on a sequential root exits 1 naming both",
+TEST_CASE("one worker-ID space per root: a recycle daemon on a sequential root exits 3 naming both",
           "[safety][root]") {
   ZooKeeperServer zk;
   TempDir s1, s2;
@@ -244,7 +244,7 @@ TEST_CASE("one worker-ID space per root: a recycle daemon on a sequential root e
                         .dump());
   wait_ready(sequential);
   Daemon recycle(cluster_config(zk.hosts(), "recycle", s2.path()).dump());
-  CHECK(exit_of(recycle).code == 1);
+  CHECK(exit_of(recycle).code == 3);
   CHECK_THAT(recycle.process().stderr_text(), Catch::Contains("\"sequential\" strategy") &&
                                                   Catch::Contains("\"recycle\"") &&
                                                   Catch::Contains("another zookeeper.root"));
@@ -311,7 +311,10 @@ TEST_CASE("static mode keeps a floor: kill -9, clock 3 s back, restart: nothing 
                                   << seconds(serving_after)
                                   << " s after the clock was right; duplicates "
                                   << duplicates(before, load.ids()));
-  CHECK(before.size() > 100'000);
+  // Enough IDs that the floor had to cover many milliseconds; under TSan on
+  // busy cores two seconds bring tens of thousands, not the hundreds of
+  // thousands of an idle machine.
+  CHECK(before.size() > 10'000);
   CHECK(duplicates(before, load.ids()) == 0);
   CHECK(load.refusals().contains("clock_moved_backwards"));
   CHECK(*std::min_element(load.ids().begin(), load.ids().end()) >

@@ -97,12 +97,14 @@ struct Daemon {
   WorkerSlot worker;
   Lease lease{clock};
   CoordinationGauges gauges;
+  Liveness liveness;
   Metrics metrics{1};
   HttpSettings settings;
   RouterContext context{layout,
                         worker,
                         lease,
                         gauges,
+                        liveness,
                         metrics,
                         settings,
                         {"svc", CoordinatorType::recycle, clock.monotonic(), 1,

@@ -27,12 +27,12 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kRoot = "/snowflake/floor";
+const std::string kFloorRoot = "/snowflake/floor";
 constexpr std::int64_t kFloorMs = 1'800'000'000'000;
 constexpr auto kLease = 1500ms;
 
 std::vector<UnconfirmedOwner> pending(ZkSession& s, CoordinatorType strategy) {
-  return unconfirmed_owners(s, kRoot, strategy, kFloorMs, kLease, 0ms).value();
+  return unconfirmed_owners(s, kFloorRoot, strategy, kFloorMs, kLease, 0ms).value();
 }
 
 }  // namespace
@@ -40,21 +40,21 @@ std::vector<UnconfirmedOwner> pending(ZkSession& s, CoordinatorType strategy) {
 TEST_CASE("cluster floor: recorded in the root beside the layout, and it only rises", "[floor]") {
   ZooKeeperServer zk;
   auto s = connect_session(zk.hosts());
-  REQUIRE(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
-  CHECK_FALSE(recorded_floor(s->get(kRoot).value().data));
-  CHECK(raise_migration_floor(*s, kRoot, {100, 5000}).value() == MigrationFloor{100, 5000});
-  CHECK(raise_migration_floor(*s, kRoot, {50, 4000}).value() == MigrationFloor{100, 5000});
-  CHECK(raise_migration_floor(*s, kRoot, {200, 6000}).value() == MigrationFloor{200, 6000});
-  CHECK(recorded_floor(s->get(kRoot).value().data) == MigrationFloor{200, 6000});
+  REQUIRE(check_cluster_root(*s, kFloorRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
+  CHECK_FALSE(recorded_floor(s->get(kFloorRoot).value().data));
+  CHECK(raise_migration_floor(*s, kFloorRoot, {100, 5000}).value() == MigrationFloor{100, 5000});
+  CHECK(raise_migration_floor(*s, kFloorRoot, {50, 4000}).value() == MigrationFloor{100, 5000});
+  CHECK(raise_migration_floor(*s, kFloorRoot, {200, 6000}).value() == MigrationFloor{200, 6000});
+  CHECK(recorded_floor(s->get(kFloorRoot).value().data) == MigrationFloor{200, 6000});
   // The layout and strategy are still there: the root check still passes,
   // and still refuses another strategy.
-  CHECK(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
-  CHECK_FALSE(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::sequential, 0));
+  CHECK(check_cluster_root(*s, kFloorRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
+  CHECK_FALSE(check_cluster_root(*s, kFloorRoot, LayoutSettings{}, CoordinatorType::sequential, 0));
   // A root recorded before strategies (0.1: the layout alone) gains ours and keeps the floor.
-  REQUIRE(s->set(kRoot, with_floor(encode_layout(LayoutSettings{}), {300, 7000}), -1));
-  REQUIRE(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
-  CHECK(recorded_floor(s->get(kRoot).value().data) == MigrationFloor{300, 7000});
-  CHECK_FALSE(check_cluster_root(*s, kRoot, LayoutSettings{}, CoordinatorType::sequential, 0));
+  REQUIRE(s->set(kFloorRoot, with_floor(encode_layout(LayoutSettings{}), {300, 7000}), -1));
+  REQUIRE(check_cluster_root(*s, kFloorRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
+  CHECK(recorded_floor(s->get(kFloorRoot).value().data) == MigrationFloor{300, 7000});
+  CHECK_FALSE(check_cluster_root(*s, kFloorRoot, LayoutSettings{}, CoordinatorType::sequential, 0));
 }
 
 TEST_CASE(
@@ -63,8 +63,8 @@ TEST_CASE(
     "[floor]") {
   ZooKeeperServer zk;
   auto admin = connect_session(zk.hosts());
-  REQUIRE(check_cluster_root(*admin, kRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
-  RecyclePool pool(kRoot, 1);
+  REQUIRE(check_cluster_root(*admin, kFloorRoot, LayoutSettings{}, CoordinatorType::recycle, 0));
+  RecyclePool pool(kFloorRoot, 1);
   REQUIRE(pool.ensure(*admin, 5s));
   auto owner = connect_session(zk.hosts());
   const InuseData data{OwnerToken::fresh("owner", 8080), 0, wall_ms_now(), 0, kLease.count()};
@@ -77,9 +77,9 @@ TEST_CASE(
   CHECK(p[0].worker_id == worker);
   CHECK_THAT(p[0].why, Catch::Contains("has not confirmed"));
   // A confirmation of a lower floor does not count.
-  REQUIRE(confirm_floor(*owner, kRoot, kFloorMs - 1, worker));
+  REQUIRE(confirm_floor(*owner, kFloorRoot, kFloorMs - 1, worker));
   CHECK(pending(*admin, CoordinatorType::recycle).size() == 1);
-  REQUIRE(confirm_floor(*owner, kRoot, kFloorMs, worker));
+  REQUIRE(confirm_floor(*owner, kFloorRoot, kFloorMs, worker));
   CHECK(pending(*admin, CoordinatorType::recycle).empty());
 
   // Its session ends (its alive node and confirmation go), its inuse node
@@ -99,10 +99,10 @@ TEST_CASE(
     "[floor]") {
   ZooKeeperServer zk;
   auto admin = connect_session(zk.hosts());
-  REQUIRE(check_cluster_root(*admin, kRoot, LayoutSettings{}, CoordinatorType::sequential, 0));
-  REQUIRE(admin->ensure_path(kRoot + "/forever"));
+  REQUIRE(check_cluster_root(*admin, kFloorRoot, LayoutSettings{}, CoordinatorType::sequential, 0));
+  REQUIRE(admin->ensure_path(kFloorRoot + "/forever"));
   REQUIRE(admin->create(
-      kRoot + "/forever/web-0:8080-0000000000",
+      kFloorRoot + "/forever/web-0:8080-0000000000",
       json{{"host", "web-0"}, {"port", 8080}, {"ts", wall_ms_now()}, {"hwm", wall_ms_now()}}
           .dump()));
   // Just written: its writer (a 0.1 daemon, which never confirms) may issue.

@@ -28,11 +28,6 @@ constexpr std::int64_t kLeaseMs = 3000;
 constexpr std::int64_t kAnyFloor = INT64_MAX;  // no floor is too far ahead
 const std::string kRoot = "/snowflake/test";
 
-std::unique_ptr<ZkSession> connect(const ZooKeeperServer& zk,
-                                   std::optional<std::string> auth = std::nullopt) {
-  return connect_session(zk.hosts(), std::move(auth));
-}
-
 InuseData owner_data(const std::string& name, std::int64_t ts = kNow) {
   return {OwnerToken::fresh(name, 8080), 0, ts, 0, kLeaseMs};
 }

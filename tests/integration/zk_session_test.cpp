@@ -15,12 +15,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::unique_ptr<ZkSession> connect(const ZooKeeperServer& zk,
-                                   std::optional<std::string> auth = std::nullopt,
-                                   std::chrono::milliseconds session_timeout = 4000ms) {
-  return connect_session(zk.hosts(), std::move(auth), session_timeout);
-}
-
 // Ends `s`'s session from the server's side: a second handle on the same
 // session, closed (unless our own handle took the session back first; then
 // again).

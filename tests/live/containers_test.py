@@ -241,7 +241,7 @@ def compose_up(live):
     log(f"      up --build took {time.monotonic() - started:.0f} s")
     inspect = json.loads(cluster.podman("image", "inspect", IMAGE).stdout)[0]
     config = inspect["Config"]
-    check(config.get("User") == "snowflaked", f"the image's user is {config.get('User')!r}")
+    check(config.get("User") == "10001:0", f"the image's user is {config.get('User')!r}, not numeric")
     healthcheck = inspect.get("Healthcheck") or config.get("Healthcheck") or {}
     check("/ready" in " ".join(healthcheck.get("Test", [])),
           f"the image has no /ready HEALTHCHECK (built in OCI format?): {healthcheck}")
@@ -285,21 +285,37 @@ def non_root(live):
         check(uid and uid.group(1) != "0", f"{replica}'s daemon runs as uid {uid and uid.group(1)}")
 
 
+# What Kubernetes' restricted profile and OpenShift give a container: an
+# arbitrary uid in group 0, a read-only root file system, no capabilities,
+# no privilege escalation, and the state directory on a volume of its own.
+RESTRICTED = ["--user", "1000720000:0", "--read-only", "--cap-drop", "ALL",
+              "--security-opt", "no-new-privileges", "--tmpfs", "/var/lib/snowflaked:rw,mode=1777"]
+
+
 def image_alone(live):
+    """The image as `docker run` starts it, with nothing but the variables a
+    deployment sets, under the restricted context."""
     cluster = live.cluster
-    config_mount = f"{os.path.join(live.source, 'conf/docker.json')}:{CONFIG}:ro"
+    settings = ["-e", "SNOWFLAKED_SERVICE=compose",
+                "-e", "SNOWFLAKED_ZOOKEEPER_HOSTS=zk1:2181,zk2:2181,zk3:2181"]
     unready = f"{cluster.name}-unready"
-    cluster.podman("run", "-d", "--name", unready, "--network", "none", "-v", config_mount, IMAGE)
+    cluster.podman("run", "-d", "--name", unready, "--network", "none", *RESTRICTED, *settings,
+                   IMAGE)
     check(cluster.podman("healthcheck", "run", unready, check=False).returncode != 0,
           "the health check passed for a daemon that cannot reach ZooKeeper")
     cluster.podman("rm", "--force", "--volumes", "--time", "0", unready)
     alone = f"{cluster.name}-image"
+    port = free_port()
     cluster.podman("run", "-d", "--name", alone, "--network", f"{cluster.name}_default",
-                   "-v", config_mount, IMAGE)
+                   "-p", f"127.0.0.1:{port}:8080", *RESTRICTED, *settings, IMAGE)
     poll("the image's HEALTHCHECK healthy", lambda: cluster.health(alone) == "healthy", 120,
          interval=1)
     uid = cluster.podman("exec", alone, "id", "-u").stdout.strip()
-    check(uid != "0", f"the image runs as uid {uid}")
+    check(uid == "1000720000", f"the image runs as uid {uid}")
+    # Its defaults listen on every address inside the container: the
+    # published port answers.
+    status, body = http_get(f"http://127.0.0.1:{port}/id/order")
+    check(status == 200, f"/id/order on the published port: {status} {body}")
     its_worker = json.loads(cluster.podman("exec", alone, "curl", "-fsS",
                                            "http://127.0.0.1:8080/ready").stdout)["worker_id"]
     cluster.podman("stop", "--time", "30", alone)
@@ -374,8 +390,9 @@ STEPS = [
      healthy),
     ("the replicas run as the image's non-root user",
      non_root),
-    ("the image on its own: its HEALTHCHECK fails while not ready, turns healthy once "
-     "ready; SIGTERM gives the worker ID back and exits 0",
+    ("the image on its own, restricted (any uid in group 0, read-only, no capabilities) and set "
+     "by SNOWFLAKED_* alone: its HEALTHCHECK fails while not ready, turns healthy once ready, "
+     "its published port serves; SIGTERM gives the worker ID back and exits 0",
      image_alone),
     ("killing the ZooKeeper node the replicas are connected to leaves every replica serving",
      zookeeper_node_killed),

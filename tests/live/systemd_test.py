@@ -330,26 +330,72 @@ def stop_gives_worker_back(run):
           f"worker ID {run.worker} is not free: in use {pool['inuse']}")
 
 
-def bad_config_not_restarted(run):
+def credential_auth(run):
+    """zookeeper.auth_file from a systemd credential: a file only root may
+    read, handed to the DynamicUser= daemon by LoadCredential=; the config
+    names it relatively, and it is read from $CREDENTIALS_DIRECTORY."""
     box = run.box
-    box.write("/etc/snowflaked/snowflaked.json", '{"coordinator": {"typo": 1}}\n')
-    restarts = int(box.show("NRestarts")["NRestarts"])
+    secret = "snowflaked:s3cret-live"
+    box.write("/etc/snowflaked/zookeeper-auth", secret + "\n")
+    box.run(["chmod", "0600", "/etc/snowflaked/zookeeper-auth"])
+    box.write(f"/etc/systemd/system/{UNIT}.service.d/credential.conf",
+              "[Service]\nLoadCredential=zookeeper-auth:/etc/snowflaked/zookeeper-auth\n")
+    config = json.loads(daemon_config(run.zk.hosts(), int(run.base.rsplit(":", 1)[1])))
+    config["zookeeper"]["auth_file"] = "zookeeper-auth"
+    box.write("/etc/snowflaked/snowflaked.json", json.dumps(config))
+    box.run(["systemctl", "daemon-reload"])
+    since = box.run(["date", "+%Y-%m-%d %H:%M:%S"]).stdout.strip()
     started = box.run(["systemctl", "start", UNIT], check=False, timeout=60)
-    check(started.returncode != 0, "systemctl start of a bad config succeeded")
+    check(started.returncode == 0, f"systemctl start with a credential: exit {started.returncode}: "
+          f"{[e['MESSAGE'] for e in box.journal('-p', 'err', '--since', since)]}")
+    status, ready = http_json(run.base + "/ready")
+    check(status == 200, f"/ready with the credential's identity: {status} {ready}")
+    # The daemon itself could not have read the file: only root may.
+    probe = box.run(["systemd-run", "--wait", "--pipe", "-p", "DynamicUser=yes", "cat",
+                     "/etc/snowflaked/zookeeper-auth"], check=False)
+    check(probe.returncode != 0, "a DynamicUser= process read the root-only file itself")
+    logged = " ".join(e["MESSAGE"] for e in box.journal("--since", since))
+    check("s3cret" not in logged, "the password is in the journal")
+    box.run(["systemctl", "stop", UNIT], timeout=60)
+    box.run(["rm", f"/etc/systemd/system/{UNIT}.service.d/credential.conf"])
+    box.run(["systemctl", "daemon-reload"])
+
+
+def fails_for_good(run, config, status, names):
+    """Starts the unit on `config`: it must fail with exit `status`, say
+    `names` in `journalctl -p err`, and not be restarted."""
+    box = run.box
+    box.write("/etc/snowflaked/snowflaked.json", config)
+    restarts = int(box.show("NRestarts")["NRestarts"])
+    since = box.run(["date", "+%Y-%m-%d %H:%M:%S"]).stdout.strip()
+    started = box.run(["systemctl", "start", UNIT], check=False, timeout=60)
+    check(started.returncode != 0, f"systemctl start succeeded (expected exit {status})")
     state = box.show("ActiveState", "Result", "ExecMainStatus")
-    check(state == {"ActiveState": "failed", "Result": "exit-code", "ExecMainStatus": "2"},
-          f"after a bad config: {state}")
-    errors = [e["MESSAGE"] for e in box.journal("-p", "err")
+    check(state == {"ActiveState": "failed", "Result": "exit-code", "ExecMainStatus": str(status)},
+          f"expected exit {status}: {state}")
+    errors = [e["MESSAGE"] for e in box.journal("-p", "err", "--since", since)
               if e.get("SYSLOG_IDENTIFIER") == UNIT]
-    check(any("coordinator.typo: unknown key" in m for m in errors),
-          f"journalctl -p err does not name the key: {errors}")
+    check(any(names in m for m in errors), f"journalctl -p err does not say {names!r}: {errors}")
     # Restart= would act within RestartSec: watch three times as long.
     deadline = time.monotonic() + 3 * RESTART_S + 1
     while time.monotonic() < deadline:
         now = box.show("ActiveState", "NRestarts")
         check(now["ActiveState"] == "failed" and int(now["NRestarts"]) == restarts,
-              f"restarted after exit 2: {now}")
+              f"restarted after exit {status}: {now}")
         time.sleep(0.2)
+    box.run(["systemctl", "reset-failed", UNIT])
+
+
+def bad_config_not_restarted(run):
+    fails_for_good(run, '{"coordinator": {"typo": 1}}\n', 2, "coordinator.typo: unknown key")
+
+
+def conflict_not_restarted(run):
+    """A config the cluster's root contradicts (another layout on the root the
+    earlier runs made): exit 3, which no restart can cure."""
+    config = json.loads(daemon_config(run.zk.hosts(), free_port()))
+    config["layout"] = {"worker_bits": 8, "sequence_bits": 14}
+    fails_for_good(run, json.dumps(config), 3, "worker_bits 8, sequence_bits 14")
 
 
 STEPS = [
@@ -367,7 +413,11 @@ STEPS = [
     ("no worker ID stays held by the dead run beyond reclaim_after", dead_run_reclaimed),
     ("systemctl stop: exit 0, inactive (not failed), the worker ID back in the pool",
      stop_gives_worker_back),
+    ("zookeeper.auth_file from a systemd credential (LoadCredential=, $CREDENTIALS_DIRECTORY)",
+     credential_auth),
     ("a bad config: exit status 2, failed, not restarted", bad_config_not_restarted),
+    ("a config the cluster contradicts (another layout): exit status 3, failed, not restarted",
+     conflict_not_restarted),
 ]
 
 

@@ -43,8 +43,11 @@ for r in replicas:
     state = mounts.get("/var/lib/snowflaked", "")
     check(state in c["volumes"], r + ": the state dir is not a named volume")
     state_volumes.add(state)
-    check(mounts.get("/etc/snowflaked/snowflaked.json", "").endswith("/conf/docker.json"),
-          r + " does not mount conf/docker.json")
+    env = svc["environment"]
+    check(env.get("SNOWFLAKED_ZOOKEEPER_HOSTS") == "zk1:2181,zk2:2181,zk3:2181",
+          r + ": SNOWFLAKED_ZOOKEEPER_HOSTS is not the ensemble")
+    check(env.get("SNOWFLAKED_SERVICE") == "compose", r + ": SNOWFLAKED_SERVICE is not compose")
+    check(svc["restart"] == "on-failure:3", r + ": exits 2 and 3 would be restarted forever")
     ports.update(p.split(":")[1] for p in svc["ports"])
 check(len(state_volumes) == 3, "replicas share a state volume")
 check(len(ports) == 3, "replicas share a host port")
@@ -55,15 +58,20 @@ froms=$(grep -E '^FROM ' packaging/Dockerfile | awk '{print $2}' | tr '\n' ' ')
 [ "$froms" = "debian:bookworm debian:bookworm-slim " ] || fail "Dockerfile stages: $froms"
 grep -q 'COPY --from=build /src/build/snowflaked_\*.deb' packaging/Dockerfile \
   || fail "the runtime stage does not take the build stage's .deb"
+grep -q '^COPY conf/container.json /etc/snowflaked/snowflaked.json$' packaging/Dockerfile \
+  || fail "the image does not install conf/container.json as its config"
 
-# The replicas' config: valid, recycle mode, the ensemble, state in the volume.
-"$build/snowflaked" check-config conf/docker.json >/dev/null || fail "conf/docker.json does not validate"
+# The image's config: valid, recycle mode, state in the volume, the container's
+# port on every address, timings for short-lived containers.
+"$build/snowflaked" check-config conf/container.json >/dev/null || fail "conf/container.json does not validate"
 python3 -c '
 import json, sys
-c = json.load(open("conf/docker.json"))
-assert c["coordinator"]["type"] == "recycle", "not recycle mode"
-assert c["coordinator"]["state_dir"] == "/var/lib/snowflaked", "state_dir is not the volume"
-assert c["zookeeper"]["hosts"] == "zk1:2181,zk2:2181,zk3:2181", "hosts are not the ensemble"
+c = json.load(open("conf/container.json"))
+co = c["coordinator"]
+assert co["type"] == "recycle", "not recycle mode"
+assert co["state_dir"] == "/var/lib/snowflaked", "state_dir is not the volume"
 assert c["http"]["listen"] == "0.0.0.0:8080", "does not listen on the container port"
-' || fail "conf/docker.json"
+assert (co["heartbeat_interval_ms"], co["lease_timeout_ms"], co["reclaim_after_ms"]) == \
+    (10000, 60000, 120000), "not the timings docs/operations.md gives for containers"
+' || fail "conf/container.json"
 echo "compose: OK"

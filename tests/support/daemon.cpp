@@ -15,14 +15,20 @@ std::filesystem::path write_daemon_config(const TempDir& dir, const std::string&
   return dir.write("snowflaked.json", config.dump(2));
 }
 
+const std::string& snowflaked_binary() {
+  static const std::string path = SNOWFLAKED_PATH;
+  return path;
+}
+
 Daemon::Daemon(const std::string& config_json, std::string listen,
                std::map<std::string, std::string> env)
     : config_(write_daemon_config(dir_, config_json)) {
   state_dir_ = nlohmann::json::parse(config_json)
                    .value("/coordinator/state_dir"_json_pointer, (dir_.path() / "state").string());
-  process_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{SNOWFLAKED_PATH, "--config", config_.string(), "--listen", listen},
-      std::move(env));
+  process_ =
+      std::make_unique<ChildProcess>(std::vector<std::string>{snowflaked_binary(), "--config",
+                                                              config_.string(), "--listen", listen},
+                                     std::move(env));
   const std::string marker = "listening on ";
   if (!process_->wait_for_stderr(marker, std::chrono::seconds(20))) {
     throw std::runtime_error("snowflaked did not start listening:\n" + process_->stderr_text());

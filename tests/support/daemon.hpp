@@ -38,6 +38,9 @@ class Daemon {
 
 // Writes the config as Daemon does (with a state_dir of its own if it names
 // none) into `dir` and returns its path: for a daemon a test starts itself.
+// The snowflaked binary of this build tree.
+const std::string& snowflaked_binary();
+
 std::filesystem::path write_daemon_config(const TempDir& dir, const std::string& config_json);
 
 }  // namespace snowflake::test

@@ -27,11 +27,14 @@ std::int32_t big_endian_32(const char* p) {
                                    (std::uint32_t{u[2]} << 8) | std::uint32_t{u[3]});
 }
 
+}  // namespace
+
 // Follows ZooKeeper's framing in one direction: each frame is a 4-byte
 // big-endian length and that many bytes. The first frame of a connection is
 // the session handshake; every later one starts with its xid (and, from the
 // client, the operation code). A frame's head is held back until whole, so
-// a frame can be dropped from its first byte.
+// a frame can be dropped from its first byte. Not in an anonymous namespace:
+// Impl's members hold one, and Impl has external linkage.
 class FrameScanner {
  public:
   explicit FrameScanner(std::size_t head_size) : head_size_(head_size) {}
@@ -85,8 +88,6 @@ class FrameScanner {
   std::size_t body_left_ = 0;
   std::string head_;
 };
-
-}  // namespace
 
 struct FaultProxy::Impl {
   struct Link;

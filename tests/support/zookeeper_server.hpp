@@ -79,6 +79,12 @@ class ZooKeeperEnsemble {
 std::unique_ptr<coord::ZkSession> connect_session(
     const std::string& hosts, std::optional<std::string> digest_auth = std::nullopt,
     std::chrono::milliseconds session_timeout = std::chrono::milliseconds(4000));
+// The same, to a server this test started.
+inline std::unique_ptr<coord::ZkSession> connect(
+    const ZooKeeperServer& zk, std::optional<std::string> digest_auth = std::nullopt,
+    std::chrono::milliseconds session_timeout = std::chrono::milliseconds(4000)) {
+  return connect_session(zk.hosts(), std::move(digest_auth), session_timeout);
+}
 
 // Sends a four-letter command ("ruok", "srvr") and returns the answer ("" if none).
 std::string zookeeper_command(unsigned short port, const std::string& command);

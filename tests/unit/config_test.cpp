@@ -9,10 +9,10 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::int64_t kNow = 1'800'000'000'000;
+constexpr std::int64_t kConfigNow = 1'800'000'000'000;
 
-ConfigError error_of(const json& doc) {
-  auto r = parse_config(doc, kNow);
+ConfigError config_error_of(const json& doc) {
+  auto r = parse_config(doc, kConfigNow);
   REQUIRE(r.has_error());
   return r.error();
 }
@@ -20,7 +20,7 @@ ConfigError error_of(const json& doc) {
 }  // namespace
 
 TEST_CASE("an empty config gives every default", "[config]") {
-  const Config c = parse_config(json::object(), kNow).value();
+  const Config c = parse_config(json::object(), kConfigNow).value();
   CHECK(c.service == "default");
   CHECK(c.log_level == "info");
   CHECK(c.layout == LayoutSettings{});
@@ -39,7 +39,7 @@ TEST_CASE("http settings are read", "[config]") {
   const Config c = parse_config(json::parse(R"({"http": {"listen": "[::1]:9000", "io_threads": 3,
       "max_batch": 50, "max_connections": 9, "idle_timeout_ms": 100, "request_timeout_ms": 200,
       "drain_timeout_ms": 300, "tag_allowlist": ["a", "b.c"], "max_metric_tags": 0}})"),
-                                kNow)
+                                kConfigNow)
                        .value();
   CHECK(c.http.listen == "[::1]:9000");
   CHECK(c.http.io_threads == 3);
@@ -60,7 +60,7 @@ TEST_CASE("a full config is read", "[config]") {
       "generator": {"max_backward_wait_ms": 20, "max_floor_wait_ms": 3000,
                     "sequence_start": "random", "random_sequence_bound": 100},
       "coordinator": {"type": "static", "static_worker_id": 255}})"),
-                                kNow)
+                                kConfigNow)
                        .value();
   CHECK(c.service == "orders");
   CHECK(c.layout.time_bits == 39);
@@ -74,7 +74,7 @@ TEST_CASE("a full config is read", "[config]") {
 }
 
 TEST_CASE("the epoch may be Unix milliseconds", "[config]") {
-  const Config c = parse_config(json{{"layout", {{"epoch", 1288834974657}}}}, kNow).value();
+  const Config c = parse_config(json{{"layout", {{"epoch", 1288834974657}}}}, kConfigNow).value();
   CHECK(c.layout.epoch_ms == 1288834974657);  // Twitter's epoch
 }
 
@@ -187,7 +187,7 @@ TEST_CASE("every config error names its key", "[config]") {
   };
   for (const auto& c : cases) {
     INFO(c.doc);
-    const auto e = error_of(json::parse(c.doc));
+    const auto e = config_error_of(json::parse(c.doc));
     CHECK(e.key == c.key);
     CHECK_THAT(e.message, Catch::Contains(c.message_part));
   }
@@ -196,7 +196,7 @@ TEST_CASE("every config error names its key", "[config]") {
 TEST_CASE("the random bound's default shrinks to a small sequence space", "[config]") {
   const Config c =
       parse_config(json{{"layout", {{"time_bits", 51}, {"worker_bits", 8}, {"sequence_bits", 4}}}},
-                   kNow)
+                   kConfigNow)
           .value();
   CHECK(c.generator.random_sequence_bound == 16);
 }
@@ -205,38 +205,38 @@ TEST_CASE("config files: errors are printed as file: key: message", "[config]") 
   test::TempDir dir;
   SECTION("a valid file") {
     const auto path = dir.write("ok.json", R"({"coordinator": {"static_worker_id": 9}})");
-    CHECK(load_config_file(path.string(), kNow).value().coordinator.static_worker_id == 9);
+    CHECK(load_config_file(path.string(), kConfigNow).value().coordinator.static_worker_id == 9);
   }
   SECTION("a bad key") {
     const auto path = dir.write("config.json", R"({"layout": {"time_bits": 99}})");
-    const auto e = load_config_file(path.string(), kNow).error();
+    const auto e = load_config_file(path.string(), kConfigNow).error();
     CHECK(e.describe("config.json") ==
           "config.json: layout.time_bits: must be an integer from 1 to 61, got 99");
   }
   SECTION("invalid JSON, with its position") {
     const auto path = dir.write("broken.json", "{\n  \"service\": \"x\",\n}");
-    const auto e = load_config_file(path.string(), kNow).error();
+    const auto e = load_config_file(path.string(), kConfigNow).error();
     CHECK(e.key.empty());
     CHECK_THAT(e.message, Catch::Contains("invalid JSON") && Catch::Contains("line 3"));
   }
   SECTION("a number JSON cannot hold (1e309) names its key, it does not abort") {
     const auto path = dir.write(
         "huge.json", R"({"coordinator": {"type": "recycle", "reclaim_after_ms": 1e309}})");
-    const auto e = load_config_file(path.string(), kNow).error();
+    const auto e = load_config_file(path.string(), kConfigNow).error();
     CHECK(e.key == "coordinator.reclaim_after_ms");
     CHECK_THAT(e.message,
                Catch::Contains("not a number this config can hold") && Catch::Contains("1e309"));
     const auto in_list = dir.write("list.json", R"({"http": {"tag_allowlist": ["a", -1e999]}})");
-    CHECK(load_config_file(in_list.string(), kNow).error().key == "http.tag_allowlist");
+    CHECK(load_config_file(in_list.string(), kConfigNow).error().key == "http.tag_allowlist");
   }
   SECTION("a missing file") {
-    const auto e = load_config_file((dir.path() / "nope.json").string(), kNow).error();
+    const auto e = load_config_file((dir.path() / "nope.json").string(), kConfigNow).error();
     CHECK(e.describe("nope.json") == "nope.json: cannot open: No such file or directory");
   }
 }
 
 TEST_CASE("coordinator and zookeeper settings: defaults and reading", "[config]") {
-  const Config d = parse_config(json::object(), kNow).value();
+  const Config d = parse_config(json::object(), kConfigNow).value();
   CHECK(d.coordinator.heartbeat_interval == std::chrono::minutes(3));  // the design card's
   CHECK(d.coordinator.lease_timeout == std::chrono::minutes(9));
   CHECK(d.coordinator.reclaim_after == std::chrono::minutes(15));
@@ -254,7 +254,7 @@ TEST_CASE("coordinator and zookeeper settings: defaults and reading", "[config]"
       "zookeeper": {"hosts": "a:1,b:2", "session_timeout_ms": 3000, "connect_timeout_ms": 400,
                     "auth_file": ")" + auth.string() +
                                             R"("}})"),
-                                kNow)
+                                kConfigNow)
                        .value();
   CHECK(c.coordinator.type == CoordinatorType::recycle);
   CHECK(c.coordinator.state_dir == "/s");
@@ -269,26 +269,49 @@ TEST_CASE("coordinator and zookeeper settings: defaults and reading", "[config]"
 
 TEST_CASE("an unknown key that is not a plain word is named as a JSON string", "[config]") {
   // Found by the config_text fuzz target: {"": ...} failed naming no key.
-  CHECK(error_of(json::parse(R"({"": {"time_bits": 1}})")).key == R"("")");
-  CHECK(error_of(json::parse(R"({"layout": {"a.b": 1}})")).key == R"(layout."a.b")");
-  CHECK(error_of(json::parse(R"({"x\ny": 1})")).key == R"("x\ny")");
-  CHECK(error_of(json::parse(R"({"servce": 1})")).key == "servce");
+  CHECK(config_error_of(json::parse(R"({"": {"time_bits": 1}})")).key == R"("")");
+  CHECK(config_error_of(json::parse(R"({"layout": {"a.b": 1}})")).key == R"(layout."a.b")");
+  CHECK(config_error_of(json::parse(R"({"x\ny": 1})")).key == R"("x\ny")");
+  CHECK(config_error_of(json::parse(R"({"servce": 1})")).key == "servce");
   // And where the parser itself refuses a number, the path skips array levels.
-  CHECK(load_config_text(R"({"": 1e309})", kNow).error().key == R"("")");
-  CHECK(load_config_text(R"({"http": {"tag_allowlist": [{"a.b": 1e309}]}})", kNow).error().key ==
-        R"(http.tag_allowlist."a.b")");
+  CHECK(load_config_text(R"({"": 1e309})", kConfigNow).error().key == R"("")");
+  CHECK(load_config_text(R"({"http": {"tag_allowlist": [{"a.b": 1e309}]}})", kConfigNow)
+            .error()
+            .key == R"(http.tag_allowlist."a.b")");
 }
 
 TEST_CASE("an auth file with an endless first line is refused, not read without end", "[config]") {
-  const auto e = error_of(json{{"zookeeper", {{"auth_file", "/dev/zero"}}}});
+  const auto e = config_error_of(json{{"zookeeper", {{"auth_file", "/dev/zero"}}}});
   CHECK(e.key == "zookeeper.auth_file");
   CHECK_THAT(e.message, Catch::Contains("over 4096 bytes"));
+}
+
+TEST_CASE("a relative auth file is a systemd credential when CREDENTIALS_DIRECTORY is set",
+          "[config][credentials]") {
+  test::TempDir credentials;
+  credentials.write("zookeeper-auth", "svc:secret\n");
+  const json doc = {{"zookeeper", {{"auth_file", "zookeeper-auth"}}}};
+  const auto c =
+      parse_config(doc, kConfigNow, {{kCredentialsDirectory, credentials.path().string()}});
+  REQUIRE(c);
+  CHECK(c.value().zookeeper.digest_auth == "svc:secret");
+  CHECK(c.value().zookeeper.auth_file == credentials.path().string() + "/zookeeper-auth");
+  // Without it, the same name is a path as given (and here there is none).
+  const auto without = parse_config(doc, kConfigNow);
+  REQUIRE_FALSE(without);
+  CHECK(without.error().key == "zookeeper.auth_file");
+  // An absolute path is read where it is, credentials or not.
+  const auto absolute = parse_config(
+      json{{"zookeeper", {{"auth_file", credentials.path().string() + "/zookeeper-auth"}}}},
+      kConfigNow, {{kCredentialsDirectory, "/nonexistent"}});
+  REQUIRE(absolute);
+  CHECK(absolute.value().zookeeper.digest_auth == "svc:secret");
 }
 
 TEST_CASE("an auth file without user:password names the key", "[config]") {
   test::TempDir dir;
   const auto auth = dir.write("auth", "no-colon\n");
-  const auto e = error_of(json{{"zookeeper", {{"auth_file", auth.string()}}}});
+  const auto e = config_error_of(json{{"zookeeper", {{"auth_file", auth.string()}}}});
   CHECK(e.key == "zookeeper.auth_file");
   CHECK_THAT(e.message, Catch::Contains("user:password"));
 }
@@ -298,14 +321,15 @@ TEST_CASE("datacenters: the datacenter ID reaches the generator, worker IDs keep
   const Config c = parse_config(json::parse(R"({"layout": {"time_bits": 41, "datacenter_bits": 5,
       "worker_bits": 5, "sequence_bits": 12}, "coordinator": {"datacenter_id": 30,
       "static_worker_id": 31}})"),
-                                kNow)
+                                kConfigNow)
                        .value();
   CHECK(c.layout.datacenter_bits == 5);
   CHECK(c.coordinator.datacenter_id == 30);
   CHECK(c.generator.datacenter_id == 30);
   CHECK(c.coordinator.static_worker_id == 31);
   // The worker ID has 5 bits, whatever the datacenter has.
-  CHECK(error_of(json::parse(R"({"layout": {"time_bits": 41, "datacenter_bits": 5, "worker_bits": 5,
+  CHECK(config_error_of(
+            json::parse(R"({"layout": {"time_bits": 41, "datacenter_bits": 5, "worker_bits": 5,
       "sequence_bits": 12}, "coordinator": {"datacenter_id": 1, "static_worker_id": 32}})"))
             .key == "coordinator.static_worker_id");
 }
@@ -314,25 +338,26 @@ TEST_CASE("presets set the whole layout, and the order is read", "[config]") {
   const Config twitter =
       parse_config(
           json::parse(R"({"layout": {"preset": "twitter"}, "coordinator": {"datacenter_id": 2}})"),
-          kNow)
+          kConfigNow)
           .value();
   CHECK(twitter.layout == find_layout_preset("twitter").value());
   const Config sony =
-      parse_config(json::parse(R"({"layout": {"preset": "sonyflake"}})"), kNow).value();
+      parse_config(json::parse(R"({"layout": {"preset": "sonyflake"}})"), kConfigNow).value();
   CHECK(sony.layout.order == FieldOrder::sequence_high);
   CHECK(sony.layout.time_unit_ms == 10);
   const Config ordered =
-      parse_config(json::parse(R"({"layout": {"order": "time,sequence,datacenter,worker"}})"), kNow)
+      parse_config(json::parse(R"({"layout": {"order": "time,sequence,datacenter,worker"}})"),
+                   kConfigNow)
           .value();
   CHECK(ordered.layout.order == FieldOrder::sequence_high);
-  CHECK(parse_config(json::object(), kNow).value().layout.order == FieldOrder::sequence_low);
+  CHECK(parse_config(json::object(), kConfigNow).value().layout.order == FieldOrder::sequence_low);
 }
 
 TEST_CASE("the environment's settings take precedence over the file's", "[config]") {
   const json file = {{"service", "orders"},
                      {"coordinator", {{"type", "recycle"}}},
                      {"zookeeper", {{"hosts", "file:2181"}}}};
-  const Config c = parse_config(file, kNow,
+  const Config c = parse_config(file, kConfigNow,
                                 {{"SNOWFLAKED_ZOOKEEPER_HOSTS", "zk1:2181,zk2:2181"},
                                  {"SNOWFLAKED_COORDINATOR_TYPE", "sequential"},
                                  {"SNOWFLAKED_LISTEN", "0.0.0.0:8080"},
@@ -346,20 +371,21 @@ TEST_CASE("the environment's settings take precedence over the file's", "[config
   CHECK(c.zookeeper.root == "/snowflake/orders");
 
   // The root follows an overridden service, as it follows the file's.
-  const Config s = parse_config(file, kNow, {{"SNOWFLAKED_SERVICE", "invoices"}}).value();
+  const Config s = parse_config(file, kConfigNow, {{"SNOWFLAKED_SERVICE", "invoices"}}).value();
   CHECK(s.zookeeper.root == "/snowflake/invoices");
-  const Config r = parse_config(file, kNow, {{"SNOWFLAKED_ZOOKEEPER_ROOT", "/ids/eu"}}).value();
+  const Config r =
+      parse_config(file, kConfigNow, {{"SNOWFLAKED_ZOOKEEPER_ROOT", "/ids/eu"}}).value();
   CHECK(r.zookeeper.root == "/ids/eu");
 
   const json wide = {{"layout", {{"datacenter_bits", 5}, {"worker_bits", 5}}}};
-  CHECK(parse_config(wide, kNow, {{"SNOWFLAKED_DATACENTER_ID", "17"}})
+  CHECK(parse_config(wide, kConfigNow, {{"SNOWFLAKED_DATACENTER_ID", "17"}})
             .value()
             .coordinator.datacenter_id == 17);
 }
 
 TEST_CASE("an environment setting's error names the key and the variable", "[config]") {
   const auto error = [](const ConfigOverrides& o) {
-    auto r = parse_config(json::object(), kNow, o);
+    auto r = parse_config(json::object(), kConfigNow, o);
     REQUIRE(r.has_error());
     return r.error().describe("c.json");
   };

@@ -10,12 +10,12 @@ using namespace snowflake;
 
 namespace {
 
-constexpr std::int64_t kNow = 1'800'000'000'000;  // 2027-01-15, a fixed "now"
+constexpr std::int64_t kLayoutNow = 1'800'000'000'000;  // 2027-01-15, a fixed "now"
 
-IdLayout make(const LayoutSettings& s) { return IdLayout::create(s, kNow).value(); }
+IdLayout make(const LayoutSettings& s) { return IdLayout::create(s, kLayoutNow).value(); }
 
-LayoutError error_of(const LayoutSettings& s) {
-  auto r = IdLayout::create(s, kNow);
+LayoutError layout_error_of(const LayoutSettings& s) {
+  auto r = IdLayout::create(s, kLayoutNow);
   REQUIRE(r.has_error());
   return r.error();
 }
@@ -52,8 +52,8 @@ TEST_CASE("round trip over many random valid layouts and values", "[layout]") {
     s.sequence_bits = std::uniform_int_distribution<int>(1, 20)(rng);
     s.time_bits = kIdBits - s.worker_bits - s.sequence_bits;
     s.time_unit_ms = std::uniform_int_distribution<std::int64_t>(1, 1000)(rng);
-    s.epoch_ms = std::uniform_int_distribution<std::int64_t>(0, kNow)(rng);
-    auto created = IdLayout::create(s, kNow);
+    s.epoch_ms = std::uniform_int_distribution<std::int64_t>(0, kLayoutNow)(rng);
+    auto created = IdLayout::create(s, kLayoutNow);
     if (!created) {
       // Only the 64-bit-milliseconds overflow may reject a layout drawn here.
       REQUIRE(created.error().field == "time_bits");
@@ -90,51 +90,55 @@ TEST_CASE("the largest ID of a layout is a positive int64", "[layout]") {
 
 TEST_CASE("every layout validation error names its field", "[layout]") {
   SECTION("each field at least one bit") {
-    CHECK(error_of({.time_bits = 0, .worker_bits = 31, .sequence_bits = 32}).field == "time_bits");
-    CHECK(error_of({.time_bits = 53, .worker_bits = 0, .sequence_bits = 10}).field ==
+    CHECK(layout_error_of({.time_bits = 0, .worker_bits = 31, .sequence_bits = 32}).field ==
+          "time_bits");
+    CHECK(layout_error_of({.time_bits = 53, .worker_bits = 0, .sequence_bits = 10}).field ==
           "worker_bits");
-    CHECK(error_of({.time_bits = 53, .worker_bits = 10, .sequence_bits = 0}).field ==
+    CHECK(layout_error_of({.time_bits = 53, .worker_bits = 10, .sequence_bits = 0}).field ==
           "sequence_bits");
-    CHECK(error_of({.time_bits = -1, .worker_bits = 32, .sequence_bits = 32}).message ==
+    CHECK(layout_error_of({.time_bits = -1, .worker_bits = 32, .sequence_bits = 32}).message ==
           "must be an integer from 1 to 61, got -1");
   }
   SECTION("datacenter bits from 0 to 31") {
-    CHECK(error_of({.time_bits = 53, .datacenter_bits = -1, .worker_bits = 10, .sequence_bits = 1})
+    CHECK(layout_error_of(
+              {.time_bits = 53, .datacenter_bits = -1, .worker_bits = 10, .sequence_bits = 1})
               .field == "datacenter_bits");
-    CHECK(error_of({.time_bits = 20, .datacenter_bits = 32, .worker_bits = 10, .sequence_bits = 1})
+    CHECK(layout_error_of(
+              {.time_bits = 20, .datacenter_bits = 32, .worker_bits = 10, .sequence_bits = 1})
               .message == "must be an integer from 0 to 31, got 32");
   }
   SECTION("worker and sequence fit 31 bits") {
-    CHECK(error_of({.time_bits = 30, .worker_bits = 1, .sequence_bits = 32}).field ==
+    CHECK(layout_error_of({.time_bits = 30, .worker_bits = 1, .sequence_bits = 32}).field ==
           "sequence_bits");
-    CHECK(error_of({.time_bits = 30, .worker_bits = 32, .sequence_bits = 1}).field ==
+    CHECK(layout_error_of({.time_bits = 30, .worker_bits = 32, .sequence_bits = 1}).field ==
           "worker_bits");
   }
   SECTION("bits sum to 63") {
-    const auto e = error_of({.time_bits = 41, .worker_bits = 10, .sequence_bits = 13});
+    const auto e = layout_error_of({.time_bits = 41, .worker_bits = 10, .sequence_bits = 13});
     CHECK(e.field.empty());
     CHECK(e.message.find("must be 63") != std::string::npos);
     CHECK(e.message.find("41 + 0 + 10 + 13 = 64") != std::string::npos);
-    CHECK(error_of({.time_bits = 41, .datacenter_bits = 1, .worker_bits = 10, .sequence_bits = 12})
+    CHECK(layout_error_of(
+              {.time_bits = 41, .datacenter_bits = 1, .worker_bits = 10, .sequence_bits = 12})
               .message.find("41 + 1 + 10 + 12 = 64") != std::string::npos);
-    CHECK(error_of({.time_bits = 40, .worker_bits = 10, .sequence_bits = 12}).field.empty());
+    CHECK(layout_error_of({.time_bits = 40, .worker_bits = 10, .sequence_bits = 12}).field.empty());
   }
   SECTION("time unit from 1 ms to one day") {
-    CHECK(error_of({.time_unit_ms = 0}).field == "time_unit_ms");
-    CHECK(error_of({.time_unit_ms = -10}).field == "time_unit_ms");
-    CHECK(error_of({.time_unit_ms = 86'400'001}).field == "time_unit_ms");
-    CHECK(IdLayout::create({.time_unit_ms = 10}, kNow).has_value());  // sonyflake's unit
+    CHECK(layout_error_of({.time_unit_ms = 0}).field == "time_unit_ms");
+    CHECK(layout_error_of({.time_unit_ms = -10}).field == "time_unit_ms");
+    CHECK(layout_error_of({.time_unit_ms = 86'400'001}).field == "time_unit_ms");
+    CHECK(IdLayout::create({.time_unit_ms = 10}, kLayoutNow).has_value());  // sonyflake's unit
   }
   SECTION("epoch neither before 1970 nor in the future") {
-    CHECK(error_of({.epoch_ms = -1}).field == "epoch");
-    const auto e = error_of({.epoch_ms = kNow + 1});
+    CHECK(layout_error_of({.epoch_ms = -1}).field == "epoch");
+    const auto e = layout_error_of({.epoch_ms = kLayoutNow + 1});
     CHECK(e.field == "epoch");
     CHECK(e.message.find("future") != std::string::npos);
-    CHECK(IdLayout::create({.epoch_ms = kNow}, kNow).has_value());
+    CHECK(IdLayout::create({.epoch_ms = kLayoutNow}, kLayoutNow).has_value());
   }
   SECTION("time range must fit 64-bit milliseconds") {
-    const auto e =
-        error_of({.time_bits = 61, .worker_bits = 1, .sequence_bits = 1, .time_unit_ms = 1000});
+    const auto e = layout_error_of(
+        {.time_bits = 61, .worker_bits = 1, .sequence_bits = 1, .time_unit_ms = 1000});
     CHECK(e.field == "time_bits");
     CHECK(e.message.find("overflow") != std::string::npos);
   }
@@ -286,7 +290,7 @@ TEST_CASE("presets are the other systems' layouts, as their sources have them", 
   CHECK_FALSE(find_layout_preset("Twitter"));
   for (const auto& p : layout_presets()) {
     INFO(p.name);
-    CHECK(IdLayout::create(p.settings, kNow).has_value());
+    CHECK(IdLayout::create(p.settings, kLayoutNow).has_value());
   }
 }
 

@@ -52,3 +52,17 @@ TEST_CASE("node data: a sequential node of 0.1 (no owner, floor, lease) still re
   CHECK(old->lease_ms == 0);
   CHECK_FALSE(decode_sequential(R"({"host":"web-0","port":8080,"ts":5,"hwm":4,"floor":0.5})"));
 }
+
+TEST_CASE("node data: Leaf's forever/ nodes are told from ours", "[node_data][leaf]") {
+  // As Leaf's SnowflakeZookeeperHolder writes them (Jackson: port as a string).
+  CHECK(is_leaf_node_data(R"({"ip":"10.0.0.1","port":"8080","timestamp":1764000000000})"));
+  // Ours, of every version.
+  CHECK_FALSE(is_leaf_node_data(R"({"host":"web-0","port":8080,"ts":5,"hwm":4})"));
+  SequentialData ours;
+  ours.host = "10.0.0.1";
+  ours.port = 8080;
+  ours.ts = 5;
+  CHECK_FALSE(is_leaf_node_data(encode(ours)));
+  CHECK_FALSE(is_leaf_node_data(""));
+  CHECK_FALSE(is_leaf_node_data("not json"));
+}

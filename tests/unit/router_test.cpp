@@ -37,15 +37,12 @@ struct Fixture {
   IdGenerator* generator = &worker.install(IdGenerator::create(layout, 9, {}, clock).value());
   Lease lease{clock};
   CoordinationGauges gauges;
+  Liveness liveness;
   Metrics metrics{3};
   HttpSettings settings;
-  RouterContext context{layout,
-                        worker,
-                        lease,
-                        gauges,
-                        metrics,
-                        settings,
-                        {"svc", CoordinatorType::static_id, clock.monotonic(), 2}};
+  RouterContext context{
+      layout,   worker,  lease,    gauges,
+      liveness, metrics, settings, {"svc", CoordinatorType::static_id, clock.monotonic(), 2}};
 };
 
 json body_json(const Response& r) { return json::parse(r.body()); }
@@ -189,7 +186,7 @@ TEST_CASE("a clock step back: 503 clock_moved_backwards, Retry-After covers the 
   check_error(f.get("/ready"), 503, "clock_moved_backwards");
   f.clock.set_wall_ms(kStart);
   CHECK(f.get("/ready").result_int() == 200);
-  CHECK(f.metrics.render({f.generator->stats(), LeaseState::valid, 9, "v", "svc"})
+  CHECK(f.metrics.render({f.generator->stats(), LeaseState::valid, 9, true, "v", "r", "svc"})
             .find("snowflake_clock_backward_refusals_total 1") != std::string::npos);
 }
 
@@ -225,27 +222,56 @@ TEST_CASE("/health, /ready, /status", "[router]") {
   CHECK(s["io_threads"] == 2);
 }
 
-TEST_CASE("/metrics: 503s by code, request durations, lease remaining in seconds", "[router]") {
+TEST_CASE("/health: 503 unhealthy with the check's reason, while /ready may still be 200",
+          "[router][health]") {
+  Fixture f;
+  f.liveness.record("the heartbeat thread has been in one step for over 4000 ms", 4000ms, 1000ms,
+                    Liveness::Clock::now());
+  const auto sick = f.get("/health");
+  check_error(sick, 503, "unhealthy");
+  CHECK(body_json(sick)["message"] == "the heartbeat thread has been in one step for over 4000 ms");
+  CHECK(f.get("/ready").result_int() == 200);  // it may still issue: liveness is not readiness
+  f.liveness.record(std::nullopt, 4000ms, 1000ms, Liveness::Clock::now());
+  CHECK(f.get("/health").result_int() == 200);
+}
+
+TEST_CASE("/metrics: 503s by route and code, request durations by route, readiness, lease",
+          "[router]") {
   Fixture f;
   auto has = [&](const std::string& line) {
     INFO(line);
     return f.get("/metrics").body().find(line + "\n") != std::string::npos;
   };
   CHECK(has("snowflake_lease_remaining_seconds +Inf"));  // static: the lease does not expire
-  CHECK(has("snowflake_refusals_total{code=\"lease_expired\"} 0"));
+  CHECK(has("snowflake_refusals_total{route=\"id\",code=\"lease_expired\"} 0"));
+  CHECK(has("snowflake_ready 1"));
+  CHECK(has("snowflake_worker_id 9"));
   f.lease.revoke();
   for (int i = 0; i < 3; ++i) check_error(f.get("/id/order"), 503, "not_ready");
   CHECK(f.get("/ready", {}, verb::head).result_int() == 503);  // HEAD counts too
-  CHECK(has("snowflake_refusals_total{code=\"not_ready\"} 4"));
+  CHECK(has("snowflake_refusals_total{route=\"id\",code=\"not_ready\"} 3"));
+  CHECK(has("snowflake_refusals_total{route=\"ready\",code=\"not_ready\"} 1"));
+  CHECK(has("snowflake_ready 0"));
   CHECK(has("snowflake_lease_remaining_seconds 0"));
-  // Every routed request is observed once: the 8 above (scrapes included);
-  // a scrape is rendered before its own observation.
+  // Every routed request is observed once, under its route: 3 of /id, 1 of
+  // /ready, and the scrapes (a scrape is rendered before its own observation).
   const std::string body = f.get("/metrics").body();
-  const auto count_at = body.find("snowflake_http_request_duration_seconds_count ");
-  REQUIRE(count_at != std::string::npos);
-  CHECK(std::stoi(body.substr(count_at + 46)) == 8);
-  CHECK(body.find("snowflake_http_request_duration_seconds_bucket{le=\"+Inf\"} 8\n") !=
+  CHECK(body.find("snowflake_http_request_duration_seconds_count{route=\"id\"} 3\n") !=
         std::string::npos);
+  CHECK(body.find(
+            "snowflake_http_request_duration_seconds_bucket{route=\"ready\",le=\"+Inf\"} 1\n") !=
+        std::string::npos);
+  CHECK(body.find("snowflake_http_request_duration_seconds_count{route=\"metrics\"} 8\n") !=
+        std::string::npos);
+  // No series for a route never asked.
+  CHECK(body.find("route=\"decode\"") == std::string::npos);
+  // The process, as every Prometheus client library exports it.
+  for (const char* name :
+       {"process_cpu_seconds_total ", "process_resident_memory_bytes ", "process_open_fds ",
+        "process_max_fds ", "process_start_time_seconds "}) {
+    INFO(name);
+    CHECK(body.find(std::string("\n") + name) != std::string::npos);
+  }
 }
 
 TEST_CASE("/metrics: Prometheus text, per-tag series capped", "[router]") {
@@ -333,7 +359,11 @@ TEST_CASE("no worker ID yet: 503 not_ready, /status says so, decode still works"
   CHECK(s["worker_id"].is_null());
   CHECK(s["coordination"]["pool_exhausted"] == true);
   CHECK(f.get("/decode/12345").result_int() == 200);
-  CHECK_THAT(f.get("/metrics").body(), Catch::Contains("worker_id=\"none\""));
+  // No worker ID: no snowflake_worker_id series, and build_info unchanged.
+  const auto metrics = f.get("/metrics").body();
+  CHECK_THAT(metrics, !Catch::Contains("\nsnowflake_worker_id ") &&
+                          Catch::Contains("snowflake_build_info{version=") &&
+                          !Catch::Contains("worker_id=\""));
 }
 
 TEST_CASE("clock skew against ZooKeeper: 503 clock_skew until it recovers", "[router]") {
@@ -375,15 +405,12 @@ TEST_CASE(
   // The deadline falls before the next unit starts.
   lease.extend_until(clock.monotonic() + 50ms);
   CoordinationGauges gauges;
+  Liveness liveness;
   Metrics metrics{3};
   HttpSettings settings;
-  RouterContext ctx{layout,
-                    worker,
-                    lease,
-                    gauges,
-                    metrics,
-                    settings,
-                    {"svc", CoordinatorType::recycle, clock.monotonic(), 1}};
+  RouterContext ctx{
+      layout,   worker,  lease,    gauges,
+      liveness, metrics, settings, {"svc", CoordinatorType::recycle, clock.monotonic(), 1}};
   const auto get = [&](const std::string& target) {
     return handle_request(Request{verb::get, target, 11}, ctx);
   };

@@ -21,7 +21,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr std::int64_t kNow = kDefaultEpochMs + 1'000'000'000;
+constexpr std::int64_t kStateNow = kDefaultEpochMs + 1'000'000'000;
 
 StateRecord record(std::uint32_t worker_id = 7) {
   return StateRecord{CoordinatorType::recycle,
@@ -30,8 +30,8 @@ StateRecord record(std::uint32_t worker_id = 7) {
                      "/snowflake/x/pool/inuse/7",
                      OwnerToken{"host", 8080, 1234, "abcd"},
                      LayoutSettings{},
-                     kNow,
-                     kNow + 1000};
+                     kStateNow,
+                     kStateNow + 1000};
 }
 
 nlohmann::json read_json(const std::filesystem::path& path) {
@@ -95,7 +95,7 @@ TEST_CASE("state dir: a record proves its writer dead only in this boot, in this
     std::ofstream(dir / "worker.json") << j.dump();
     auto d = StateDir::open(dir.string()).value();
     REQUIRE(d->previous());
-    CHECK(d->previous()->reserved_until == kNow + 1000);
+    CHECK(d->previous()->reserved_until == kStateNow + 1000);
     CHECK_FALSE(d->proves_writer_dead(*d->previous()));
   }
 }
@@ -104,14 +104,14 @@ TEST_CASE("time reservation: written ahead before anything is issued, exact once
           "[state]") {
   test::TempDir parent;
   auto dir = StateDir::open((parent.path() / "s").string()).value();
-  test::ManualClock clock(kNow);
-  const IdLayout layout = IdLayout::create({}, kNow).value();
+  test::ManualClock clock(kStateNow);
+  const IdLayout layout = IdLayout::create({}, kStateNow).value();
   auto g = IdGenerator::create(layout, 7, {}, clock).value();
   TimeReservation reservation(*dir, 100ms, clock);
   reservation.attach(*g, record());
   auto on_disk = read_json(parent.path() / "s" / "worker.json");
-  CHECK(on_disk["reserved_until"] == kNow + kReserveIntervals * 100);
-  CHECK(reservation.reserved_until(7) == kNow + kReserveIntervals * 100);
+  CHECK(on_disk["reserved_until"] == kStateNow + kReserveIntervals * 100);
+  CHECK(reservation.reserved_until(7) == kStateNow + kReserveIntervals * 100);
   CHECK(reservation.reserved_until(8) == 0);
   // The generator may issue up to the reservation, not beyond.
   REQUIRE(g->next());
@@ -134,13 +134,13 @@ TEST_CASE("time reservation: never recorded below the floor, even with the clock
   // Restarted with the clock 3 s behind the last run's reservation: the
   // generator refuses until the clock passes it, and a crash meanwhile must
   // leave that floor to the next run, not "now + 1 s".
-  test::ManualClock clock(kNow);
-  const IdLayout layout = IdLayout::create({}, kNow).value();
-  auto g =
-      IdGenerator::create(layout, 7, {.floor_ms = kNow + 3000, .start_behind_floor = true}, clock)
-          .value();
+  test::ManualClock clock(kStateNow);
+  const IdLayout layout = IdLayout::create({}, kStateNow).value();
+  auto g = IdGenerator::create(layout, 7,
+                               {.floor_ms = kStateNow + 3000, .start_behind_floor = true}, clock)
+               .value();
   TimeReservation reservation(*dir, 100ms, clock);
   reservation.attach(*g, record());
-  CHECK(read_json(parent.path() / "s" / "worker.json")["reserved_until"] >= kNow + 3000);
+  CHECK(read_json(parent.path() / "s" / "worker.json")["reserved_until"] >= kStateNow + 3000);
   CHECK(g->next().error().code == GenerateErrc::clock_moved_backwards);
 }

@@ -82,8 +82,10 @@ TEST_CASE("systemd notifier: READY once, STATUS on change, WATCHDOG only while r
   FakeDaemon daemon;
   boost::asio::io_context loop;
   auto work = boost::asio::make_work_guard(loop);
-  SystemdNotifier notifier(loop,
-                           [&](std::chrono::milliseconds limit) { return daemon.observe(limit); });
+  Liveness liveness;
+  SystemdNotifier notifier(
+      loop, [&](std::chrono::milliseconds limit) { return daemon.observe(limit); }, liveness,
+      5000ms);
   REQUIRE(notifier.under_systemd());
   CHECK(notifier.watchdog_timeout() == 200ms);
   CHECK(notifier.check_period() == 50ms);
@@ -107,17 +109,21 @@ TEST_CASE("systemd notifier: READY once, STATUS on change, WATCHDOG only while r
   CHECK(got[0] == "STATUS=worker ID 3 (recycle), lease valid\nREADY=1\nWATCHDOG=1");
   CHECK(got[1] == "WATCHDOG=1");
 
-  // Stuck somewhere: no pings, and the status does not repeat.
+  CHECK_FALSE(liveness.problem(Liveness::Clock::now()));
+
+  // Stuck somewhere: no pings, and the status does not repeat; /health says why.
   daemon.change([](ServiceCondition& c) { c.unhealthy = "stuck"; });
   REQUIRE(daemon.checked(2));
   drain(socket);  // a ping may have left before the change was seen
   REQUIRE(daemon.checked(4));
   CHECK(drain(socket).empty());
+  CHECK(liveness.problem(Liveness::Clock::now()) == "stuck");
 
   daemon.change([](ServiceCondition& c) { c.unhealthy.reset(); });
   REQUIRE(daemon.checked(2));
   got = drain(socket);
   CHECK(any_has(got, "WATCHDOG=1"));
+  CHECK_FALSE(liveness.problem(Liveness::Clock::now()));
   CHECK_FALSE(any_has(got, "READY=1"));  // once only
 
   notifier.stop("stopping:\ntest");  // a newline would start another field
@@ -131,15 +137,42 @@ TEST_CASE("systemd notifier: READY once, STATUS on change, WATCHDOG only while r
   CHECK(drain(socket).empty());
 }
 
-TEST_CASE("systemd notifier: outside systemd it does nothing", "[systemd]") {
+TEST_CASE("systemd notifier: outside systemd it sends nothing, and still checks for /health",
+          "[systemd]") {
   ::unsetenv("NOTIFY_SOCKET");
   FakeDaemon daemon;
   boost::asio::io_context loop;
-  SystemdNotifier notifier(loop,
-                           [&](std::chrono::milliseconds limit) { return daemon.observe(limit); });
+  Liveness liveness;
+  SystemdNotifier notifier(
+      loop, [&](std::chrono::milliseconds limit) { return daemon.observe(limit); }, liveness,
+      1500ms);
   CHECK_FALSE(notifier.under_systemd());
+  CHECK(notifier.check_period() == 1000ms);
+  daemon.change([](ServiceCondition& c) { c.unhealthy = "an HTTP event loop has not run"; });
   notifier.start();
+  loop.run_one();  // the first check, at once
+  CHECK(daemon.checks.load() == 1);
+  CHECK(daemon.last_limit_ms == 1500);  // the daemon's own limit: no watchdog sets one
+  CHECK(liveness.problem(Liveness::Clock::now()) == "an HTTP event loop has not run");
   notifier.stop("bye");
-  loop.run();  // nothing was queued: returns at once
-  CHECK(daemon.checks.load() == 0);
+  loop.run();  // the next check is cancelled: returns at once
+  CHECK(daemon.checks.load() == 1);
+}
+
+TEST_CASE("liveness: the check's verdict, and a check that stops coming is a verdict too",
+          "[systemd][health]") {
+  Liveness liveness;
+  const auto t0 = Liveness::Clock::now();
+  CHECK_FALSE(liveness.problem(t0));  // starting: alive
+  liveness.record(std::nullopt, 2000ms, 1000ms, t0);
+  CHECK_FALSE(liveness.problem(t0 + 2900ms));
+  // No check for longer than the limit plus a period: the main loop is stuck.
+  const auto stuck = liveness.problem(t0 + 3100ms);
+  REQUIRE(stuck);
+  CHECK_THAT(*stuck,
+             Catch::Contains("main HTTP event loop has not run its health check for 3100 ms"));
+  liveness.record("the heartbeat thread is stuck", 2000ms, 1000ms, t0 + 3200ms);
+  CHECK(liveness.problem(t0 + 3300ms) == "the heartbeat thread is stuck");
+  liveness.record(std::nullopt, 2000ms, 1000ms, t0 + 4000ms);
+  CHECK_FALSE(liveness.problem(t0 + 4100ms));
 }

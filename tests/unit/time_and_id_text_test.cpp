@@ -41,12 +41,12 @@ TEST_CASE("parse_id accepts plain decimal IDs up to 2^63-1", "[id_text]") {
 }
 
 TEST_CASE("a decoded ID as JSON: the ID as a string, time in ISO-8601", "[id_text]") {
-  const auto json = decoded_id_to_json({.id = 4194304005,
-                                        .timestamp_ms = kDefaultEpochMs + 1000,
-                                        .datacenter_id = 3,
-                                        .worker_id = 1,
-                                        .sequence = 5});
-  CHECK(json.dump() ==
+  const auto decoded = decoded_id_to_json({.id = 4194304005,
+                                           .timestamp_ms = kDefaultEpochMs + 1000,
+                                           .datacenter_id = 3,
+                                           .worker_id = 1,
+                                           .sequence = 5});
+  CHECK(decoded.dump() ==
         R"({"id":"4194304005","timestamp_ms":1735689601000,"time":"2025-01-01T00:00:01.000Z",)"
         R"("datacenter_id":3,"worker_id":1,"sequence":5})");
 }

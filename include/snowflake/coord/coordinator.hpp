@@ -50,8 +50,9 @@ struct CoordinatorOptions {
 class Coordinator {
  public:
   // Called once, from the coordinator's thread, when the daemon must exit
-  // (layout or strategy mismatch, clock skewed at boot, worker IDs exhausted).
-  using FatalHandler = std::function<void(const std::string& why)>;
+  // (layout or strategy mismatch, clock skewed at boot, worker IDs exhausted);
+  // `permanent`: a restart cannot cure it (CoordError::permanent).
+  using FatalHandler = std::function<void(const std::string& why, bool permanent)>;
 
   Coordinator(CoordinatorOptions options, const IdLayout& layout, WorkerSlot& slot, Lease& lease,
               CoordinationGauges& gauges, FatalHandler on_fatal);
@@ -68,9 +69,10 @@ class Coordinator {
   // the floor. Idempotent.
   void shutdown();
 
-  // For the watchdog: is the heartbeat thread running, and not stuck in one
-  // step (a ZooKeeper call, a state-file write) for longer than `limit`?
-  // Its waits between steps do not count. Thread-safe.
+  // For the watchdog and /health: is the heartbeat thread running, and not
+  // stuck in one step (a ZooKeeper call, a state-file write) for longer than
+  // `limit`, nor overdue from a wait by longer (a thread that is never
+  // scheduled again, or stopped)? Thread-safe.
   bool heartbeat_thread_healthy(std::chrono::milliseconds limit) const;
 
  private:
@@ -116,12 +118,13 @@ class Coordinator {
   // Logs a retry reason at warning level once, then at debug while it repeats.
   void log_retry(const std::string& why);
   void lose(const std::string& why);
-  void fail(const std::string& why);
+  void fail(const std::string& why, bool permanent);
   Step setback(const CoordError& e, std::string_view doing);
   bool wait_for(std::chrono::milliseconds d);  // false: stopping
   // wait_for on the heartbeat thread: the wait is not a step (watchdog).
   bool idle_for(std::chrono::milliseconds d);
-  void mark_step(bool busy) noexcept;
+  // A step begins now, or a wait of `d` (it must end by then).
+  void mark_progress(std::chrono::milliseconds d = std::chrono::milliseconds(0)) noexcept;
 
   CoordinatorOptions options_;
   const IdLayout& layout_;
@@ -166,9 +169,10 @@ class Coordinator {
   std::uint64_t root_events_ = 0;
   bool shut_down_ = false;
 
-  // When the heartbeat thread's current step began (monotonic ns); 0 while
-  // it waits, or once it has ended (see thread_running_).
-  std::atomic<std::int64_t> step_started_ns_{0};
+  // By when the heartbeat thread must have moved on (monotonic ns): the
+  // start of its current step, or the end of its current wait. Past it by
+  // more than a limit, the thread is stuck (or not scheduled at all).
+  std::atomic<std::int64_t> progress_due_ns_{0};
   std::atomic<bool> thread_running_{false};
 
   std::thread heartbeat_thread_;

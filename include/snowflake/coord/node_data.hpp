@@ -71,4 +71,8 @@ std::optional<InuseData> decode_inuse(std::string_view text);
 std::optional<NotuseData> decode_notuse(std::string_view text);
 std::optional<SequentialData> decode_sequential(std::string_view text);
 
+// Does a forever/ node hold what Meituan Leaf's SnowflakeZookeeperHolder
+// writes ({"ip", "port", "timestamp"}), rather than ours ({"host", "ts", ...})?
+bool is_leaf_node_data(std::string_view text);
+
 }  // namespace snowflake::coord

@@ -56,6 +56,10 @@ struct ZkError {
   bool session_gone() const noexcept {
     return code == ZkErrc::session_expired || code == ZkErrc::auth_failed;
   }
+  // A write may or may not have been applied: the reply was lost.
+  bool outcome_unknown() const noexcept {
+    return code == ZkErrc::connection_loss || code == ZkErrc::operation_timeout;
+  }
   std::string message() const;
 };
 

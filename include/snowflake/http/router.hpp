@@ -24,6 +24,7 @@
 #include "snowflake/http/responses.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/lease.hpp"
+#include "snowflake/liveness.hpp"
 #include "snowflake/metrics.hpp"
 #include "snowflake/worker_slot.hpp"
 
@@ -43,6 +44,7 @@ struct RouterContext {
   const WorkerSlot& worker;  // empty until a worker ID is owned
   const Lease& lease;
   const CoordinationGauges& coordination;
+  const Liveness& liveness;  // what /health answers
   Metrics& metrics;
   const HttpSettings& settings;
   ServiceInfo info;
