@@ -15,6 +15,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "../support/http_client.hpp"
 #include "../support/polling.hpp"
@@ -39,15 +40,35 @@ pid_t thread_named(pid_t pid, const std::string& name) {
   return -1;
 }
 
+// Whether stopped thread `tid` of `pid` waits in the kernel: futex,
+// restart_syscall (a futex or sleep cut by the stop), epoll_wait, poll or
+// clock_nanosleep (x86-64 numbers). Stopped there it holds no lock; stopped
+// anywhere else it may hold one the rest of the daemon needs (a log sink's,
+// the allocator's, a sanitizer's), and then nothing answers at all.
+bool waits_in_kernel(pid_t pid, pid_t tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/syscall");
+  std::string number;
+  in >> number;
+  return number == "202" || number == "219" || number == "232" || number == "7" || number == "230";
+}
+
 // Holds one thread of another process stopped while it lives (ptrace stops
-// only the thread it is attached to).
+// only the thread it is attached to), stopped where it waits in the kernel.
 class StoppedThread {
  public:
-  explicit StoppedThread(pid_t tid) : tid_(tid) {
-    if (::ptrace(PTRACE_SEIZE, tid_, nullptr, nullptr) != 0) return;
-    int status = 0;
-    attached_ = ::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr) == 0 &&
-                ::waitpid(tid_, &status, __WALL) == tid_;
+  StoppedThread(pid_t pid, pid_t tid) : tid_(tid) {
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (::ptrace(PTRACE_SEIZE, tid_, nullptr, nullptr) != 0) return;
+      int status = 0;
+      if (::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr) == 0 &&
+          ::waitpid(tid_, &status, __WALL) == tid_ && waits_in_kernel(pid, tid_)) {
+        attached_ = true;
+        return;
+      }
+      ::ptrace(PTRACE_DETACH, tid_, nullptr, nullptr);
+      std::this_thread::sleep_for(10ms);  // let it run on to its next wait
+    }
   }
   ~StoppedThread() {
     if (attached_) ::ptrace(PTRACE_DETACH, tid_, nullptr, nullptr);
@@ -90,7 +111,7 @@ TEST_CASE("/health: 503 once the heartbeat thread or an event loop is stopped, 2
     REQUIRE(tid > 0);
     std::string answer;
     {
-      StoppedThread stopped(tid);
+      StoppedThread stopped(d.process().pid(), tid);
       REQUIRE(stopped.stopped());
       REQUIRE(eventually([&] { return (answer = health(d)).starts_with("503"); }, 20s));
       INFO(answer);

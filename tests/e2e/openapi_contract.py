@@ -113,20 +113,39 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 LIBC.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
 
 
+# Waits in the kernel (x86-64 numbers): futex, restart_syscall (a futex or
+# sleep cut by the stop), epoll_wait, poll, clock_nanosleep. A thread stopped
+# in one holds no lock; one stopped anywhere else may hold one the rest of the
+# daemon needs (a log sink's, the allocator's, a sanitizer's), and then
+# nothing answers at all.
+IDLE_SYSCALLS = {"202", "219", "232", "7", "230"}
+
+
 def stop_thread(pid, name):
     """Stops the thread of `pid` named `name` (ptrace stops only that thread;
-    SIGSTOP would stop them all) until resume_thread; returns its id."""
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{tid}/comm", encoding="utf-8") as f:
-            if f.read().strip() != name:
-                continue
-        ptrace_seize, ptrace_interrupt, wall = 0x4206, 0x4207, 0x40000000
-        if LIBC.ptrace(ptrace_seize, int(tid), None, None) != 0 or \
-                LIBC.ptrace(ptrace_interrupt, int(tid), None, None) != 0:
+    SIGSTOP would stop them all) while it waits in the kernel, until
+    resume_thread; returns its id."""
+    tid = None
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/comm", encoding="utf-8") as f:
+            if f.read().strip() == name:
+                tid = int(task)
+    if tid is None:
+        raise LookupError(f"no thread named {name} in {pid}")
+    ptrace_seize, ptrace_interrupt, ptrace_detach, wall = 0x4206, 0x4207, 17, 0x40000000
+    deadline = time.monotonic() + 20
+    while True:
+        if LIBC.ptrace(ptrace_seize, tid, None, None) != 0 or \
+                LIBC.ptrace(ptrace_interrupt, tid, None, None) != 0:
             raise OSError(ctypes.get_errno(), f"ptrace of thread {name}")
-        os.waitpid(int(tid), wall)
-        return int(tid)
-    raise LookupError(f"no thread named {name} in {pid}")
+        os.waitpid(tid, wall)
+        with open(f"/proc/{pid}/task/{tid}/syscall", encoding="utf-8") as f:
+            if f.read().split()[0] in IDLE_SYSCALLS:
+                return tid
+        LIBC.ptrace(ptrace_detach, tid, None, None)
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"thread {name} never waited in the kernel")
+        time.sleep(0.01)
 
 
 def resume_thread(tid):
