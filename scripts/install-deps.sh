@@ -46,6 +46,9 @@ if [ "${1:-}" = --live ]; then
     # containers: runc (crun refuses hybrid cgroups), service names between
     # containers (dnsname), the CNI plugins' firewall rules
     podman podman-compose runc golang-github-containernetworking-plugin-dnsname iptables
+    # `podman kube play`: a pod's infra container runs the pause image
+    # podman builds from catatonit
+    catatonit
   )
 fi
 

@@ -3,8 +3,9 @@
 #  - systemd: the .deb (scripts/package-deb.sh) installed with apt in a Debian
 #    12 system container booted with systemd as PID 1 (systemd-nspawn), the
 #    unit checked live (tests/live/systemd_test.py);
-#  - containers: packaging/Dockerfile built and docker-compose.yml brought up
-#    with podman and podman-compose (tests/live/containers_test.py).
+#  - containers: packaging/Dockerfile built, docker-compose.yml brought up
+#    with podman and podman-compose, and deploy/kubernetes played with
+#    `podman kube play` (tests/live/containers_test.py).
 # Both need root (namespaces, podman as root) and Debian's packages for them;
 # without either the suite says it skipped and why, and exits 0. Both leave
 # the machine as they found it; the Debian root they boot is cached in

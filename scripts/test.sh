@@ -15,8 +15,9 @@
 #  4. checks the model of the worker-ID protocol with spin
 #     (scripts/model-check.sh, CTest label `model` in build/test too);
 #  5. runs it where users run it (scripts/live-test.sh): the .deb under a
-#     real systemd in a booted Debian 12 container, the image and the compose
-#     cluster with podman. As root only; otherwise it says it skipped and why.
+#     real systemd in a booted Debian 12 container, the image, the compose
+#     cluster and deploy/kubernetes (podman kube play) with podman. As root
+#     only; otherwise it says it skipped and why.
 # 4 and 5 run side by side: the model check is pure computation (a few
 # minutes of both cores), the live suite mostly waits (downloads, boots,
 # health checks), so the model runs at the lowest priority beside it and

@@ -45,7 +45,9 @@ def podman_env(work):
     conf = os.path.join(work, "containers.conf")
     storage = os.path.join(work, "storage.conf")
     with open(conf, "w") as f:
-        f.write(f'[containers]\ndefault_ulimits = ["nofile=1024:4096", "nproc=1024:4096"]\n'
+        # Soft and hard alike: podman 4.3 swaps the two for a pod's infra
+        # container (kube play), and runc refuses a soft limit above the hard.
+        f.write(f'[containers]\ndefault_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]\n'
                 f'[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n'
                 f'tmp_dir = "{work}/libpod-tmp"\n'
                 f'[network]\nnetwork_config_dir = "{work}/networks"\n')
@@ -362,6 +364,104 @@ def replica_stopped(live):
           f"worker ID {live.workers['snowflaked2']} is not free: in use {pool['inuse']}")
 
 
+def kube_play(live):
+    """deploy/kubernetes/snowflaked.yaml with `podman kube play`, on the compose
+    cluster's network and against its ZooKeeper ensemble: the image and the
+    ZooKeeper hosts are the two lines a user edits too (and the service, to
+    share the compose cluster's pool). podman 4.3 plays the ConfigMap and the
+    Deployment (a pod per replica) and skips the Service and the
+    PodDisruptionBudget; it runs no probes without systemd, so they are asked
+    by hand."""
+    cluster, work = live.cluster, live.work
+    with open(os.path.join(live.source, "deploy/kubernetes/snowflaked.yaml")) as f:
+        manifest = f.read()
+    check("image: snowflaked:0.4.0" in manifest, "the manifest's image line moved")
+    manifest = manifest.replace("image: snowflaked:0.4.0", f"image: {IMAGE}")
+    manifest = re.sub(r"SNOWFLAKED_ZOOKEEPER_HOSTS: .*",
+                      "SNOWFLAKED_ZOOKEEPER_HOSTS: zk1:2181,zk2:2181,zk3:2181", manifest)
+    manifest = manifest.replace("SNOWFLAKED_SERVICE: default", "SNOWFLAKED_SERVICE: compose")
+    # One replica: podman 4.3 plays an emptyDir as one volume named after it,
+    # which every pod of the Deployment then shares (Kubernetes gives each pod
+    # its own), and a daemon refuses a state directory another one holds.
+    check("\n  replicas: 3\n" in manifest, "the manifest's replicas line moved")
+    manifest = manifest.replace("\n  replicas: 3\n", "\n  replicas: 1\n")
+    # podman 4.3 publishes a containerPort on the host's port of the same
+    # number, which Kubernetes does not (there it only names the port): three
+    # replicas would contend for the host's 8080. The list goes; nothing of
+    # the manifest uses it (the probes and the Service name the number).
+    ports = "          ports:\n            - {name: http, containerPort: 8080, protocol: TCP}\n"
+    check(ports in manifest, "the manifest's ports list moved")
+    manifest = manifest.replace(ports, "")
+    played = os.path.join(work, "kube.yaml")
+    with open(played, "w") as f:
+        f.write(manifest)
+
+    def everything():
+        listing = {"pods": cluster.podman("pod", "ps", "--format", "{{.Name}}").stdout.split(),
+                   "containers": cluster.podman("ps", "-a", "--format", "{{.Names}}").stdout.split(),
+                   "volumes": cluster.podman("volume", "ls", "--format", "{{.Name}}").stdout.split()}
+        return {kind: set(names) for kind, names in listing.items()}
+
+    before = everything()
+    cluster.podman("kube", "play", "--network", f"{cluster.name}_default", played, timeout=300)
+    replicas = int(re.search(r"^  replicas: (\d+)$", manifest, re.M).group(1))
+    pods = sorted(everything()["pods"] - before["pods"])
+    check(len(pods) == replicas and all(p.startswith("snowflaked") for p in pods),
+          f"pods played for {replicas} replicas: {pods}")
+    containers = [c for c in sorted(everything()["containers"] - before["containers"])
+                  if not c.endswith("-infra")]
+    check(len(containers) == replicas, f"containers: {containers}")
+
+    def probe(container, path):
+        done = cluster.podman("exec", container, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                              f"http://127.0.0.1:8080{path}", check=False)
+        return done.stdout.strip()
+
+    workers = {}
+    for container in containers:
+        state = cluster.podman("inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", container).stdout
+        if not state.startswith("running"):  # exited: say why before anything else
+            logs = cluster.podman("logs", container, check=False)
+            raise Failure(f"{container} is {state}: {logs.stdout[-3000:]}{logs.stderr[-3000:]}")
+        inspect = json.loads(cluster.podman("inspect", container).stdout)[0]
+        check(inspect["HostConfig"].get("ReadonlyRootfs") is True,
+              f"{container}: the root file system is writable")
+        check(inspect["Config"].get("User", "").startswith("10001"),
+              f"{container}: user {inspect['Config'].get('User')}")
+        caps = run(["grep", "CapEff", f"/proc/{inspect['State']['Pid']}/status"]).stdout.split()[1]
+        check(int(caps, 16) == 0, f"{container}: the daemon has capabilities {caps}")
+        poll(f"{container} ready (its readinessProbe, /ready)", lambda c=container: probe(c, "/ready") == "200",
+             120)
+        check(probe(container, "/health") == "200", f"{container}: its livenessProbe, /health, fails")
+        workers[container] = json.loads(cluster.podman("exec", container, "curl", "-fsS",
+                                                       "http://127.0.0.1:8080/ready").stdout)["worker_id"]
+        ids = cluster.podman("exec", container, "curl", "-fsS",
+                             "http://127.0.0.1:8080/id/order?count=3").stdout
+        check(len(json.loads(ids)["ids"]) == 3, f"{container} issued {ids}")
+    check(len(set(workers.values())) == replicas, f"worker IDs: {workers}")
+    in_use = [e["worker_id"] for e in cluster.pool(REPLICAS[0])["inuse"]]
+    check(set(workers.values()) <= set(in_use), f"the pods' worker IDs {workers} are not all in use: {in_use}")
+    # A pod deleted as the kubelet deletes one (SIGTERM, then the grace
+    # period) gives its worker ID back and exits 0. `podman pod stop` does
+    # that; podman 4.3's `kube down` kills at once (SIGKILL, no grace), which
+    # would leave the worker ID to be reclaimed after reclaim_after_ms.
+    for pod in pods:
+        cluster.podman("pod", "stop", pod, timeout=120)
+    pool = cluster.pool(REPLICAS[0])
+    free = {e["worker_id"] for e in pool["notuse"]}
+    check(set(workers.values()) <= free and not set(workers.values()) & {e["worker_id"] for e in pool["inuse"]},
+          f"the deleted pods' worker IDs {workers} are not free: in use {pool['inuse']}")
+    for container in containers:
+        code = cluster.podman("inspect", "--format", "{{.State.ExitCode}}", container).stdout.strip()
+        check(code == "0", f"{container} exited {code} on SIGTERM")
+    cluster.podman("kube", "down", played, timeout=180)
+    after = everything()
+    left = {kind: sorted(after[kind] - before[kind]) for kind in after}
+    check(not any(left.values()), f"left after kube down: {left}")
+    log(f"      {replicas} pod(s): worker ID(s) {sorted(workers.values())} given back on SIGTERM, "
+        "nothing left after kube down")
+
+
 def down_removes_all(live):
     cluster = live.cluster
     cluster.compose("down", "-v", timeout=300)
@@ -398,6 +498,9 @@ STEPS = [
      zookeeper_node_killed),
     ("stopping one replica gives its worker ID back",
      replica_stopped),
+    ("deploy/kubernetes by `podman kube play`: restricted, ready, issuing; the pod stopped "
+     "(SIGTERM) gives its worker ID back, kube down leaves nothing",
+     kube_play),
     ("down -v removes the containers and volumes",
      down_removes_all),
 ]
