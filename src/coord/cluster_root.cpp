@@ -94,6 +94,10 @@ std::string_view to_string(CoordErrc code) noexcept {
       return "lost";
     case CoordErrc::clock:
       return "clock";
+    case CoordErrc::no_sequence:
+      return "no_sequence";
+    case CoordErrc::sequence_exists:
+      return "sequence_exists";
   }
   return "unknown";
 }

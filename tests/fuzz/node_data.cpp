@@ -5,6 +5,7 @@
 
 #include "fuzz_check.hpp"
 #include "snowflake/coord/node_data.hpp"
+#include "snowflake/coord/sequence_node.hpp"
 #include "snowflake/layout_json.hpp"
 
 namespace {
@@ -22,13 +23,34 @@ void round_trip(std::string_view text, Decode decode) {
   round_trip(text, decode, [](const auto& d) { return snowflake::coord::encode(d); });
 }
 
+// A sequence node that decodes: a take planned on it never hands out a
+// number at or below its floor or before its next, and writes data that
+// decodes; a give back never moves next up.
+void sequence_decisions(std::string_view text) {
+  namespace c = snowflake::coord;
+  const auto node = c::decode_sequence(text);
+  if (!node) return;
+  // A nonce of a run the node has not seen (each attempt's is new).
+  const auto taken = c::plan_take(*node, 7, "fresh-1", node->step);
+  if (taken.plan) {
+    const auto& r = taken.plan->range;
+    FUZZ_CHECK(r.start >= node->next && r.start > node->floor && r.start < r.end, text);
+    FUZZ_CHECK(c::decode_sequence(c::encode(taken.plan->after)) == taken.plan->after, text);
+    FUZZ_CHECK(c::find_take(taken.plan->after, "fresh-1") == r, text);
+  }
+  if (const auto back = c::plan_give_back(*node, "run", node->next - 1)) {
+    FUZZ_CHECK(back->next <= node->next && back->next > back->floor, text);
+    FUZZ_CHECK(c::decode_sequence(c::encode(*back)).has_value(), text);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   if (size == 0) return 0;
   const auto text = as_text(data + 1, size - 1);
   namespace c = snowflake::coord;
-  switch (data[0] % 5) {
+  switch (data[0] % 6) {
     case 0:
       round_trip(text, [](std::string_view t) { return c::decode_inuse(t); });
       break;
@@ -45,6 +67,10 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
       break;
     case 4:
       round_trip(text, [](std::string_view t) { return c::decode_owner(t); });
+      break;
+    case 5:
+      round_trip(text, [](std::string_view t) { return c::decode_sequence(t); });
+      sequence_decisions(text);
       break;
   }
   (void)c::worker_id_of_node(text);

@@ -14,6 +14,8 @@
 //   lease_ms} <root>/pool/notuse/<id>             recycle: a free worker ID {floor}
 //   <root>/pool/init-lock               recycle, ephemeral: held while the pool is filled
 //   <root>/pool/clock                   recycle: written to read ZooKeeper's time off its mtime
+//   <root>/sequences/<tag>              a dense sequence: {next, step, floor, takes}
+//                                       (sequence_node.hpp)
 //   <root>/floor_acks/<session, hex>    ephemeral: a daemon's confirmation of the migration floor
 //   <root>/status-probe-<pid>-<random>  ephemeral, deleted at once: ZooKeeper's time for a
 //                                       reader that writes nothing else (pool status, pool floor)
@@ -33,6 +35,7 @@ inline std::string notuse_dir(const std::string& root) { return pool(root) + "/n
 inline std::string pool_init_lock(const std::string& root) { return pool(root) + "/init-lock"; }
 inline std::string pool_clock(const std::string& root) { return pool(root) + "/clock"; }
 inline std::string floor_acks_dir(const std::string& root) { return root + "/floor_acks"; }
+inline std::string sequences_dir(const std::string& root) { return root + "/sequences"; }
 
 // A child of one of the directories above: "<dir>/<name>".
 inline std::string child(const std::string& dir, const std::string& name) {

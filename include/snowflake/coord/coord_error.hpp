@@ -19,11 +19,13 @@ enum class CoordErrc {
   foreign_root,         // the root holds another system's nodes (Leaf's): never retry
   workers_exhausted,    // sequential: the node's number is past the layout's workers
   pool_exhausted,       // recycle: every worker ID is in use; retry later
-  floors_ahead,  // every worker ID within reach has a floor too far ahead of the clock; retry
-  held,          // another live session holds the worker ID (its alive node); retry
-  unusable,      // a node's data cannot be read, so its floor is unknown: never use it
-  lost,          // our node is gone or was changed by someone else
-  clock,         // the wall clock cannot be trusted against the floor or ZooKeeper
+  floors_ahead,     // every worker ID within reach has a floor too far ahead of the clock; retry
+  held,             // another live session holds the worker ID (its alive node); retry
+  unusable,         // a node's data cannot be read, so its floor is unknown: never use it
+  lost,             // our node is gone or was changed by someone else
+  clock,            // the wall clock cannot be trusted against the floor or ZooKeeper
+  no_sequence,      // no sequence of that tag (seq create makes one)
+  sequence_exists,  // seq create: a sequence of that tag exists
 };
 
 std::string_view to_string(CoordErrc code) noexcept;

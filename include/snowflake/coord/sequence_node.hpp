@@ -1,0 +1,91 @@
+#pragma once
+// A sequence's node, <root>/sequences/<tag>, and the pure decisions made on
+// it: which range a take writes, whether a take whose reply was lost was
+// applied, what a clean stop may give back. The ZooKeeper calls around them
+// are in sequence_ranges.hpp.
+//
+//   {"next": 5000, "step": 1000, "floor": 0,
+//    "takes": [{"owner": "<run>-<n>", "start": 4000, "end": 5000}, ...]}
+//
+// `next` is the first number no daemon has taken; each take moves it up with
+// one write conditional on the version read. `takes` keeps the last few takes
+// with the nonce of the attempt that made each: a daemon whose reply was lost
+// finds its own nonce there, or counts the range as lost. Two daemons that
+// read the same node compute the same range, so the data's equality with what
+// one wrote proves nothing; the nonce, unique per attempt, does.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace snowflake::coord {
+
+// How many takes a node remembers: a daemon whose reply was lost looks for
+// its nonce among them. More takes than this between the lost write and the
+// re-read, and the range counts as lost (a gap, never a duplicate).
+inline constexpr std::size_t kSequenceTakesKept = 16;
+
+// The largest number a sequence hands out: JSON and every client can carry it.
+inline constexpr std::int64_t kSequenceMax = INT64_MAX;
+
+struct SequenceTake {
+  std::string owner;       // the nonce of the attempt: "<run's instance>-<counter>"
+  std::int64_t start = 0;  // [start, end)
+  std::int64_t end = 0;
+  bool operator==(const SequenceTake&) const = default;
+};
+
+struct SequenceNode {
+  std::int64_t next = 1;              // the first number never taken
+  std::int64_t step = 1;              // the tag's smallest range (its `seq create --step`)
+  std::int64_t floor = 0;             // `seq raise --above`: never a number <= floor
+  std::vector<SequenceTake> takes{};  // newest last, at most kSequenceTakesKept
+  bool operator==(const SequenceNode&) const = default;
+};
+
+std::string encode(const SequenceNode& n);
+// nullopt: not a sequence node (or one whose numbers do not add up).
+std::optional<SequenceNode> decode_sequence(std::string_view text);
+
+// Why a take cannot be planned.
+enum class TakeRefusal {
+  version_wrapped,  // the version read is -1, which ZooKeeper reads as "any version"
+  exhausted,        // no number left below kSequenceMax
+};
+std::string_view to_string(TakeRefusal r) noexcept;
+
+struct TakePlan {
+  SequenceNode after;  // what to write, conditional on the version read
+  SequenceTake range;  // what the write makes ours
+};
+
+// A take of `count` numbers (>= 1) by attempt `owner` from `node` as read at
+// `version`: [max(next, floor + 1), + count), fewer at the very top.
+struct TakeOutcome {
+  std::optional<TakePlan> plan;
+  std::optional<TakeRefusal> refusal;
+};
+TakeOutcome plan_take(const SequenceNode& node, std::int32_t version, const std::string& owner,
+                      std::int64_t count);
+
+// After a lost reply: the range the attempt `owner` took, if the node shows
+// that its write was applied; nullopt: not applied, or no longer known.
+std::optional<SequenceTake> find_take(const SequenceNode& node, std::string_view owner);
+
+// The nonce of attempt `n` of run `run` (the daemon's instance token).
+std::string take_nonce(std::string_view run, std::uint64_t n);
+
+// A clean stop gives back [first_unused, next): allowed when the newest takes,
+// back to one holding first_unused, are all run `run`'s and adjoin (nobody
+// took between them). The node with `next` moved back, to write conditional
+// on the version read; nullopt: someone took after us, the rest stays a gap.
+std::optional<SequenceNode> plan_give_back(const SequenceNode& node, std::string_view run,
+                                           std::int64_t first_unused);
+
+// `seq raise --above`: the node with the floor raised (it never falls) and
+// `next` above it.
+SequenceNode raised(const SequenceNode& node, std::int64_t above);
+
+}  // namespace snowflake::coord

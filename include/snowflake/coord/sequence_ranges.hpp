@@ -1,0 +1,63 @@
+#pragma once
+// A sequence's ranges in ZooKeeper: each take is one write to the tag's
+// node, conditional on the version read (sequence_node.hpp decides what it
+// writes). A take whose reply is lost is decided by the attempt's nonce in
+// the node, read back; not found, the range is never used (a gap).
+//
+//   <root>/sequences                 the sequences' directory
+//   <root>/sequences/<tag>           SequenceNode
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "snowflake/coord/coord_error.hpp"
+#include "snowflake/coord/sequence_node.hpp"
+#include "snowflake/coord/zk_session.hpp"
+#include "snowflake/result.hpp"
+
+namespace snowflake::coord {
+
+// A new sequence whose first number is `start`, taken `step` at a time at
+// least. CoordErrc::exists (a sequence of that name), zookeeper otherwise.
+Result<void, CoordError> create_sequence(ZkSession& zk, const std::string& root,
+                                         const std::string& tag, std::int64_t start,
+                                         std::int64_t step);
+
+// The tags there are, sorted.
+Result<std::vector<std::string>, CoordError> sequence_tags(ZkSession& zk, const std::string& root);
+
+struct SequenceRead {
+  SequenceNode node;
+  std::int32_t version = 0;
+};
+// CoordErrc::no_sequence for an unknown tag, unusable for data that is not
+// a sequence's.
+Result<SequenceRead, CoordError> read_sequence(ZkSession& zk, const std::string& root,
+                                               const std::string& tag);
+
+// Who takes: a run of a daemon (its owner token's instance) and the count of
+// its attempts, which makes each attempt's nonce unique.
+struct SequenceTaker {
+  std::string run;
+  std::uint64_t attempts = 0;
+};
+
+// Takes `count` numbers of `tag` (fewer at the very top). Retries a lost
+// race a few times; a lost reply is decided by reading the node back.
+Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& root,
+                                            const std::string& tag, SequenceTaker& taker,
+                                            std::int64_t count);
+
+// At a clean stop: moves the tag's `next` back to `first_unused` when the
+// newest takes are the run's and adjoin it (plan_give_back). True: given
+// back; false: someone took since, the rest is a gap.
+Result<bool, CoordError> give_back(ZkSession& zk, const std::string& root, const std::string& tag,
+                                   const std::string& run, std::int64_t first_unused);
+
+// `seq raise`: the tag's floor raised to `above` (it only rises).
+Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string& root,
+                                                const std::string& tag, std::int64_t above);
+
+}  // namespace snowflake::coord

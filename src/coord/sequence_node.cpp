@@ -1,0 +1,128 @@
+#include "snowflake/coord/sequence_node.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "../json_integer.hpp"
+
+namespace snowflake::coord {
+
+namespace {
+
+using nlohmann::json;
+
+bool adds_up(const SequenceNode& n) {
+  if (n.next < 1 || n.step < 1 || n.floor < 0 || n.takes.size() > kSequenceTakesKept) return false;
+  return std::all_of(n.takes.begin(), n.takes.end(), [&](const SequenceTake& t) {
+    return !t.owner.empty() && t.start >= 1 && t.start < t.end && t.end <= n.next;
+  });
+}
+
+}  // namespace
+
+std::string encode(const SequenceNode& n) {
+  json takes = json::array();
+  for (const auto& t : n.takes)
+    takes.push_back({{"owner", t.owner}, {"start", t.start}, {"end", t.end}});
+  return json{{"next", n.next}, {"step", n.step}, {"floor", n.floor}, {"takes", takes}}.dump();
+}
+
+std::optional<SequenceNode> decode_sequence(std::string_view text) {
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  try {
+    SequenceNode n;
+    n.next = json_integer_at<std::int64_t>(j, "next");
+    n.step = json_integer_at<std::int64_t>(j, "step");
+    n.floor = json_integer_at<std::int64_t>(j, "floor");
+    for (const auto& t : j.at("takes")) {
+      n.takes.push_back({t.at("owner").get<std::string>(),
+                         json_integer_at<std::int64_t>(t, "start"),
+                         json_integer_at<std::int64_t>(t, "end")});
+    }
+    if (!adds_up(n)) return std::nullopt;
+    return n;
+  } catch (const json::exception&) {
+    return std::nullopt;
+  } catch (const std::out_of_range&) {  // from json_integer_at()
+    return std::nullopt;
+  }
+}
+
+std::string_view to_string(TakeRefusal r) noexcept {
+  switch (r) {
+    case TakeRefusal::version_wrapped:
+      return "version_wrapped";
+    case TakeRefusal::exhausted:
+      return "exhausted";
+  }
+  return "?";
+}
+
+TakeOutcome plan_take(const SequenceNode& node, std::int32_t version, const std::string& owner,
+                      std::int64_t count) {
+  // ZooKeeper's versions are int32 and wrap: after 2^31 - 1 writes comes
+  // INT32_MIN, and after 2^32 writes -1, which a conditional write reads as
+  // "any version". Written with it, two daemons that read the same node would
+  // both succeed. Versions are only ever compared for equality.
+  if (version == -1) return {std::nullopt, TakeRefusal::version_wrapped};
+  const std::int64_t start =
+      std::max(node.next, node.floor < kSequenceMax ? node.floor + 1 : node.floor);
+  if (start >= kSequenceMax || count < 1) return {std::nullopt, TakeRefusal::exhausted};
+  const std::int64_t end = start + std::min(count, kSequenceMax - start);
+  TakePlan plan{node, {owner, start, end}};
+  plan.after.next = end;
+  plan.after.takes.push_back(plan.range);
+  if (plan.after.takes.size() > kSequenceTakesKept) {
+    plan.after.takes.erase(
+        plan.after.takes.begin(),
+        plan.after.takes.end() - static_cast<std::ptrdiff_t>(kSequenceTakesKept));
+  }
+  return {std::move(plan), std::nullopt};
+}
+
+std::optional<SequenceTake> find_take(const SequenceNode& node, std::string_view owner) {
+  // Newest first: the write in question, if applied, is among the latest.
+  for (auto t = node.takes.rbegin(); t != node.takes.rend(); ++t) {
+    if (t->owner == owner) return *t;
+  }
+  return std::nullopt;
+}
+
+std::string take_nonce(std::string_view run, std::uint64_t n) {
+  return fmt::format("{}-{}", run, n);
+}
+
+std::optional<SequenceNode> plan_give_back(const SequenceNode& node, std::string_view run,
+                                           std::int64_t first_unused) {
+  const std::string prefix = fmt::format("{}-", run);
+  // A raise above what we held: the numbers up to the floor stay unused.
+  if (node.floor < kSequenceMax) first_unused = std::max(first_unused, node.floor + 1);
+  std::int64_t adjoining_from = node.next;
+  for (auto t = node.takes.rbegin(); t != node.takes.rend(); ++t) {
+    if (!t->owner.starts_with(prefix) || t->end != adjoining_from) break;
+    adjoining_from = t->start;
+    if (first_unused >= t->start && first_unused < node.next) {
+      SequenceNode back = node;
+      back.next = first_unused;
+      // The takes it gave back no longer hold what they name.
+      while (!back.takes.empty() && back.takes.back().start >= first_unused) back.takes.pop_back();
+      if (!back.takes.empty() && back.takes.back().end > first_unused)
+        back.takes.back().end = first_unused;
+      return back;
+    }
+  }
+  return std::nullopt;
+}
+
+SequenceNode raised(const SequenceNode& node, std::int64_t above) {
+  SequenceNode n = node;
+  n.floor = std::max(n.floor, above);
+  if (n.floor < kSequenceMax) n.next = std::max(n.next, n.floor + 1);
+  return n;
+}
+
+}  // namespace snowflake::coord

@@ -1,0 +1,136 @@
+#include "snowflake/coord/sequence_ranges.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "snowflake/coord/cluster_tree.hpp"
+
+namespace snowflake::coord {
+
+namespace {
+
+// Races lost to other daemons' takes before a take gives up for now (the
+// caller tries again later): each lost race means another daemon got a range.
+constexpr int kMaxTakeAttempts = 16;
+
+std::string node_of(const std::string& root, const std::string& tag) {
+  return tree::child(tree::sequences_dir(root), tag);
+}
+
+}  // namespace
+
+Result<void, CoordError> create_sequence(ZkSession& zk, const std::string& root,
+                                         const std::string& tag, std::int64_t start,
+                                         std::int64_t step) {
+  BOOST_OUTCOME_TRY(zk.ensure_path(tree::sequences_dir(root)));
+  const SequenceNode node{start, step, 0, {}};
+  auto created = zk.create(node_of(root, tag), encode(node));
+  if (!created) {
+    if (created.error().code == ZkErrc::node_exists) {
+      return CoordError{CoordErrc::sequence_exists,
+                        fmt::format("a sequence \"{}\" exists under {} (seq list shows it)", tag,
+                                    tree::sequences_dir(root))};
+    }
+    return CoordError::from(created.error());
+  }
+  return outcome::success();
+}
+
+Result<std::vector<std::string>, CoordError> sequence_tags(ZkSession& zk, const std::string& root) {
+  BOOST_OUTCOME_TRY(names, zk.try_children(tree::sequences_dir(root)));
+  std::vector<std::string> tags = names ? std::move(names).value() : std::vector<std::string>{};
+  std::sort(tags.begin(), tags.end());
+  return tags;
+}
+
+Result<SequenceRead, CoordError> read_sequence(ZkSession& zk, const std::string& root,
+                                               const std::string& tag) {
+  const std::string path = node_of(root, tag);
+  BOOST_OUTCOME_TRY(found, zk.try_get(path));
+  if (!found) {
+    return CoordError{
+        CoordErrc::no_sequence,
+        fmt::format("no sequence \"{}\" (no node {}); seq create makes one", tag, path)};
+  }
+  auto node = decode_sequence(found->data);
+  if (!node) {
+    return CoordError{CoordErrc::unusable,
+                      fmt::format("{} holds \"{}\", not a sequence's data", path, found->data)};
+  }
+  return SequenceRead{std::move(*node), found->stat.version};
+}
+
+Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& root,
+                                            const std::string& tag, SequenceTaker& taker,
+                                            std::int64_t count) {
+  const std::string path = node_of(root, tag);
+  for (int attempt = 0; attempt < kMaxTakeAttempts; ++attempt) {
+    BOOST_OUTCOME_TRY(read, read_sequence(zk, root, tag));
+    const std::string nonce = take_nonce(taker.run, ++taker.attempts);
+    const auto planned = plan_take(read.node, read.version, nonce, count);
+    if (!planned.plan) {
+      return CoordError{CoordErrc::unusable,
+                        fmt::format("sequence \"{}\" cannot hand out more ({}: {})", tag,
+                                    to_string(*planned.refusal),
+                                    *planned.refusal == TakeRefusal::version_wrapped
+                                        ? "its node's version came round to -1, which "
+                                          "ZooKeeper reads as any version"
+                                        : "its next number is the largest there is")};
+    }
+    auto written = zk.set(path, encode(planned.plan->after), read.version);
+    if (written) return planned.plan->range;
+    if (written.error().code == ZkErrc::bad_version) continue;  // another daemon took first
+    if (!written.error().outcome_unknown()) return CoordError::from(written.error());
+    // The reply was lost: the write may have been applied. Only our nonce in
+    // the node says it was; then the range is ours. Otherwise it is never
+    // used, even if the write lands later (a gap, never a duplicate). The
+    // data equal to ours proves nothing: another daemon that read the same
+    // node plans the same range.
+    BOOST_OUTCOME_TRY(again, read_sequence(zk, root, tag));
+    if (auto ours = find_take(again.node, nonce)) return *ours;
+  }
+  return CoordError{CoordErrc::zookeeper,
+                    fmt::format("sequence \"{}\": {} takes in a row lost the race to other "
+                                "daemons' takes; trying again later",
+                                tag, kMaxTakeAttempts)};
+}
+
+Result<bool, CoordError> give_back(ZkSession& zk, const std::string& root, const std::string& tag,
+                                   const std::string& run, std::int64_t first_unused) {
+  BOOST_OUTCOME_TRY(read, read_sequence(zk, root, tag));
+  if (read.version == -1) return false;  // "any version": never written with
+  const auto back = plan_give_back(read.node, run, first_unused);
+  if (!back) return false;
+  auto written = zk.set(node_of(root, tag), encode(*back), read.version);
+  if (written) return true;
+  // Someone took meanwhile, or the reply was lost: either way the rest stays
+  // a gap, or was given back; nothing is handed out twice.
+  if (written.error().code == ZkErrc::bad_version || written.error().outcome_unknown()) {
+    return false;
+  }
+  return CoordError::from(written.error());
+}
+
+Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string& root,
+                                                const std::string& tag, std::int64_t above) {
+  for (int attempt = 0; attempt < kMaxTakeAttempts; ++attempt) {
+    BOOST_OUTCOME_TRY(read, read_sequence(zk, root, tag));
+    const SequenceNode after = raised(read.node, above);
+    if (after == read.node) return after;
+    if (read.version == -1) {
+      return CoordError{CoordErrc::unusable,
+                        fmt::format("sequence \"{}\": its node's version came round to -1", tag)};
+    }
+    auto written = zk.set(node_of(root, tag), encode(after), read.version);
+    if (written) return after;
+    // Lost or raced: read again; a raise applied twice is the same raise.
+    if (written.error().code != ZkErrc::bad_version && !written.error().outcome_unknown()) {
+      return CoordError::from(written.error());
+    }
+  }
+  return CoordError{CoordErrc::zookeeper,
+                    fmt::format("sequence \"{}\": the raise kept losing the race to takes", tag)};
+}
+
+}  // namespace snowflake::coord

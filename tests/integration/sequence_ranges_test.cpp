@@ -1,0 +1,167 @@
+// A sequence's ranges against a real ZooKeeper server (sequence_ranges.hpp):
+// takes by racing sessions never overlap, a take whose reply is lost is
+// decided by its nonce, a clean stop gives back only what nobody took past,
+// a raise moves every later take above it.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include "../support/fault_proxy.hpp"
+#include "../support/zookeeper_server.hpp"
+#include "snowflake/coord/sequence_ranges.hpp"
+
+using namespace snowflake;
+using namespace snowflake::coord;
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kSeqRoot = "/snowflake/seq";
+
+bool disjoint(std::vector<SequenceTake> takes) {
+  std::sort(takes.begin(), takes.end(),
+            [](const SequenceTake& a, const SequenceTake& b) { return a.start < b.start; });
+  for (std::size_t i = 1; i < takes.size(); ++i) {
+    if (takes[i].start < takes[i - 1].end) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("sequence ranges: created once, taken in order, unknown tags named", "[sequence]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  REQUIRE(create_sequence(*s, kSeqRoot, "order", 1000, 100));
+  const auto again = create_sequence(*s, kSeqRoot, "order", 5, 1);
+  REQUIRE_FALSE(again);
+  CHECK(again.error().code == CoordErrc::sequence_exists);
+  REQUIRE(create_sequence(*s, kSeqRoot, "invoice", 1, 10));
+  CHECK(sequence_tags(*s, kSeqRoot).value() == std::vector<std::string>{"invoice", "order"});
+  SequenceTaker taker{"run1"};
+  CHECK(take_range(*s, kSeqRoot, "order", taker, 100).value() ==
+        SequenceTake{"run1-1", 1000, 1100});
+  CHECK(take_range(*s, kSeqRoot, "order", taker, 300).value() ==
+        SequenceTake{"run1-2", 1100, 1400});
+  const auto read = read_sequence(*s, kSeqRoot, "order").value();
+  CHECK(read.node.next == 1400);
+  CHECK(read.node.step == 100);
+  const auto unknown = take_range(*s, kSeqRoot, "nope", taker, 1);
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().code == CoordErrc::no_sequence);
+  // Not a sequence's data: refused, never guessed at.
+  REQUIRE(s->create(kSeqRoot + "/sequences/junk", "{\"next\": \"x\"}"));
+  CHECK(take_range(*s, kSeqRoot, "junk", taker, 1).error().code == CoordErrc::unusable);
+}
+
+TEST_CASE("sequence ranges: sessions racing for ranges never share a number", "[sequence]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  REQUIRE(create_sequence(*admin, kSeqRoot, "order", 1, 10));
+  constexpr int kDaemons = 3;
+  constexpr int kTakes = 40;
+  std::vector<std::vector<SequenceTake>> got(kDaemons);
+  std::vector<int> failures(kDaemons, 0);
+  std::vector<std::thread> daemons;
+  for (int d = 0; d < kDaemons; ++d) {
+    daemons.emplace_back([&, d] {
+      auto s = connect(zk);
+      SequenceTaker taker{"d" + std::to_string(d)};
+      for (int i = 0; i < kTakes; ++i) {
+        auto r = take_range(*s, kSeqRoot, "order", taker, 10 + d);
+        if (r) {
+          got[static_cast<std::size_t>(d)].push_back(r.value());
+        } else {
+          ++failures[static_cast<std::size_t>(d)];
+        }
+      }
+    });
+  }
+  for (auto& t : daemons) t.join();
+  std::vector<SequenceTake> all;
+  for (const auto& g : got) all.insert(all.end(), g.begin(), g.end());
+  CHECK(failures == std::vector<int>(kDaemons, 0));
+  CHECK(all.size() == static_cast<std::size_t>(kDaemons * kTakes));
+  CHECK(disjoint(all));
+  // Nothing was lost between them: the ranges tile [1, next).
+  std::int64_t numbers = 0;
+  for (const auto& t : all) numbers += t.end - t.start;
+  CHECK(read_sequence(*admin, kSeqRoot, "order").value().node.next == 1 + numbers);
+}
+
+TEST_CASE("sequence ranges: a take whose reply is lost is ours only if the node holds its nonce",
+          "[sequence]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  REQUIRE(create_sequence(*admin, kSeqRoot, "order", 1, 10));
+  FaultProxy proxy(zk.port());
+  auto cut = connect_session(proxy.hosts());
+  SequenceTaker taker{"cut"};
+  // The write reaches the server, its reply is dropped with the connection,
+  // and for a while no connection is let through: the take reads back once
+  // the client has reconnected.
+  proxy.lose_next_reply(FaultProxy::kSetData, 300ms);
+  // Takes fail while the client is cut off; it goes on until five succeed.
+  std::vector<SequenceTake> all;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (all.size() < 5 && std::chrono::steady_clock::now() < deadline) {
+    auto r = take_range(*cut, kSeqRoot, "order", taker, 10);
+    if (r) {
+      all.push_back(r.value());
+    } else {
+      std::this_thread::sleep_for(20ms);  // a retry's pause, as the daemon's backoff
+    }
+  }
+  CHECK(proxy.replies_lost() == 1);
+  REQUIRE(all.size() == 5);
+  const auto node = read_sequence(*admin, kSeqRoot, "order").value().node;
+  for (const auto& t : all) {
+    // Each range it uses is recorded as its own attempt's.
+    INFO(t.owner << " [" << t.start << ", " << t.end << ")");
+    CHECK(find_take(node, t.owner) == t);
+  }
+  // The lost take was decided one way or the other: at most its one range is
+  // a gap between the ranges used.
+  std::int64_t used = 0;
+  for (const auto& t : all) used += t.end - t.start;
+  CHECK(node.next - 1 - used <= 10);
+  // And another daemon's takes never meet them.
+  SequenceTaker other{"other"};
+  for (int i = 0; i < 3; ++i)
+    all.push_back(take_range(*admin, kSeqRoot, "order", other, 10).value());
+  CHECK(disjoint(all));
+}
+
+TEST_CASE("sequence ranges: a clean stop gives back its rest only while nobody took past it",
+          "[sequence]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  REQUIRE(create_sequence(*s, kSeqRoot, "order", 1, 10));
+  SequenceTaker a{"a"};
+  SequenceTaker b{"b"};
+  REQUIRE(take_range(*s, kSeqRoot, "order", a, 10));  // [1, 11)
+  REQUIRE(take_range(*s, kSeqRoot, "order", a, 20));  // [11, 31)
+  CHECK(give_back(*s, kSeqRoot, "order", "a", 5).value());
+  CHECK(read_sequence(*s, kSeqRoot, "order").value().node.next == 5);
+  // The next take starts there: no gap after a restart.
+  CHECK(take_range(*s, kSeqRoot, "order", b, 10).value() == SequenceTake{"b-1", 5, 15});
+  // a's rest is behind b's take now: nothing more goes back.
+  CHECK_FALSE(give_back(*s, kSeqRoot, "order", "a", 3).value());
+  CHECK(read_sequence(*s, kSeqRoot, "order").value().node.next == 15);
+}
+
+TEST_CASE("sequence ranges: a raise moves every later take above it, and never falls",
+          "[sequence]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  REQUIRE(create_sequence(*s, kSeqRoot, "order", 1, 10));
+  SequenceTaker a{"a"};
+  REQUIRE(take_range(*s, kSeqRoot, "order", a, 10));
+  CHECK(raise_sequence(*s, kSeqRoot, "order", 5000).value().next == 5001);
+  CHECK(raise_sequence(*s, kSeqRoot, "order", 100).value().floor == 5000);
+  CHECK(take_range(*s, kSeqRoot, "order", a, 10).value().start == 5001);
+}

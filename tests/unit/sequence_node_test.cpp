@@ -1,0 +1,106 @@
+// The decisions made on a sequence's node (coord/sequence_node.hpp): what a
+// take writes, how a lost reply is decided, what a clean stop gives back.
+#include <catch2/catch.hpp>
+
+#include "snowflake/coord/sequence_node.hpp"
+
+using namespace snowflake::coord;
+
+namespace {
+
+SequenceNode node_at(std::int64_t next, std::vector<SequenceTake> takes = {}) {
+  return SequenceNode{next, 1000, 0, std::move(takes)};
+}
+
+}  // namespace
+
+TEST_CASE("sequence node: a take writes the next range and remembers its nonce", "[sequence]") {
+  const auto out = plan_take(node_at(5000), 7, "run-1", 1000);
+  REQUIRE(out.plan);
+  CHECK(out.plan->range == SequenceTake{"run-1", 5000, 6000});
+  CHECK(out.plan->after.next == 6000);
+  CHECK(out.plan->after.takes == std::vector<SequenceTake>{{"run-1", 5000, 6000}});
+  REQUIRE(decode_sequence(encode(out.plan->after)) == out.plan->after);
+}
+
+TEST_CASE("sequence node: a version of -1 is never written with (ZooKeeper reads it as any)",
+          "[sequence]") {
+  CHECK(plan_take(node_at(5000), -1, "run-1", 10).refusal == TakeRefusal::version_wrapped);
+  // The versions around it are ordinary versions.
+  CHECK(plan_take(node_at(5000), -2, "run-1", 10).plan);
+  CHECK(plan_take(node_at(5000), INT32_MIN, "run-1", 10).plan);
+  CHECK(plan_take(node_at(5000), INT32_MAX, "run-1", 10).plan);
+}
+
+TEST_CASE("sequence node: a floor moves the next take above it; the top is not passed",
+          "[sequence]") {
+  auto n = raised(node_at(100), 9999);
+  CHECK(n.next == 10000);
+  CHECK(raised(n, 50).floor == 9999);  // it only rises
+  const auto out = plan_take(SequenceNode{100, 1, 500, {}}, 0, "r-1", 10);
+  REQUIRE(out.plan);
+  CHECK(out.plan->range.start == 501);
+  const auto top = plan_take(node_at(kSequenceMax - 5), 0, "r-1", 100);
+  REQUIRE(top.plan);
+  CHECK(top.plan->range.end == kSequenceMax);
+  CHECK(plan_take(node_at(kSequenceMax), 0, "r-1", 1).refusal == TakeRefusal::exhausted);
+}
+
+TEST_CASE("sequence node: a lost reply is decided by the attempt's nonce, not by equal data",
+          "[sequence]") {
+  // Two daemons read the same node and plan the same range: only the nonce
+  // tells whose write was applied.
+  const auto base = node_at(5000);
+  const auto mine = plan_take(base, 3, "a-1", 1000).plan.value();
+  const auto theirs = plan_take(base, 3, "b-1", 1000).plan.value();
+  CHECK(mine.range.start == theirs.range.start);
+  CHECK(find_take(theirs.after, "a-1") == std::nullopt);
+  CHECK(find_take(mine.after, "a-1") == mine.range);
+  // A later attempt of the same daemon is another nonce.
+  CHECK(find_take(mine.after, "a-2") == std::nullopt);
+  // After more takes than the node keeps, the range is no longer known.
+  SequenceNode n = mine.after;
+  for (int i = 0; i < static_cast<int>(kSequenceTakesKept); ++i) {
+    n = plan_take(n, i, "b-" + std::to_string(i + 2), 10).plan.value().after;
+  }
+  CHECK(n.takes.size() == kSequenceTakesKept);
+  CHECK(find_take(n, "a-1") == std::nullopt);
+}
+
+TEST_CASE("sequence node: a clean stop gives back only what adjoins the newest takes, all ours",
+          "[sequence]") {
+  // Ours: [5000, 6000) then [6000, 8000): give back from 5500.
+  const auto n = node_at(8000, {{"b-1", 4000, 5000}, {"a-1", 5000, 6000}, {"a-2", 6000, 8000}});
+  const auto back = plan_give_back(n, "a", 5500);
+  REQUIRE(back);
+  CHECK(back->next == 5500);
+  CHECK(back->takes == std::vector<SequenceTake>{{"b-1", 4000, 5000}, {"a-1", 5000, 5500}});
+  REQUIRE(decode_sequence(encode(*back)));
+  // Nothing used of the newest: from its start.
+  CHECK(plan_give_back(n, "a", 6000)->next == 6000);
+  // Someone took after us: nothing goes back.
+  const auto later = node_at(9000, {{"a-1", 5000, 6000}, {"b-2", 6000, 9000}});
+  CHECK_FALSE(plan_give_back(later, "a", 5500));
+  // Someone took between our two: only the newest's rest.
+  const auto between =
+      node_at(9000, {{"a-1", 5000, 6000}, {"b-2", 6000, 7000}, {"a-2", 7000, 9000}});
+  CHECK_FALSE(plan_give_back(between, "a", 5500));
+  CHECK(plan_give_back(between, "a", 8000)->next == 8000);
+  // A run whose name begins like ours is not ours.
+  CHECK_FALSE(plan_give_back(node_at(6000, {{"ab-1", 5000, 6000}}), "a", 5500));
+  // Under a raise, the numbers up to the floor stay unused.
+  auto raised_node = node_at(6000, {{"a-1", 5000, 6000}});
+  raised_node.floor = 5800;
+  CHECK(plan_give_back(raised_node, "a", 5500)->next == 5801);
+}
+
+TEST_CASE("sequence node: data that does not add up is refused", "[sequence]") {
+  CHECK(decode_sequence(R"({"next":5,"step":1,"floor":0,"takes":[]})"));
+  CHECK_FALSE(decode_sequence(R"({"next":0,"step":1,"floor":0,"takes":[]})"));
+  CHECK_FALSE(decode_sequence(R"({"next":5,"step":0,"floor":0,"takes":[]})"));
+  CHECK_FALSE(decode_sequence(
+      R"({"next":5,"step":1,"floor":0,"takes":[{"owner":"a-1","start":3,"end":9}]})"));
+  CHECK_FALSE(decode_sequence(R"({"next":5.5,"step":1,"floor":0,"takes":[]})"));
+  CHECK_FALSE(decode_sequence(R"({"next":5,"step":1,"floor":0})"));
+  CHECK_FALSE(decode_sequence("[]"));
+}
