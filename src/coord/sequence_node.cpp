@@ -86,9 +86,9 @@ TakeOutcome plan_take(const SequenceNode& node, std::int32_t version, const std:
 
 std::optional<SequenceTake> find_take(const SequenceNode& node, std::string_view owner) {
   // Newest first: the write in question, if applied, is among the latest.
-  for (auto t = node.takes.rbegin(); t != node.takes.rend(); ++t) {
-    if (t->owner == owner) return *t;
-  }
+  const auto t = std::find_if(node.takes.rbegin(), node.takes.rend(),
+                              [&](const SequenceTake& take) { return take.owner == owner; });
+  if (t != node.takes.rend()) return *t;
   return std::nullopt;
 }
 
