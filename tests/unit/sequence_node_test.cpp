@@ -32,7 +32,7 @@ TEST_CASE("sequence node: a version of -1 is never written with (ZooKeeper reads
   CHECK(plan_take(node_at(5000), INT32_MAX, "run-1", 10).plan);
 }
 
-TEST_CASE("sequence node: a floor moves the next take above it; the top is not passed",
+TEST_CASE("sequence node: a floor moves the next take above it, and the top is not passed",
           "[sequence]") {
   auto n = raised(node_at(100), 9999);
   CHECK(n.next == 10000);
