@@ -1,8 +1,8 @@
 #pragma once
-// A JSON integer that fits T, or nullopt. nlohmann's get<T>() converts a
-// float or an out-of-range integer with a plain cast: undefined behaviour for
-// 1e90, a wrapped value for a port of -1. What we read from ZooKeeper nodes
-// and the state file is anybody's to write, so it goes through this.
+// A JSON integer that fits T, or nullopt, and a decoder's frame around it. nlohmann's get<T>()
+// converts a float or an out-of-range integer with a plain cast: undefined behaviour for 1e90, a
+// wrapped value for a port of -1. What we read from ZooKeeper nodes and the state file is anybody's
+// to write, so it goes through this.
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 namespace snowflake {
@@ -33,6 +34,22 @@ template <class T>
 T json_integer_at(const nlohmann::json& j, const char* key) {
   if (const auto v = json_integer<T>(j.at(key))) return *v;
   throw std::out_of_range(key);
+}
+
+// `read(j)` of the JSON object in `text`, or nullopt when `text` is not one or
+// `read` throws (a missing key, a wrong type, an integer that does not fit):
+// one place that says what "unreadable" means for every decoder.
+template <class T, class Read>
+std::optional<T> decode_json_object(std::string_view text, Read read) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  try {
+    return read(j);
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  } catch (const std::out_of_range&) {  // from json_integer_at()
+    return std::nullopt;
+  }
 }
 
 }  // namespace snowflake

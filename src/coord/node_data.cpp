@@ -15,19 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-template <class T, class Read>
-std::optional<T> decode_with(std::string_view text, Read read) {
-  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return std::nullopt;
-  try {
-    return read(j);
-  } catch (const json::exception&) {
-    return std::nullopt;
-  } catch (const std::out_of_range&) {  // from json_integer_at()
-    return std::nullopt;
-  }
-}
-
 // json_integer_at(), or `fallback` when the key is absent (nodes written before 0.2).
 template <class T>
 T integer_or(const json& j, const char* key, T fallback) {
@@ -75,11 +62,11 @@ std::string encode(const SequentialData& d) {
 }
 
 std::optional<OwnerToken> decode_owner(std::string_view text) {
-  return decode_with<OwnerToken>(text, [](const json& j) { return j.get<OwnerToken>(); });
+  return decode_json_object<OwnerToken>(text, [](const json& j) { return j.get<OwnerToken>(); });
 }
 
 std::optional<InuseData> decode_inuse(std::string_view text) {
-  return decode_with<InuseData>(text, [](const json& j) {
+  return decode_json_object<InuseData>(text, [](const json& j) {
     return InuseData{j.at("owner").get<OwnerToken>(), json_integer_at<std::int64_t>(j, "floor"),
                      json_integer_at<std::int64_t>(j, "ts"),
                      json_integer_at<std::int64_t>(j, "hwm"),
@@ -88,12 +75,12 @@ std::optional<InuseData> decode_inuse(std::string_view text) {
 }
 
 std::optional<NotuseData> decode_notuse(std::string_view text) {
-  return decode_with<NotuseData>(
+  return decode_json_object<NotuseData>(
       text, [](const json& j) { return NotuseData{json_integer_at<std::int64_t>(j, "floor")}; });
 }
 
 std::optional<SequentialData> decode_sequential(std::string_view text) {
-  return decode_with<SequentialData>(text, [](const json& j) {
+  return decode_json_object<SequentialData>(text, [](const json& j) {
     SequentialData d;
     d.host = j.at("host").get<std::string>();
     d.port = json_integer_at<std::uint32_t>(j, "port");

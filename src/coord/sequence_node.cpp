@@ -31,25 +31,20 @@ std::string encode(const SequenceNode& n) {
 }
 
 std::optional<SequenceNode> decode_sequence(std::string_view text) {
-  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return std::nullopt;
-  try {
-    SequenceNode n;
-    n.next = json_integer_at<std::int64_t>(j, "next");
-    n.step = json_integer_at<std::int64_t>(j, "step");
-    n.floor = json_integer_at<std::int64_t>(j, "floor");
+  auto n = decode_json_object<SequenceNode>(text, [](const json& j) {
+    SequenceNode d;
+    d.next = json_integer_at<std::int64_t>(j, "next");
+    d.step = json_integer_at<std::int64_t>(j, "step");
+    d.floor = json_integer_at<std::int64_t>(j, "floor");
     for (const auto& t : j.at("takes")) {
-      n.takes.push_back({t.at("owner").get<std::string>(),
+      d.takes.push_back({t.at("owner").get<std::string>(),
                          json_integer_at<std::int64_t>(t, "start"),
                          json_integer_at<std::int64_t>(t, "end")});
     }
-    if (!adds_up(n)) return std::nullopt;
-    return n;
-  } catch (const json::exception&) {
-    return std::nullopt;
-  } catch (const std::out_of_range&) {  // from json_integer_at()
-    return std::nullopt;
-  }
+    return d;
+  });
+  if (n && !adds_up(*n)) return std::nullopt;
+  return n;
 }
 
 std::string_view to_string(TakeRefusal r) noexcept {
