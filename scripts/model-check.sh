@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Checks model/ (the worker-ID protocol in Promela) with spin, exhaustively:
-#   - the recycle pool and the sequential strategy: no counterexample to the
-#     safety properties, and every statement of the daemon reached;
+# Checks model/ (the worker-ID protocol and the sequences' ranges, in Promela)
+# with spin, exhaustively:
+#   - the recycle pool, the sequential strategy and a sequence's ranges: no
+#     counterexample to the safety properties, and every statement of the
+#     daemon reached;
 #   - liveness under weak fairness: no acceptance cycle;
 #   - each mutant (one safety rule taken out): spin must find a
 #     counterexample, whose story (the trail's steps) is kept.
@@ -43,10 +45,10 @@ fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# name | expect | spin defines. "violates N": a counterexample to property N
-# of model/README.md (1: a duplicate, 2: an ID at its floor, 3: issuing cut off
-# past the lease, 5: an ID at or below the migration floor once `pool floor`
-# exited 0).
+# name | expect | spin defines [| model file, snowflake.pml if none]. "violates
+# N": a counterexample to property N of model/README.md (1: a duplicate, 2: an
+# ID at its floor, 3: issuing cut off past the lease, 5: an ID at or below the
+# migration floor once `pool floor` exited 0, 6: a sequence's number twice).
 checks=(
   "recycle|clean|"
   "sequential|clean|-DSEQUENTIAL"
@@ -61,24 +63,27 @@ checks=(
   "heartbeat-ignores-floor|violates 5|-DHEARTBEAT_IGNORES_FLOOR"
   "sequential-floor-without-confirmation|violates 5|-DSEQUENTIAL -DFLOOR_WITHOUT_CONFIRMATION"
   "sequential-floor-ignores-superseded|violates 5|-DSEQUENTIAL -DFLOOR_IGNORES_SUPERSEDED"
+  "sequence|clean||sequence.pml"
+  "sequence-data-equality|violates 6|-DDATA_EQUALITY|sequence.pml"
+  "sequence-unversioned-give-back|violates 6|-DUNVERSIONED_GIVE_BACK|sequence.pml"
 )
 
 # The trail spin wrote, replayed: the model's MSC lines, as a story.
 story_of_trail() {
   # shellcheck disable=SC2086  # the defines are words
-  spin -DTMAX="$ticks" -DFAULTS="$faults" $1 -t -k snowflake.pml.trail snowflake.pml 2>/dev/null \
+  spin -DTMAX="$ticks" -DFAULTS="$faults" $1 -t -k "$2.trail" "$2" 2>/dev/null \
     | grep -E "MSC|assertion violated" | sed 's/^ *MSC: //; s/^ *spin: //' >story.txt || true
 }
 
 # One check in its own directory: generate, compile, verify, judge.
 # Writes DIR/verdict ("ok ..." or "FAILED ...") and DIR/figures.
 run_check() {
-  local name=$1 expect=$2 defines=$3
+  local name=$1 expect=$2 defines=$3 model=${4:-snowflake.pml}
   local dir="$out/$name"
   rm -rf "$dir" && mkdir -p "$dir" && cp "$root"/model/*.pml "$dir"/
   cd "$dir"
   # shellcheck disable=SC2086  # the defines are words
-  spin -DTMAX="$ticks" -DFAULTS="$faults" $defines -a snowflake.pml >spin.txt 2>&1 \
+  spin -DTMAX="$ticks" -DFAULTS="$faults" $defines -a "$model" >spin.txt 2>&1 \
     || { echo "FAILED: spin -a: $(head -3 spin.txt)" >verdict; return; }
   local cflags=(-O2 -w -DCOLLAPSE -DVECTORSZ=1024 -DMEMLIM=12000)
   # 2^28 hash slots: the recycle search stores 66 million states, and a
@@ -113,7 +118,7 @@ run_check() {
       unreached=$(sed -n '/unreached in proctype Daemon/{n;p}' pan.txt | sed -n 's/.*(\([0-9]*\) of \([0-9]*\) states).*/\1 of \2/p')
       if [ "$errors" != 0 ]; then
         echo "FAILED: a counterexample to the real model (the story: $dir/story.txt)" >verdict
-        story_of_trail "$defines"
+        story_of_trail "$defines" "$model"
       elif [ "${unreached%% *}" != 0 ]; then
         echo "FAILED: statements of the daemon never reached ($unreached): a vacuous model? see $dir/pan.txt" >verdict
       else
@@ -121,25 +126,26 @@ run_check() {
       fi ;;
     live)
       if [ "$errors" != 0 ]; then
-        echo "FAILED: an acceptance cycle: a free worker ID never claimed (the trail: $dir/snowflake.pml.trail)" >verdict
+        echo "FAILED: an acceptance cycle: a free worker ID never claimed (the trail: $dir/$model.trail)" >verdict
       else
         echo "ok: no acceptance cycle: a free worker ID is always claimed in the end" >verdict
       fi ;;
     violates*)
       local violated=0
       case "$(grep -m1 'assertion violated' pan.txt)" in
+        *handed_out*) violated=6 ;;
         *issued*) violated=1 ;;
         *migrated*) violated=5 ;;
         *floor*) violated=2 ;;
         *cut_at*) violated=3 ;;
       esac
-      if [ "$errors" = 0 ] || [ ! -f snowflake.pml.trail ]; then
+      if [ "$errors" = 0 ] || [ ! -f "$model.trail" ]; then
         echo "FAILED: no counterexample: the model does not need this rule" >verdict
       elif [ "$violated" != "${expect#violates }" ]; then
         echo "FAILED: a counterexample to property $violated, not ${expect#violates } (see $dir/pan.txt)" >verdict
       else
-        story_of_trail "$defines"
-        echo "ok: a counterexample to property $violated in $(grep -c '^t=' story.txt) steps (story.txt)" >verdict
+        story_of_trail "$defines" "$model"
+        echo "ok: a counterexample to property $violated in $(grep -c -E '^(t=|seq:)' story.txt) steps (story.txt)" >verdict
       fi ;;
   esac
 }
@@ -147,10 +153,10 @@ run_check() {
 started=$(date +%s)
 echo "model-check: spin $(spin -V | awk '{print $3}'), $ticks ticks, $faults faults, in $out"
 # The recycle pool is the largest search: it runs while the others run in turn.
-( IFS='|' read -r n e d <<<"${checks[0]}"; run_check "$n" "$e" "$d" ) &
+( IFS='|' read -r n e d m <<<"${checks[0]}"; run_check "$n" "$e" "$d" "$m" ) &
 largest=$!
 for c in "${checks[@]:1}"; do
-  ( IFS='|' read -r n e d <<<"$c"; run_check "$n" "$e" "$d" )
+  ( IFS='|' read -r n e d m <<<"$c"; run_check "$n" "$e" "$d" "$m" )
 done
 wait "$largest"
 
