@@ -67,6 +67,7 @@ TakeOutcome plan_take(const SequenceNode& node, std::int32_t version, const std:
   const std::int64_t start =
       std::max(node.next, node.floor < kSequenceMax ? node.floor + 1 : node.floor);
   if (start >= kSequenceMax || count < 1) return {std::nullopt, TakeRefusal::exhausted};
+  count = std::max(count, node.step);  // the tag's smallest range
   const std::int64_t end = start + std::min(count, kSequenceMax - start);
   TakePlan plan{node, {owner, start, end}};
   plan.after.next = end;

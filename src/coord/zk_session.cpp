@@ -260,9 +260,9 @@ Result<void, ZkError> ZkSession::remove(const std::string& path, int version) {
   return outcome::success();
 }
 
-Result<std::vector<std::string>, ZkError> ZkSession::children(const std::string& path) {
+Result<std::vector<std::string>, ZkError> ZkSession::children(const std::string& path, bool watch) {
   String_vector names{};
-  const int rc = zoo_get_children(handle_, path.c_str(), 0, &names);
+  const int rc = zoo_get_children(handle_, path.c_str(), watch ? 1 : 0, &names);
   if (rc != ZOK) return error(rc, path);
   std::vector<std::string> out(names.data, names.data + names.count);
   deallocate_String_vector(&names);
@@ -270,8 +270,8 @@ Result<std::vector<std::string>, ZkError> ZkSession::children(const std::string&
 }
 
 Result<std::optional<std::vector<std::string>>, ZkError> ZkSession::try_children(
-    const std::string& path) {
-  auto names = children(path);
+    const std::string& path, bool watch) {
+  auto names = children(path, watch);
   if (names) return std::optional<std::vector<std::string>>(std::move(names).value());
   if (names.error().code == ZkErrc::no_node) return std::optional<std::vector<std::string>>();
   return names.error();

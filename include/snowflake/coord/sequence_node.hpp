@@ -62,7 +62,7 @@ struct TakePlan {
 };
 
 // A take of `count` numbers (>= 1) by attempt `owner` from `node` as read at
-// `version`: [max(next, floor + 1), + count), fewer at the very top.
+// `version`: [max(next, floor + 1), + max(count, step)), fewer at the very top.
 struct TakeOutcome {
   std::optional<TakePlan> plan;
   std::optional<TakeRefusal> refusal;

@@ -149,9 +149,13 @@ class ZkSession {
   // version -1: any version.
   Result<NodeStat, ZkError> set(const std::string& path, std::string_view data, int version);
   Result<void, ZkError> remove(const std::string& path, int version);
-  Result<std::vector<std::string>, ZkError> children(const std::string& path);
-  // children() where a missing node is an answer (nullopt).
-  Result<std::optional<std::vector<std::string>>, ZkError> try_children(const std::string& path);
+  // watch: also leave a one-shot watch on the children: the next child
+  // created or deleted (or the node's deletion) calls the node watcher with
+  // this path.
+  Result<std::vector<std::string>, ZkError> children(const std::string& path, bool watch = false);
+  // children() where a missing node is an answer (nullopt); no watch is left then.
+  Result<std::optional<std::vector<std::string>>, ZkError> try_children(const std::string& path,
+                                                                        bool watch = false);
   // All operations or none (persistent creates). The error names the path of
   // the operation that failed. On success, one stat per operation (set
   // operations' new stats; zeros for the others).

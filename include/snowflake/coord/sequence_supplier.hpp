@@ -1,0 +1,87 @@
+#pragma once
+// Keeps this daemon's sequences supplied with ranges, on a thread of its own
+// with its own ZooKeeper session, so the request path never waits on
+// ZooKeeper while a range is buffered (sequence_buffer.hpp).
+//
+// It watches <root>/sequences: a tag created while the daemon runs is served
+// at once. A tag's first range is taken when a request first asks for it
+// (none is taken, and none left as a gap, for tags nobody asks this daemon
+// for); after that the next range is fetched in the background once a share
+// of the current one is used, sized by the rate (sequence_sizing.hpp).
+//
+// A sequence needs no lease: a range written as ours is ours for good. Cut
+// off from ZooKeeper, the daemon goes on handing out what it holds, and
+// keeps trying to reconnect (a new session whenever the old one is gone).
+// At a clean stop the buffers close first, then each tag's unused rest is
+// given back when it is still the newest range taken.
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "snowflake/coord/sequence_ranges.hpp"
+#include "snowflake/coord/zk_session.hpp"
+#include "snowflake/sequence_registry.hpp"
+#include "snowflake/sequence_sizing.hpp"
+
+namespace snowflake::coord {
+
+struct SequenceSupplierOptions {
+  ZkSettings zookeeper;
+  std::string root;
+  std::string run;  // this run's instance token: the nonces' prefix
+  SequenceSizing sizing{};
+  // How often the thread looks at the buffers when no request asks it to.
+  std::chrono::milliseconds period{100};
+  // The longest wait between two reconnection attempts.
+  std::chrono::milliseconds max_backoff{2000};
+};
+
+class SequenceSupplier {
+ public:
+  SequenceSupplier(SequenceSupplierOptions options, SequenceRegistry& registry);
+  ~SequenceSupplier();
+  SequenceSupplier(const SequenceSupplier&) = delete;
+  SequenceSupplier& operator=(const SequenceSupplier&) = delete;
+
+  // Starts the thread; it connects on its own (a ZooKeeper that does not
+  // answer yet delays sequences, not the daemon's start).
+  void start();
+  // Closes every buffer (nothing more is handed out), gives back the unused
+  // rests it can, closes the session and joins the thread.
+  void stop();
+
+  // Connected to ZooKeeper right now (for /status).
+  bool connected() const noexcept { return connected_.load(std::memory_order_relaxed); }
+
+ private:
+  struct TagState {
+    RateMeter meter;
+    std::int64_t added = 0;      // numbers in every range added
+    std::int64_t last_size = 0;  // the last range taken
+  };
+
+  void run();
+  bool ensure_session();
+  void list_tags();
+  void supply(SequenceEntry& entry, TagState& state);
+  void give_back_all();
+  // Logs and counts a ZooKeeper failure; drops a session that is gone.
+  void failed(const CoordError& e, const std::string& what);
+
+  const SequenceSupplierOptions options_;
+  SequenceRegistry& registry_;
+  SequenceTaker taker_;
+  std::unique_ptr<ZkSession> zk_;
+  std::map<std::string, TagState, std::less<>> tags_;  // the thread's own
+  std::atomic<bool> relist_{true};  // the children watch fired (or a new session)
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> connected_{false};
+  std::chrono::milliseconds backoff_{0};
+  std::thread thread_;
+};
+
+}  // namespace snowflake::coord

@@ -1,0 +1,76 @@
+#pragma once
+// The sequences this daemon serves, by tag: each tag's range buffer and
+// what the supplier reports about it. Tags are only ever added (a sequence
+// is never deleted under a running daemon), by one thread, the supplier's;
+// the HTTP threads look them up without a lock: a fixed table of atomic
+// pointers, open addressing, each entry published once it is whole.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "snowflake/sequence_buffer.hpp"
+
+namespace snowflake {
+
+// Relaxed atomics the supplier writes and /status and /metrics read.
+struct SequenceGauges {
+  std::atomic<std::int64_t> step{0};              // the size of the last range taken
+  std::atomic<std::uint64_t> fetches{0};          // ranges taken
+  std::atomic<std::uint64_t> fetch_failures{0};   // takes that failed (ZooKeeper away, ...)
+  std::atomic<std::int64_t> left{0};              // numbers buffered, at the last look
+  std::atomic<double> rate{0};                    // numbers per second handed out, smoothed
+  std::atomic<std::int64_t> next_unallocated{0};  // the node's next, at the last take
+};
+
+struct SequenceEntry {
+  explicit SequenceEntry(std::string t) : tag(std::move(t)) {}
+  const std::string tag;
+  SequenceBuffer buffer;
+  SequenceGauges gauges;
+  // A request asked for this tag: the supplier takes its first range then.
+  std::atomic<bool> wanted{false};
+};
+
+class SequenceRegistry {
+ public:
+  // Room for `capacity` tags.
+  explicit SequenceRegistry(std::size_t capacity);
+
+  // The tag's entry, or nullptr: not a sequence this daemon knows (yet).
+  // Lock-free; any thread.
+  SequenceEntry* find(std::string_view tag) const noexcept;
+
+  // Adds a tag (the supplier's thread only). Its entry, the existing one if
+  // the tag is known; nullptr when the table is full.
+  SequenceEntry* add(const std::string& tag);
+
+  // Every tag added, in the order added. Any thread.
+  std::vector<SequenceEntry*> entries() const;
+  std::size_t capacity() const noexcept { return capacity_; }
+
+  // A request that found a buffer dry asks the supplier to hurry; the
+  // supplier waits for it (or its own period) between passes.
+  void request_refill() noexcept;
+  // Waits until request_refill() or `timeout`; true if asked.
+  bool wait_for_request(std::chrono::milliseconds timeout);
+
+ private:
+  std::size_t slot_of(std::string_view tag) const noexcept;
+
+  const std::size_t capacity_;
+  std::vector<std::atomic<SequenceEntry*>> table_;  // a power of two, at least twice capacity_
+  mutable std::mutex entries_mutex_;
+  std::deque<std::unique_ptr<SequenceEntry>> owned_;  // under entries_mutex_
+  std::atomic<bool> refill_requested_{false};
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+};
+
+}  // namespace snowflake

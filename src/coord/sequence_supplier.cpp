@@ -1,0 +1,167 @@
+#include "snowflake/coord/sequence_supplier.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "snowflake/coord/cluster_tree.hpp"
+#include "snowflake/names.hpp"
+#include "snowflake/thread_name.hpp"
+
+namespace snowflake::coord {
+
+SequenceSupplier::SequenceSupplier(SequenceSupplierOptions options, SequenceRegistry& registry)
+    : options_(std::move(options)), registry_(registry), taker_{options_.run, 0} {}
+
+SequenceSupplier::~SequenceSupplier() { stop(); }
+
+void SequenceSupplier::start() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { run(); });
+}
+
+void SequenceSupplier::stop() {
+  if (!thread_.joinable()) return;
+  stopping_.store(true, std::memory_order_release);
+  registry_.request_refill();  // wake the thread
+  thread_.join();
+}
+
+void SequenceSupplier::run() {
+  name_this_thread("sequences");
+  while (!stopping_.load(std::memory_order_acquire)) {
+    if (ensure_session()) {
+      if (relist_.exchange(false)) list_tags();
+      for (SequenceEntry* entry : registry_.entries()) {
+        if (stopping_.load(std::memory_order_acquire)) break;
+        supply(*entry, tags_[entry->tag]);
+      }
+    }
+    registry_.wait_for_request(backoff_.count() > 0 ? backoff_ : options_.period);
+  }
+  give_back_all();
+  zk_.reset();
+  connected_.store(false, std::memory_order_relaxed);
+}
+
+bool SequenceSupplier::ensure_session() {
+  if (zk_ && !zk_->gone()) {
+    connected_.store(zk_->connected(), std::memory_order_relaxed);
+    return true;
+  }
+  if (zk_) spdlog::warn("sequences: the ZooKeeper session is gone; opening a new one");
+  zk_.reset();
+  connected_.store(false, std::memory_order_relaxed);
+  auto session = ZkSession::connect(options_.zookeeper);
+  if (!session) {
+    backoff_ =
+        std::min(options_.max_backoff, std::max(std::chrono::milliseconds(100), backoff_ * 2));
+    spdlog::warn(
+        "sequences: cannot reach ZooKeeper ({}); buffered numbers are still served, "
+        "retrying in {} ms",
+        session.error().message(), backoff_.count());
+    return false;
+  }
+  backoff_ = std::chrono::milliseconds(0);
+  zk_ = std::move(session).value();
+  const std::string dir = tree::sequences_dir(options_.root);
+  zk_->set_node_watcher([this, dir](const std::string& path) {
+    if (path == dir) relist_.store(true);
+    registry_.request_refill();
+  });
+  if (auto made = zk_->ensure_path(dir); !made) {
+    failed(made.error(), "cannot create " + dir);
+    return false;
+  }
+  relist_.store(true);
+  connected_.store(true, std::memory_order_relaxed);
+  return true;
+}
+
+void SequenceSupplier::list_tags() {
+  auto names = zk_->try_children(tree::sequences_dir(options_.root), /*watch=*/true);
+  if (!names) {
+    relist_.store(true);
+    failed(names.error(), "cannot list the sequences");
+    return;
+  }
+  if (!names.value()) {  // the directory was deleted: made again at the next session
+    return;
+  }
+  for (const std::string& tag : *names.value()) {
+    if (!is_valid_name(tag) || registry_.find(tag)) continue;
+    if (!registry_.add(tag)) {
+      spdlog::warn(
+          "sequences: \"{}\" is not served: this daemon serves at most {} sequences "
+          "(sequences.max_tags)",
+          tag, registry_.capacity());
+      continue;
+    }
+    spdlog::info("sequences: serving \"{}\"", tag);
+  }
+}
+
+void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
+  const SequenceBufferState buffered = entry.buffer.state();
+  const std::int64_t left = buffered.current_left + buffered.queued;
+  state.meter.sample(state.added - left, RateMeter::Clock::now());
+  const double rate = state.meter.per_second();
+  entry.gauges.left.store(left, std::memory_order_relaxed);
+  entry.gauges.rate.store(rate, std::memory_order_relaxed);
+
+  // Nothing is taken for a tag nobody asked this daemon for.
+  if (state.added == 0 && !entry.wanted.load(std::memory_order_acquire)) return;
+  if (!should_refill(buffered.current_size, buffered.current_left, buffered.queued,
+                     options_.sizing)) {
+    return;
+  }
+  if (!zk_->connected()) return;  // a call now would wait out the session's timeout
+  const std::int64_t size = next_range_size(rate, state.last_size, 1, options_.sizing);
+  auto taken = take_range(*zk_, options_.root, entry.tag, taker_, size);
+  if (!taken) {
+    entry.gauges.fetch_failures.fetch_add(1, std::memory_order_relaxed);
+    failed(taken.error(), fmt::format("cannot take a range of \"{}\"", entry.tag));
+    return;
+  }
+  const SequenceTake& range = taken.value();
+  if (!entry.buffer.add({range.start, range.end})) return;  // closed: stopping
+  state.added += range.end - range.start;
+  state.last_size = range.end - range.start;
+  entry.gauges.fetches.fetch_add(1, std::memory_order_relaxed);
+  entry.gauges.step.store(state.last_size, std::memory_order_relaxed);
+  entry.gauges.next_unallocated.store(range.end, std::memory_order_relaxed);
+  entry.gauges.left.store(left + state.last_size, std::memory_order_relaxed);
+  spdlog::debug("sequences: \"{}\" took [{}, {}) at {:.0f}/s", entry.tag, range.start, range.end,
+                rate);
+}
+
+void SequenceSupplier::give_back_all() {
+  for (SequenceEntry* entry : registry_.entries()) {
+    entry->buffer.close();
+    const auto first_unused = entry->buffer.state().first_unused;
+    if (!first_unused) continue;
+    if (!zk_ || zk_->gone() || !zk_->connected()) {
+      spdlog::info("sequences: \"{}\": [{}, ...) not given back (ZooKeeper away): a gap",
+                   entry->tag, *first_unused);
+      continue;
+    }
+    auto back = coord::give_back(*zk_, options_.root, entry->tag, options_.run, *first_unused);
+    if (!back) {
+      failed(back.error(), fmt::format("cannot give back the rest of \"{}\"", entry->tag));
+    } else if (back.value()) {
+      spdlog::info("sequences: \"{}\": gave back the numbers from {}", entry->tag, *first_unused);
+    } else {
+      spdlog::info(
+          "sequences: \"{}\": numbers from {} not given back (a range was taken after "
+          "ours): a gap",
+          entry->tag, *first_unused);
+    }
+  }
+}
+
+void SequenceSupplier::failed(const CoordError& e, const std::string& what) {
+  spdlog::warn("sequences: {}: {}", what, e.message);
+  if (zk_ && zk_->gone()) zk_.reset();
+}
+
+}  // namespace snowflake::coord
