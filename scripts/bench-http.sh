@@ -5,6 +5,11 @@
 #   single IDs : req/s and p50/p99 latency of each, and the ratio
 #                (goals: >= 0.9 x nginx, p99 <= 1 ms at c=64)
 #   batch      : GET /id/<tag>?count=1000, IDs/s (goal: >= 3,000,000)
+#   sequences  : GET /seq/<tag> beside GET /id/<tag> in the same rounds (goal:
+#                >= 0.98 x), batches of 1000, and the ZooKeeper writes (ranges
+#                taken) per million numbers at about 50,000 a second (wrk
+#                paced by a Lua delay), against a real ZooKeeper the script
+#                starts (Debian's zookeeper, a free loopback port)
 # The machine's speed drifts from minute to minute (a shared VM), so the two
 # servers are measured alternately, ROUNDS times each, and medians reported.
 #   baseline   : with BASELINE_REV=<git revision>, that revision's snowflaked
@@ -50,12 +55,33 @@ wait_for() {  # wait_for URL: polls until it answers, 10 s at most
   echo "no answer from $1" >&2; exit 1
 }
 
+# A ZooKeeper for the sequences: standalone, fast ticks, its own data dir.
+zk_port=$(free_port)
+mkdir -p "$work/zk-data"
+cat > "$work/zoo.cfg" <<ZOO
+tickTime=100
+dataDir=$work/zk-data
+clientPort=$zk_port
+clientPortAddress=127.0.0.1
+admin.enableServer=false
+4lw.commands.whitelist=ruok
+ZOO
+java -Xmx256m -cp /usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar \
+  org.apache.zookeeper.server.quorum.QuorumPeerMain "$work/zoo.cfg" >"$work/zk.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 300); do
+  [ "$(exec 3<>"/dev/tcp/127.0.0.1/$zk_port" && printf ruok >&3 && head -c 4 <&3)" = imok ] && break
+  sleep 0.1
+done
+
 # start_snowflaked BINARY NAME: static worker, one io thread, a port of the
-# system's choosing; sets $url.
+# system's choosing, sequences from the ZooKeeper above; sets $url.
 start_snowflaked() {
   cat > "$work/$2.json" <<JSON
 {"log_level": "warn",
  "coordinator": {"type": "static", "static_worker_id": 1, "state_dir": "$work/$2-state"},
+ "zookeeper": {"hosts": "127.0.0.1:$zk_port", "root": "/bench/$2"},
+ "sequences": {"enabled": true},
  "http": {"io_threads": 1}}
 JSON
   "$1" --config "$work/$2.json" --listen 127.0.0.1:0 --log-level info 2>"$work/$2.log" &
@@ -69,6 +95,9 @@ JSON
 }
 start_snowflaked build/bench/snowflaked snowflaked
 sf=$url
+build/bench/snowflaked seq create order --start 1 --config "$work/snowflaked.json" >/dev/null
+build/bench/snowflaked seq create paced --start 1 --config "$work/snowflaked.json" >/dev/null
+wait_for "$sf/seq/order"
 if [ -n "$baseline_rev" ]; then
   # The baseline's sources from git (committed state only), built alike.
   rm -rf build/bench-baseline-src && mkdir -p build/bench-baseline-src
@@ -119,6 +148,18 @@ pct() {
       if (unit == "us") v /= 1000; else if (unit == "s") v *= 1000; printf "%.3f\n", v }' "$work/$1.txt"
 }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# ratio A B ROUND: req/s of run A over run B in that round
+ratio_of() { awk -v a="$(rps "$1.$3")" -v b="$(rps "$2.$3")" 'BEGIN {print a / b}'; }
+# per_round TITLE LABEL_B B LABEL_A A: each round's req/s of both and A / B
+per_round() {
+  echo "$1, per round:"
+  for r in $(seq 1 "$rounds"); do
+    printf '  round %d: %s %8.0f req/s, %s %8.0f req/s, ratio %.3f\n' "$r" "$2" "$(rps "$3.$r")" \
+      "$4" "$(rps "$5.$r")" "$(ratio_of "$5" "$3" "$r")"
+  done
+}
+# median_ratio A B: the median over the rounds of A / B
+median_ratio() { for r in $(seq 1 "$rounds"); do ratio_of "$1" "$2" "$r"; done | median; }
 # stat NAME FIELD: median over the rounds of rps, p50 or p99
 stat() {
   for r in $(seq 1 "$rounds"); do
@@ -128,6 +169,7 @@ stat() {
 
 echo "warming up..."
 wrk -t1 -c"$connections" -d2s "$sf/id/order" >/dev/null
+wrk -t1 -c"$connections" -d2s "$sf/seq/order" >/dev/null
 wrk -t1 -c"$connections" -d2s "$ng/id/order" >/dev/null
 
 # CPU time the hypervisor gave to others while we ran ("steal"): when it is
@@ -140,7 +182,27 @@ for r in $(seq 1 "$rounds"); do
   run "single.$r" "$sf/id/order"
   [ -z "$baseline_rev" ] || run "base.$r" "$base/id/order"
   run "batch.$r" "$sf/id/order?count=1000"
+  run "seq.$r" "$sf/seq/order"
+  run "seqbatch.$r" "$sf/seq/order?count=1000"
 done
+
+# ZooKeeper writes per million numbers at a steady rate: 50 connections,
+# each waiting 1 ms between requests (about 50,000 a second here); after a
+# warm-up of one run (the ranges grow from the tag's step to the rate's
+# size), 3 x the run time is measured. Each range taken is one write.
+metric() { curl -fsS "$sf/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+cat > "$work/paced.lua" <<'LUA'
+function delay() return 1 end
+LUA
+echo "paced sequence load..."
+wrk -t1 -c50 -d"${duration}s" -s "$work/paced.lua" "$sf/seq/paced" > "$work/paced-warm.txt"
+warm_numbers=$(metric 'snowflake_seq_numbers_total{tag="paced"}')
+warm_fetches=$(metric 'snowflake_seq_fetches_total{tag="paced"}')
+wrk -t1 -c50 -d"$((duration * 3))s" -s "$work/paced.lua" "$sf/seq/paced" > "$work/paced.txt"
+paced_rps=$(awk '/^Requests\/sec/ {print $2}' "$work/paced.txt")
+paced_numbers=$(( $(metric 'snowflake_seq_numbers_total{tag="paced"}') - warm_numbers ))
+paced_fetches=$(( $(metric 'snowflake_seq_fetches_total{tag="paced"}') - warm_fetches ))
+paced_step=$(metric 'snowflake_seq_step{tag="paced"}')
 
 read -r steal1 total1 < <(cpu_ticks)
 steal_pct=$(awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) 'BEGIN {printf "%.1f", t ? 100 * s / t : 0}')
@@ -148,31 +210,36 @@ steal_pct=$(awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) 'BEGIN {prin
 echo
 echo "snowflaked HTTP benchmark: wrk -t1 -c$connections, ${duration}s runs, median of $rounds alternating rounds"
 echo "CPU steal during the runs: ${steal_pct}% of CPU time"
-echo "1 io thread vs nginx 1 worker; per round:"
-for r in $(seq 1 "$rounds"); do
-  printf '  round %d: nginx %8.0f req/s, snowflaked %8.0f req/s, ratio %.3f\n' "$r" \
-    "$(rps nginx."$r")" "$(rps single."$r")" "$(awk -v a="$(rps single."$r")" -v b="$(rps nginx."$r")" 'BEGIN {print a / b}')"
-done
+per_round "1 io thread vs nginx 1 worker" nginx nginx snowflaked single
 printf '%-38s %12s %10s %10s\n' "case (medians)" "req/s" "p50 ms" "p99 ms"
 printf '%-38s %12.0f %10s %10s\n' "nginx return 200 (baseline)" "$(stat nginx rps)" "$(stat nginx 50)" "$(stat nginx 99)"
 printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /id/order" "$(stat single rps)" "$(stat single 50)" "$(stat single 99)"
 printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /id/order?count=1000" "$(stat batch rps)" "$(stat batch 50)" "$(stat batch 99)"
+printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /seq/order" "$(stat seq rps)" "$(stat seq 50)" "$(stat seq 99)"
+printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /seq/order?count=1000" "$(stat seqbatch rps)" "$(stat seqbatch 50)" "$(stat seqbatch 99)"
+per_round "sequences vs IDs, single requests" /id single /seq seq
+printf 'paced sequence load: %.0f req/s for %d s after a %d s warm-up (%s ranges taken in it): %s numbers, %s ranges taken (ZooKeeper writes); the last range, %s numbers, lasts %.0f s at this rate\n' \
+  "$paced_rps" "$((duration * 3))" "$duration" "$warm_fetches" "$paced_numbers" "$paced_fetches" "$paced_step" \
+  "$(awk -v s="$paced_step" -v r="$paced_rps" 'BEGIN {print r > 0 ? s / r : 0}')"
 if [ -n "$baseline_rev" ]; then
   printf '%-38s %12.0f %10s %10s\n' "baseline $baseline_rev GET /id/order" "$(stat base rps)" "$(stat base 50)" "$(stat base 99)"
-  echo "this tree vs $baseline_rev, single IDs, per round:"
-  for r in $(seq 1 "$rounds"); do
-    printf '  round %d: baseline %8.0f req/s, this tree %8.0f req/s, ratio %.3f\n' "$r" \
-      "$(rps base."$r")" "$(rps single."$r")" "$(awk -v a="$(rps single."$r")" -v b="$(rps base."$r")" 'BEGIN {print a / b}')"
-  done
-  base_ratio=$(for r in $(seq 1 "$rounds"); do awk -v a="$(rps single."$r")" -v b="$(rps base."$r")" 'BEGIN {print a / b}'; done | median)
+  per_round "this tree vs $baseline_rev, single IDs" baseline base "this tree" single
+  base_ratio=$(median_ratio single base)
   awk -v r="$base_ratio" -v rev="$baseline_rev" 'BEGIN {
     printf "cost of the changes since %s: %.1f %% of single-ID throughput (median of per-round ratios %.3f)\n", rev, 100 * (1 - r), r }'
 fi
 echo
-ratio=$(for r in $(seq 1 "$rounds"); do awk -v a="$(rps single."$r")" -v b="$(rps nginx."$r")" 'BEGIN {print a / b}'; done | median)
+ratio=$(median_ratio single nginx)
 awk -v r="$ratio" -v p99="$(stat single 99)" -v np99="$(stat nginx 99)" -v b="$(stat batch rps)" 'BEGIN {
   ids = b * 1000;
   printf "goal: single-ID throughput >= 0.9 x nginx (median of per-round ratios): %.3f  %s\n", r, (r >= 0.9 ? "met" : "NOT MET");
   printf "goal: single-ID p99 <= 1 ms: %.3f ms  %s (nginx baseline p99: %.3f ms)\n", p99, (p99 <= 1.0 ? "met" : "NOT MET"), np99;
   printf "goal: batch >= 3,000,000 IDs/s: %.0f IDs/s  %s\n", ids, (ids >= 3000000 ? "met" : "NOT MET");
+}'
+seq_ratio=$(median_ratio seq single)
+awk -v r="$seq_ratio" -v sb="$(stat seqbatch rps)" -v b="$(stat batch rps)" -v n="$paced_numbers" -v f="$paced_fetches" 'BEGIN {
+  printf "goal: GET /seq >= 0.98 x GET /id (median of per-round ratios): %.3f  %s\n", r, (r >= 0.98 ? "met" : "NOT MET");
+  printf "sequence batches: %.0f numbers/s (%.2f x ID batches)\n", sb * 1000, sb / b;
+  w = n > 0 ? f * 1e6 / n : 0;
+  printf "goal: ZooKeeper writes per million numbers at a steady rate < 10: %.2f  %s\n", w, (w < 10 ? "met" : "NOT MET");
 }'

@@ -19,6 +19,7 @@
 #include "snowflake/id_text.hpp"
 #include "snowflake/listen_address.hpp"
 #include "snowflake/names.hpp"
+#include "snowflake/sequence_buffer.hpp"
 #include "snowflake/time_format.hpp"
 
 namespace snowflake {
@@ -319,6 +320,21 @@ HttpSettings read_http(JsonSection http) {
   return h;
 }
 
+SequenceSettings read_sequences(JsonSection seq) {
+  const SequenceSettings d;
+  SequenceSettings q;
+  if (!seq.raw("enabled").is_null()) q.enabled = seq.boolean("enabled", true);
+  q.segment_duration = std::chrono::seconds(
+      seq.integer("segment_duration_s", d.segment_duration.count(), 1, 86'400));
+  q.max_step = seq.integer("max_step", d.max_step, 1, kMaxSequenceRange);
+  q.refill_at_percent =
+      static_cast<std::uint32_t>(seq.integer("refill_at_percent", d.refill_at_percent, 1, 90));
+  q.max_wait = std::chrono::milliseconds(seq.integer("max_wait_ms", d.max_wait.count(), 0, 60'000));
+  q.max_tags = static_cast<std::uint32_t>(seq.integer("max_tags", d.max_tags, 1, 100'000));
+  seq.finish();
+  return q;
+}
+
 Config read_config(const nlohmann::json& document, std::int64_t now_ms,
                    const std::string& credentials_directory) {
   JsonSection root(document, "");
@@ -350,6 +366,7 @@ Config read_config(const nlohmann::json& document, std::int64_t now_ms,
                      kMaxPoolWorkerBits, c.layout.worker_bits)});
   }
   c.http = read_http(root.section("http"));
+  c.sequences = read_sequences(root.section("sequences"));
   root.finish();
   return c;
 }

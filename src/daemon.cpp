@@ -20,6 +20,7 @@
 #include "snowflake/config.hpp"
 #include "snowflake/coord/coordinator.hpp"
 #include "snowflake/coord/migration_floor.hpp"
+#include "snowflake/coord/sequence_supplier.hpp"
 #include "snowflake/coord/static_worker.hpp"
 #include "snowflake/coordination_gauges.hpp"
 #include "snowflake/http/router.hpp"
@@ -29,6 +30,8 @@
 #include "snowflake/lease.hpp"
 #include "snowflake/listen_address.hpp"
 #include "snowflake/metrics.hpp"
+#include "snowflake/sequence_registry.hpp"
+#include "snowflake/state/owner_token.hpp"
 #include "snowflake/systemd_notifier.hpp"
 #include "snowflake/time_format.hpp"
 #include "snowflake/version.hpp"
@@ -127,6 +130,9 @@ class Daemon {
   // The ZooKeeper modes: a worker ID from the cluster, the heartbeat thread.
   // Errors are logged. Static mode holds its lease from the start.
   bool start_coordination();
+  // Dense sequences (sequences.enabled): the supplier thread; it connects
+  // on its own, so a slow ZooKeeper delays sequences, not the start.
+  void start_sequences();
   // Tells systemd it is ready, and pings its watchdog while healthy.
   void start_notifier();
   // Serves until stopped, then gives the worker ID back. The exit code.
@@ -149,10 +155,12 @@ class Daemon {
   std::unique_ptr<coord::StaticWorker> static_worker_;
   Liveness liveness_;
   Metrics metrics_;
+  std::unique_ptr<SequenceRegistry> sequences_;
   http::RouterContext router_;
   http::HttpServer server_;
   std::optional<boost::asio::ip::tcp::endpoint> bound_;
   std::unique_ptr<coord::Coordinator> coordinator_;
+  std::unique_ptr<coord::SequenceSupplier> supplier_;
   SystemdNotifier notifier_;
   std::atomic<int> exit_code_{0};  // set by a fatal coordination error
 };
@@ -160,7 +168,7 @@ class Daemon {
 http::RouterContext router_context(const Config& config, const IdLayout& layout, WorkerSlot& worker,
                                    Lease& lease, CoordinationGauges& gauges,
                                    const Liveness& liveness, Metrics& metrics, unsigned threads,
-                                   bool coordinated) {
+                                   bool coordinated, SequenceRegistry* sequences) {
   const auto& co = config.coordinator;
   return {layout,
           worker,
@@ -173,7 +181,9 @@ http::RouterContext router_context(const Config& config, const IdLayout& layout,
            coordinated ? std::optional(ConfiguredTimings{co.heartbeat_interval, co.lease_timeout,
                                                          co.reclaim_after, co.max_skew})
                        : std::nullopt,
-           co.datacenter_id}};
+           co.datacenter_id},
+          sequences,
+          config.sequences.max_wait};
 }
 
 Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint)
@@ -183,8 +193,11 @@ Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint)
       coordinated_(config_.coordinator.type != CoordinatorType::static_id),
       threads_(io_thread_count(config_.http)),
       metrics_(config_.http.max_metric_tags),
+      sequences_(config_.sequences.served(config_.coordinator.type)
+                     ? std::make_unique<SequenceRegistry>(config_.sequences.max_tags)
+                     : nullptr),
       router_(router_context(config_, layout_, worker_, lease_, gauges_, liveness_, metrics_,
-                             threads_, coordinated_)),
+                             threads_, coordinated_, sequences_.get())),
       server_({.endpoint = endpoint_,
                .io_threads = threads_,
                .max_connections = config_.http.max_connections,
@@ -263,6 +276,21 @@ bool Daemon::start_coordination() {
   return true;
 }
 
+void Daemon::start_sequences() {
+  if (!sequences_) return;
+  const auto& q = config_.sequences;
+  coord::SequenceSupplierOptions options{
+      .zookeeper = commands::zookeeper_settings(config_),
+      .root = config_.zookeeper.root,
+      .run = state::OwnerToken::fresh(default_advertise(bound_->port()), bound_->port()).instance,
+      .sizing = {q.segment_duration, q.max_step, static_cast<double>(q.refill_at_percent) / 100.0}};
+  supplier_ = std::make_unique<coord::SequenceSupplier>(std::move(options), *sequences_);
+  supplier_->start();
+  spdlog::info(
+      "sequences: served from {} (ranges for about {} s each, at most {}; the next at {} % used)",
+      config_.zookeeper.root, q.segment_duration.count(), q.max_step, q.refill_at_percent);
+}
+
 void Daemon::start_notifier() {
   notifier_.start();
   const auto watchdog = notifier_.watchdog_timeout();
@@ -312,7 +340,9 @@ void Daemon::log_started() const {
 int Daemon::serve() {
   log_started();
   server_.run();
-  // Drained: nothing can be issued any more; give the worker ID back.
+  // Drained: nothing can be issued any more; give the worker ID back, and
+  // each sequence's unused rest.
+  if (supplier_) supplier_->stop();
   if (coordinator_) coordinator_->shutdown();
   if (static_worker_) static_worker_->shutdown();
   if (const IdGenerator* g = worker_.current()) {
@@ -333,6 +363,7 @@ int run_daemon(const DaemonOptions& options) {
   if (!daemon.start_static_worker() || !daemon.listen()) return kExitFailure;
   daemon.stop_on(stop_signals);
   if (!daemon.start_coordination()) return kExitFailure;
+  daemon.start_sequences();
   daemon.start_notifier();
   return daemon.serve();
 }

@@ -6,12 +6,16 @@
 #include <mutex>
 #include <vector>
 
+#include "snowflake/sequence_sizing.hpp"
+
 namespace snowflake {
 
 std::string_view to_string(Route route) noexcept {
   switch (route) {
     case Route::id:
       return "id";
+    case Route::seq:
+      return "seq";
     case Route::decode:
       return "decode";
     case Route::health:
@@ -28,6 +32,8 @@ std::string_view to_string(Route route) noexcept {
       return "leaf_id";
     case Route::leaf_decode:
       return "leaf_decode";
+    case Route::leaf_segment:
+      return "leaf_segment";
     case Route::other:
       return "other";
   }
@@ -156,6 +162,51 @@ void render_timings(const ConfiguredTimings& t, fmt::memory_buffer& out) {
   gauge("snowflake_config_lease_timeout_seconds", "coordinator.lease_timeout_ms", t.lease_timeout);
   gauge("snowflake_config_reclaim_after_seconds", "coordinator.reclaim_after_ms", t.reclaim_after);
   gauge("snowflake_config_max_skew_seconds", "coordinator.max_skew_ms", t.max_skew);
+}
+
+}  // namespace
+
+namespace {
+
+// Each served sequence's gauges (sequence_registry.hpp), by tag.
+void render_sequences(const SequenceRegistry& registry, fmt::memory_buffer& out) {
+  auto line = [&out]<class... Args>(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
+    out.push_back('\n');
+  };
+  const auto relaxed = std::memory_order_relaxed;
+  const auto entries = registry.entries();
+  line(
+      "# HELP snowflake_seq_zookeeper_connected 1 while the sequences' ZooKeeper session is "
+      "connected (new ranges can be taken).");
+  line("# TYPE snowflake_seq_zookeeper_connected gauge");
+  line("snowflake_seq_zookeeper_connected {}", registry.connected.load(relaxed) ? 1 : 0);
+  const auto per_tag = [&](std::string_view name, std::string_view type, std::string_view help,
+                           auto value) {
+    line("# HELP {} {}", name, help);
+    line("# TYPE {} {}", name, type);
+    for (const SequenceEntry* e : entries) line("{}{{tag=\"{}\"}} {}", name, e->tag, value(*e));
+  };
+  per_tag("snowflake_seq_numbers_total", "counter", "Sequence numbers handed out, per tag.",
+          [&](const SequenceEntry& e) { return e.gauges.handed_out.load(relaxed); });
+  per_tag("snowflake_seq_buffered", "gauge",
+          "Sequence numbers this daemon holds and has not handed out, per tag.",
+          [&](const SequenceEntry& e) { return e.gauges.left.load(relaxed); });
+  per_tag("snowflake_seq_buffer_seconds", "gauge",
+          "How long the buffered numbers last at the tag's current rate (+Inf at no rate): what "
+          "this daemon serves through a ZooKeeper outage.",
+          [&](const SequenceEntry& e) {
+            const double seconds =
+                seconds_left(e.gauges.left.load(relaxed), e.gauges.rate.load(relaxed));
+            return seconds < 0 ? std::string("+Inf") : fmt::format("{:.1f}", seconds);
+          });
+  per_tag("snowflake_seq_step", "gauge", "The size of the last range taken, per tag.",
+          [&](const SequenceEntry& e) { return e.gauges.step.load(relaxed); });
+  per_tag("snowflake_seq_fetches_total", "counter", "Ranges taken from ZooKeeper, per tag.",
+          [&](const SequenceEntry& e) { return e.gauges.fetches.load(relaxed); });
+  per_tag("snowflake_seq_fetch_failures_total", "counter",
+          "Attempts to take a range that failed (ZooKeeper away, lost races), per tag.",
+          [&](const SequenceEntry& e) { return e.gauges.fetch_failures.load(relaxed); });
 }
 
 }  // namespace
@@ -301,6 +352,7 @@ std::string Metrics::render(const Snapshot& s) const {
 
   if (s.coordination) render_coordination(*s.coordination, s.now, out);
   if (s.timings) render_timings(*s.timings, out);
+  if (s.sequences) render_sequences(*s.sequences, out);
   return fmt::to_string(out);
 }
 

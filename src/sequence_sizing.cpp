@@ -9,8 +9,8 @@ std::int64_t next_range_size(double numbers_per_second, std::int64_t last_size,
                              std::int64_t tag_step, const SequenceSizing& sizing) {
   const double by_rate = numbers_per_second * static_cast<double>(sizing.segment_duration.count());
   const double cap = static_cast<double>(std::max<std::int64_t>(1, sizing.max_step));
-  const double floor =
-      std::max({1.0, static_cast<double>(tag_step), static_cast<double>(last_size / 2)});
+  const double floor = std::max(
+      {1.0, static_cast<double>(tag_step), std::floor(static_cast<double>(last_size) / 2.0)});
   const double size = std::min(cap, std::max(floor, std::ceil(by_rate)));
   return static_cast<std::int64_t>(size);
 }

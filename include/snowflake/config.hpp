@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,6 +94,24 @@ struct HttpSettings {
   bool leaf_compat = false;
 };
 
+// Dense sequences per tag (GET /seq/<tag>), taken in ranges from ZooKeeper
+// (coord/sequence_supplier.hpp, sequence_sizing.hpp).
+struct SequenceSettings {
+  // Served by default in the ZooKeeper modes; in static mode only when set
+  // true (a static daemon has no ZooKeeper otherwise).
+  std::optional<bool> enabled;
+  std::chrono::seconds segment_duration{900};  // how long a range should last at the rate
+  std::int64_t max_step = 1'000'000'000;       // the largest range taken at once
+  std::uint32_t refill_at_percent = 10;        // share of a range used before the next is fetched
+  // A request that finds a tag's buffer empty waits this long for a range,
+  // then gets 503 sequence_unavailable.
+  std::chrono::milliseconds max_wait{1'000};
+  std::uint32_t max_tags = 1'000;  // sequences one daemon serves
+  bool served(CoordinatorType type) const {
+    return enabled.value_or(type != CoordinatorType::static_id);
+  }
+};
+
 struct Config {
   std::string service = "default";
   std::string log_level = "info";
@@ -101,6 +120,7 @@ struct Config {
   CoordinatorSettings coordinator;
   ZooKeeperSettings zookeeper;
   HttpSettings http;
+  SequenceSettings sequences;
 };
 
 // A setting given outside the file: the environment variable and its value.

@@ -18,6 +18,7 @@
 #include "snowflake/coordination_gauges.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/lease.hpp"
+#include "snowflake/sequence_registry.hpp"
 
 namespace snowflake {
 
@@ -32,6 +33,7 @@ struct ConfiguredTimings {
 
 enum class Route : std::uint8_t {
   id,
+  seq,
   decode,
   health,
   ready,
@@ -40,9 +42,10 @@ enum class Route : std::uint8_t {
   openapi,
   leaf_id,
   leaf_decode,
+  leaf_segment,
   other
 };
-inline constexpr std::size_t kRouteCount = 10;
+inline constexpr std::size_t kRouteCount = 12;
 std::string_view to_string(Route route) noexcept;
 
 class Metrics {
@@ -75,6 +78,7 @@ class Metrics {
     std::chrono::steady_clock::time_point now{};
     std::optional<ConfiguredTimings> timings{};  // ZooKeeper modes only
     std::uint32_t datacenter_id = 0;
+    const SequenceRegistry* sequences = nullptr;  // none served: no sequence series
   };
   std::string render(const Snapshot& snapshot) const;
 
@@ -89,10 +93,17 @@ class Metrics {
  public:
   // The 503 codes, as docs/api.md lists them (and /health's); the last is
   // "other".
-  static constexpr std::array<std::string_view, 10> kRefusalCodes = {
-      "not_ready",          "lease_expired",  "clock_skew",        "clock_moved_backwards",
-      "clock_before_epoch", "time_exhausted", "time_not_reserved", "floor_ahead",
-      "unhealthy",          "other"};
+  static constexpr std::array<std::string_view, 11> kRefusalCodes = {"not_ready",
+                                                                     "lease_expired",
+                                                                     "clock_skew",
+                                                                     "clock_moved_backwards",
+                                                                     "clock_before_epoch",
+                                                                     "time_exhausted",
+                                                                     "time_not_reserved",
+                                                                     "floor_ahead",
+                                                                     "unhealthy",
+                                                                     "sequence_unavailable",
+                                                                     "other"};
   // Upper bounds of the request-duration buckets, in seconds (+Inf implied).
   static constexpr std::array<double, 12> kDurationBuckets = {
       0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};

@@ -27,6 +27,7 @@ struct SequenceGauges {
   std::atomic<std::int64_t> left{0};              // numbers buffered, at the last look
   std::atomic<double> rate{0};                    // numbers per second handed out, smoothed
   std::atomic<std::int64_t> next_unallocated{0};  // the node's next, at the last take
+  std::atomic<std::uint64_t> handed_out{0};       // numbers handed out (the router counts)
 };
 
 struct SequenceEntry {
@@ -54,6 +55,9 @@ class SequenceRegistry {
   // Every tag added, in the order added. Any thread.
   std::vector<SequenceEntry*> entries() const;
   std::size_t capacity() const noexcept { return capacity_; }
+
+  // The supplier's ZooKeeper session is connected (it writes, /status reads).
+  std::atomic<bool> connected{false};
 
   // A request that found a buffer dry asks the supplier to hurry; the
   // supplier waits for it (or its own period) between passes.

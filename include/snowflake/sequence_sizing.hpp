@@ -7,9 +7,10 @@
 // A range rises to the rate's size at once (a burst must not run the buffer
 // dry), and falls by half at most per take (a lull must not leave the next
 // burst with crumbs). The next range is fetched once `refill_at` of the one
-// being handed out is used, so at a steady rate the buffer holds at least
-// (1 - refill_at) + 1 ranges: with the defaults, over 25 minutes of numbers,
-// which is what a daemon serves through a ZooKeeper outage.
+// being handed out is used, so at a steady rate the buffer never holds less
+// than (1 - refill_at) of a range, and (1 - refill_at) + 1 ranges once the
+// next one is in: with the defaults, 13.5 to 28.5 minutes of numbers, which
+// is what a daemon serves through a ZooKeeper outage.
 
 #include <chrono>
 #include <cstdint>

@@ -28,7 +28,7 @@ po::options_description visible_options() {
        "trace, debug, info, warn, error, critical or off (overrides the config)")
       ("listen", po::value<std::string>()->value_name("ADDR"),
        "address to serve HTTP on, e.g. 127.0.0.1:8080 or [::1]:8080 (overrides the config)")
-      ("json", "pool status: JSON instead of tables; get: the replica's JSON answer")
+      ("json", "pool status, seq list: JSON instead of tables; get: the replica's JSON answer")
       ("count", po::value<std::uint32_t>()->value_name("N"), "get: how many IDs (default 1)")
       ("servers", po::value<std::string>()->value_name("URL,..."),
        "get: the replicas, e.g. http://10.0.0.1:8080,http://10.0.0.2:8080 (default: "
@@ -41,7 +41,11 @@ po::options_description visible_options() {
        "pool floor: no daemon of the cluster issues an ID <= N (the largest ID in your tables)")
       ("from-leaf", po::value<std::string>()->value_name("ROOT"),
        "pool floor: the floor above every ID the Leaf cluster at ROOT (/snowflake/<leaf.name>) "
-       "can have issued");
+       "can have issued")
+      ("start", po::value<std::string>()->value_name("N"),
+       "seq create: the sequence's first number")
+      ("step", po::value<std::string>()->value_name("S"),
+       "seq create: the smallest range a daemon takes (default 1000)");
   // clang-format on
   return options;
 }
@@ -70,6 +74,10 @@ std::string usage_text() {
   snowflaked pool floor --config FILE (--above-id N | --from-leaf ROOT) [--timeout MS]
                                                  no daemon of the cluster issues an ID
                                                  <= N once this exits 0 (a migration)
+  snowflaked seq create TAG --start N [--step S] --config FILE
+                                                 a dense sequence, served at GET /seq/TAG
+  snowflaked seq list --config FILE [--json]      the sequences: next number, step, floor,
+                                                 the newest range and its daemon's run
   snowflaked get [TAG] [--count N] [--servers URL,...] [--timeout MS] [--json]
                                                  IDs, one a line, from whichever replica
                                                  can issue (exit 1: none could)
@@ -117,6 +125,7 @@ Parsed parse_command_line(int argc, const char* const* argv) {
   if (command == "check-config") return check_config_command(options, args);
   if (command == "pool") return pool_command(options, args);
   if (command == "get") return get_command(options, args);
+  if (command == "seq") return seq_command(options, args);
   return fmt::format("unknown command \"{}\"", command);
 }
 

@@ -25,5 +25,6 @@ Parsed check_config_command(const Options& options, const Arguments& args);
 Parsed pool_status_command(const Options& options);
 Parsed pool_floor_command(const Options& options);
 Parsed get_command(const Options& options, const Arguments& args);
+Parsed seq_command(const Options& options, const Arguments& args);
 
 }  // namespace snowflake::commands

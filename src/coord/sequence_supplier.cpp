@@ -41,17 +41,17 @@ void SequenceSupplier::run() {
   }
   give_back_all();
   zk_.reset();
-  connected_.store(false, std::memory_order_relaxed);
+  registry_.connected.store(false, std::memory_order_relaxed);
 }
 
 bool SequenceSupplier::ensure_session() {
   if (zk_ && !zk_->gone()) {
-    connected_.store(zk_->connected(), std::memory_order_relaxed);
+    registry_.connected.store(zk_->connected(), std::memory_order_relaxed);
     return true;
   }
   if (zk_) spdlog::warn("sequences: the ZooKeeper session is gone; opening a new one");
   zk_.reset();
-  connected_.store(false, std::memory_order_relaxed);
+  registry_.connected.store(false, std::memory_order_relaxed);
   auto session = ZkSession::connect(options_.zookeeper);
   if (!session) {
     backoff_ =
@@ -69,12 +69,8 @@ bool SequenceSupplier::ensure_session() {
     if (path == dir) relist_.store(true);
     registry_.request_refill();
   });
-  if (auto made = zk_->ensure_path(dir); !made) {
-    failed(made.error(), "cannot create " + dir);
-    return false;
-  }
   relist_.store(true);
-  connected_.store(true, std::memory_order_relaxed);
+  registry_.connected.store(true, std::memory_order_relaxed);
   return true;
 }
 
@@ -85,7 +81,16 @@ void SequenceSupplier::list_tags() {
     failed(names.error(), "cannot list the sequences");
     return;
   }
-  if (!names.value()) {  // the directory was deleted: made again at the next session
+  if (!names.value()) {
+    // No sequence yet (`seq create` makes the directory; the daemon writes
+    // nothing until a range is taken): watch for the directory instead.
+    auto there = zk_->exists(tree::sequences_dir(options_.root), /*watch=*/true);
+    if (!there) {
+      relist_.store(true);
+      failed(there.error(), "cannot watch for sequences");
+    } else if (there.value()) {
+      relist_.store(true);  // created meanwhile
+    }
     return;
   }
   for (const std::string& tag : *names.value()) {
@@ -104,7 +109,9 @@ void SequenceSupplier::list_tags() {
 void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   const SequenceBufferState buffered = entry.buffer.state();
   const std::int64_t left = buffered.current_left + buffered.queued;
-  state.meter.sample(state.added - left, RateMeter::Clock::now());
+  state.meter.sample(
+      static_cast<std::int64_t>(entry.gauges.handed_out.load(std::memory_order_relaxed)),
+      RateMeter::Clock::now());
   const double rate = state.meter.per_second();
   entry.gauges.left.store(left, std::memory_order_relaxed);
   entry.gauges.rate.store(rate, std::memory_order_relaxed);

@@ -237,9 +237,9 @@ Result<std::optional<NodeData>, ZkError> ZkSession::try_get(const std::string& p
   return node.error();
 }
 
-Result<std::optional<NodeStat>, ZkError> ZkSession::exists(const std::string& path) {
+Result<std::optional<NodeStat>, ZkError> ZkSession::exists(const std::string& path, bool watch) {
   Stat stat{};
-  const int rc = zoo_exists(handle_, path.c_str(), 0, &stat);
+  const int rc = zoo_exists(handle_, path.c_str(), watch ? 1 : 0, &stat);
   if (rc == ZNONODE) return std::optional<NodeStat>();
   if (rc != ZOK) return error(rc, path);
   return std::optional<NodeStat>(to_stat(stat));

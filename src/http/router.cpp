@@ -9,6 +9,8 @@
 #include <charconv>
 #include <optional>
 
+#include "id_answer.hpp"
+#include "sequence_routes.hpp"
 #include "snowflake/http/openapi_document.hpp"
 #include "snowflake/id_json.hpp"
 #include "snowflake/id_text.hpp"
@@ -27,114 +29,6 @@ using beast_http::verb;
 // Longer targets get 414; the header limit bounds the whole request anyway.
 constexpr std::size_t kMaxTargetLength = 2048;
 constexpr auto kRetrySoon = std::chrono::seconds(1);
-
-enum class Format { json, text };
-
-struct Rejection {
-  Status status;
-  std::string code;
-  std::string message;
-};
-
-struct IdQuery {
-  std::uint32_t count = 1;
-  bool batch = false;  // ?count= given: answer with a list, even of one
-  std::optional<Format> format;
-};
-
-// "count=5&format=text" -> values. No percent-decoding: no valid value
-// needs it, so an encoded one is simply invalid.
-Result<IdQuery, Rejection> parse_id_query(std::string_view query, std::uint32_t max_batch) {
-  IdQuery q;
-  bool seen_count = false;
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (pair.empty()) continue;
-    const auto eq = pair.find('=');
-    const std::string_view key = pair.substr(0, eq);
-    const std::string_view value =
-        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
-    if (key == "count") {
-      const std::string range = fmt::format("count must be an integer from 1 to {}", max_batch);
-      if (seen_count)
-        return Rejection{Status::bad_request, "bad_count", "count is given more than once"};
-      seen_count = true;
-      std::uint32_t n = 0;
-      const bool digits =
-          !value.empty() && value.size() <= 10 &&
-          std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
-      if (!digits ||
-          std::from_chars(value.data(), value.data() + value.size(), n).ec != std::errc{} ||
-          n < 1 || n > max_batch) {
-        return Rejection{Status::bad_request, "bad_count",
-                         fmt::format("{}, got \"{}\"", range, value)};
-      }
-      q.count = n;
-      q.batch = true;
-    } else if (key == "format") {
-      if (q.format)
-        return Rejection{Status::bad_request, "bad_format", "format is given more than once"};
-      if (value == "json") {
-        q.format = Format::json;
-      } else if (value == "text") {
-        q.format = Format::text;
-      } else {
-        return Rejection{Status::bad_request, "bad_format",
-                         fmt::format("format must be json or text, got \"{}\"", value)};
-      }
-    } else {
-      return Rejection{Status::bad_request, "unknown_parameter",
-                       fmt::format("unknown query parameter \"{}\" (known: count, format)", key)};
-    }
-  }
-  return q;
-}
-
-// Without ?format=, plain text only for a client that asks for it and not for JSON.
-Format negotiate(const Request& req, const IdQuery& q) {
-  if (q.format) return *q.format;
-  const std::string_view accept = to_std(req[field::accept]);
-  const bool text = accept.find("text/plain") != std::string_view::npos;
-  const bool json = accept.find("application/json") != std::string_view::npos;
-  return text && !json ? Format::text : Format::json;
-}
-
-void append_id(std::string& out, std::uint64_t id) {
-  char buf[20];
-  const auto end = std::to_chars(buf, buf + sizeof buf, id).ptr;
-  out.append(buf, end);
-}
-
-std::string ids_body(std::string_view tag, const std::vector<std::uint64_t>& ids, Format format,
-                     bool batch) {
-  std::string out;
-  out.reserve(ids.size() * 22 + tag.size() + 24);
-  if (format == Format::text) {
-    for (auto id : ids) {
-      append_id(out, id);
-      out.push_back('\n');
-    }
-    return out;
-  }
-  // The tag is [A-Za-z0-9._-]: nothing in it needs JSON escaping.
-  if (!batch) {
-    out.append("{\"id\":\"");
-    append_id(out, ids.front());
-    out.append("\",\"tag\":\"").append(tag).append("\"}");
-    return out;
-  }
-  out.append("{\"tag\":\"").append(tag).append("\",\"ids\":[");
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (i) out.push_back(',');
-    out.push_back('"');
-    append_id(out, ids[i]);
-    out.push_back('"');
-  }
-  out.append("]}");
-  return out;
-}
 
 Response lease_unavailable(LeaseState state, const RouterContext& ctx) {
   switch (state) {
@@ -207,9 +101,7 @@ Response issue_ids(const Request& req, std::string_view tag, std::string_view qu
   if (!taken) return std::move(taken).error();
   const std::vector<std::uint64_t>& ids = taken.value();
   const Format format = negotiate(req, q.value());
-  auto body = ids_body(tag, ids, format, q.value().batch);
-  return format == Format::text ? text_response(Status::ok, std::move(body))
-                                : json_response(Status::ok, std::move(body));
+  return ids_response(ids_body(tag, ids, format, q.value().batch), format);
 }
 
 Response decode(std::string_view id_text, RouterContext& ctx) {
@@ -278,6 +170,8 @@ Response ready(RouterContext& ctx) {
     return unavailable_response(to_string(refusal->code), refusal->message(), refusal->gap);
   }
   nlohmann::ordered_json body{{"ready", true}, {"worker_id", generator->worker_id()}};
+  // Sequences need no lease: each tag's own readiness, beside the IDs'.
+  if (ctx.sequences) body["sequences"] = sequences_json(ctx)["tags"];
   return json_response(Status::ok, body.dump());
 }
 
@@ -345,6 +239,7 @@ Response status(RouterContext& ctx) {
       {"floor", floor_json(co.migration_floor_ms.load(relaxed))},
       {"high_water_mark_ms",
        generator ? nlohmann::json(generator->high_water_mark_ms()) : nlohmann::json(nullptr)},
+      {"sequences", sequences_json(ctx)},
       {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},
       {"io_threads", ctx.info.io_threads}};
   return json_response(Status::ok, body.dump());
@@ -371,7 +266,7 @@ Response metrics(RouterContext& ctx) {
                           generator ? std::optional(generator->worker_id()) : std::nullopt,
                           ready_to_issue(ctx), kVersion, source_revision(), ctx.info.service,
                           &ctx.coordination, lease.remaining, std::chrono::steady_clock::now(),
-                          ctx.info.timings, ctx.info.datacenter_id}) +
+                          ctx.info.timings, ctx.info.datacenter_id, ctx.sequences}) +
       render_process_metrics();
   res.prepare_payload();
   return res;
@@ -410,6 +305,8 @@ Routed route(const Request& req, RouterContext& ctx) {
   Route r = Route::other;
   if (path.starts_with("/id/"))
     r = Route::id;
+  else if (path.starts_with("/seq/"))
+    r = Route::seq;
   else if (path.starts_with("/decode/"))
     r = Route::decode;
   else if (path == "/health")
@@ -426,6 +323,8 @@ Routed route(const Request& req, RouterContext& ctx) {
     r = Route::leaf_id;
   else if (ctx.settings.leaf_compat && path == "/decodeSnowflakeId")
     r = Route::leaf_decode;
+  else if (ctx.settings.leaf_compat && path.starts_with("/api/segment/get/"))
+    r = Route::leaf_segment;
   else
     return {r,
             error_response(Status::not_found, "not_found", fmt::format("no route for {}", path))};
@@ -439,6 +338,8 @@ Routed route(const Request& req, RouterContext& ctx) {
   switch (r) {
     case Route::id:
       return {r, issue_ids(req, path.substr(4), query, ctx)};
+    case Route::seq:
+      return {r, issue_sequence(req, path.substr(5), query, ctx)};
     case Route::decode:
       return {r, decode(path.substr(8), ctx)};
     case Route::health:
@@ -455,6 +356,8 @@ Routed route(const Request& req, RouterContext& ctx) {
       return {r, leaf_get(path.substr(19), ctx)};
     case Route::leaf_decode:
       return {r, leaf_decode(query, ctx)};
+    case Route::leaf_segment:
+      return {r, leaf_segment_get(path.substr(17), ctx)};
     case Route::other:
       break;
   }

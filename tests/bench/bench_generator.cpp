@@ -20,6 +20,7 @@
 
 #include "snowflake/clock.hpp"
 #include "snowflake/id_generator.hpp"
+#include "snowflake/sequence_buffer.hpp"
 
 using namespace snowflake;
 using Steady = std::chrono::steady_clock;
@@ -93,6 +94,45 @@ double clock_read_ns() {
   return ns / kReads;
 }
 
+// A dense sequence's request path: numbers taken from a buffer holding
+// plenty (no refill in the window), `count` at a time, by `threads`.
+Run sequence_run(int threads, std::size_t count, std::chrono::milliseconds window) {
+  std::vector<Run> runs;
+  for (int r = 0; r < kRepetitions; ++r) {
+    SequenceBuffer buffer;
+    buffer.add({1, 1 + (std::int64_t{1} << 36)});
+    std::atomic<bool> go{false};
+    std::atomic<std::uint64_t> total{0};
+    Steady::time_point end;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        std::vector<std::int64_t> out;
+        out.reserve(count);
+        while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+        std::uint64_t n = 0;
+        while (Steady::now() < end) {
+          for (int i = 0; i < 64; ++i) {
+            out.clear();
+            n += buffer.take(count, out);
+          }
+        }
+        total.fetch_add(n);
+      });
+    }
+    const auto start = Steady::now();
+    end = start + window;
+    go.store(true, std::memory_order_release);
+    for (auto& th : pool) th.join();
+    const double seconds = std::chrono::duration<double>(Steady::now() - start).count();
+    const double numbers = double(total.load());
+    runs.push_back({numbers / seconds, seconds * threads * 1e9 / numbers});
+  }
+  std::sort(runs.begin(), runs.end(),
+            [](const Run& a, const Run& b) { return a.ids_per_s < b.ids_per_s; });
+  return runs[runs.size() / 2];
+}
+
 const char* verdict(bool met) { return met ? "met" : "NOT MET"; }
 
 }  // namespace
@@ -130,6 +170,16 @@ int main() {
   const double clock_ns = clock_read_ns();
   std::printf("%-38s %14s %10s %12.1f\n", "baseline: one wall-clock read", "-", "-", clock_ns);
 
+  const Run s1 = sequence_run(1, 1, 1000ms);
+  const Run s2 = sequence_run(2, 1, 1000ms);
+  const Run sb = sequence_run(1, 1000, 1000ms);
+  std::printf("%-38s %14.0f %10s %12.1f\n", "sequence buffer, take(1), 1 thread", s1.ids_per_s, "-",
+              s1.ns_per_id_per_thread);
+  std::printf("%-38s %14.0f %10s %12.1f\n", "sequence buffer, take(1), 2 threads", s2.ids_per_s,
+              "-", s2.ns_per_id_per_thread);
+  std::printf("%-38s %14.0f %10s %12.1f\n", "sequence buffer, take(1000), 1 thread", sb.ids_per_s,
+              "-", sb.ns_per_id_per_thread);
+
   std::printf("\ngoal: default layout, 1 thread >= 0.97 of limit: %.4f  %s\n",
               d1.ids_per_s / limit12, verdict(d1.ids_per_s / limit12 >= 0.97));
   std::printf("goal: no collapse with 2 threads (>= 0.9 x 1 thread): %.4f  %s\n",
@@ -139,5 +189,9 @@ int main() {
       "%.2fx of it)\n",
       w1.ns_per_id_per_thread, verdict(w1.ns_per_id_per_thread <= 25.0), clock_ns,
       w1.ns_per_id_per_thread / clock_ns);
+  std::printf(
+      "sequence numbers vs snowflake IDs, 1 thread, one at a time: %.1f ns vs %.1f ns (%.2fx)\n",
+      s1.ns_per_id_per_thread, w1.ns_per_id_per_thread,
+      s1.ns_per_id_per_thread / w1.ns_per_id_per_thread);
   return 0;
 }

@@ -51,6 +51,14 @@ struct Scraped {
         [&] { return scrape(daemon).find("snowflake_pool_free ") != std::string::npos; }));
     fetch_ids(daemon, 10);
     (void)http_get(daemon.port(), "/id/bad%20tag");
+    // A sequence asked for: its per-tag series.
+    REQUIRE(run_process({snowflaked_binary(), "seq", "create", "invoice", "--start", "1",
+                         "--config", daemon.config_path().string()})
+                .status.code == 0);
+    REQUIRE(eventually([&] {
+      const auto r = http_get(daemon.port(), "/seq/invoice");
+      return r && r->status == 200;
+    }));
     text = scrape(daemon);
   }
   ZooKeeperServer zk;

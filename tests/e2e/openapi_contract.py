@@ -28,6 +28,7 @@ import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 import snowflaked_daemon  # noqa: E402
+import zookeeper_server  # noqa: E402
 
 BINARY, DOCUMENT = sys.argv[1], sys.argv[2]
 with open(DOCUMENT, encoding="utf-8") as f:
@@ -238,15 +239,34 @@ def main():
                     "zookeeper": {"hosts": f"127.0.0.1:{dead}", "session_timeout_ms": 1000,
                                   "connect_timeout_ms": 200}},
                    work, "stuck")
+    # One serving dense sequences from a real ZooKeeper: "order" asked for,
+    # "cold" never (503 with ZooKeeper paused).
+    zk = zookeeper_server.ZooKeeperServer(work)
+    sequences = Daemon({"coordinator": {"type": "static", "static_worker_id": 7},
+                        "zookeeper": {"hosts": zk.hosts, "session_timeout_ms": 1000,
+                                      "connect_timeout_ms": 500},
+                        "sequences": {"enabled": True, "max_wait_ms": 300},
+                        "http": {"leaf_compat": True}}, work, "sequences")
+    for tag, start in (("order", "1000"), ("cold", "1")):
+        subprocess.run([BINARY, "seq", "create", tag, "--start", start, "--config",
+                        sequences.config_path], check=True, capture_output=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        tags = json.loads(request(sequences.port, "GET", "/status")[2])["sequences"]["tags"]
+        if "order" in tags and "cold" in tags:
+            break
+        time.sleep(0.05)
     stopped = stop_thread(stuck.process.pid, "heartbeat")
     try:
-        walk(healthy.port, lapsed.port, floored.port, stuck.port)
+        walk(healthy.port, lapsed.port, floored.port, stuck.port, sequences.port, zk)
     finally:
         healthy.stop()
         lapsed.stop()
         floored.stop()
         resume_thread(stopped)  # before it exits: a traced thread is ours to reap
         stuck.stop()
+        sequences.stop()
+        zk.stop()
 
     if failures:
         print(f"{len(failures)} contract failure(s)")
@@ -256,19 +276,23 @@ def main():
 
 def template_of(target):
     """The documented path a target falls under, by the router's own rule:
-    /id/ and /decode/ are prefixes (a tag or ID with a slash is a bad one),
+    /id/, /seq/, /decode/ and Leaf's get routes are prefixes (a tag or ID with a slash is a bad one),
     the other routes exact paths; anything else is no route."""
     path = target.split("?")[0]
     if path.startswith("/id/"):
         return "/id/{tag}"
     if path.startswith("/decode/"):
         return "/decode/{id}"
+    if path.startswith("/seq/"):
+        return "/seq/{tag}"
     if path.startswith("/api/snowflake/get/"):
         return "/api/snowflake/get/{key}"
+    if path.startswith("/api/segment/get/"):
+        return "/api/segment/get/{key}"
     return path if path in DOC["paths"] else None
 
 
-def walk(port, lapsed_port, floored_port, stuck_port):
+def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk):
     long_target = "/id/" + "a" * 2100
     many_fields = {f"X-{i}": "y" for i in range(101)}
     produced = set()  # (template, GET or POST, status)
@@ -284,6 +308,7 @@ def walk(port, lapsed_port, floored_port, stuck_port):
     for template in DOC["paths"]:
         target = {"/id/{tag}": "/id/order", "/decode/{id}": "/decode/123456789",
                   "/api/snowflake/get/{key}": "/api/snowflake/get/order",
+                  "/seq/{tag}": "/seq/order", "/api/segment/get/{key}": "/api/segment/get/order",
                   "/decodeSnowflakeId": "/decodeSnowflakeId?snowflakeId=123456789"}.get(template, template)
         for method in ("GET", "HEAD"):
             probe(template, method, target)
@@ -307,6 +332,30 @@ def walk(port, lapsed_port, floored_port, stuck_port):
     probe("/api/snowflake/get/{key}", "GET", "/api/snowflake/get/bad%20key")
     probe("/api/snowflake/get/{key}", "GET", "/api/snowflake/get/stranger")
     probe("/api/snowflake/get/{key}", "GET", "/api/snowflake/get/order", on=lapsed_port)
+    # Sequences: served from ZooKeeper's ranges; 503 for a tag with nothing
+    # buffered while ZooKeeper answers nothing.
+    probe("/seq/{tag}", "GET", "/seq/order", on=seq_port)
+    probe("/seq/{tag}", "GET", "/seq/order?count=3", on=seq_port)
+    probe("/seq/{tag}", "GET", "/seq/order?count=2&format=text", on=seq_port)
+    probe("/seq/{tag}", "GET", "/seq/bad%20tag", on=seq_port)
+    probe("/seq/{tag}", "GET", "/seq/stranger", on=seq_port)
+    probe("/api/segment/get/{key}", "GET", "/api/segment/get/order", on=seq_port)
+    probe("/api/segment/get/{key}", "GET", "/api/segment/get/bad%20key", on=seq_port)
+    probe("/api/segment/get/{key}", "GET", "/api/segment/get/stranger", on=seq_port)
+    probe("/status", "GET", "/status", on=seq_port)
+    probe("/ready", "GET", "/ready", on=seq_port)
+    zk.pause()
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if json.loads(request(seq_port, "GET", "/status")[2])["sequences"]["zookeeper"] != "connected":
+                break
+            time.sleep(0.05)
+        probe("/seq/{tag}", "GET", "/seq/cold", on=seq_port)  # 503 sequence_unavailable
+        probe("/api/segment/get/{key}", "GET", "/api/segment/get/cold", on=seq_port)
+        probe("/seq/{tag}", "GET", "/seq/order", on=seq_port)  # still served from the buffer
+    finally:
+        zk.resume()
     probe("/decodeSnowflakeId", "GET", "/decodeSnowflakeId?snowflakeId=x")
     probe("/decodeSnowflakeId", "GET", "/decodeSnowflakeId?id=1")
     probe(None, "GET", "/nowhere")

@@ -13,6 +13,7 @@
 #include "snowflake/config.hpp"
 #include "snowflake/listen_address.hpp"
 #include "snowflake/names.hpp"
+#include "snowflake/sequence_buffer.hpp"
 #include "snowflake/state/time_reservation.hpp"
 
 namespace {
@@ -24,7 +25,7 @@ using std::chrono::milliseconds;
 constexpr std::int64_t kNow = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
 
 const std::set<std::string, std::less<>> kTopLevelKeys{
-    "service", "log_level", "layout", "generator", "coordinator", "zookeeper", "http"};
+    "service", "log_level", "layout", "generator", "coordinator", "zookeeper", "http", "sequences"};
 
 void check_rules(const Config& c, std::string_view text) {
   FUZZ_CHECK(is_valid_name(c.service), text);
@@ -86,6 +87,14 @@ void check_rules(const Config& c, std::string_view text) {
                  h.drain_timeout >= milliseconds(1),
              text);
   for (const auto& tag : h.tag_allowlist) FUZZ_CHECK(is_valid_name(tag), text);
+
+  // A range fits the buffer's offset; a wait is bounded; a refill leaves room.
+  const SequenceSettings& q = c.sequences;
+  FUZZ_CHECK(q.max_step >= 1 && q.max_step <= kMaxSequenceRange, text);
+  FUZZ_CHECK(q.segment_duration >= std::chrono::seconds(1), text);
+  FUZZ_CHECK(q.refill_at_percent >= 1 && q.refill_at_percent <= 90, text);
+  FUZZ_CHECK(q.max_wait >= milliseconds(0) && q.max_wait <= milliseconds(60'000), text);
+  FUZZ_CHECK(q.max_tags >= 1, text);
 }
 
 // Whenever the text is a JSON object, the error names a key: one of ours,

@@ -53,6 +53,8 @@ const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "bad_request",
                                                           "not_found",
                                                           "unknown_tag",
+                                                          "unknown_sequence",
+                                                          "sequence_unavailable",
                                                           "method_not_allowed",
                                                           "request_timeout",
                                                           "body_not_allowed",
@@ -78,6 +80,7 @@ LayoutSettings layout_variant(unsigned variant) {
   return s;
 }
 constexpr std::uint32_t kDatacenter = 17;
+constexpr std::int64_t kSequenceStart = 1000;
 
 struct Daemon {
   Daemon(unsigned state, unsigned variant)
@@ -90,6 +93,9 @@ struct Daemon {
     if (state != 2) lease.grant_indefinitely();
     if (state == 3) lease.revoke();
     if (state == 4) lease.hold_for_clock_skew(true);
+    // A sequence with a range to hand out, and one with none (503 at once).
+    sequences.add("order")->buffer.add({kSequenceStart, kSequenceStart + 100'000});
+    sequences.add("dry");
   }
   test::ManualClock clock{kStart};
   IdLayout layout;
@@ -100,6 +106,7 @@ struct Daemon {
   Liveness liveness;
   Metrics metrics{1};
   HttpSettings settings;
+  SequenceRegistry sequences{4};
   RouterContext context{layout,
                         worker,
                         lease,
@@ -110,8 +117,11 @@ struct Daemon {
                         {"svc", CoordinatorType::recycle, clock.monotonic(), 1,
                          ConfiguredTimings{std::chrono::seconds(180), std::chrono::seconds(540),
                                            std::chrono::seconds(900), std::chrono::seconds(2)},
-                         datacenter}};
+                         datacenter},
+                        &sequences,
+                        std::chrono::milliseconds(0)};
   std::uint64_t last_id = 0;
+  std::int64_t last_number = kSequenceStart - 1;
 };
 
 void check_error(const Response& res, bool head, std::string_view input) {
@@ -144,15 +154,17 @@ void check_id(Daemon& d, std::string_view text, std::string_view input) {
   d.last_id = *id;
 }
 
-void check_ids(Daemon& d, const Request& req, const Response& res, std::string_view input) {
-  const std::string_view target = to_std(req.target());
-  const std::string_view tag = target.substr(4, target.find('?') - 4);
+// The numbers of an /id or /seq answer, one line each as text, or
+// {"id","tag"} / {"tag","ids"} as JSON, each handed to `check`.
+template <class Check>
+void check_numbers_body(const Response& res, std::string_view tag, std::string_view input,
+                        Check check) {
   if (to_std(res[field::content_type]).starts_with("text/plain")) {
     std::string_view body = res.body();
     FUZZ_CHECK(!body.empty() && body.back() == '\n', input);
     while (!body.empty()) {
       const auto eol = body.find('\n');
-      check_id(d, body.substr(0, eol), input);
+      check(body.substr(0, eol));
       body.remove_prefix(eol + 1);
     }
     return;
@@ -161,13 +173,40 @@ void check_ids(Daemon& d, const Request& req, const Response& res, std::string_v
   FUZZ_CHECK(body.is_object() && body.value("tag", "") == tag, input);
   if (body.contains("id")) {
     FUZZ_CHECK(body["id"].is_string(), input);
-    return check_id(d, body["id"].get<std::string>(), input);
+    return check(body["id"].get<std::string>());
   }
   FUZZ_CHECK(body.contains("ids") && body["ids"].is_array() && !body["ids"].empty(), input);
   for (const auto& id : body["ids"]) {
     FUZZ_CHECK(id.is_string(), input);
-    check_id(d, id.get<std::string>(), input);
+    check(id.get<std::string>());
   }
+}
+
+void check_ids(Daemon& d, const Request& req, const Response& res, std::string_view input) {
+  const std::string_view target = to_std(req.target());
+  const std::string_view tag = target.substr(4, target.find('?') - 4);
+  check_numbers_body(res, tag, input, [&](std::string_view text) { check_id(d, text, input); });
+}
+
+// A sequence's number: from the range given, increasing, never twice.
+void check_number(Daemon& d, std::string_view text, std::string_view input) {
+  const auto n = parse_id(text);
+  FUZZ_CHECK(n.has_value(), input);
+  const auto number = static_cast<std::int64_t>(*n);
+  FUZZ_CHECK(number > d.last_number && number < kSequenceStart + 100'000, input);
+  d.last_number = number;
+}
+
+void check_numbers(Daemon& d, const Request& req, const Response& res, std::string_view input) {
+  const std::string_view target = to_std(req.target());
+  if (target.starts_with("/api/segment/get/")) {
+    FUZZ_CHECK(d.settings.leaf_compat, input);
+    FUZZ_CHECK(to_std(res[field::content_type]).starts_with("text/plain"), input);
+    return check_number(d, res.body(), input);
+  }
+  const std::string_view tag = target.substr(5, target.find('?') - 5);
+  FUZZ_CHECK(tag == "order", input);
+  check_numbers_body(res, tag, input, [&](std::string_view text) { check_number(d, text, input); });
 }
 
 // Leaf's routes: the bare ID as text, and Leaf's decode fields as strings.
@@ -198,6 +237,8 @@ void check_answer(Daemon& d, const Request& req, const Response& res, std::strin
   if (head || res.result_int() != 200) return;
   const std::string_view target = to_std(req.target());
   if (target.starts_with("/id/")) return check_ids(d, req, res, input);
+  if (target.starts_with("/seq/") || target.starts_with("/api/segment/get/"))
+    return check_numbers(d, req, res, input);
   if (target.starts_with("/api/snowflake/get/") || target.starts_with("/decodeSnowflakeId")) {
     FUZZ_CHECK(d.settings.leaf_compat, input);
     check_leaf(d, req, res, input);

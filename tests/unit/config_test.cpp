@@ -184,6 +184,15 @@ TEST_CASE("every config error names its key", "[config]") {
       {R"({"layout": {"preset": "twitter"}})", "coordinator.datacenter_id", "is required"},
       {R"({"layout": {"preset": "uid-generator"}, "coordinator": {"type": "recycle"}})",
        "layout.worker_bits", "at most 16"},
+      {R"({"sequences": {"max_step": 0}})", "sequences.max_step", "from 1 to 2147483648"},
+      {R"({"sequences": {"max_step": 2147483649}})", "sequences.max_step", "from 1 to"},
+      {R"({"sequences": {"refill_at_percent": 95}})", "sequences.refill_at_percent",
+       "from 1 to 90"},
+      {R"({"sequences": {"enabled": "yes"}})", "sequences.enabled", "must be"},
+      {R"({"sequences": {"segment_duration_s": 0}})", "sequences.segment_duration_s", "from 1"},
+      {R"({"sequences": {"max_wait_ms": -1}})", "sequences.max_wait_ms", "from 0"},
+      {R"({"sequences": {"max_tags": 0}})", "sequences.max_tags", "from 1"},
+      {R"({"sequences": {"step": 5}})", "sequences.step", "unknown key"},
   };
   for (const auto& c : cases) {
     INFO(c.doc);
@@ -191,6 +200,25 @@ TEST_CASE("every config error names its key", "[config]") {
     CHECK(e.key == c.key);
     CHECK_THAT(e.message, Catch::Contains(c.message_part));
   }
+}
+
+TEST_CASE("sequences: served by default in the ZooKeeper modes, in static mode when asked",
+          "[config]") {
+  const auto defaults = parse_config(json::object(), kConfigNow).value();
+  CHECK_FALSE(defaults.sequences.served(defaults.coordinator.type));  // static
+  CHECK(defaults.sequences.segment_duration == std::chrono::seconds(900));
+  CHECK(defaults.sequences.refill_at_percent == 10);
+  const auto recycle =
+      parse_config(json::parse(R"({"coordinator": {"type": "recycle"}})"), kConfigNow).value();
+  CHECK(recycle.sequences.served(recycle.coordinator.type));
+  const auto off = parse_config(
+      json::parse(R"({"coordinator": {"type": "recycle"}, "sequences": {"enabled": false}})"),
+      kConfigNow);
+  CHECK_FALSE(off.value().sequences.served(CoordinatorType::recycle));
+  const auto on =
+      parse_config(json::parse(R"({"sequences": {"enabled": true, "max_step": 5}})"), kConfigNow);
+  CHECK(on.value().sequences.served(CoordinatorType::static_id));
+  CHECK(on.value().sequences.max_step == 5);
 }
 
 TEST_CASE("the random bound's default shrinks to a small sequence space", "[config]") {

@@ -420,3 +420,51 @@ TEST_CASE(
   CHECK(clock.slept() > 50ms);                     // it did wait, past the deadline
   CHECK(generator.high_water_mark_ms() > kStart);  // the IDs it took are dropped, never sent
 }
+
+TEST_CASE("GET /seq/<tag>: numbers from the tag's ranges, increasing, in the shapes of /id",
+          "[router][sequence]") {
+  HttpSettings leaf;
+  leaf.leaf_compat = true;
+  Fixture f(leaf);
+  SequenceRegistry sequences(4);
+  sequences.add("invoice")->buffer.add({100, 110});
+  sequences.add("dry");
+  f.context.sequences = &sequences;
+  f.context.sequence_wait = 0ms;
+
+  const auto one = f.get("/seq/invoice");
+  CHECK(one.result_int() == 200);
+  CHECK(body_json(one) == json{{"id", "100"}, {"tag", "invoice"}});
+  CHECK(body_json(f.get("/seq/invoice?count=3"))["ids"] == json{"101", "102", "103"});
+  CHECK(f.get("/seq/invoice?count=2&format=text").body() == "104\n105\n");
+  CHECK(f.get("/api/segment/get/invoice").body() == "106");
+  CHECK(sequences.find("invoice")->gauges.handed_out.load() == 7);
+
+  check_error(f.get("/seq/nope"), 404, "unknown_sequence");
+  check_error(f.get("/seq/b@d"), 400, "bad_tag");
+  check_error(f.get("/seq/invoice?count=0"), 400, "bad_count");
+  // Nothing buffered and nothing to come: 503 with Retry-After, and the
+  // supplier was asked for a range.
+  const auto dry = f.get("/seq/dry");
+  check_error(dry, 503, "sequence_unavailable");
+  CHECK(header(dry, field::retry_after) == "1");
+  CHECK(sequences.find("dry")->wanted.load());
+  // A batch larger than what is left: refused whole, the rest a gap.
+  check_error(f.get("/seq/invoice?count=5"), 503, "sequence_unavailable");
+  check_error(f.get("/seq/invoice"), 503, "sequence_unavailable");
+
+  // Sequences need no lease: served while IDs are refused.
+  sequences.find("invoice")->buffer.add({200, 210});
+  f.lease.revoke();
+  CHECK(f.get("/id/order").result_int() == 503);
+  CHECK(body_json(f.get("/seq/invoice"))["id"] == "200");
+  CHECK(body_json(f.get("/status"))["sequences"]["tags"].contains("invoice"));
+}
+
+TEST_CASE("GET /seq/<tag> on a daemon without sequences: 404 that says so", "[router][sequence]") {
+  Fixture f;
+  check_error(f.get("/seq/invoice"), 404, "unknown_sequence");
+  CHECK(body_json(f.get("/status"))["sequences"].is_null());
+  CHECK_FALSE(body_json(f.get("/ready")).contains("sequences"));
+  check_error(f.get("/api/segment/get/invoice"), 404, "not_found");  // no leaf_compat
+}

@@ -3,8 +3,9 @@
 // with its own ZooKeeper session, so the request path never waits on
 // ZooKeeper while a range is buffered (sequence_buffer.hpp).
 //
-// It watches <root>/sequences: a tag created while the daemon runs is served
-// at once. A tag's first range is taken when a request first asks for it
+// It watches <root>/sequences (or, until `seq create` makes it, for it): a
+// tag created while the daemon runs is served at once. It writes nothing
+// until a request asks for a range. A tag's first range is taken when a request first asks for it
 // (none is taken, and none left as a gap, for tags nobody asks this daemon
 // for); after that the next range is fetched in the background once a share
 // of the current one is used, sized by the rate (sequence_sizing.hpp).
@@ -54,13 +55,13 @@ class SequenceSupplier {
   // rests it can, closes the session and joins the thread.
   void stop();
 
-  // Connected to ZooKeeper right now (for /status).
-  bool connected() const noexcept { return connected_.load(std::memory_order_relaxed); }
+  // Connected to ZooKeeper right now (also in the registry, for /status).
+  bool connected() const noexcept { return registry_.connected.load(std::memory_order_relaxed); }
 
  private:
   struct TagState {
     RateMeter meter;
-    std::int64_t added = 0;      // numbers in every range added
+    std::int64_t added = 0;      // numbers in every range added (for the gauges)
     std::int64_t last_size = 0;  // the last range taken
   };
 
@@ -79,7 +80,6 @@ class SequenceSupplier {
   std::map<std::string, TagState, std::less<>> tags_;  // the thread's own
   std::atomic<bool> relist_{true};  // the children watch fired (or a new session)
   std::atomic<bool> stopping_{false};
-  std::atomic<bool> connected_{false};
   std::chrono::milliseconds backoff_{0};
   std::thread thread_;
 };

@@ -145,7 +145,9 @@ class ZkSession {
   // get() where a missing node is an answer (nullopt), not an error. A
   // watch is left only on a node that exists.
   Result<std::optional<NodeData>, ZkError> try_get(const std::string& path, bool watch = false);
-  Result<std::optional<NodeStat>, ZkError> exists(const std::string& path);
+  // watch: also leave a one-shot watch, whether the node exists or not: its
+  // creation, change or deletion calls the node watcher with this path.
+  Result<std::optional<NodeStat>, ZkError> exists(const std::string& path, bool watch = false);
   // version -1: any version.
   Result<NodeStat, ZkError> set(const std::string& path, std::string_view data, int version);
   Result<void, ZkError> remove(const std::string& path, int version);

@@ -4,12 +4,14 @@
 // server only moves bytes.
 //
 //   GET /id/<tag>[?count=N][&format=text|json]   IDs (JSON, or text if asked)
+//   GET /seq/<tag>[?count=N][&format=text|json]  a dense sequence's next numbers
 //   GET /decode/<id>                             an ID's fields
 //   GET /health /ready /status /metrics          liveness, readiness, state, Prometheus
 //   GET /openapi.yaml                            this API's contract (docs/openapi.yaml)
 // With http.leaf_compat, Meituan Leaf's routes too:
 //   GET /api/snowflake/get/<key>                 one ID, the bare number (Leaf's text)
 //   GET /decodeSnowflakeId?snowflakeId=N         an ID's fields with Leaf's names
+//   GET /api/segment/get/<key>                   a sequence's next number, bare
 // HEAD works wherever GET does.
 
 #include <chrono>
@@ -26,6 +28,7 @@
 #include "snowflake/lease.hpp"
 #include "snowflake/liveness.hpp"
 #include "snowflake/metrics.hpp"
+#include "snowflake/sequence_registry.hpp"
 #include "snowflake/worker_slot.hpp"
 
 namespace snowflake::http {
@@ -48,6 +51,9 @@ struct RouterContext {
   Metrics& metrics;
   const HttpSettings& settings;
   ServiceInfo info;
+  // The sequences this daemon serves; nullptr: none (sequences.enabled).
+  SequenceRegistry* sequences = nullptr;
+  std::chrono::milliseconds sequence_wait{1000};  // sequences.max_wait_ms
 };
 
 Response handle_request(const Request& req, RouterContext& ctx);

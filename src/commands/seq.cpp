@@ -1,0 +1,138 @@
+// snowflaked seq create TAG --start N [--step S] --config FILE: a new dense
+// sequence; snowflaked seq list --config FILE [--json]: the sequences, each
+// with its next unallocated number, its step, its floor and the last ranges
+// taken (and by which run of a daemon).
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "snowflake/coord/sequence_ranges.hpp"
+#include "snowflake/names.hpp"
+
+namespace snowflake::commands {
+
+namespace {
+
+// A whole number from `lo` to kSequenceMax, or nullopt.
+std::optional<std::int64_t> number_option(const Options& options, const char* name,
+                                          std::int64_t lo) {
+  const auto text = options[name].as<std::string>();
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < lo) return std::nullopt;
+  return n;
+}
+
+// The run a take's nonce names ("<run>-<attempt>").
+std::string_view run_of(std::string_view nonce) { return nonce.substr(0, nonce.rfind('-')); }
+
+int seq_create(const std::string& file, const std::string& tag, std::int64_t start,
+               std::int64_t step) {
+  const auto config = load_config(file);
+  if (!config) return kExitUsage;
+  const auto zk = connect_for_command(*config);
+  if (!zk) return kExitFailure;
+  auto created = coord::create_sequence(*zk, config->zookeeper.root, tag, start, step);
+  if (!created) {
+    return fail(
+        created.error().code == coord::CoordErrc::sequence_exists ? kExitUsage : kExitFailure,
+        created.error().message);
+  }
+  std::cout << fmt::format(
+      "sequence \"{}\" created under {}: numbers from {}, ranges of {} at least\n", tag,
+      config->zookeeper.root, start, step);
+  return kExitOk;
+}
+
+int seq_list(const std::string& file, bool json) {
+  const auto config = load_config(file);
+  if (!config) return kExitUsage;
+  const auto zk = connect_for_command(*config);
+  if (!zk) return kExitFailure;
+  const auto& root = config->zookeeper.root;
+  const auto tags = coord::sequence_tags(*zk, root);
+  if (!tags) return fail(kExitFailure, "cannot list the sequences: " + tags.error().message);
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& tag : tags.value()) {
+    const auto read = coord::read_sequence(*zk, root, tag);
+    if (!read) {
+      out.push_back({{"tag", tag}, {"error", read.error().message}});
+      continue;
+    }
+    const auto& n = read.value().node;
+    nlohmann::ordered_json takes = nlohmann::ordered_json::array();
+    for (const auto& t : n.takes)
+      takes.push_back({{"run", run_of(t.owner)}, {"start", t.start}, {"end", t.end}});
+    std::reverse(takes.begin(), takes.end());  // newest first
+    out.push_back({{"tag", tag},
+                   {"next", n.next},
+                   {"step", n.step},
+                   {"floor", n.floor},
+                   {"recent_ranges", std::move(takes)}});
+  }
+  if (json) {
+    std::cout << out.dump(2) << '\n';
+    return kExitOk;
+  }
+  std::cout << fmt::format("{:<24} {:>20} {:>12} {:>20}  {}\n", "TAG", "NEXT", "STEP", "FLOOR",
+                           "NEWEST RANGE (run)");
+  for (const auto& row : out) {
+    if (row.contains("error")) {
+      std::cout << fmt::format("{:<24} {}\n", row["tag"].get<std::string>(),
+                               row["error"].get<std::string>());
+      continue;
+    }
+    const auto& ranges = row["recent_ranges"];
+    const std::string newest =
+        ranges.empty() ? "-"
+                       : fmt::format("[{}, {}) ({})", ranges[0]["start"].get<std::int64_t>(),
+                                     ranges[0]["end"].get<std::int64_t>(),
+                                     ranges[0]["run"].get<std::string>());
+    std::cout << fmt::format("{:<24} {:>20} {:>12} {:>20}  {}\n", row["tag"].get<std::string>(),
+                             row["next"].get<std::int64_t>(), row["step"].get<std::int64_t>(),
+                             row["floor"].get<std::int64_t>(), newest);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Parsed seq_command(const Options& options, const Arguments& args) {
+  if (args.empty() || (args[0] != "create" && args[0] != "list")) {
+    return std::string("seq takes a subcommand: create or list");
+  }
+  if (!options.count("config")) {
+    return fmt::format("seq {} needs --config FILE (ZooKeeper and root)", args[0]);
+  }
+  const std::string file = *config_path(options);
+  if (args[0] == "list") {
+    if (args.size() != 1) return std::string("seq list takes no arguments");
+    return Action([file, json = options.count("json") > 0] { return seq_list(file, json); });
+  }
+  if (args.size() != 2 || !is_valid_name(args[1])) {
+    return std::string("seq create takes one tag, [A-Za-z0-9._-]{1,64}");
+  }
+  if (!options.count("start")) return std::string("seq create needs --start N (its first number)");
+  const auto start = number_option(options, "start", 1);
+  if (!start) return std::string("--start: must be a whole number from 1 to 9223372036854775806");
+  std::int64_t step = 1000;
+  if (options.count("step")) {
+    const auto s = number_option(options, "step", 1);
+    if (!s || *s > 2147483648)
+      return std::string("--step: must be a whole number from 1 to 2147483648");
+    step = *s;
+  }
+  if (*start >= coord::kSequenceMax) {
+    return std::string("--start: must be a whole number from 1 to 9223372036854775806");
+  }
+  return Action(
+      [file, tag = args[1], start = *start, step] { return seq_create(file, tag, start, step); });
+}
+
+}  // namespace snowflake::commands

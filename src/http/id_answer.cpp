@@ -1,0 +1,125 @@
+#include "id_answer.hpp"
+
+#include <fmt/format.h>
+#include <boost/beast/http/field.hpp>
+
+#include <algorithm>
+#include <charconv>
+
+namespace snowflake::http {
+
+namespace {
+
+template <class Number>
+std::string body_of(std::string_view tag, const std::vector<Number>& ids, Format format,
+                    bool batch) {
+  std::string out;
+  out.reserve(ids.size() * 22 + tag.size() + 24);
+  if (format == Format::text) {
+    for (auto id : ids) {
+      append_id(out, static_cast<std::uint64_t>(id));
+      out.push_back('\n');
+    }
+    return out;
+  }
+  // The tag is [A-Za-z0-9._-]: nothing in it needs JSON escaping.
+  if (!batch) {
+    out.append("{\"id\":\"");
+    append_id(out, static_cast<std::uint64_t>(ids.front()));
+    out.append("\",\"tag\":\"").append(tag).append("\"}");
+    return out;
+  }
+  out.append("{\"tag\":\"").append(tag).append("\",\"ids\":[");
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i) out.push_back(',');
+    out.push_back('"');
+    append_id(out, static_cast<std::uint64_t>(ids[i]));
+    out.push_back('"');
+  }
+  out.append("]}");
+  return out;
+}
+
+}  // namespace
+
+// "count=5&format=text" -> values. No percent-decoding: no valid value
+// needs it, so an encoded one is simply invalid.
+Result<IdQuery, Rejection> parse_id_query(std::string_view query, std::uint32_t max_batch) {
+  IdQuery q;
+  bool seen_count = false;
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    const auto eq = pair.find('=');
+    const std::string_view key = pair.substr(0, eq);
+    const std::string_view value =
+        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+    if (key == "count") {
+      const std::string range = fmt::format("count must be an integer from 1 to {}", max_batch);
+      if (seen_count)
+        return Rejection{Status::bad_request, "bad_count", "count is given more than once"};
+      seen_count = true;
+      std::uint32_t n = 0;
+      const bool digits =
+          !value.empty() && value.size() <= 10 &&
+          std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (!digits ||
+          std::from_chars(value.data(), value.data() + value.size(), n).ec != std::errc{} ||
+          n < 1 || n > max_batch) {
+        return Rejection{Status::bad_request, "bad_count",
+                         fmt::format("{}, got \"{}\"", range, value)};
+      }
+      q.count = n;
+      q.batch = true;
+    } else if (key == "format") {
+      if (q.format)
+        return Rejection{Status::bad_request, "bad_format", "format is given more than once"};
+      if (value == "json") {
+        q.format = Format::json;
+      } else if (value == "text") {
+        q.format = Format::text;
+      } else {
+        return Rejection{Status::bad_request, "bad_format",
+                         fmt::format("format must be json or text, got \"{}\"", value)};
+      }
+    } else {
+      return Rejection{Status::bad_request, "unknown_parameter",
+                       fmt::format("unknown query parameter \"{}\" (known: count, format)", key)};
+    }
+  }
+  return q;
+}
+
+// Without ?format=, plain text only for a client that asks for it and not for JSON.
+Format negotiate(const Request& req, const IdQuery& q) {
+  if (q.format) return *q.format;
+  const std::string_view accept = to_std(req[beast_http::field::accept]);
+  const bool text = accept.find("text/plain") != std::string_view::npos;
+  const bool json = accept.find("application/json") != std::string_view::npos;
+  return text && !json ? Format::text : Format::json;
+}
+
+void append_id(std::string& out, std::uint64_t id) {
+  char buf[20];
+  const auto end = std::to_chars(buf, buf + sizeof buf, id).ptr;
+  out.append(buf, end);
+}
+
+std::string ids_body(std::string_view tag, const std::vector<std::uint64_t>& ids, Format format,
+                     bool batch) {
+  return body_of(tag, ids, format, batch);
+}
+
+std::string ids_body(std::string_view tag, const std::vector<std::int64_t>& ids, Format format,
+                     bool batch) {
+  return body_of(tag, ids, format, batch);
+}
+
+Response ids_response(std::string body, Format format) {
+  return format == Format::text ? text_response(Status::ok, std::move(body))
+                                : json_response(Status::ok, std::move(body));
+}
+
+}  // namespace snowflake::http

@@ -1,0 +1,51 @@
+#pragma once
+// What the ID routes share (/id/<tag>, /seq/<tag> and Leaf's): the query
+// (?count=, ?format=), the format a client gets, and the body of numbers,
+// JSON or text. Internal to the router.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "snowflake/http/responses.hpp"
+#include "snowflake/result.hpp"
+
+namespace snowflake::http {
+
+enum class Format { json, text };
+
+struct Rejection {
+  Status status;
+  std::string code;
+  std::string message;
+};
+
+struct IdQuery {
+  std::uint32_t count = 1;
+  bool batch = false;  // ?count= given: answer with a list, even of one
+  std::optional<Format> format;
+};
+
+// "count=5&format=text" -> values. No percent-decoding: no valid value
+// needs it, so an encoded one is simply invalid.
+Result<IdQuery, Rejection> parse_id_query(std::string_view query, std::uint32_t max_batch);
+
+// Without ?format=, plain text only for a client that asks for it and not for JSON.
+Format negotiate(const Request& req, const IdQuery& q);
+
+// The decimal digits of `id`, appended.
+void append_id(std::string& out, std::uint64_t id);
+
+// {"id":"<n>","tag":"<tag>"}, {"tag":"<tag>","ids":["<n>",...]} for a
+// batch, or one number per line as text. `tag` is a valid name.
+std::string ids_body(std::string_view tag, const std::vector<std::uint64_t>& ids, Format format,
+                     bool batch);
+std::string ids_body(std::string_view tag, const std::vector<std::int64_t>& ids, Format format,
+                     bool batch);
+
+// The answer with that body, in its format's content type.
+Response ids_response(std::string body, Format format);
+
+}  // namespace snowflake::http

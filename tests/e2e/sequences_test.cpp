@@ -1,0 +1,160 @@
+// Dense sequences through the real snowflaked: `seq create` and `seq list`,
+// GET /seq/<tag> on two daemons (never a number twice, each one's
+// increasing), a tag created while they run, Leaf's segment route, numbers
+// served from the buffer with ZooKeeper stopped while snowflake IDs stop,
+// and a clean stop that gives the unused rest back.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "../support/daemon.hpp"
+#include "../support/http_client.hpp"
+#include "../support/polling.hpp"
+#include "../support/zookeeper_server.hpp"
+#include "cluster.hpp"
+
+using namespace snowflake;
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+RunResult seq(const Daemon& any, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{snowflaked_binary(), "seq"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--config", any.config_path().string()});
+  return run_process(argv, 30s);
+}
+
+std::optional<std::int64_t> next_number(const Daemon& d, const std::string& tag) {
+  const auto r = http_get(d.port(), "/seq/" + tag);
+  if (!r || r->status != 200) return std::nullopt;
+  return std::stoll(json::parse(r->body)["id"].get<std::string>());
+}
+
+}  // namespace
+
+TEST_CASE("sequences: created, served by two daemons without a number twice, and listed",
+          "[sequence]") {
+  ZooKeeperServer zk;
+  TempDir sa, sb;
+  const json patch = {{"http", {{"leaf_compat", true}}}};
+  Daemon a(cluster_config(zk.hosts(), "recycle", sa.path(), patch).dump());
+  Daemon b(cluster_config(zk.hosts(), "recycle", sb.path(), patch).dump());
+  wait_ready(a);
+  wait_ready(b);
+
+  // Unknown until created: 404 with its own code; a bad tag is a 400.
+  const auto unknown = http_get(a.port(), "/seq/order");
+  REQUIRE(unknown);
+  CHECK(unknown->status == 404);
+  CHECK(error_of(unknown) == "unknown_sequence");
+  CHECK(http_get(a.port(), "/seq/bad%tag")->status == 400);
+
+  const auto created = seq(a, {"create", "order", "--start", "1000", "--step", "20"});
+  REQUIRE(created.status.code == 0);
+  CHECK(created.out.find("order") != std::string::npos);
+  const auto twice = seq(a, {"create", "order", "--start", "5"});
+  CHECK(twice.status.code == 2);
+  CHECK(twice.err.find("exists") != std::string::npos);
+  CHECK(seq(a, {"create", "x", "--start", "0"}).status.code == 2);
+
+  // Served at once by both, through the watch.
+  REQUIRE(eventually([&] { return next_number(a, "order").has_value(); }, 10s));
+  REQUIRE(eventually([&] { return next_number(b, "order").has_value(); }, 10s));
+  const auto first = http_get(a.port(), "/seq/order?count=5&format=text");
+  REQUIRE(first->status == 200);
+  CHECK(first->headers.at("content-type").find("text/plain") != std::string::npos);
+
+  std::vector<std::int64_t> from_a, from_b;
+  for (int i = 0; i < 150; ++i) {
+    for (auto* d : {&a, &b}) {
+      const auto r = http_get(d->port(), "/seq/order?count=3");
+      REQUIRE(r->status == 200);
+      auto& into = d == &a ? from_a : from_b;
+      const auto body = json::parse(r->body);
+      for (const auto& n : body["ids"]) into.push_back(std::stoll(n.get<std::string>()));
+    }
+  }
+  const auto leaf = http_get(b.port(), "/api/segment/get/order");
+  REQUIRE(leaf->status == 200);
+  from_b.push_back(std::stoll(leaf->body));
+  CHECK(std::is_sorted(from_a.begin(), from_a.end()));
+  CHECK(std::is_sorted(from_b.begin(), from_b.end()));
+  std::set<std::int64_t> all(from_a.begin(), from_a.end());
+  all.insert(from_b.begin(), from_b.end());
+  CHECK(all.size() == from_a.size() + from_b.size());
+  CHECK(*all.begin() >= 1000);
+
+  // A tag created while the daemons run.
+  REQUIRE(seq(b, {"create", "invoice", "--start", "7", "--step", "1"}).status.code == 0);
+  REQUIRE(eventually([&] { return next_number(a, "invoice") == 7; }, 10s));
+
+  const auto status = json::parse(http_get(a.port(), "/status")->body);
+  CHECK(status["sequences"]["zookeeper"] == "connected");
+  CHECK(status["sequences"]["tags"]["order"]["ready"] == true);
+  CHECK(status["sequences"]["tags"]["order"]["handed_out"].get<std::int64_t>() >= 450);
+  const auto ready_body = json::parse(http_get(a.port(), "/ready")->body);
+  CHECK(ready_body["sequences"]["invoice"]["ready"] == true);
+  const auto metrics = http_get(a.port(), "/metrics")->body;
+  CHECK(metrics.find("snowflake_seq_numbers_total{tag=\"order\"}") != std::string::npos);
+  CHECK(metrics.find("snowflake_seq_buffer_seconds{tag=\"order\"}") != std::string::npos);
+
+  const auto listed = seq(a, {"list", "--json"});
+  REQUIRE(listed.status.code == 0);
+  const auto list = json::parse(listed.out);
+  REQUIRE(list.size() == 2);
+  CHECK(list[1]["tag"] == "order");
+  CHECK(list[1]["next"].get<std::int64_t>() > *all.rbegin());
+  CHECK(list[1]["step"] == 20);
+  stop(a);
+  stop(b);
+}
+
+TEST_CASE(
+    "sequences: served from the buffer with ZooKeeper stopped, while IDs stop, and a clean "
+    "stop gives the rest back",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  Daemon d(cluster_config(zk.hosts(), "recycle", state.path()).dump());
+  wait_ready(d);
+  REQUIRE(seq(d, {"create", "order", "--start", "1", "--step", "1000"}).status.code == 0);
+  REQUIRE(eventually([&] { return next_number(d, "order") == 1; }, 10s));
+  // The next range is fetched once a tenth of the first is used.
+  for (int i = 0; i < 2; ++i) REQUIRE(http_get(d.port(), "/seq/order?count=100")->status == 200);
+  REQUIRE(eventually([&] {
+    const auto s = json::parse(http_get(d.port(), "/status")->body);
+    return s["sequences"]["tags"]["order"]["left"].get<std::int64_t>() > 1000;
+  }));
+
+  zk.pause();  // ZooKeeper answers nothing: the lease runs out
+  REQUIRE(eventually([&] { return error_of(http_get(d.port(), "/id/x")) == "lease_expired"; }));
+  const auto during = http_get(d.port(), "/seq/order?count=500");
+  REQUIRE(during->status == 200);
+  const auto numbers = json::parse(during->body)["ids"];
+  CHECK(std::stoll(numbers[0].get<std::string>()) == 202);
+  zk.resume();
+  REQUIRE(eventually([&] { return ready(d).has_value(); }));
+  const auto last = next_number(d, "order");
+  REQUIRE(last);
+  stop(d);
+
+  // The rest was given back: the next daemon starts right after.
+  TempDir state2;
+  Daemon again(cluster_config(zk.hosts(), "recycle", state2.path()).dump());
+  wait_ready(again);
+  std::optional<std::int64_t> first_again;
+  REQUIRE(eventually(
+      [&] {
+        first_again = next_number(again, "order");
+        return first_again.has_value();
+      },
+      10s));
+  CHECK(*first_again == *last + 1);
+  stop(again);
+}
