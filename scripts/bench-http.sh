@@ -186,19 +186,20 @@ for r in $(seq 1 "$rounds"); do
   run "seqbatch.$r" "$sf/seq/order?count=1000"
 done
 
-# ZooKeeper writes per million numbers at a steady rate: 50 connections,
-# each waiting 1 ms between requests (about 50,000 a second here); after a
-# warm-up of one run (the ranges grow from the tag's step to the rate's
-# size), 3 x the run time is measured. Each range taken is one write.
+# ZooKeeper writes per million numbers at a steady rate: 150 connections,
+# each waiting 1 ms after each answer (about 50,000 a second here); after a
+# warm-up of 3 x the run time (the ranges grow from the tag's step to the
+# rate's size as the measured rate settles), 3 x the run time is measured.
+# Each range taken is one write.
 metric() { curl -fsS "$sf/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 cat > "$work/paced.lua" <<'LUA'
 function delay() return 1 end
 LUA
 echo "paced sequence load..."
-wrk -t1 -c50 -d"${duration}s" -s "$work/paced.lua" "$sf/seq/paced" > "$work/paced-warm.txt"
+wrk -t1 -c150 -d"$((duration * 3))s" -s "$work/paced.lua" "$sf/seq/paced" > "$work/paced-warm.txt"
 warm_numbers=$(metric 'snowflake_seq_numbers_total{tag="paced"}')
 warm_fetches=$(metric 'snowflake_seq_fetches_total{tag="paced"}')
-wrk -t1 -c50 -d"$((duration * 3))s" -s "$work/paced.lua" "$sf/seq/paced" > "$work/paced.txt"
+wrk -t1 -c150 -d"$((duration * 3))s" -s "$work/paced.lua" "$sf/seq/paced" > "$work/paced.txt"
 paced_rps=$(awk '/^Requests\/sec/ {print $2}' "$work/paced.txt")
 paced_numbers=$(( $(metric 'snowflake_seq_numbers_total{tag="paced"}') - warm_numbers ))
 paced_fetches=$(( $(metric 'snowflake_seq_fetches_total{tag="paced"}') - warm_fetches ))
@@ -219,8 +220,8 @@ printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /seq/order" "$(stat seq rps)" 
 printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /seq/order?count=1000" "$(stat seqbatch rps)" "$(stat seqbatch 50)" "$(stat seqbatch 99)"
 per_round "sequences vs IDs, single requests" /id single /seq seq
 printf 'paced sequence load: %.0f req/s for %d s after a %d s warm-up (%s ranges taken in it): %s numbers, %s ranges taken (ZooKeeper writes); the last range, %s numbers, lasts %.0f s at this rate\n' \
-  "$paced_rps" "$((duration * 3))" "$duration" "$warm_fetches" "$paced_numbers" "$paced_fetches" "$paced_step" \
-  "$(awk -v s="$paced_step" -v r="$paced_rps" 'BEGIN {print r > 0 ? s / r : 0}')"
+  "$paced_rps" "$((duration * 3))" "$((duration * 3))" "$warm_fetches" "$paced_numbers" "$paced_fetches" "$paced_step" \
+  "$(awk -v s="$paced_step" -v r="$paced_rps" 'BEGIN {print (r > 0 ? s / r : 0)}')"
 if [ -n "$baseline_rev" ]; then
   printf '%-38s %12.0f %10s %10s\n' "baseline $baseline_rev GET /id/order" "$(stat base rps)" "$(stat base 50)" "$(stat base 99)"
   per_round "this tree vs $baseline_rev, single IDs" baseline base "this tree" single
