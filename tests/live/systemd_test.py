@@ -48,9 +48,12 @@ class Container:
         with open(os.path.join(os.path.dirname(root), "nspawn.pid"), "w") as f:
             f.write(f"{self.nspawn.pid}\n")
         self.init_pid = poll("the container's PID 1", self._find_init, 30)
+        # "offline": PID 1 is there but its manager does not answer yet (its
+        # bus socket is made a moment later); --wait waits only once it does.
         state = poll("systemctl is-system-running --wait",
-                     lambda: self.run(["systemctl", "is-system-running", "--wait"], check=False,
-                                      timeout=120).stdout.strip(), 150)
+                     lambda: (lambda s: None if s in ("", "offline") else s)(
+                         self.run(["systemctl", "is-system-running", "--wait"], check=False,
+                                  timeout=120).stdout.strip()), 150)
         if state != "running":
             failed = self.run(["systemctl", "--failed", "--no-pager"], check=False).stdout
             raise Failure(f"the container's systemd is {state}:\n{failed}")
