@@ -21,13 +21,12 @@ namespace snowflake {
 
 // Relaxed atomics the supplier writes and /status and /metrics read.
 struct SequenceGauges {
-  std::atomic<std::int64_t> step{0};              // the size of the last range taken
-  std::atomic<std::uint64_t> fetches{0};          // ranges taken
-  std::atomic<std::uint64_t> fetch_failures{0};   // takes that failed (ZooKeeper away, ...)
-  std::atomic<std::int64_t> left{0};              // numbers buffered, at the last look
-  std::atomic<double> rate{0};                    // numbers per second handed out, smoothed
-  std::atomic<std::int64_t> next_unallocated{0};  // the node's next, at the last take
-  std::atomic<std::uint64_t> handed_out{0};       // numbers handed out (the router counts)
+  std::atomic<std::int64_t> step{0};             // the size of the last range taken
+  std::atomic<std::uint64_t> fetches{0};         // ranges taken
+  std::atomic<std::uint64_t> fetch_failures{0};  // takes that failed (ZooKeeper away, ...)
+  std::atomic<std::int64_t> left{0};             // numbers buffered, at the last look
+  std::atomic<double> rate{0};                   // numbers per second handed out, smoothed
+  std::atomic<std::uint64_t> handed_out{0};      // numbers handed out (the router counts)
 };
 
 struct SequenceEntry {

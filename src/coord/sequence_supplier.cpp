@@ -117,7 +117,7 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   entry.gauges.rate.store(rate, std::memory_order_relaxed);
 
   // Nothing is taken for a tag nobody asked this daemon for.
-  if (state.added == 0 && !entry.wanted.load(std::memory_order_acquire)) return;
+  if (state.last_size == 0 && !entry.wanted.load(std::memory_order_acquire)) return;
   if (!should_refill(buffered.current_size, buffered.current_left, buffered.queued,
                      options_.sizing)) {
     return;
@@ -132,11 +132,9 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   }
   const SequenceTake& range = taken.value();
   if (!entry.buffer.add({range.start, range.end})) return;  // closed: stopping
-  state.added += range.end - range.start;
   state.last_size = range.end - range.start;
   entry.gauges.fetches.fetch_add(1, std::memory_order_relaxed);
   entry.gauges.step.store(state.last_size, std::memory_order_relaxed);
-  entry.gauges.next_unallocated.store(range.end, std::memory_order_relaxed);
   entry.gauges.left.store(left + state.last_size, std::memory_order_relaxed);
   spdlog::debug("sequences: \"{}\" took [{}, {}) at {:.0f}/s", entry.tag, range.start, range.end,
                 rate);

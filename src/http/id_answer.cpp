@@ -117,6 +117,10 @@ std::string ids_body(std::string_view tag, const std::vector<std::int64_t>& ids,
   return body_of(tag, ids, format, batch);
 }
 
+Response bad_tag() {
+  return error_response(Status::bad_request, "bad_tag", "tag must match [A-Za-z0-9._-]{1,64}");
+}
+
 Response ids_response(std::string body, Format format) {
   return format == Format::text ? text_response(Status::ok, std::move(body))
                                 : json_response(Status::ok, std::move(body));

@@ -3,6 +3,7 @@
 // (?count=, ?format=), the format a client gets, and the body of numbers,
 // JSON or text. Internal to the router.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,6 +14,9 @@
 #include "snowflake/result.hpp"
 
 namespace snowflake::http {
+
+// What a 503 of these routes tells a client to wait before asking again.
+inline constexpr auto kRetrySoon = std::chrono::seconds(1);
 
 enum class Format { json, text };
 
@@ -44,6 +48,9 @@ std::string ids_body(std::string_view tag, const std::vector<std::uint64_t>& ids
                      bool batch);
 std::string ids_body(std::string_view tag, const std::vector<std::int64_t>& ids, Format format,
                      bool batch);
+
+// 400 bad_tag: the tag (or Leaf's key) is not [A-Za-z0-9._-]{1,64}.
+Response bad_tag();
 
 // The answer with that body, in its format's content type.
 Response ids_response(std::string body, Format format);

@@ -28,7 +28,6 @@ using beast_http::verb;
 
 // Longer targets get 414; the header limit bounds the whole request anyway.
 constexpr std::size_t kMaxTargetLength = 2048;
-constexpr auto kRetrySoon = std::chrono::seconds(1);
 
 Response lease_unavailable(LeaseState state, const RouterContext& ctx) {
   switch (state) {
@@ -58,10 +57,6 @@ Response lease_unavailable(LeaseState state, const RouterContext& ctx) {
 // The generator to issue with, if the lease allows issuing at all.
 IdGenerator* issuer(const RouterContext& ctx) {
   return ctx.lease.state() == LeaseState::valid ? ctx.worker.current() : nullptr;
-}
-
-Response bad_tag() {
-  return error_response(Status::bad_request, "bad_tag", "tag must match [A-Za-z0-9._-]{1,64}");
 }
 
 // `count` IDs for `tag` (a valid name), counted in the metrics; or the answer

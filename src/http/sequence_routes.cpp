@@ -13,8 +13,6 @@ namespace snowflake::http {
 
 namespace {
 
-constexpr auto kSequenceRetryAfter = std::chrono::seconds(1);
-
 Response unknown_sequence(std::string_view tag, const RouterContext& ctx) {
   if (!ctx.sequences) {
     return error_response(Status::not_found, "unknown_sequence",
@@ -52,7 +50,7 @@ Result<std::vector<std::int64_t>, Response> take_numbers(std::string_view tag, s
             : fmt::format("sequence \"{}\" has no number buffered here, and ZooKeeper is away: "
                           "no new range can be taken",
                           tag),
-        kSequenceRetryAfter);
+        kRetrySoon);
   }
   return numbers;
 }
@@ -61,9 +59,7 @@ Result<std::vector<std::int64_t>, Response> take_numbers(std::string_view tag, s
 
 Response issue_sequence(const Request& req, std::string_view tag, std::string_view query,
                         RouterContext& ctx) {
-  if (!is_valid_name(tag)) {
-    return error_response(Status::bad_request, "bad_tag", "tag must match [A-Za-z0-9._-]{1,64}");
-  }
+  if (!is_valid_name(tag)) return bad_tag();
   const auto q = parse_id_query(query, ctx.settings.max_batch);
   if (!q) return error_response(q.error().status, q.error().code, q.error().message);
   auto taken = take_numbers(tag, q.value().count, ctx);
@@ -73,9 +69,7 @@ Response issue_sequence(const Request& req, std::string_view tag, std::string_vi
 }
 
 Response leaf_segment_get(std::string_view key, RouterContext& ctx) {
-  if (!is_valid_name(key)) {
-    return error_response(Status::bad_request, "bad_tag", "key must match [A-Za-z0-9._-]{1,64}");
-  }
+  if (!is_valid_name(key)) return bad_tag();
   auto taken = take_numbers(key, 1, ctx);
   if (!taken) return std::move(taken).error();
   std::string body;

@@ -61,8 +61,7 @@ class SequenceSupplier {
  private:
   struct TagState {
     RateMeter meter;
-    std::int64_t added = 0;      // numbers in every range added (for the gauges)
-    std::int64_t last_size = 0;  // the last range taken
+    std::int64_t last_size = 0;  // the last range taken; 0: none yet
   };
 
   void run();
