@@ -45,16 +45,17 @@ fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# name | expect | spin defines [| model file, snowflake.pml if none]. "violates
+# name | expect | spin defines [| model file, snowflake.pml if none [| hash
+# table bits, 24 if none: 2^24 slots, 128 MB]. "violates
 # N": a counterexample to property N of model/README.md (1: a duplicate, 2: an
 # ID at its floor, 3: issuing cut off past the lease, 5: an ID at or below the
 # migration floor once `pool floor` exited 0, 6: a sequence's number twice).
 checks=(
-  "recycle|clean|"
-  "sequential|clean|-DSEQUENTIAL"
+  "recycle|clean||snowflake.pml|28"
+  "sequential|clean|-DSEQUENTIAL|snowflake.pml|26"
   "liveness|live|-DLIVENESS"
   "no-time-fence|violates 1|-DNO_TIME_FENCE"
-  "takeover-by-token|violates 1|-DTAKEOVER_BY_TOKEN"
+  "takeover-by-token|violates 1|-DTAKEOVER_BY_TOKEN|snowflake.pml|25"
   "unversioned-reclaim|violates 1|-DUNVERSIONED_RECLAIM"
   "claim-without-moves|violates 1|-DCLAIM_WITHOUT_MOVES"
   "no-lease|violates 3|-DNO_LEASE"
@@ -63,7 +64,7 @@ checks=(
   "heartbeat-ignores-floor|violates 5|-DHEARTBEAT_IGNORES_FLOOR"
   "sequential-floor-without-confirmation|violates 5|-DSEQUENTIAL -DFLOOR_WITHOUT_CONFIRMATION"
   "sequential-floor-ignores-superseded|violates 5|-DSEQUENTIAL -DFLOOR_IGNORES_SUPERSEDED"
-  "sequence|clean||sequence.pml"
+  "sequence|clean||sequence.pml|25"
   "sequence-data-equality|violates 6|-DDATA_EQUALITY|sequence.pml"
   "sequence-unversioned-give-back|violates 6|-DUNVERSIONED_GIVE_BACK|sequence.pml"
 )
@@ -78,7 +79,7 @@ story_of_trail() {
 # One check in its own directory: generate, compile, verify, judge.
 # Writes DIR/verdict ("ok ..." or "FAILED ...") and DIR/figures.
 run_check() {
-  local name=$1 expect=$2 defines=$3 model=${4:-snowflake.pml}
+  local name=$1 expect=$2 defines=$3 model=${4:-snowflake.pml} hash_bits=${5:-24}
   local dir="$out/$name"
   rm -rf "$dir" && mkdir -p "$dir" && cp "$root"/model/*.pml "$dir"/
   cd "$dir"
@@ -86,9 +87,12 @@ run_check() {
   spin -DTMAX="$ticks" -DFAULTS="$faults" $defines -a "$model" >spin.txt 2>&1 \
     || { echo "FAILED: spin -a: $(head -3 spin.txt)" >verdict; return; }
   local cflags=(-O2 -w -DCOLLAPSE -DVECTORSZ=1024 -DMEMLIM=12000)
-  # 2^28 hash slots: the recycle search stores 66 million states, and a
-  # fuller table (-w26) costs it a sixth more time in collisions.
-  local runflags=(-m20000 -w28)
+  # A slot per state stored, about: the recycle search stores 66 million
+  # states in 2^28 slots (a fuller table, -w26, costs it a sixth more time
+  # in collisions); a mutant that stops at a few thousand would spend
+  # seconds clearing a table that large, in the chain the whole check waits
+  # on (below), so the small searches get 2^24.
+  local runflags=(-m20000 "-w$hash_bits")
   if [ "$expect" = live ]; then
     runflags+=(-a -f)          # acceptance cycles, weak fairness
   else
@@ -153,10 +157,10 @@ run_check() {
 started=$(date +%s)
 echo "model-check: spin $(spin -V | awk '{print $3}'), $ticks ticks, $faults faults, in $out"
 # The recycle pool is the largest search: it runs while the others run in turn.
-( IFS='|' read -r n e d m <<<"${checks[0]}"; run_check "$n" "$e" "$d" "$m" ) &
+( IFS='|' read -r n e d m w <<<"${checks[0]}"; run_check "$n" "$e" "$d" "$m" "$w" ) &
 largest=$!
 for c in "${checks[@]:1}"; do
-  ( IFS='|' read -r n e d m <<<"$c"; run_check "$n" "$e" "$d" "$m" )
+  ( IFS='|' read -r n e d m w <<<"$c"; run_check "$n" "$e" "$d" "$m" "$w" )
 done
 wait "$largest"
 

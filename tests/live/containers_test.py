@@ -170,18 +170,25 @@ def clients_of(cluster, zk):
 
 
 def export_deb(cluster, into):
-    """The .deb of the image's build stage (podman's layer cache: `up
-    --build` just built it from the tree), copied into `into`."""
+    """The .deb of the image's build stage (podman's layer cache: `podman-
+    compose build` just built it from the tree), copied into `into`: whole
+    or not at all, since live-test.sh starts the systemd run once it is
+    there."""
     started = time.monotonic()
     cluster.podman("build", "--format", "docker", "--network=host", "--target", "build", "-t", BUILD_STAGE,
                    "-f", "packaging/Dockerfile", cluster.source, timeout=900)
     os.makedirs(into, exist_ok=True)
     for old in [f for f in os.listdir(into) if f.endswith(".deb")]:
         os.remove(os.path.join(into, old))
-    cluster.podman("run", "--rm", "--network", "none", "-v", f"{os.path.abspath(into)}:/out", BUILD_STAGE,
+    partial = os.path.join(into, "partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    os.makedirs(partial)
+    cluster.podman("run", "--rm", "--network", "none", "-v", f"{os.path.abspath(partial)}:/out", BUILD_STAGE,
                    "sh", "-c", "cp /src/build/snowflaked_*.deb /out/")
-    debs = [f for f in os.listdir(into) if f.endswith(".deb")]
+    debs = [f for f in os.listdir(partial) if f.endswith(".deb")]
     check(len(debs) == 1, f"the build stage made {debs}")
+    os.rename(os.path.join(partial, debs[0]), os.path.join(into, debs[0]))
+    os.rmdir(partial)
     log(f"      {os.path.join(into, debs[0])} (the build stage, from the cache: "
         f"{time.monotonic() - started:.0f} s)")
 
@@ -234,6 +241,8 @@ def base_image(live):
 def images(live):
     cluster, work = live.cluster, live.work
     build_images(cluster, work)
+    if live.deb_dir:
+        export_deb(cluster, live.deb_dir)
 
 
 def compose_up(live):
@@ -254,8 +263,6 @@ def compose_up(live):
     running = cluster.listing()["containers"]
     check(sorted(running) == sorted(cluster.container(s) for s in ZOOKEEPERS + REPLICAS),
           f"containers: {running}")
-    if live.deb_dir:
-        export_deb(cluster, live.deb_dir)
 
 
 def replicas_ready(live):
@@ -479,7 +486,7 @@ STEPS = [
     ("a base image from the Debian 12 root (no registry but Debian's here)",
      base_image),
     ("the images, side by side: the ZooKeeper stand-in from Debian's zookeeper package, "
-     "and packaging/Dockerfile's two stages by `podman-compose build`",
+     "and packaging/Dockerfile's two stages by `podman-compose build`; the build stage's .deb copied out",
      images),
     ("docker-compose.yml: up --build (the images built above: cached layers) starts "
      "3 ZooKeeper nodes and 3 replicas",
