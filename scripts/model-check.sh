@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Checks model/ (the worker-ID protocol and the sequences' ranges, in Promela)
-# with spin, exhaustively:
-#   - the recycle pool, the sequential strategy and a sequence's ranges: no
+# Checks model/ (the worker-ID protocol, the sequences' ranges and their
+# raise, in Promela) with spin, exhaustively:
+#   - the recycle pool, the sequential strategy, a sequence's ranges and its
+#     raise: no
 #     counterexample to the safety properties, and every statement of the
 #     daemon reached;
 #   - liveness under weak fairness: no acceptance cycle;
@@ -49,7 +50,8 @@ out=$(cd "$out" && pwd)
 # table bits, 24 if none: 2^24 slots, 128 MB]. "violates
 # N": a counterexample to property N of model/README.md (1: a duplicate, 2: an
 # ID at its floor, 3: issuing cut off past the lease, 5: an ID at or below the
-# migration floor once `pool floor` exited 0, 6: a sequence's number twice).
+# migration floor once `pool floor` exited 0, 6: a sequence's number twice,
+# 7: a number at or below a sequence's floor once `seq raise` exited 0).
 checks=(
   "recycle|clean||snowflake.pml|28"
   "sequential|clean|-DSEQUENTIAL|snowflake.pml|26"
@@ -67,6 +69,10 @@ checks=(
   "sequence|clean||sequence.pml|25"
   "sequence-data-equality|violates 6|-DDATA_EQUALITY|sequence.pml"
   "sequence-unversioned-give-back|violates 6|-DUNVERSIONED_GIVE_BACK|sequence.pml"
+  "sequence-raise|clean||sequence_raise.pml|24"
+  "sequence-raise-floor-read-first|violates 7|-DREAD_FLOOR_FIRST|sequence_raise.pml"
+  "sequence-raise-ack-before-drop|violates 7|-DACK_BEFORE_DROP|sequence_raise.pml"
+  "sequence-raise-ephemeral-holder|violates 7|-DEPHEMERAL_HOLDER|sequence_raise.pml"
 )
 
 # The trail spin wrote, replayed: the model's MSC lines, as a story.
@@ -138,6 +144,7 @@ run_check() {
       local violated=0
       case "$(grep -m1 'assertion violated' pan.txt)" in
         *handed_out*) violated=6 ;;
+        *raised_through*) violated=7 ;;
         *issued*) violated=1 ;;
         *migrated*) violated=5 ;;
         *floor*) violated=2 ;;

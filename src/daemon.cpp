@@ -32,6 +32,7 @@
 #include "snowflake/metrics.hpp"
 #include "snowflake/sequence_registry.hpp"
 #include "snowflake/state/owner_token.hpp"
+#include "snowflake/state/sequence_run.hpp"
 #include "snowflake/systemd_notifier.hpp"
 #include "snowflake/time_format.hpp"
 #include "snowflake/version.hpp"
@@ -279,11 +280,21 @@ bool Daemon::start_coordination() {
 void Daemon::start_sequences() {
   if (!sequences_) return;
   const auto& q = config_.sequences;
+  const auto me = state::OwnerToken::fresh(default_advertise(bound_->port()), bound_->port());
   coord::SequenceSupplierOptions options{
       .zookeeper = commands::zookeeper_settings(config_),
       .root = config_.zookeeper.root,
-      .run = state::OwnerToken::fresh(default_advertise(bound_->port()), bound_->port()).instance,
+      .run = me.instance,
+      .owner = me.describe(),
       .sizing = {q.segment_duration, q.max_step, static_cast<double>(q.refill_at_percent) / 100.0}};
+  // The coordinator holds the state directory's lock by now: the run named
+  // there is over.
+  if (auto previous = state::swap_sequence_run(state_dir(config_), me.instance)) {
+    options.previous_run = previous.value();
+  } else {
+    spdlog::warn("sequences: {}; a holder node left by a killed run is not deleted",
+                 previous.error());
+  }
   supplier_ = std::make_unique<coord::SequenceSupplier>(std::move(options), *sequences_);
   supplier_->start();
   spdlog::info(

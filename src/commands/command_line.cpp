@@ -36,7 +36,7 @@ po::options_description visible_options() {
       ("timeout", po::value<std::uint32_t>()->value_name("MS"),
        "get: give up after this long, waits for Retry-After included (default 5000); pool "
        "floor: wait this long for every owner's confirmation (default: the lease + "
-       "safety margin + 10 s)")
+       "safety margin + 10 s); seq raise: for every holder's (default 10000)")
       ("above-id", po::value<std::string>()->value_name("N"),
        "pool floor: no daemon of the cluster issues an ID <= N (the largest ID in your tables)")
       ("from-leaf", po::value<std::string>()->value_name("ROOT"),
@@ -45,7 +45,9 @@ po::options_description visible_options() {
       ("start", po::value<std::string>()->value_name("N"),
        "seq create: the sequence's first number")
       ("step", po::value<std::string>()->value_name("S"),
-       "seq create: the smallest range a daemon takes (default 1000)");
+       "seq create: the smallest range a daemon takes (default 1000)")
+      ("above", po::value<std::string>()->value_name("N"),
+       "seq raise: no daemon hands out a number <= N of the tag");
   // clang-format on
   return options;
 }
@@ -77,7 +79,11 @@ std::string usage_text() {
   snowflaked seq create TAG --start N [--step S] --config FILE
                                                  a dense sequence, served at GET /seq/TAG
   snowflaked seq list --config FILE [--json]      the sequences: next number, step, floor,
-                                                 the newest range and its daemon's run
+                                                 the newest range; each daemon's holdings
+  snowflaked seq raise TAG --above N --config FILE [--timeout MS]
+                                                 no daemon hands out a number <= N of TAG
+                                                 once this exits 0
+  snowflaked seq forget RUN --config FILE          a killed daemon's holder node deleted
   snowflaked get [TAG] [--count N] [--servers URL,...] [--timeout MS] [--json]
                                                  IDs, one a line, from whichever replica
                                                  can issue (exit 1: none could)

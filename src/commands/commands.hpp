@@ -26,5 +26,8 @@ Parsed pool_status_command(const Options& options);
 Parsed pool_floor_command(const Options& options);
 Parsed get_command(const Options& options, const Arguments& args);
 Parsed seq_command(const Options& options, const Arguments& args);
+// seq raise and seq forget (seq_raise.cpp), --config checked by seq_command.
+Parsed seq_raise_command(const Options& options, const Arguments& args);
+Parsed seq_forget_command(const Options& options, const Arguments& args);
 
 }  // namespace snowflake::commands

@@ -1,7 +1,9 @@
 // snowflaked seq create TAG --start N [--step S] --config FILE: a new dense
 // sequence; snowflaked seq list --config FILE [--json]: the sequences, each
-// with its next unallocated number, its step, its floor and the last ranges
-// taken (and by which run of a daemon).
+// with its next unallocated number, its step, its floor, the last ranges
+// taken (and by which run of a daemon), and what each daemon run holds of it
+// and how long that lasts at its rate (its holder node). seq raise and seq
+// forget: seq_raise.cpp.
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,8 +14,10 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/names.hpp"
+#include "snowflake/time_format.hpp"
 
 namespace snowflake::commands {
 
@@ -31,6 +35,30 @@ std::optional<std::int64_t> number_option(const Options& options, const char* na
 
 // The run a take's nonce names ("<run>-<attempt>").
 std::string_view run_of(std::string_view nonce) { return nonce.substr(0, nonce.rfind('-')); }
+
+// What each run holds of `tag`, as its holder node said when last written.
+nlohmann::ordered_json holdings(const std::vector<coord::Holder>& holders, const std::string& tag) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& h : holders) {
+    if (!h.record) continue;
+    const auto held = h.record->tags.find(tag);
+    if (held == h.record->tags.end()) continue;
+    const auto& x = held->second;
+    out.push_back(
+        {{"run", h.run},
+         {"owner", h.record->owner},
+         {"from", x.from},
+         {"to", x.to},
+         {"dropped_through", x.dropped_through},
+         {"left", x.left},
+         {"rate", x.rate},
+         // How long its buffer lasts at its rate (null: no rate yet).
+         {"seconds_left", x.rate > 0 ? nlohmann::ordered_json(static_cast<double>(x.left) / x.rate)
+                                     : nlohmann::ordered_json()},
+         {"written", format_iso8601_ms(h.written_ms)}});
+  }
+  return out;
+}
 
 int seq_create(const std::string& file, const std::string& tag, std::int64_t start,
                std::int64_t step) {
@@ -58,6 +86,8 @@ int seq_list(const std::string& file, bool json) {
   const auto& root = config->zookeeper.root;
   const auto tags = coord::sequence_tags(*zk, root);
   if (!tags) return fail(kExitFailure, "cannot list the sequences: " + tags.error().message);
+  const auto holders = coord::read_holders(*zk, root);
+  if (!holders) return fail(kExitFailure, "cannot read the holders: " + holders.error().message);
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& tag : tags.value()) {
     const auto read = coord::read_sequence(*zk, root, tag);
@@ -74,7 +104,8 @@ int seq_list(const std::string& file, bool json) {
                    {"next", n.next},
                    {"step", n.step},
                    {"floor", n.floor},
-                   {"recent_ranges", std::move(takes)}});
+                   {"recent_ranges", std::move(takes)},
+                   {"holders", holdings(holders.value(), tag)}});
   }
   if (json) {
     std::cout << out.dump(2) << '\n';
@@ -97,6 +128,17 @@ int seq_list(const std::string& file, bool json) {
     std::cout << fmt::format("{:<24} {:>20} {:>12} {:>20}  {}\n", row["tag"].get<std::string>(),
                              row["next"].get<std::int64_t>(), row["step"].get<std::int64_t>(),
                              row["floor"].get<std::int64_t>(), newest);
+    for (const auto& h : row["holders"]) {
+      const auto& seconds = h["seconds_left"];
+      std::cout << fmt::format(
+          "  held by run {} ({}): [{}, {}), {} left{} (as of {})\n", h["run"].get<std::string>(),
+          h["owner"].get<std::string>(), h["from"].get<std::int64_t>(), h["to"].get<std::int64_t>(),
+          h["left"].get<std::int64_t>(),
+          seconds.is_null() ? std::string()
+                            : fmt::format(", {:.0f} s at {:.1f}/s", seconds.get<double>(),
+                                          h["rate"].get<double>()),
+          h["written"].get<std::string>());
+    }
   }
   return kExitOk;
 }
@@ -104,12 +146,15 @@ int seq_list(const std::string& file, bool json) {
 }  // namespace
 
 Parsed seq_command(const Options& options, const Arguments& args) {
-  if (args.empty() || (args[0] != "create" && args[0] != "list")) {
-    return std::string("seq takes a subcommand: create or list");
+  if (args.empty() ||
+      (args[0] != "create" && args[0] != "list" && args[0] != "raise" && args[0] != "forget")) {
+    return std::string("seq takes a subcommand: create, list, raise or forget");
   }
   if (!options.count("config")) {
     return fmt::format("seq {} needs --config FILE (ZooKeeper and root)", args[0]);
   }
+  if (args[0] == "raise") return seq_raise_command(options, args);
+  if (args[0] == "forget") return seq_forget_command(options, args);
   const std::string file = *config_path(options);
   if (args[0] == "list") {
     if (args.size() != 1) return std::string("seq list takes no arguments");

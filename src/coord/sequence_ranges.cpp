@@ -14,18 +14,18 @@ namespace {
 // caller tries again later): each lost race means another daemon got a range.
 constexpr int kMaxTakeAttempts = 16;
 
-std::string node_of(const std::string& root, const std::string& tag) {
+}  // namespace
+
+std::string sequence_path(const std::string& root, const std::string& tag) {
   return tree::child(tree::sequences_dir(root), tag);
 }
-
-}  // namespace
 
 Result<void, CoordError> create_sequence(ZkSession& zk, const std::string& root,
                                          const std::string& tag, std::int64_t start,
                                          std::int64_t step) {
   BOOST_OUTCOME_TRY(zk.ensure_path(tree::sequences_dir(root)));
   const SequenceNode node{start, step, 0, {}};
-  auto created = zk.create(node_of(root, tag), encode(node));
+  auto created = zk.create(sequence_path(root, tag), encode(node));
   if (!created) {
     if (created.error().code == ZkErrc::node_exists) {
       return CoordError{CoordErrc::sequence_exists,
@@ -45,9 +45,9 @@ Result<std::vector<std::string>, CoordError> sequence_tags(ZkSession& zk, const 
 }
 
 Result<SequenceRead, CoordError> read_sequence(ZkSession& zk, const std::string& root,
-                                               const std::string& tag) {
-  const std::string path = node_of(root, tag);
-  BOOST_OUTCOME_TRY(found, zk.try_get(path));
+                                               const std::string& tag, bool watch) {
+  const std::string path = sequence_path(root, tag);
+  BOOST_OUTCOME_TRY(found, zk.try_get(path, watch));
   if (!found) {
     return CoordError{
         CoordErrc::no_sequence,
@@ -64,7 +64,7 @@ Result<SequenceRead, CoordError> read_sequence(ZkSession& zk, const std::string&
 Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& root,
                                             const std::string& tag, SequenceTaker& taker,
                                             std::int64_t count) {
-  const std::string path = node_of(root, tag);
+  const std::string path = sequence_path(root, tag);
   for (int attempt = 0; attempt < kMaxTakeAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(read, read_sequence(zk, root, tag));
     const std::string nonce = take_nonce(taker.run, ++taker.attempts);
@@ -102,7 +102,7 @@ Result<bool, CoordError> give_back(ZkSession& zk, const std::string& root, const
   if (read.version == -1) return false;  // "any version": never written with
   const auto back = plan_give_back(read.node, run, first_unused);
   if (!back) return false;
-  auto written = zk.set(node_of(root, tag), encode(*back), read.version);
+  auto written = zk.set(sequence_path(root, tag), encode(*back), read.version);
   if (written) return true;
   // Someone took meanwhile, or the reply was lost: either way the rest stays
   // a gap, or was given back; nothing is handed out twice.
@@ -122,7 +122,7 @@ Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string
       return CoordError{CoordErrc::unusable,
                         fmt::format("sequence \"{}\": its node's version came round to -1", tag)};
     }
-    auto written = zk.set(node_of(root, tag), encode(after), read.version);
+    auto written = zk.set(sequence_path(root, tag), encode(after), read.version);
     if (written) return after;
     // Lost or raced: read again; a raise applied twice is the same raise.
     if (written.error().code != ZkErrc::bad_version && !written.error().outcome_unknown()) {

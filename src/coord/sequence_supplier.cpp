@@ -11,7 +11,10 @@
 namespace snowflake::coord {
 
 SequenceSupplier::SequenceSupplier(SequenceSupplierOptions options, SequenceRegistry& registry)
-    : options_(std::move(options)), registry_(registry), taker_{options_.run, 0} {}
+    : options_(std::move(options)),
+      registry_(registry),
+      taker_{options_.run, 0},
+      record_{options_.owner, {}} {}
 
 SequenceSupplier::~SequenceSupplier() { stop(); }
 
@@ -32,10 +35,13 @@ void SequenceSupplier::run() {
   while (!stopping_.load(std::memory_order_acquire)) {
     if (ensure_session()) {
       if (relist_.exchange(false)) list_tags();
+      forget_previous_run();
+      check_changed_floors();
       for (SequenceEntry* entry : registry_.entries()) {
         if (stopping_.load(std::memory_order_acquire)) break;
         supply(*entry, tags_[entry->tag]);
       }
+      publish_if_due();
     }
     registry_.wait_for_request(backoff_.count() > 0 ? backoff_ : options_.period);
   }
@@ -66,10 +72,21 @@ bool SequenceSupplier::ensure_session() {
   zk_ = std::move(session).value();
   const std::string dir = tree::sequences_dir(options_.root);
   zk_->set_node_watcher([this, dir](const std::string& path) {
-    if (path == dir) relist_.store(true);
+    if (path == dir) {
+      relist_.store(true);
+    } else if (path.starts_with(dir + "/")) {
+      std::lock_guard lock(changed_mutex_);
+      changed_tags_.insert(path.substr(dir.size() + 1));
+    }
     registry_.request_refill();
   });
   relist_.store(true);
+  {
+    // A new session has none of the old one's watches, and a floor may have
+    // risen while none was set.
+    std::lock_guard lock(changed_mutex_);
+    for (const auto& [tag, held] : record_.tags) changed_tags_.insert(tag);
+  }
   registry_.connected.store(true, std::memory_order_relaxed);
   return true;
 }
@@ -106,6 +123,94 @@ void SequenceSupplier::list_tags() {
   }
 }
 
+void SequenceSupplier::forget_previous_run() {
+  if (!zk_ || previous_forgotten_ || !options_.previous_run ||
+      *options_.previous_run == options_.run) {
+    return;
+  }
+  auto removed = remove_holder(*zk_, options_.root, *options_.previous_run);
+  if (!removed) {
+    failed(removed.error(), "cannot delete the previous run's holder node");
+    return;
+  }
+  previous_forgotten_ = true;
+  if (removed.value()) {
+    spdlog::info(
+        "sequences: deleted the holder node of this state directory's previous run {} (it "
+        "ended without a clean stop: what it held is a gap)",
+        *options_.previous_run);
+  }
+}
+
+bool SequenceSupplier::check_floor(SequenceEntry& entry, TagState& state) {
+  if (!zk_) return false;
+  auto read = read_sequence(*zk_, options_.root, entry.tag, /*watch=*/true);
+  if (!read) {
+    failed(read.error(), fmt::format("cannot read the floor of \"{}\"", entry.tag));
+    return false;
+  }
+  const std::int64_t floor = read.value().node.floor;
+  if (floor <= state.dropped_through) return true;
+  entry.buffer.drop_through(floor);
+  state.dropped_through = floor;
+  if (const auto held = record_.tags.find(entry.tag); held != record_.tags.end()) {
+    held->second.dropped_through = floor;
+    record_written_ = false;  // publish() says so
+  }
+  spdlog::info("sequences: \"{}\": nothing at or below {} is handed out (seq raise)", entry.tag,
+               floor);
+  return true;
+}
+
+void SequenceSupplier::check_changed_floors() {
+  std::set<std::string> changed;
+  {
+    std::lock_guard lock(changed_mutex_);
+    changed.swap(changed_tags_);
+  }
+  for (const auto& tag : changed) {
+    SequenceEntry* entry = registry_.find(tag);
+    if (!entry) continue;
+    if (!check_floor(*entry, tags_[tag])) {
+      std::lock_guard lock(changed_mutex_);
+      changed_tags_.insert(tag);  // again on the next pass
+    }
+  }
+  // An acknowledgement `seq raise` waits for: written at once.
+  if (!record_written_ && !record_.tags.empty()) publish();
+}
+
+bool SequenceSupplier::publish() {
+  if (!zk_) return false;
+  for (auto& [tag, held] : record_.tags) {
+    const SequenceEntry* entry = registry_.find(tag);
+    if (!entry) continue;
+    const SequenceBufferState buffered = entry->buffer.state();
+    // Only ever up: the numbers not yet handed out only rise. A dry buffer
+    // leaves it where it was (a range just taken is not in the buffer yet).
+    if (buffered.first_unused) held.from = std::max(held.from, *buffered.first_unused);
+    held.left = buffered.current_left + buffered.queued;
+    held.rate = entry->gauges.rate.load(std::memory_order_relaxed);
+  }
+  auto written = publish_holder(*zk_, options_.root, options_.run, record_);
+  if (!written) {
+    failed(written.error(), "cannot write this run's holder node");
+    return false;
+  }
+  record_written_ = true;
+  last_publish_ = std::chrono::steady_clock::now();
+  return true;
+}
+
+void SequenceSupplier::publish_if_due() {
+  if (record_.tags.empty() || !zk_ || !zk_->connected()) return;
+  if (record_written_ &&
+      std::chrono::steady_clock::now() - last_publish_ < options_.publish_period) {
+    return;
+  }
+  publish();
+}
+
 void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   const SequenceBufferState buffered = entry.buffer.state();
   const std::int64_t left = buffered.current_left + buffered.queued;
@@ -122,7 +227,9 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
                      options_.sizing)) {
     return;
   }
-  if (!zk_->connected()) return;  // a call now would wait out the session's timeout
+  // Not connected (or the session just dropped): a call now would wait out
+  // the session's timeout.
+  if (!zk_ || !zk_->connected()) return;
   const std::int64_t size = next_range_size(rate, state.last_size, 1, options_.sizing);
   auto taken = take_range(*zk_, options_.root, entry.tag, taker_, size);
   if (!taken) {
@@ -131,6 +238,17 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
     return;
   }
   const SequenceTake& range = taken.value();
+  // Named in the holder node, then the floor read again, before any of it
+  // is handed out (the header says why); failing either, the range is a gap.
+  HeldSequence& held = record_.tags[entry.tag];
+  if (held.to == 0) held.from = range.start;  // the first range this run holds
+  held.to = range.end;
+  record_written_ = false;
+  if (!publish() || !check_floor(entry, state)) {
+    spdlog::warn("sequences: \"{}\": [{}, {}) is not used (a gap)", entry.tag, range.start,
+                 range.end);
+    return;
+  }
   if (!entry.buffer.add({range.start, range.end})) return;  // closed: stopping
   state.last_size = range.end - range.start;
   entry.gauges.fetches.fetch_add(1, std::memory_order_relaxed);
@@ -161,6 +279,11 @@ void SequenceSupplier::give_back_all() {
           "ours): a gap",
           entry->tag, *first_unused);
     }
+  }
+  // Every buffer is closed: this run holds nothing any more.
+  if (record_.tags.empty() || !zk_ || zk_->gone() || !zk_->connected()) return;
+  if (auto removed = remove_holder(*zk_, options_.root, options_.run); !removed) {
+    failed(removed.error(), "cannot delete this run's holder node");
   }
 }
 

@@ -1,8 +1,6 @@
 #include "snowflake/state/state_file.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -14,6 +12,7 @@
 #include "../error_text.hpp"
 #include "../json_integer.hpp"
 #include "snowflake/layout_json.hpp"
+#include "snowflake/state/durable_file.hpp"
 
 namespace snowflake::state {
 
@@ -25,14 +24,6 @@ using nlohmann::json;
 // 0.1.0, which reads format 1 and ignores keys it does not know, can still
 // read the file after a rollback. A file without them proves nothing.
 constexpr int kFormatVersion = 1;
-
-// Closes the descriptor on every path out.
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 }  // namespace
 
@@ -97,30 +88,7 @@ Result<std::optional<StateRecord>, std::string> StateFile::load() const {
 }
 
 Result<void, std::string> StateFile::save(const StateRecord& r) const {
-  const std::string text = encode_state(r);
-  const std::string temp = path_ + ".tmp";
-  {
-    Fd out{::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
-    if (out.fd < 0) return fmt::format("{}: cannot create: {}", temp, error_text(errno));
-    std::size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::write(out.fd, text.data() + done, text.size() - done);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return fmt::format("{}: cannot write: {}", temp, error_text(errno));
-      }
-      done += static_cast<std::size_t>(n);
-    }
-    if (::fsync(out.fd) != 0) return fmt::format("{}: fsync: {}", temp, error_text(errno));
-  }
-  if (::rename(temp.c_str(), path_.c_str()) != 0) {
-    return fmt::format("{}: cannot rename to {}: {}", temp, path_, error_text(errno));
-  }
-  // The rename is durable only once the directory is.
-  Fd dir{::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-  if (dir.fd < 0 || ::fsync(dir.fd) != 0)
-    return fmt::format("{}: fsync: {}", dir_, error_text(errno));
-  return outcome::success();
+  return write_durably(dir_, path_, encode_state(r));
 }
 
 }  // namespace snowflake::state

@@ -2,12 +2,14 @@
 // GET /seq/<tag> on two daemons (never a number twice, each one's
 // increasing), a tag created while they run, Leaf's segment route, numbers
 // served from the buffer with ZooKeeper stopped while snowflake IDs stop,
-// and a clean stop that gives the unused rest back.
+// a clean stop that gives the unused rest back, and seq raise / seq forget.
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <csignal>
+#include <memory>
 #include <set>
 
 #include "../support/daemon.hpp"
@@ -157,4 +159,107 @@ TEST_CASE(
       10s));
   CHECK(*first_again == *last + 1);
   stop(again);
+}
+
+namespace {
+
+// What `seq list --json` says each run holds of `tag`.
+json holders_of(const Daemon& any, const std::string& tag) {
+  const auto listed = seq(any, {"list", "--json"});
+  if (listed.status.code != 0) return json::array();
+  for (const auto& row : json::parse(listed.out)) {
+    if (row["tag"] == tag) return row["holders"];
+  }
+  return json::array();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sequences: seq raise exits 0 once every daemon dropped what is at or below, exits 1 "
+    "naming one that cannot say so, and a killed run's holder node goes",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  TempDir sa, sb;
+  auto a = std::make_unique<Daemon>(cluster_config(zk.hosts(), "recycle", sa.path()).dump());
+  Daemon b(cluster_config(zk.hosts(), "recycle", sb.path()).dump());
+  wait_ready(*a);
+  wait_ready(b);
+  REQUIRE(seq(b, {"create", "order", "--start", "1", "--step", "1000"}).status.code == 0);
+  REQUIRE(eventually([&] { return next_number(*a, "order").has_value(); }, 10s));
+  REQUIRE(eventually([&] { return next_number(b, "order").has_value(); }, 10s));
+  auto held = holders_of(b, "order");
+  REQUIRE(held.size() == 2);
+  // Into the higher of the two ranges: one daemon holds numbers below it.
+  std::int64_t top = 0;
+  for (const auto& h : held) top = std::max(top, h["to"].get<std::int64_t>());
+  const std::int64_t above = top - 10;
+  const auto raised = seq(b, {"raise", "order", "--above", std::to_string(above)});
+  INFO(raised.out << raised.err);
+  REQUIRE(raised.status.code == 0);
+  CHECK(raised.out.find("confirmed") != std::string::npos);
+  CHECK(next_number(*a, "order") > above);
+  CHECK(next_number(b, "order") > above);
+
+  // b stopped: it cannot say it dropped what it holds.
+  held = holders_of(b, "order");
+  REQUIRE(held.size() == 2);
+  std::string b_run;
+  top = 0;
+  for (const auto& h : held) {
+    top = std::max(top, h["to"].get<std::int64_t>());
+    if (h["owner"].get<std::string>().find(":" + std::to_string(b.port()) + " ") !=
+        std::string::npos) {
+      b_run = h["run"].get<std::string>();
+    }
+  }
+  REQUIRE(!b_run.empty());
+  b.process().send_signal(SIGSTOP);
+  const std::int64_t higher = top - 1;
+  const auto refused =
+      seq(*a, {"raise", "order", "--above", std::to_string(higher), "--timeout", "1500"});
+  b.process().send_signal(SIGCONT);
+  CHECK(refused.status.code == 1);
+  CHECK(refused.err.find(b_run) != std::string::npos);
+  // Back: it drops them, and the same raise now exits 0.
+  const auto again = seq(*a, {"raise", "order", "--above", std::to_string(higher)});
+  CHECK(again.status.code == 0);
+  CHECK(next_number(b, "order") > higher);
+
+  // a killed: its holder node stays (it may be a cut-off daemon still
+  // handing out); restarted from its state directory, the node goes.
+  std::string a_run;
+  for (const auto& h : holders_of(b, "order")) {
+    if (h["run"] != b_run) a_run = h["run"].get<std::string>();
+  }
+  REQUIRE(!a_run.empty());
+  a->process().send_signal(SIGKILL);
+  a->process().wait_for_exit(10s);
+  a.reset();
+  const auto blocked =
+      seq(b, {"raise", "order", "--above", std::to_string(higher + 1000000), "--timeout", "500"});
+  CHECK(blocked.status.code == 1);
+  CHECK(blocked.err.find(a_run) != std::string::npos);
+  CHECK(blocked.err.find("seq forget") != std::string::npos);
+  Daemon restarted(cluster_config(zk.hosts(), "recycle", sa.path()).dump());
+  wait_ready(restarted);
+  REQUIRE(eventually(
+      [&] {
+        const auto h = holders_of(b, "order");
+        return std::none_of(h.begin(), h.end(), [&](const json& x) { return x["run"] == a_run; });
+      },
+      10s));
+
+  // A run gone for good, and its state directory with it: seq forget.
+  b.process().send_signal(SIGKILL);
+  b.process().wait_for_exit(10s);
+  CHECK(seq(restarted,
+            {"raise", "order", "--above", std::to_string(higher + 2000000), "--timeout", "500"})
+            .status.code == 1);
+  CHECK(seq(restarted, {"forget", "nosuchrun"}).status.code == 2);
+  CHECK(seq(restarted, {"forget", b_run}).status.code == 0);
+  CHECK(
+      seq(restarted, {"raise", "order", "--above", std::to_string(higher + 2000000)}).status.code ==
+      0);
+  stop(restarted);
 }

@@ -5,6 +5,7 @@
 
 #include "fuzz_check.hpp"
 #include "snowflake/coord/node_data.hpp"
+#include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_node.hpp"
 #include "snowflake/layout_json.hpp"
 
@@ -44,13 +45,25 @@ void sequence_decisions(std::string_view text) {
   }
 }
 
+// A holder node that decodes: a raise at or below what it dropped through,
+// or below all it holds, never waits for it.
+void holder_decisions(std::string_view text) {
+  namespace c = snowflake::coord;
+  const auto record = c::decode_holder(text);
+  if (!record) return;
+  for (const auto& [tag, held] : record->tags) {
+    FUZZ_CHECK(!c::holds_unconfirmed(*record, tag, held.dropped_through), text);
+    if (held.from > 0) FUZZ_CHECK(!c::holds_unconfirmed(*record, tag, held.from - 1), text);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   if (size == 0) return 0;
   const auto text = as_text(data + 1, size - 1);
   namespace c = snowflake::coord;
-  switch (data[0] % 6) {
+  switch (data[0] % 7) {
     case 0:
       round_trip(text, [](std::string_view t) { return c::decode_inuse(t); });
       break;
@@ -71,6 +84,10 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
     case 5:
       round_trip(text, [](std::string_view t) { return c::decode_sequence(t); });
       sequence_decisions(text);
+      break;
+    case 6:
+      round_trip(text, [](std::string_view t) { return c::decode_holder(t); });
+      holder_decisions(text);
       break;
   }
   (void)c::worker_id_of_node(text);

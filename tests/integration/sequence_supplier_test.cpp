@@ -2,17 +2,19 @@
 // (coord/sequence_supplier.hpp): tags created while it runs are served, the
 // first range is taken when a request asks, two daemons' numbers never
 // meet, buffered numbers are served with ZooKeeper stopped, and a clean
-// stop gives the unused rest back.
+// stop gives the unused rest back; its holder node, raises dropped through.
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
+#include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_supplier.hpp"
 
 using namespace snowflake;
@@ -143,4 +145,141 @@ TEST_CASE(
   auto admin = connect(zk);
   // The newest range was this daemon's: next is back at its first unused number.
   CHECK(read_sequence(*admin, kSupplierRoot, "order").value().node.next == after.front() + 1);
+}
+
+namespace {
+
+// What `seq raise` waits for: no holder node says its run may still hand out
+// a number <= above of `tag` without having dropped it.
+bool raise_confirmed(ZkSession& zk, const std::string& tag, std::int64_t above) {
+  const auto holders = read_holders(zk, kSupplierRoot);
+  if (!holders) return false;
+  return std::all_of(holders.value().begin(), holders.value().end(), [&](const Holder& h) {
+    return h.record && !holds_unconfirmed(*h.record, tag, above);
+  });
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sequence supplier: its holder node names what it holds, says when a raise was dropped "
+    "through, and goes at a clean stop",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "order", 1, 1000));
+  SequenceRegistry registry(4);
+  auto options = options_for(zk, "runA");
+  options.owner = "test:1 pid 1";
+  SequenceSupplier supplier(options, registry);
+  supplier.start();
+  REQUIRE(eventually([&] { return registry.find("order") != nullptr; }));
+  // No range yet: no holder node.
+  CHECK(read_holders(*admin, kSupplierRoot).value().empty());
+  REQUIRE(take(registry, "order", 5).size() == 5);
+  auto holders = read_holders(*admin, kSupplierRoot).value();
+  REQUIRE(holders.size() == 1);
+  CHECK(holders[0].run == "runA");
+  REQUIRE(holders[0].record);
+  CHECK(holders[0].record->owner == "test:1 pid 1");
+  const HeldSequence held = holders[0].record->tags.at("order");
+  CHECK(held.from <= 6);
+  CHECK(held.to >= 1001);
+  CHECK_FALSE(raise_confirmed(*admin, "order", 300));
+
+  REQUIRE(raise_sequence(*admin, kSupplierRoot, "order", 300));
+  REQUIRE(eventually([&] { return raise_confirmed(*admin, "order", 300); }));
+  const auto after = take(registry, "order", 1);
+  REQUIRE(after.size() == 1);
+  CHECK(after.front() == 301);  // the rest of its range above the floor
+  supplier.stop();
+  CHECK(read_holders(*admin, kSupplierRoot).value().empty());
+}
+
+TEST_CASE("sequence supplier: the holder node of the state directory's previous run is deleted",
+          "[sequence]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "order", 1, 10));
+  // As a run killed with -9 leaves it.
+  REQUIRE(publish_holder(*admin, kSupplierRoot, "runOld",
+                         HolderRecord{"old:1 pid 2", {{"order", {1, 11, 0, 10, 0}}}}));
+  REQUIRE(publish_holder(*admin, kSupplierRoot, "runElse",
+                         HolderRecord{"else:1 pid 3", {{"order", {11, 21, 0, 10, 0}}}}));
+  SequenceRegistry registry(4);
+  auto options = options_for(zk, "runNew");
+  options.previous_run = "runOld";
+  SequenceSupplier supplier(options, registry);
+  supplier.start();
+  REQUIRE(eventually([&] {
+    const auto h = read_holders(*admin, kSupplierRoot);
+    return h && h.value().size() == 1;
+  }));
+  // Another run's node (it may be running, cut off) stays.
+  CHECK(read_holders(*admin, kSupplierRoot).value()[0].run == "runElse");
+  supplier.stop();
+}
+
+TEST_CASE(
+    "sequence supplier: raises racing takes under load: once a raise is confirmed, no number "
+    "at or below it is handed out, and none twice",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  // Small ranges: takes happen all the time, racing the raises.
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "order", 1, 40));
+  SequenceRegistry reg_a(4), reg_b(4);
+  SequenceSupplier a(options_for(zk, "runA"), reg_a), b(options_for(zk, "runB"), reg_b);
+  a.start();
+  b.start();
+  REQUIRE(eventually([&] { return reg_a.find("order") && reg_b.find("order"); }));
+  std::atomic<std::int64_t> confirmed{0};
+  std::atomic<std::int64_t> highest{0};
+  std::atomic<bool> done{false};
+  struct Seen {
+    std::vector<std::int64_t> numbers;
+    int below_confirmed = 0;
+  };
+  Seen seen_a, seen_b;
+  const auto load = [&](SequenceRegistry& reg, Seen& seen) {
+    while (!done.load()) {
+      const std::int64_t floor = confirmed.load();  // confirmed before this take began
+      const auto got = take(reg, "order", 3);
+      for (const auto n : got) {
+        if (n <= floor) ++seen.below_confirmed;
+        std::int64_t h = highest.load();
+        while (n > h && !highest.compare_exchange_weak(h, n)) {
+        }
+      }
+      seen.numbers.insert(seen.numbers.end(), got.begin(), got.end());
+    }
+  };
+  std::thread ta([&] { load(reg_a, seen_a); });
+  std::thread tb([&] { load(reg_b, seen_b); });
+  int raises = 0, unconfirmed = 0;
+  for (; raises < 25; ++raises) {
+    // (No REQUIRE while the load threads run: a throw would skip their join.)
+    if (!eventually([&] { return highest.load() > confirmed.load() + 20; })) break;
+    // Into what the daemons hold: above what was handed out, below their ranges' ends.
+    const std::int64_t above = highest.load() + 15;
+    if (!raise_sequence(*admin, kSupplierRoot, "order", above)) break;
+    if (!eventually([&] { return raise_confirmed(*admin, "order", above); }, 10s)) {
+      ++unconfirmed;
+      break;
+    }
+    confirmed.store(above);
+  }
+  done.store(true);
+  ta.join();
+  tb.join();
+  a.stop();
+  b.stop();
+  CHECK(raises == 25);
+  CHECK(unconfirmed == 0);
+  CHECK(seen_a.below_confirmed == 0);
+  CHECK(seen_b.below_confirmed == 0);
+  std::set<std::int64_t> all(seen_a.numbers.begin(), seen_a.numbers.end());
+  all.insert(seen_b.numbers.begin(), seen_b.numbers.end());
+  CHECK(all.size() == seen_a.numbers.size() + seen_b.numbers.size());
+  CHECK(std::is_sorted(seen_a.numbers.begin(), seen_a.numbers.end()));
 }

@@ -36,6 +36,9 @@ inline std::string pool_init_lock(const std::string& root) { return pool(root) +
 inline std::string pool_clock(const std::string& root) { return pool(root) + "/clock"; }
 inline std::string floor_acks_dir(const std::string& root) { return root + "/floor_acks"; }
 inline std::string sequences_dir(const std::string& root) { return root + "/sequences"; }
+inline std::string sequence_holders_dir(const std::string& root) {
+  return root + "/sequence_holders";
+}
 
 // A child of one of the directories above: "<dir>/<name>".
 inline std::string child(const std::string& dir, const std::string& name) {

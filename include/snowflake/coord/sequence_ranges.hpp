@@ -33,9 +33,11 @@ struct SequenceRead {
   std::int32_t version = 0;
 };
 // CoordErrc::no_sequence for an unknown tag, unusable for data that is not
-// a sequence's.
+// a sequence's. `watch`: the session's watcher hears of the node's next change.
 Result<SequenceRead, CoordError> read_sequence(ZkSession& zk, const std::string& root,
-                                               const std::string& tag);
+                                               const std::string& tag, bool watch = false);
+// The tag's node: <root>/sequences/<tag>.
+std::string sequence_path(const std::string& root, const std::string& tag);
 
 // Who takes: a run of a daemon (its owner token's instance) and the count of
 // its attempts, which makes each attempt's nonce unique.

@@ -15,14 +15,26 @@
 // keeps trying to reconnect (a new session whenever the old one is gone).
 // At a clean stop the buffers close first, then each tag's unused rest is
 // given back when it is still the newest range taken.
+//
+// What this run holds is in its holder node (sequence_holders.hpp), written
+// before a range joins the buffer. It watches the node of each tag it holds:
+// when `seq raise` lifts a floor, the buffer drops its numbers through it,
+// then the holder node says so. A taken range joins the buffer only after
+// the holder node names it and the tag's floor was read again: `seq raise`
+// writes the floor, then reads the holder nodes, so whichever of the two
+// writes ZooKeeper orders first, one side sees the other's.
 
 #include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
+#include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/sequence_registry.hpp"
@@ -33,12 +45,19 @@ namespace snowflake::coord {
 struct SequenceSupplierOptions {
   ZkSettings zookeeper;
   std::string root;
-  std::string run;  // this run's instance token: the nonces' prefix
+  std::string run;    // this run's instance token: the nonces' prefix, its holder node's name
+  std::string owner;  // who runs it, for people ("host:port pid N")
+  // The run before this one from the same state directory, whose lock proves
+  // it over: its holder node is deleted (it holds nothing any more).
+  std::optional<std::string> previous_run{};
   SequenceSizing sizing{};
   // How often the thread looks at the buffers when no request asks it to.
   std::chrono::milliseconds period{100};
   // The longest wait between two reconnection attempts.
   std::chrono::milliseconds max_backoff{2000};
+  // How often the holder node's buffer figures are written again for `seq
+  // list` (besides each range taken and each floor dropped through).
+  std::chrono::milliseconds publish_period{60000};
 };
 
 class SequenceSupplier {
@@ -61,13 +80,24 @@ class SequenceSupplier {
  private:
   struct TagState {
     RateMeter meter;
-    std::int64_t last_size = 0;  // the last range taken; 0: none yet
+    std::int64_t last_size = 0;        // the last range taken; 0: none yet
+    std::int64_t dropped_through = 0;  // the highest floor the buffer dropped through
   };
 
   void run();
   bool ensure_session();
   void list_tags();
+  void forget_previous_run();
+  // Reads the tag's node again (and watches it): a floor above what the
+  // buffer dropped through is dropped through now. False: not read.
+  bool check_floor(SequenceEntry& entry, TagState& state);
+  // The tags whose node changed (their watch fired), checked.
+  void check_changed_floors();
   void supply(SequenceEntry& entry, TagState& state);
+  // The holder node written as record_ stands, its figures brought up to
+  // date first. False: not written.
+  bool publish();
+  void publish_if_due();
   void give_back_all();
   // Logs and counts a ZooKeeper failure; drops a session that is gone.
   void failed(const CoordError& e, const std::string& what);
@@ -78,6 +108,12 @@ class SequenceSupplier {
   std::unique_ptr<ZkSession> zk_;
   std::map<std::string, TagState, std::less<>> tags_;  // the thread's own
   std::atomic<bool> relist_{true};  // the children watch fired (or a new session)
+  HolderRecord record_;             // what the holder node says, once written
+  bool record_written_ = false;     // record_ as it stands is in ZooKeeper
+  std::chrono::steady_clock::time_point last_publish_{};
+  bool previous_forgotten_ = false;
+  std::mutex changed_mutex_;
+  std::set<std::string> changed_tags_;  // under changed_mutex_: set by the watcher
   std::atomic<bool> stopping_{false};
   std::chrono::milliseconds backoff_{0};
   std::thread thread_;

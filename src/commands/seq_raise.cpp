@@ -1,0 +1,144 @@
+// snowflaked seq raise TAG --above N --config FILE [--timeout MS]: the tag's
+// floor raised to N, then a wait until every daemon run that may still hand
+// out a number <= N has said it dropped them (its holder node,
+// coord/sequence_holders.hpp). Exit 0: no daemon hands out a number <= N
+// from now on. Exit 1 names each run that did not confirm in time: cut off
+// from ZooKeeper (a sequence has no lease: it goes on handing out its
+// ranges), stopped, or killed.
+//
+// snowflaked seq forget RUN --config FILE: deletes the holder node of a run
+// that is gone for good (killed, and its state directory not used again),
+// which would otherwise hold up every raise below what it held.
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "snowflake/coord/sequence_holders.hpp"
+#include "snowflake/coord/sequence_ranges.hpp"
+#include "snowflake/names.hpp"
+#include "snowflake/time_format.hpp"
+
+namespace snowflake::commands {
+
+namespace {
+
+constexpr std::chrono::milliseconds kDefaultPatience{10000};
+
+// The runs that have not confirmed yet, a line each for people.
+struct Pending {
+  std::vector<std::string> lines;
+};
+
+Result<Pending, coord::CoordError> unconfirmed(coord::ZkSession& zk, const std::string& root,
+                                               const std::string& tag, std::int64_t above) {
+  BOOST_OUTCOME_TRY(holders, coord::read_holders(zk, root));
+  Pending out;
+  for (const auto& h : holders) {
+    const std::string written = format_iso8601_ms(h.written_ms);
+    if (!h.record) {
+      // Not ours to read: it may hold anything.
+      out.lines.push_back(
+          fmt::format("  run {}: its holder node is not readable (written {})", h.run, written));
+    } else if (coord::holds_unconfirmed(*h.record, tag, above)) {
+      const auto& held = h.record->tags.find(tag)->second;
+      out.lines.push_back(fmt::format(
+          "  run {} ({}) may hand out [{}, {}) of \"{}\" and has not said it dropped what is "
+          "<= {} (its node written {})",
+          h.run, h.record->owner, held.from, held.to, tag, above, written));
+    }
+  }
+  return out;
+}
+
+int seq_raise(const std::string& file, const std::string& tag, std::int64_t above,
+              std::chrono::milliseconds patience) {
+  const auto config = load_config(file);
+  if (!config) return kExitUsage;
+  const auto zk = connect_for_command(*config);
+  if (!zk) return kExitFailure;
+  const auto& root = config->zookeeper.root;
+  auto raised = coord::raise_sequence(*zk, root, tag, above);
+  if (!raised) {
+    return fail(raised.error().code == coord::CoordErrc::no_sequence ? kExitUsage : kExitFailure,
+                raised.error().message);
+  }
+  std::cout << fmt::format("sequence \"{}\": floor {}, the next range starts at {}\n", tag,
+                           raised.value().floor, raised.value().next);
+  // The floor is written; only now are the holder nodes read (a range
+  // taken before the floor is named in its holder's node before it is used).
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    auto pending = unconfirmed(*zk, root, tag, above);
+    if (!pending) {
+      return fail(kExitFailure, "cannot read the holders' nodes: " + pending.error().message);
+    }
+    if (pending.value().lines.empty()) {
+      std::cout << fmt::format("confirmed: no daemon hands out a number of \"{}\" at or below {}\n",
+                               tag, above);
+      return kExitOk;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::string text = fmt::format(
+          "not confirmed within {} ms: a daemon may still hand out a number of \"{}\" at or "
+          "below {}:\n",
+          patience.count(), tag, above);
+      for (const auto& line : pending.value().lines) text += line + '\n';
+      text +=
+          "A daemon cut off from ZooKeeper or stopped drops them when it is back (run this "
+          "again then); one killed and never restarted from its state directory: snowflaked "
+          "seq forget RUN";
+      return fail(kExitFailure, text);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+int seq_forget(const std::string& file, const std::string& run) {
+  const auto config = load_config(file);
+  if (!config) return kExitUsage;
+  const auto zk = connect_for_command(*config);
+  if (!zk) return kExitFailure;
+  auto removed = coord::remove_holder(*zk, config->zookeeper.root, run);
+  if (!removed) return fail(kExitFailure, "cannot delete: " + removed.error().message);
+  if (!removed.value()) {
+    return fail(kExitUsage, fmt::format("no holder node of run {} (seq list shows them)", run));
+  }
+  std::cout << fmt::format("run {}'s holder node deleted\n", run);
+  return kExitOk;
+}
+
+}  // namespace
+
+Parsed seq_raise_command(const Options& options, const Arguments& args) {
+  if (args.size() != 2 || !is_valid_name(args[1])) {
+    return std::string("seq raise takes one tag, [A-Za-z0-9._-]{1,64}");
+  }
+  if (!options.count("above")) return std::string("seq raise needs --above N");
+  const auto text = options["above"].as<std::string>();
+  std::int64_t above = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), above);
+  if (ec != std::errc() || end != text.data() + text.size() || above < 0) {
+    return std::string("--above: must be a whole number from 0 to 9223372036854775807");
+  }
+  const auto patience = options.count("timeout")
+                            ? std::chrono::milliseconds(options["timeout"].as<std::uint32_t>())
+                            : kDefaultPatience;
+  return Action([file = *config_path(options), tag = args[1], above, patience] {
+    return seq_raise(file, tag, above, patience);
+  });
+}
+
+Parsed seq_forget_command(const Options& options, const Arguments& args) {
+  if (args.size() != 2 || !is_valid_name(args[1])) {
+    return std::string("seq forget takes one run (seq list names them)");
+  }
+  return Action([file = *config_path(options), run = args[1]] { return seq_forget(file, run); });
+}
+
+}  // namespace snowflake::commands
