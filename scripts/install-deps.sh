@@ -4,7 +4,7 @@
 # present are skipped, and apt is not touched at all when nothing is missing.
 #   scripts/install-deps.sh          what the build, the daemon and the tests need
 #   scripts/install-deps.sh --run    only what building and running the daemon
-#                                    need (scripts/run.sh): 12 of the 29 (no
+#                                    need (scripts/run.sh): 12 of the 30 (no
 #                                    clang, spin, nginx, wrk, node, prometheus)
 #   scripts/install-deps.sh --live   what the live suite needs besides
 #                                    (scripts/live-test.sh: a booted Debian with
@@ -37,6 +37,8 @@ packages=(
   python3-jsonschema
   # promtool, for the metrics and alert-rule tests (tests/e2e/monitoring_test.cpp)
   prometheus
+  # Leaf-segment's leaf_alloc table in a real MariaDB (tests/e2e/leaf_segment_import.py)
+  mariadb-server
 )
 if [ "${1:-}" = --run ]; then packages=("${run_packages[@]}"); fi
 if [ "${1:-}" = --live ]; then

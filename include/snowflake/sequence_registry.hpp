@@ -57,6 +57,9 @@ class SequenceRegistry {
 
   // The supplier's ZooKeeper session is connected (it writes, /status reads).
   std::atomic<bool> connected{false};
+  // The supplier has read the tags from ZooKeeper once: from then on a tag
+  // not found is unknown (404); before, it may exist (a 503: not known yet).
+  std::atomic<bool> listed{false};
 
   // A request that found a buffer dry asks the supplier to hurry; the
   // supplier waits for it (or its own period) between passes.

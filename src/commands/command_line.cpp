@@ -36,7 +36,7 @@ po::options_description visible_options() {
       ("timeout", po::value<std::uint32_t>()->value_name("MS"),
        "get: give up after this long, waits for Retry-After included (default 5000); pool "
        "floor: wait this long for every owner's confirmation (default: the lease + "
-       "safety margin + 10 s); seq raise: for every holder's (default 10000)")
+       "safety margin + 10 s); seq raise, seq import: for every holder's (default 10000)")
       ("above-id", po::value<std::string>()->value_name("N"),
        "pool floor: no daemon of the cluster issues an ID <= N (the largest ID in your tables)")
       ("from-leaf", po::value<std::string>()->value_name("ROOT"),
@@ -47,7 +47,10 @@ po::options_description visible_options() {
       ("step", po::value<std::string>()->value_name("S"),
        "seq create: the smallest range a daemon takes (default 1000)")
       ("above", po::value<std::string>()->value_name("N"),
-       "seq raise: no daemon hands out a number <= N of the tag");
+       "seq raise: no daemon hands out a number <= N of the tag")
+      ("leaf-alloc", po::value<std::string>()->value_name("FILE"),
+       "seq import: the output of mysql --batch -e 'SELECT biz_tag, max_id, step FROM "
+       "leaf_alloc'");
   // clang-format on
   return options;
 }
@@ -84,6 +87,8 @@ std::string usage_text() {
                                                  no daemon hands out a number <= N of TAG
                                                  once this exits 0
   snowflaked seq forget RUN --config FILE          a killed daemon's holder node deleted
+  snowflaked seq import --leaf-alloc FILE --config FILE [--timeout MS]
+                                                 Leaf-segment's tags, each from its max_id
   snowflaked get [TAG] [--count N] [--servers URL,...] [--timeout MS] [--json]
                                                  IDs, one a line, from whichever replica
                                                  can issue (exit 1: none could)

@@ -3,7 +3,7 @@
 // with its next unallocated number, its step, its floor, the last ranges
 // taken (and by which run of a daemon), and what each daemon run holds of it
 // and how long that lasts at its rate (its holder node). seq raise and seq
-// forget: seq_raise.cpp.
+// forget: seq_raise.cpp; seq import: seq_import.cpp.
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -146,15 +146,16 @@ int seq_list(const std::string& file, bool json) {
 }  // namespace
 
 Parsed seq_command(const Options& options, const Arguments& args) {
-  if (args.empty() ||
-      (args[0] != "create" && args[0] != "list" && args[0] != "raise" && args[0] != "forget")) {
-    return std::string("seq takes a subcommand: create, list, raise or forget");
+  if (args.empty() || (args[0] != "create" && args[0] != "list" && args[0] != "raise" &&
+                       args[0] != "forget" && args[0] != "import")) {
+    return std::string("seq takes a subcommand: create, list, raise, forget or import");
   }
   if (!options.count("config")) {
     return fmt::format("seq {} needs --config FILE (ZooKeeper and root)", args[0]);
   }
   if (args[0] == "raise") return seq_raise_command(options, args);
   if (args[0] == "forget") return seq_forget_command(options, args);
+  if (args[0] == "import") return seq_import_command(options, args);
   const std::string file = *config_path(options);
   if (args[0] == "list") {
     if (args.size() != 1) return std::string("seq list takes no arguments");

@@ -19,6 +19,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "seq_raise.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/names.hpp"
@@ -27,8 +28,6 @@
 namespace snowflake::commands {
 
 namespace {
-
-constexpr std::chrono::milliseconds kDefaultPatience{10000};
 
 // The runs that have not confirmed yet, a line each for people.
 struct Pending {
@@ -56,14 +55,11 @@ Result<Pending, coord::CoordError> unconfirmed(coord::ZkSession& zk, const std::
   return out;
 }
 
-int seq_raise(const std::string& file, const std::string& tag, std::int64_t above,
-              std::chrono::milliseconds patience) {
-  const auto config = load_config(file);
-  if (!config) return kExitUsage;
-  const auto zk = connect_for_command(*config);
-  if (!zk) return kExitFailure;
-  const auto& root = config->zookeeper.root;
-  auto raised = coord::raise_sequence(*zk, root, tag, above);
+}  // namespace
+
+int raise_and_confirm(coord::ZkSession& zk, const std::string& root, const std::string& tag,
+                      std::int64_t above, std::chrono::milliseconds patience) {
+  auto raised = coord::raise_sequence(zk, root, tag, above);
   if (!raised) {
     return fail(raised.error().code == coord::CoordErrc::no_sequence ? kExitUsage : kExitFailure,
                 raised.error().message);
@@ -74,7 +70,7 @@ int seq_raise(const std::string& file, const std::string& tag, std::int64_t abov
   // taken before the floor is named in its holder's node before it is used).
   const auto deadline = std::chrono::steady_clock::now() + patience;
   for (;;) {
-    auto pending = unconfirmed(*zk, root, tag, above);
+    auto pending = unconfirmed(zk, root, tag, above);
     if (!pending) {
       return fail(kExitFailure, "cannot read the holders' nodes: " + pending.error().message);
     }
@@ -97,6 +93,17 @@ int seq_raise(const std::string& file, const std::string& tag, std::int64_t abov
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+}
+
+namespace {
+
+int seq_raise(const std::string& file, const std::string& tag, std::int64_t above,
+              std::chrono::milliseconds patience) {
+  const auto config = load_config(file);
+  if (!config) return kExitUsage;
+  const auto zk = connect_for_command(*config);
+  if (!zk) return kExitFailure;
+  return raise_and_confirm(*zk, config->zookeeper.root, tag, above, patience);
 }
 
 int seq_forget(const std::string& file, const std::string& run) {
@@ -128,7 +135,7 @@ Parsed seq_raise_command(const Options& options, const Arguments& args) {
   }
   const auto patience = options.count("timeout")
                             ? std::chrono::milliseconds(options["timeout"].as<std::uint32_t>())
-                            : kDefaultPatience;
+                            : kDefaultRaisePatience;
   return Action([file = *config_path(options), tag = args[1], above, patience] {
     return seq_raise(file, tag, above, patience);
   });

@@ -107,6 +107,8 @@ void SequenceSupplier::list_tags() {
       failed(there.error(), "cannot watch for sequences");
     } else if (there.value()) {
       relist_.store(true);  // created meanwhile
+    } else {
+      registry_.listed.store(true, std::memory_order_release);  // none there
     }
     return;
   }
@@ -121,6 +123,7 @@ void SequenceSupplier::list_tags() {
     }
     spdlog::info("sequences: serving \"{}\"", tag);
   }
+  registry_.listed.store(true, std::memory_order_release);
 }
 
 void SequenceSupplier::forget_previous_run() {

@@ -18,6 +18,15 @@ Response unknown_sequence(std::string_view tag, const RouterContext& ctx) {
     return error_response(Status::not_found, "unknown_sequence",
                           "this daemon serves no sequences (sequences.enabled is false)");
   }
+  // Just started, and ZooKeeper not reached yet: the tag may well exist. A
+  // 404 would tell the client it never will.
+  if (!ctx.sequences->listed.load(std::memory_order_acquire)) {
+    return unavailable_response(
+        "sequence_unavailable",
+        fmt::format("sequence \"{}\": this daemon has not read the sequences from ZooKeeper yet",
+                    tag),
+        kRetrySoon);
+  }
   return error_response(
       Status::not_found, "unknown_sequence",
       fmt::format("no sequence \"{}\": `snowflaked seq create {} --start N` makes one", tag, tag));

@@ -96,12 +96,13 @@ Options parse(int argc, char** argv) {
 // Does the plan to the cluster, writing the schedule as it happened.
 class Nemesis {
  public:
-  Nemesis(ChaosCluster& cluster, std::ofstream& schedule)
-      : cluster_(cluster), schedule_(schedule) {}
+  Nemesis(ChaosCluster& cluster, const ChaosLoad& load, std::ofstream& schedule)
+      : cluster_(cluster), load_(load), schedule_(schedule) {}
 
   void start(std::size_t i, const PlannedFault& f) {
     Applied a{f, wall_us_now(), 0, 0, nullptr, 0};
     if (f.kind == "floor_raise") start_floor(a, i);
+    if (f.kind == "seq_raise") start_seq_raise(a, i);
     const int d = f.target;
     if (f.kind == "net_stall")
       cluster_.stall(d, true);
@@ -111,6 +112,8 @@ class Nemesis {
       cluster_.reset_connections(d);
     else if (f.kind == "net_lose_reply")
       cluster_.lose_next_reply(d, std::chrono::milliseconds(f.amount));
+    else if (f.kind == "seq_lose_reply")
+      cluster_.lose_next_reply(d, std::chrono::milliseconds(f.amount), /*set_data=*/true);
     else if (f.kind == "kill")
       cluster_.stop_daemon(d, SIGKILL);
     else if (f.kind == "term")
@@ -160,13 +163,16 @@ class Nemesis {
     else if (f.kind == "disk_full")
       cluster_.state_full(d, false);
     const bool zk = f.kind.starts_with("zk_");
-    const std::int64_t end_us =
-        f.kind == "net_lose_reply" ? a.start_us + f.amount * 1000 : wall_us_now();
-    const std::string target = zk                        ? fmt::format("zk{}", a.zk_server)
-                               : f.kind == "floor_raise" ? std::string("cluster")
-                                                         : fmt::format("d{}", d);
+    const std::int64_t end_us = f.kind == "net_lose_reply" || f.kind == "seq_lose_reply"
+                                    ? a.start_us + f.amount * 1000
+                                    : wall_us_now();
+    const bool cluster_wide = f.kind == "floor_raise" || f.kind == "seq_raise";
+    const std::string target = zk             ? fmt::format("zk{}", a.zk_server)
+                               : cluster_wide ? std::string("cluster")
+                                              : fmt::format("d{}", d);
     Fault done{f.kind, target, a.start_us, end_us, f.describe()};
     if (f.kind == "floor_raise") end_floor(a, done);
+    if (f.kind == "seq_raise") end_seq_raise(a, done);
     schedule_ << to_json_line(done) << '\n';
     schedule_.flush();
     ++applied_;
@@ -200,10 +206,34 @@ class Nemesis {
     std::int64_t start_us;
     std::int64_t slew_from_us;
     int zk_server;
-    // floor_raise: `snowflaked pool floor` running, and the floor it sets.
+    // floor_raise, seq_raise: `snowflaked pool floor` or `seq raise`
+    // running, and the floor it sets.
     std::unique_ptr<test::ChildProcess> floor_command;
     std::uint64_t above_id = 0;
   };
+
+  // A sequence raised past the numbers daemons hold in their buffers: above
+  // the highest the load has been given, by the plan's amount.
+  void start_seq_raise(Applied& a, std::size_t i) {
+    const auto& q = kChaosSequences[static_cast<std::size_t>(a.plan.target)];
+    a.above_id = std::max(load_.highest_number(static_cast<std::size_t>(a.plan.target)), q.start) +
+                 static_cast<std::uint64_t>(a.plan.amount);
+    a.floor_command = cluster_.raise_sequence(q.tag, a.above_id,
+                                              std::chrono::milliseconds(a.plan.duration_ms - 1000),
+                                              fmt::format("seq-raise-{}", i));
+  }
+
+  void end_seq_raise(Applied& a, Fault& done) {
+    const auto status = a.floor_command->wait_for_exit(5s);
+    if (!status) a.floor_command->send_signal(SIGKILL);
+    done.tag = kChaosSequences[static_cast<std::size_t>(a.plan.target)].tag;
+    done.above_id = a.above_id;
+    done.confirmed_us = status && status->code == 0 && status->signal == 0 ? done.end_us : 0;
+    done.detail += fmt::format(": \"{}\" above {}, {}", done.tag, a.above_id,
+                               done.confirmed_us
+                                   ? std::string("confirmed")
+                                   : fmt::format("not confirmed ({})", status ? status->code : -1));
+  }
 
   // A migration: the old system's last ID is the chaos layout's largest at
   // real time + amount; the command gets the fault's duration to confirm.
@@ -234,6 +264,7 @@ class Nemesis {
                                    : fmt::format("not confirmed ({})", status ? status->code : -1));
   }
   ChaosCluster& cluster_;
+  const ChaosLoad& load_;
   std::ofstream& schedule_;
   std::map<std::size_t, Applied> active_;
   int applied_ = 0;
@@ -275,8 +306,8 @@ int main(int argc, char** argv) {
     }
     HistoryWriter history(o.out / "history.jsonl", chaos_layout());
     std::ofstream schedule(o.out / "schedule.jsonl");
-    Nemesis nemesis_runner(cluster, schedule);
     ChaosLoad load(cluster, history, o.seed);
+    Nemesis nemesis_runner(cluster, load, schedule);
 
     struct Event {
       std::int64_t at_ms;

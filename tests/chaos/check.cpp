@@ -14,52 +14,17 @@ namespace {
 
 constexpr std::size_t kExamplesPerRule = 5;
 
-void violate(CheckReport& r, const std::string& rule, const std::string& detail) {
-  if (r.violations_by_rule[rule]++ < kExamplesPerRule) r.examples.push_back({rule, detail});
-}
-
-std::string who(const Answer& a) {
-  if (a.daemon < 0) return "an answer";
-  return fmt::format("d{} run {} (sent {}, received {})", a.daemon, a.run,
-                     format_iso8601_ms(a.sent_us / 1000), format_iso8601_ms(a.received_us / 1000));
-}
-
-struct Span {
-  std::uint64_t first;
-  std::uint64_t last;
-  std::size_t answer;
-};
-
-std::vector<Span> spans_of(const History& h) {
+// The snowflake IDs' spans (sequence numbers are checked per tag).
+std::vector<Span> id_spans(const History& h) {
   std::vector<Span> spans;
   for (std::size_t i = 0; i < h.answers.size(); ++i) {
+    if (!h.answers[i].seq.empty()) continue;
     for (const auto& run : h.answers[i].ids) spans.push_back({run.first, run.last(), i});
   }
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
     return std::tie(a.first, a.last) < std::tie(b.first, b.last);
   });
   return spans;
-}
-
-void check_duplicates(const History& h, const std::vector<Span>& spans, CheckReport& r) {
-  std::uint64_t distinct = 0;
-  std::uint64_t covered_to = 0;    // one past the highest ID seen so far
-  const Span* reaching = nullptr;  // the span that reaches it
-  for (const Span& s : spans) {
-    if (reaching && s.first < covered_to) {
-      violate(r, "duplicate",
-              fmt::format("IDs {}..{} issued twice: to {} and to {}", s.first,
-                          std::min(s.last, covered_to - 1), who(h.answers[reaching->answer]),
-                          who(h.answers[s.answer])));
-    }
-    const std::uint64_t fresh_from = reaching ? std::max(s.first, covered_to) : s.first;
-    if (s.last + 1 > fresh_from) distinct += s.last + 1 - fresh_from;
-    if (!reaching || s.last + 1 > covered_to) {
-      covered_to = s.last + 1;
-      reaching = &s;
-    }
-  }
-  r.duplicates = r.ids - distinct;
 }
 
 void check_answers(const History& h, const IdLayout& layout, CheckReport& r) {
@@ -72,27 +37,27 @@ void check_answers(const History& h, const IdLayout& layout, CheckReport& r) {
     if (a.status != 200) {
       ++r.refusals[a.error.empty() ? fmt::format("http_{}", a.status) : a.error];
       if (a.status != 503 || !is_documented_refusal(a.error) || !a.retry_after) {
-        violate(r, "bad_answer",
-                fmt::format("{} answered {} \"{}\"{}", who(a), a.status, a.error,
-                            a.retry_after ? "" : " without Retry-After"));
+        r.violate("bad_answer", fmt::format("{} answered {} \"{}\"{}", who(a), a.status, a.error,
+                                            a.retry_after ? "" : " without Retry-After"));
       }
       continue;
     }
+    if (!a.seq.empty()) continue;  // numbers, not IDs: check_sequences
     for (const auto& run : a.ids) {
       r.ids += run.count;
       if (a.received_us == 0) continue;  // a plain list: no times to judge by
       const auto stamped = layout.decompose(run.last());
       if (!stamped) {
-        violate(r, "bad_answer",
-                fmt::format("{} gave {}, not an ID of this layout", who(a), run.last()));
+        r.violate("bad_answer",
+                  fmt::format("{} gave {}, not an ID of this layout", who(a), run.last()));
         continue;
       }
       const std::int64_t clock_ms = a.received_us / 1000 + a.clock_offset_ms;
       if (stamped.value().timestamp_ms > clock_ms) {
-        violate(r, "borrowed_time",
-                fmt::format("{} gave ID {} stamped {}, but its clock read at most {} then", who(a),
-                            run.last(), format_iso8601_ms(stamped.value().timestamp_ms),
-                            format_iso8601_ms(clock_ms)));
+        r.violate("borrowed_time",
+                  fmt::format("{} gave ID {} stamped {}, but its clock read at most {} then",
+                              who(a), run.last(), format_iso8601_ms(stamped.value().timestamp_ms),
+                              format_iso8601_ms(clock_ms)));
       }
     }
   }
@@ -101,57 +66,31 @@ void check_answers(const History& h, const IdLayout& layout, CheckReport& r) {
 // Within one daemon run and worker ID, an answer sent after another was
 // received carries only higher IDs.
 void check_increasing(const History& h, const IdLayout& layout, CheckReport& r) {
-  std::map<std::tuple<int, int, std::uint32_t>, std::vector<std::size_t>> groups;
+  RisingGroups groups;
   for (std::size_t i = 0; i < h.answers.size(); ++i) {
     const Answer& a = h.answers[i];
-    if (a.daemon < 0 || a.ids.empty() || a.received_us == 0) continue;
+    if (a.daemon < 0 || a.ids.empty() || a.received_us == 0 || !a.seq.empty()) continue;
     const auto d = layout.decompose(a.ids.front().first);
     if (!d) continue;
-    groups[{a.daemon, a.run, d.value().worker_id}].push_back(i);
+    groups[{a.daemon, a.run, fmt::format("an ID of worker {},", d.value().worker_id)}].push_back(i);
   }
-  for (auto& [key, members] : groups) {
-    std::sort(members.begin(), members.end(), [&](std::size_t x, std::size_t y) {
-      return h.answers[x].received_us < h.answers[y].received_us;
-    });
-    std::vector<std::int64_t> received;
-    std::vector<std::uint64_t> highest;  // prefix maximum, in order of receipt
-    for (const std::size_t i : members) {
-      std::uint64_t top = 0;
-      for (const auto& run : h.answers[i].ids) top = std::max(top, run.last());
-      received.push_back(h.answers[i].received_us);
-      highest.push_back(highest.empty() ? top : std::max(highest.back(), top));
-    }
-    for (const std::size_t i : members) {
-      const Answer& a = h.answers[i];
-      const auto before = std::lower_bound(received.begin(), received.end(), a.sent_us);
-      if (before == received.begin()) continue;
-      const std::uint64_t floor = highest[static_cast<std::size_t>(before - received.begin()) - 1];
-      std::uint64_t lowest = UINT64_MAX;
-      for (const auto& run : a.ids) lowest = std::min(lowest, run.first);
-      if (lowest <= floor) {
-        violate(
-            r, "not_increasing",
-            fmt::format("{} (worker {}) gave ID {}, not above ID {} answered before it was sent",
-                        who(a), std::get<2>(key), lowest, floor));
-      }
-    }
-  }
+  check_rising(h, groups, "not_increasing", r);
 }
 
 // The contract of `snowflaked pool floor`: once it has exited 0, no answer
 // asked for after that carries an ID at or below its floor.
 void check_floors(const History& h, const std::vector<Fault>& schedule, CheckReport& r) {
   for (const Fault& f : schedule) {
-    if (f.above_id == 0) continue;
+    if (f.above_id == 0 || !f.tag.empty()) continue;  // a tag's: a sequence's raise
     ++r.floors_raised;
     if (f.confirmed_us == 0) continue;
     ++r.floors_confirmed;
     for (const Answer& a : h.answers) {
-      if (a.sent_us < f.confirmed_us) continue;
+      if (a.sent_us < f.confirmed_us || !a.seq.empty()) continue;
       for (const auto& run : a.ids) {
         if (run.first > f.above_id) continue;
-        violate(
-            r, "below_floor",
+        r.violate(
+            "below_floor",
             fmt::format("{} gave ID {}, at or below the floor {} that `pool floor` confirmed at {}",
                         who(a), run.first, f.above_id, format_iso8601_ms(f.confirmed_us / 1000)));
         break;
@@ -166,7 +105,7 @@ void availability_and_recovery(const History& h, const std::vector<Fault>& sched
                                CheckReport& r) {
   std::map<int, std::vector<const Answer*>> by_daemon;
   for (const Answer& a : h.answers) {
-    if (a.daemon >= 0 && a.received_us > 0) by_daemon[a.daemon].push_back(&a);
+    if (a.daemon >= 0 && a.received_us > 0 && a.seq.empty()) by_daemon[a.daemon].push_back(&a);
   }
   for (auto& [d, answers] : by_daemon) {
     std::sort(answers.begin(), answers.end(),
@@ -265,10 +204,78 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+void CheckReport::violate(const std::string& rule, const std::string& detail) {
+  if (violations_by_rule[rule]++ < kExamplesPerRule) examples.push_back({rule, detail});
+}
+
+std::string who(const Answer& a) {
+  if (a.daemon < 0) return "an answer";
+  return fmt::format("d{} run {} (sent {}, received {})", a.daemon, a.run,
+                     format_iso8601_ms(a.sent_us / 1000), format_iso8601_ms(a.received_us / 1000));
+}
+
+Overlaps find_overlaps(const History& h, std::vector<Span> spans, const std::string& rule,
+                       const std::string& what, CheckReport& r) {
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return std::tie(a.first, a.last) < std::tie(b.first, b.last);
+  });
+  Overlaps out;
+  std::uint64_t distinct = 0;
+  std::uint64_t covered_to = 0;    // one past the highest number seen so far
+  const Span* reaching = nullptr;  // the span that reaches it
+  for (const Span& s : spans) {
+    out.given += s.last - s.first + 1;
+    if (reaching && s.first < covered_to) {
+      r.violate(rule, fmt::format("{} {}..{} issued twice: to {} and to {}", what, s.first,
+                                  std::min(s.last, covered_to - 1),
+                                  who(h.answers[reaching->answer]), who(h.answers[s.answer])));
+    }
+    const std::uint64_t fresh_from = reaching ? std::max(s.first, covered_to) : s.first;
+    if (s.last + 1 > fresh_from) distinct += s.last + 1 - fresh_from;
+    if (!reaching || s.last + 1 > covered_to) {
+      covered_to = s.last + 1;
+      reaching = &s;
+    }
+  }
+  out.duplicates = out.given - distinct;
+  return out;
+}
+
+void check_rising(const History& h, const RisingGroups& groups, const std::string& rule,
+                  CheckReport& r) {
+  for (const auto& [key, unsorted] : groups) {
+    std::vector<std::size_t> members = unsorted;
+    std::sort(members.begin(), members.end(), [&](std::size_t x, std::size_t y) {
+      return h.answers[x].received_us < h.answers[y].received_us;
+    });
+    std::vector<std::int64_t> received;
+    std::vector<std::uint64_t> highest;  // prefix maximum, in order of receipt
+    for (const std::size_t i : members) {
+      std::uint64_t top = 0;
+      for (const auto& run : h.answers[i].ids) top = std::max(top, run.last());
+      received.push_back(h.answers[i].received_us);
+      highest.push_back(highest.empty() ? top : std::max(highest.back(), top));
+    }
+    for (const std::size_t i : members) {
+      const Answer& a = h.answers[i];
+      const auto before = std::lower_bound(received.begin(), received.end(), a.sent_us);
+      if (before == received.begin()) continue;
+      const std::uint64_t floor = highest[static_cast<std::size_t>(before - received.begin()) - 1];
+      std::uint64_t lowest = UINT64_MAX;
+      for (const auto& run : a.ids) lowest = std::min(lowest, run.first);
+      if (lowest <= floor) {
+        r.violate(rule, fmt::format("{} gave {} {}, not above {} answered before it was sent",
+                                    who(a), std::get<2>(key), lowest, floor));
+      }
+    }
+  }
+}
+
 bool is_documented_refusal(const std::string& code) {
   static const std::set<std::string> documented{
-      "not_ready",          "lease_expired",  "clock_skew",        "clock_moved_backwards",
-      "clock_before_epoch", "time_exhausted", "time_not_reserved", "floor_ahead"};
+      "not_ready",           "lease_expired",  "clock_skew",        "clock_moved_backwards",
+      "clock_before_epoch",  "time_exhausted", "time_not_reserved", "floor_ahead",
+      "sequence_unavailable"};
   return documented.contains(code);
 }
 
@@ -276,12 +283,13 @@ CheckReport check(const History& history, const std::vector<Fault>& schedule,
                   const IdLayout& layout) {
   CheckReport r;
   check_answers(history, layout, r);
-  const auto spans = spans_of(history);
-  check_duplicates(history, spans, r);
+  const auto spans = id_spans(history);
+  r.duplicates = find_overlaps(history, spans, "duplicate", "IDs", r).duplicates;
   check_increasing(history, layout, r);
   check_floors(history, schedule, r);
   if (!schedule.empty()) availability_and_recovery(history, schedule, r);
   worker_reuse(history, spans, layout, r);
+  check_sequences(history, schedule, r);
   return r;
 }
 
@@ -324,11 +332,14 @@ std::string to_text(const CheckReport& r) {
     out += fmt::format("migration floors raised under load: {}, confirmed by pool floor: {}\n",
                        r.floors_raised, r.floors_confirmed);
   }
+  out += sequences_text(r);
   if (r.ok()) {
     out +=
         "OK: no duplicate, no borrowed time, increasing within each ownership, every answer "
-        "documented, "
-        "nothing below a confirmed floor\n";
+        "documented, nothing below a confirmed floor";
+    out += r.sequences.empty() ? "\n"
+                               : "; per sequence no number twice, none below its start or a "
+                                 "confirmed raise, rising within each daemon run\n";
   } else {
     out += "FAILED:";
     for (const auto& [rule, n] : r.violations_by_rule) out += fmt::format(" {} {}", rule, n);

@@ -11,13 +11,23 @@
 //   below_floor    an ID at or below a migration floor in an answer asked
 //                  for after `snowflaked pool floor` exited 0 (the schedule's
 //                  floor_raise faults).
+// Answers of GET /seq/<tag> are checked by rules of their own, per tag
+// (check_sequences.cpp):
+//   seq_duplicate       a number of the tag handed out twice;
+//   seq_below_start     a number below the tag's first (`seq create --start`);
+//   seq_below_raise     a number at or below a floor in an answer asked for
+//                       after `snowflaked seq raise` exited 0 (seq_raise faults);
+//   seq_not_increasing  one daemon run's numbers of the tag going down;
+//   bad_answer          as for IDs (404 included: every tag asked for exists).
 // With the fault schedule it also reports figures: availability of each
 // daemon while no fault touched it, time from a fault's end to serving
-// again, and how worker IDs passed between owners.
+// again, how worker IDs passed between owners, and per sequence how much was
+// served, outside the daemon's own faults and while ZooKeeper was down.
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "history.hpp"
@@ -55,7 +65,24 @@ struct CheckReport {
   int floors_raised = 0;                 // migration floors in the schedule
   int floors_confirmed = 0;              // of them, confirmed by `pool floor` (exit 0)
 
+  struct Sequence {
+    std::uint64_t start = 0;       // its first number, as created
+    std::uint64_t numbers = 0;     // handed out, duplicates included
+    std::uint64_t duplicates = 0;  // numbers handed out more than once (each extra time)
+    std::uint64_t lowest = UINT64_MAX;
+    std::uint64_t highest = 0;
+    // Asked outside the daemon's own faults; of them, while a ZooKeeper
+    // server was killed or paused (and nothing else touched that daemon).
+    std::uint64_t asked = 0, served = 0;
+    std::uint64_t asked_zk_down = 0, served_zk_down = 0;
+    int raises = 0;            // seq_raise faults on it
+    int raises_confirmed = 0;  // of them, confirmed by `seq raise` (exit 0)
+  };
+  std::map<std::string, Sequence> sequences;  // by tag
+
   bool ok() const { return violations_by_rule.empty(); }
+  // Counts a broken rule; keeps the first few examples of each.
+  void violate(const std::string& rule, const std::string& detail);
 };
 
 // The 503 codes docs/api.md documents (docs/monitoring.md#runbook-the-503-codes).
@@ -63,6 +90,34 @@ bool is_documented_refusal(const std::string& code);
 
 CheckReport check(const History& history, const std::vector<Fault>& schedule,
                   const IdLayout& layout);
+// The sequence rules and figures (part of check() and to_text()).
+void check_sequences(const History& history, const std::vector<Fault>& schedule,
+                     CheckReport& report);
+std::string sequences_text(const CheckReport& report);
+// "d0 run 2 (sent ..., received ...)", for a violation's detail.
+std::string who(const Answer& a);
+// Numbers given by one answer: [first, last] of answer `answer`.
+struct Span {
+  std::uint64_t first;
+  std::uint64_t last;
+  std::size_t answer;
+};
+// Over `spans` (any order): each number given more than once is a `rule`
+// violation ("<what> 5..7 issued twice: to ... and to ..."). Returns the
+// numbers given in all and how many of them were extra times.
+struct Overlaps {
+  std::uint64_t given = 0;
+  std::uint64_t duplicates = 0;
+};
+Overlaps find_overlaps(const History& h, std::vector<Span> spans, const std::string& rule,
+                       const std::string& what, CheckReport& r);
+// Within each group of answers (one daemon run's IDs of one worker ID, or
+// its numbers of one sequence), an answer sent after another was received
+// carries only higher numbers; else a `rule` violation ("<who> gave <what>
+// N, not above ..."). Keyed by daemon, run and what the numbers are.
+using RisingGroups = std::map<std::tuple<int, int, std::string>, std::vector<std::size_t>>;
+void check_rising(const History& h, const RisingGroups& groups, const std::string& rule,
+                  CheckReport& r);
 std::string to_text(const CheckReport& report);
 
 }  // namespace snowflake::chaos

@@ -1,6 +1,7 @@
 #include "cluster.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <nlohmann/json.hpp>
@@ -71,6 +72,11 @@ ChaosCluster::ChaosCluster(ClusterOptions options) : options_(std::move(options)
     admin_config_ = options_.out / "admin.json";
     write_config_file(admin_config_, hosts, options_.out / "state" / "admin", 0, 99);
   }
+  for (const auto& q : kChaosSequences) {
+    admin_command({"seq", "create", q.tag, "--start", std::to_string(q.start), "--step",
+                   std::to_string(q.step)},
+                  fmt::format("seq-create-{}", q.tag));
+  }
   for (int d = 0; d < options_.daemons; ++d) {
     auto s = std::make_unique<Slot>();
     s->index = d;
@@ -115,28 +121,33 @@ void ChaosCluster::write_config(Slot& s) {
 void ChaosCluster::write_config_file(const std::filesystem::path& path, const std::string& hosts,
                                      const std::filesystem::path& state, unsigned short port,
                                      int index) const {
-  const nlohmann::json config = {{"service", "chaos"},
-                                 {"layout", nlohmann::json::parse(encode_layout(chaos_layout()))},
-                                 {"coordinator",
-                                  {{"type", options_.strategy},
-                                   {"state_dir", state.string()},
-                                   {"advertise", fmt::format("chaos-d{}:9000", index)},
-                                   {"heartbeat_interval_ms", 300},
-                                   {"lease_timeout_ms", 1500},
-                                   {"reclaim_after_ms", 2500},
-                                   {"safety_margin_ms", 500},
-                                   {"max_skew_ms", 2000},
-                                   {"max_boot_wait_ms", 2000},
-                                   {"persist_interval_ms", 100}}},
-                                 {"zookeeper",
-                                  {{"hosts", hosts},
-                                   {"root", "/snowflake/chaos"},
-                                   {"session_timeout_ms", 2000},
-                                   {"connect_timeout_ms", 2000}}},
-                                 {"http",
-                                  {{"listen", fmt::format("127.0.0.1:{}", port)},
-                                   {"io_threads", 2},
-                                   {"drain_timeout_ms", 2000}}}};
+  const nlohmann::json config = {
+      {"service", "chaos"},
+      {"layout", nlohmann::json::parse(encode_layout(chaos_layout()))},
+      {"coordinator",
+       {{"type", options_.strategy},
+        {"state_dir", state.string()},
+        {"advertise", fmt::format("chaos-d{}:9000", index)},
+        {"heartbeat_interval_ms", 300},
+        {"lease_timeout_ms", 1500},
+        {"reclaim_after_ms", 2500},
+        {"safety_margin_ms", 500},
+        {"max_skew_ms", 2000},
+        {"max_boot_wait_ms", 2000},
+        {"persist_interval_ms", 100}}},
+      {"zookeeper",
+       {{"hosts", hosts},
+        {"root", "/snowflake/chaos"},
+        {"session_timeout_ms", 2000},
+        {"connect_timeout_ms", 2000}}},
+      {"http",
+       {{"listen", fmt::format("127.0.0.1:{}", port)},
+        {"io_threads", 2},
+        {"drain_timeout_ms", 2000}}},
+      // Ranges that last about 4 s at the load's pace: taken
+      // often, and still enough to serve through most of
+      // ZooKeeper's outages (up to 5 s here).
+      {"sequences", {{"segment_duration_s", 4}, {"max_step", 5000}, {"max_wait_ms", 500}}}};
   // The epoch as Unix ms: the layout's JSON spells it epoch_ms.
   nlohmann::json c = config;
   c["layout"]["epoch"] = c["layout"]["epoch_ms"];
@@ -152,6 +163,42 @@ std::unique_ptr<test::ChildProcess> ChaosCluster::raise_floor(std::uint64_t abov
                                "--above-id", std::to_string(above_id), "--timeout",
                                std::to_string(timeout.count())},
       sanitizer_env(), options_.out / "logs" / log_name);
+}
+
+std::unique_ptr<test::ChildProcess> ChaosCluster::raise_sequence(
+    const std::string& tag, std::uint64_t above, std::chrono::milliseconds timeout,
+    const std::string& log_name) const {
+  return std::make_unique<test::ChildProcess>(
+      std::vector<std::string>{SNOWFLAKED_PATH, "seq", "raise", tag, "--above",
+                               std::to_string(above), "--timeout", std::to_string(timeout.count()),
+                               "--config", admin_config_.string()},
+      sanitizer_env(), options_.out / "logs" / log_name);
+}
+
+void ChaosCluster::admin_command(std::vector<std::string> args, const std::string& log_name) const {
+  args.insert(args.begin(), SNOWFLAKED_PATH);
+  args.insert(args.end(), {"--config", admin_config_.string()});
+  test::ChildProcess command(args, sanitizer_env(), options_.out / "logs" / log_name);
+  const auto status = command.wait_for_exit(30s);
+  if (!status || status->code != 0 || status->signal != 0) {
+    if (!status) command.send_signal(SIGKILL);
+    throw std::runtime_error(fmt::format("{} failed ({}): {}", fmt::join(args, " "),
+                                         status ? describe(*status) : "no exit in 30 s",
+                                         command.stderr_text()));
+  }
+}
+
+void ChaosCluster::forget_sequence_run(const Slot& s) {
+  std::ifstream in(s.state / "sequence-run");
+  std::string run;
+  if (!in || !std::getline(in, run) || run.empty()) return;  // it served no sequence
+  try {
+    admin_command({"seq", "forget", run},
+                  fmt::format("seq-forget-d{}-run{}", s.index, s.run.load()));
+  } catch (const std::runtime_error& e) {
+    // Exit 2: no holder node (the run held nothing, or deleted it at a clean stop).
+    if (std::string(e.what()).find("(exit 2)") == std::string::npos) throw;
+  }
 }
 
 void ChaosCluster::launch(Slot& s) {
@@ -237,9 +284,10 @@ void ChaosCluster::reset_connections(int d) {
   for (auto& p : slots_[idx(d)]->proxies) p->reset();
 }
 
-void ChaosCluster::lose_next_reply(int d, std::chrono::milliseconds outage) {
+void ChaosCluster::lose_next_reply(int d, std::chrono::milliseconds outage, bool set_data) {
   // Heartbeats and claims are multis in both strategies.
-  for (auto& p : slots_[idx(d)]->proxies) p->lose_next_reply(test::FaultProxy::kMulti, outage);
+  const int op = set_data ? test::FaultProxy::kSetData : test::FaultProxy::kMulti;
+  for (auto& p : slots_[idx(d)]->proxies) p->lose_next_reply(op, outage);
 }
 
 void ChaosCluster::stop_daemon(int d, int signal) {
@@ -282,6 +330,9 @@ void ChaosCluster::stop_daemon(int d, int signal) {
 }
 
 void ChaosCluster::start_daemon(int d, bool fresh_state) {
+  // Not under the lock: a command takes a while, and the load asks for
+  // clock offsets meanwhile. The daemon is held down until launched below.
+  if (fresh_state) forget_sequence_run(*slots_[idx(d)]);
   std::lock_guard lock(mutex_);
   Slot& s = *slots_[idx(d)];
   if (fresh_state) {  // a new machine's empty directory (the mount point stays)

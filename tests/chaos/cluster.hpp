@@ -40,6 +40,17 @@ struct ClusterOptions {
 // worker IDs pass between daemons often.
 LayoutSettings chaos_layout();
 
+// The dense sequences the load asks for, made with `seq create` before the
+// daemons start. Small ranges (the daemons' sequences config sizes them to
+// last a few seconds), so that ranges are taken, lost and given back often.
+struct ChaosSequence {
+  const char* tag;
+  std::uint64_t start;
+  std::int64_t step;
+};
+inline constexpr ChaosSequence kChaosSequences[] = {{"s.dense", 1000, 10},
+                                                    {"s.wide", 5'000'000, 100}};
+
 // Moves this process (and its children to come) into a mount namespace of
 // its own, so tmpfs mounts vanish with it. False if not allowed (not root).
 bool enter_private_mounts();
@@ -68,7 +79,9 @@ class ChaosCluster {
   void stall(int d, bool on);
   void delay(int d, std::chrono::milliseconds each_chunk);
   void reset_connections(int d);
-  void lose_next_reply(int d, std::chrono::milliseconds outage);
+  // The next reply to a multi (heartbeats and claims), or with `set_data` to
+  // a set (a sequence's range taken or given back, a holder node written).
+  void lose_next_reply(int d, std::chrono::milliseconds outage, bool set_data = false);
   void stop_daemon(int d, int signal);  // kill -9 or SIGTERM; kept down until start_daemon
   void start_daemon(int d, bool fresh_state);
   void freeze(int d, bool frozen);  // SIGSTOP / SIGCONT
@@ -86,6 +99,10 @@ class ChaosCluster {
   std::unique_ptr<test::ChildProcess> raise_floor(std::uint64_t above_id,
                                                   std::chrono::milliseconds timeout,
                                                   const std::string& log_name) const;
+  // Starts `snowflaked seq raise <tag> --above N` likewise.
+  std::unique_ptr<test::ChildProcess> raise_sequence(const std::string& tag, std::uint64_t above,
+                                                     std::chrono::milliseconds timeout,
+                                                     const std::string& log_name) const;
 
   // Stops the supervisor, then every daemon with SIGTERM: each must exit 0.
   // Returns the crashes seen over the run (unplanned exits but for 1), and
@@ -118,6 +135,12 @@ class ChaosCluster {
   void write_config_file(const std::filesystem::path& path, const std::string& hosts,
                          const std::filesystem::path& state, unsigned short port, int index) const;
   void launch(Slot& s);  // mutex_ held
+  // Runs an operator's command (`snowflaked ARGS --config <admin>`) to its
+  // end; throws if it does not exit 0.
+  void admin_command(std::vector<std::string> args, const std::string& log_name) const;
+  // A daemon that is gone for good (its state dir wiped): what its last run
+  // held of the sequences is forgotten, as an operator does (`seq forget`).
+  void forget_sequence_run(const Slot& s);
   void supervise();
 
   ClusterOptions options_;

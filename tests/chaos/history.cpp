@@ -34,6 +34,7 @@ Answer answer_of(const json& j) {
   a.error = j.value("error", "");
   a.retry_after = j.value("retry_after", false);
   a.standby = j.value("standby", false);
+  a.seq = j.value("seq", "");
   if (const auto ids = j.find("ids"); ids != j.end()) {
     for (const auto& r : *ids) {
       if (r.is_string()) {
@@ -72,6 +73,7 @@ std::string to_json_line(const Answer& a) {
   if (!a.error.empty()) j["error"] = a.error;
   if (a.status != 200 && a.status != 0) j["retry_after"] = a.retry_after;
   if (a.standby) j["standby"] = true;
+  if (!a.seq.empty()) j["seq"] = a.seq;
   if (!a.ids.empty()) {
     json runs = json::array();
     for (const auto& r : a.ids) runs.push_back(json::array({std::to_string(r.first), r.count}));
@@ -90,11 +92,16 @@ std::string to_json_line(const Fault& f) {
     j["above_id"] = std::to_string(f.above_id);
     j["confirmed"] = f.confirmed_us;
   }
+  if (!f.tag.empty()) j["tag"] = f.tag;
   return j.dump();
 }
 
 std::string layout_line(const LayoutSettings& layout) {
   return json{{"layout", json::parse(encode_layout(layout))}}.dump();
+}
+
+std::string sequences_line(const std::map<std::string, std::uint64_t>& starts) {
+  return json{{"sequences", starts}}.dump();
 }
 
 History read_history(std::istream& in) {
@@ -111,6 +118,10 @@ History read_history(std::istream& in) {
       if (const auto l = j.find("layout"); l != j.end()) {
         h.layout = decode_layout(l->dump());
         if (!h.layout) throw std::runtime_error("not a layout");
+        continue;
+      }
+      if (const auto s = j.find("sequences"); s != j.end()) {
+        h.sequence_starts = s->get<std::map<std::string, std::uint64_t>>();
         continue;
       }
       h.answers.push_back(answer_of(j));
@@ -131,7 +142,7 @@ std::vector<Fault> read_schedule(std::istream& in) {
       faults.push_back({j.at("kind").get<std::string>(), j.at("target").get<std::string>(),
                         j.at("start").get<std::int64_t>(), j.at("end").get<std::int64_t>(),
                         j.value("detail", ""), parse_u64(j.value("above_id", "0")),
-                        j.value("confirmed", std::int64_t{0})});
+                        j.value("confirmed", std::int64_t{0}), j.value("tag", "")});
     } catch (const std::exception& e) {
       throw std::runtime_error("schedule line " + std::to_string(number) + ": " + e.what());
     }

@@ -10,12 +10,17 @@
 //     "standby":true on a not_ready of a daemon that waits for a free worker
 //     ID because the others hold them all (more daemons than the pool holds)
 //     status 0: no answer at all (connection refused or cut)
+//     "seq":"<tag>" on an answer of GET /seq/<tag>: its "ids" are the
+//     sequence's numbers, not snowflake IDs
+//   and, before the answers, {"sequences":{"<tag>":<first number>,...}}: the
+//   sequences the load asks for, as `seq create` made them
 //   schedule.jsonl  one line per fault: {"kind":"net_stall","target":"d1",
 //                   "start":<us>,"end":<us>,"detail":"..."}; target "zk" or
 //                   "zk2" for ZooKeeper servers, "cluster" for a migration
 //                   floor (`snowflaked pool floor`), which adds
 //                   "above_id":"<N>" and "confirmed":<us> (when the command
-//                   exited 0; 0 if it did not)
+//                   exited 0; 0 if it did not); "seq_raise" adds "tag" too
+//                   (`snowflaked seq raise <tag> --above N`)
 //
 // Times are the real (system) clock in microseconds since the Unix epoch;
 // "off" is how far ahead of real time the daemon's own wall clock was, at
@@ -23,6 +28,7 @@
 
 #include <cstdint>
 #include <istream>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -51,6 +57,7 @@ struct Answer {
   bool retry_after = false;  // a refusal carried Retry-After
   bool standby = false;      // not_ready because every worker ID is in use: by design
   std::vector<IdRun> ids{};  // a 200's IDs, in the order given
+  std::string seq{};         // GET /seq/<seq>: ids are that sequence's numbers
 };
 
 struct Fault {
@@ -63,6 +70,8 @@ struct Fault {
   // exited 0 (0: it did not): from then on no ID <= above_id.
   std::uint64_t above_id = 0;
   std::int64_t confirmed_us = 0;
+  // seq_raise: the sequence whose floor above_id is (`seq raise`).
+  std::string tag{};
   // The daemon it touches directly; -1 for ZooKeeper and the floor (every daemon).
   int daemon() const;
 };
@@ -73,9 +82,11 @@ std::vector<IdRun> to_runs(const std::vector<std::uint64_t>& ids);
 std::string to_json_line(const Answer& a);
 std::string to_json_line(const Fault& f);
 std::string layout_line(const LayoutSettings& layout);
+std::string sequences_line(const std::map<std::string, std::uint64_t>& starts);
 
 struct History {
-  std::optional<LayoutSettings> layout;  // from the first line, if it has one
+  std::optional<LayoutSettings> layout;                  // from the first line, if it has one
+  std::map<std::string, std::uint64_t> sequence_starts;  // tag: its first number
   std::vector<Answer> answers;
 };
 

@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <map>
 #include <memory>
 #include <random>
 
@@ -48,6 +50,9 @@ std::vector<std::uint64_t> parse_ids(const test::HttpReply& reply) {
 HistoryWriter::HistoryWriter(const std::filesystem::path& path, const LayoutSettings& layout)
     : out_(path) {
   out_ << layout_line(layout) << '\n';
+  std::map<std::string, std::uint64_t> starts;
+  for (const auto& q : kChaosSequences) starts[q.tag] = q.start;
+  out_ << sequences_line(starts) << '\n';
 }
 
 void HistoryWriter::write(const Answer& a) {
@@ -65,7 +70,7 @@ void HistoryWriter::flush() {
 ChaosLoad::ChaosLoad(ChaosCluster& cluster, HistoryWriter& history, std::uint64_t seed)
     : cluster_(cluster), history_(history) {
   for (int d = 0; d < cluster.daemons(); ++d) {
-    for (int which = 0; which < 2; ++which) {
+    for (int which = 0; which < 3; ++which) {
       threads_.emplace_back(
           [this, d, which, seed] { client(d, which, seed * 1000 + d * 10 + which); });
     }
@@ -82,21 +87,36 @@ void ChaosLoad::stop() {
   history_.flush();
 }
 
+std::string ChaosLoad::next_target(int which, std::uint64_t n, std::mt19937_64& random,
+                                   std::size_t& sequence) const {
+  const auto uniform = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(random);
+  };
+  if (which == 0) return n % 2 ? "/id/orders" : "/id/users?format=text";
+  if (which == 1) return "/id/batch?count=" + std::to_string(uniform(2, 300));
+  sequence = n % std::size(kChaosSequences);
+  std::string target = std::string("/seq/") + kChaosSequences[sequence].tag;
+  switch (uniform(0, 3)) {
+    case 0:
+      return target;
+    case 1:
+      return target + "?format=text";
+    default:
+      return target + "?count=" + std::to_string(uniform(2, 20)) + (n % 3 ? "" : "&format=text");
+  }
+}
+
 void ChaosLoad::client(int daemon, int which, std::uint64_t seed) {
   std::mt19937_64 random(seed);
   std::unique_ptr<test::HttpConnection> connection;
   int connected_run = -1;
   for (std::uint64_t n = 0; !stopping_; ++n) {
-    std::string target;
-    if (which == 0) {
-      target = n % 2 ? "/id/orders" : "/id/users?format=text";
-    } else {
-      target =
-          "/id/batch?count=" + std::to_string(std::uniform_int_distribution<int>(2, 300)(random));
-    }
+    std::size_t sequence = 0;
+    const std::string target = next_target(which, n, random, sequence);
     Answer a;
     a.daemon = daemon;
     a.client = which;
+    if (which == 2) a.seq = kChaosSequences[sequence].tag;
     a.sent_us = wall_us_now();
     std::optional<test::HttpReply> reply;
     try {
@@ -121,7 +141,15 @@ void ChaosLoad::client(int daemon, int which, std::uint64_t seed) {
     }
     a.status = static_cast<int>(reply->status);
     if (reply->status == 200) {
-      a.ids = to_runs(parse_ids(*reply));
+      const auto ids = parse_ids(*reply);
+      a.ids = to_runs(ids);
+      if (which == 2 && !ids.empty()) {
+        const std::uint64_t top = *std::max_element(ids.begin(), ids.end());
+        auto& highest = highest_[sequence];
+        for (std::uint64_t seen = highest.load();
+             top > seen && !highest.compare_exchange_weak(seen, top);) {
+        }
+      }
     } else {
       const auto body = nlohmann::json::parse(reply->body, nullptr, false);
       a.error = body.is_object() ? body.value("error", "") : "";
@@ -133,7 +161,7 @@ void ChaosLoad::client(int daemon, int which, std::uint64_t seed) {
     }
     history_.write(a);
     if (!reply->keep_alive) connection.reset();
-    std::this_thread::sleep_for(which == 0 ? kSinglePace : kBatchPace);
+    std::this_thread::sleep_for(which == 1 ? kBatchPace : kSinglePace);
   }
 }
 

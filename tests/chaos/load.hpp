@@ -1,14 +1,18 @@
 #pragma once
 // Steady client load on every daemon of a chaos cluster: per daemon, one
-// client asking for single IDs (two tags, JSON and text) and one asking for
-// batches (a third tag, random sizes), each over a keep-alive connection,
-// paced so a long run's record stays small. Every answer, and every request
-// that got none, is written to the history as it happens.
+// client asking for single IDs (two tags, JSON and text), one asking for
+// batches (a third tag, random sizes), and one asking for the numbers of
+// the dense sequences (kChaosSequences: one or a few at a time, JSON and
+// text), each over a keep-alive connection, paced so a long run's record
+// stays small. Every answer, and every request that got none, is written to
+// the history as it happens.
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -35,13 +39,18 @@ class ChaosLoad {
   ChaosLoad(ChaosCluster& cluster, HistoryWriter& history, std::uint64_t seed);
   ~ChaosLoad();
   void stop();
+  // The highest number of kChaosSequences[i] any answer has carried so far.
+  std::uint64_t highest_number(std::size_t i) const { return highest_[i].load(); }
 
  private:
   void client(int daemon, int which, std::uint64_t seed);
+  std::string next_target(int which, std::uint64_t n, std::mt19937_64& random,
+                          std::size_t& sequence) const;
 
   ChaosCluster& cluster_;
   HistoryWriter& history_;
   std::atomic<bool> stopping_{false};
+  std::array<std::atomic<std::uint64_t>, std::size(kChaosSequences)> highest_{};
   std::vector<std::thread> threads_;
 };
 

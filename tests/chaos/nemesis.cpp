@@ -17,14 +17,15 @@ struct Kind {
   int weight;
 };
 constexpr Kind kKinds[] = {
-    {"net_stall", 3},   {"net_delay", 2},
-    {"net_reset", 2},   {"net_lose_reply", 2},
-    {"kill", 2},        {"pause", 2},
-    {"term", 1},        {"zk_kill", 1},
-    {"zk_pause", 1},    {"clock_step", 3},
-    {"clock_slew", 1},  {"disk_unwritable", 1},
-    {"disk_full", 1},   {"cut_off_and_jump", 1},
-    {"floor_raise", 1},
+    {"net_stall", 3},      {"net_delay", 2},
+    {"net_reset", 2},      {"net_lose_reply", 2},
+    {"kill", 2},           {"pause", 2},
+    {"term", 1},           {"zk_kill", 1},
+    {"zk_pause", 1},       {"clock_step", 3},
+    {"clock_slew", 1},     {"disk_unwritable", 1},
+    {"disk_full", 1},      {"cut_off_and_jump", 1},
+    {"floor_raise", 1},    {"seq_raise", 1},
+    {"seq_lose_reply", 2},
 };
 
 constexpr std::int64_t kMeanGapMs = 1200;
@@ -34,6 +35,7 @@ bool is_zk(const std::string& k) { return k.starts_with("zk_"); }
 // Faults of one class on one daemon do not overlap.
 std::string fault_class(const std::string& k) {
   if (is_process(k)) return "process";
+  if (k == "seq_lose_reply") return "net";
   return k.substr(0, k.find('_'));  // net, clock, disk
 }
 
@@ -124,6 +126,15 @@ class Planner {
       floor_busy_until_ = at + f.duration_ms;
       return {f};
     }
+    if (kind == "seq_raise") {  // snowflaked seq raise, on one of the load's sequences
+      if (seq_raise_busy_until_ > at) return {};
+      // Above what the load has been given so far, by up to a few ranges:
+      // what daemons hold in their buffers.
+      PlannedFault f{at, clamp(uniform(4000, 8000)), kind, static_cast<int>(uniform(0, 1)),
+                     uniform(0, 3000)};
+      seq_raise_busy_until_ = at + f.duration_ms;
+      return {f};
+    }
     if (kind == "cut_off_and_jump") {  // the fault that broke the first build
       const std::int64_t duration = clamp(uniform(2000, 6000));
       const int d = free_daemon("net_stall", at, duration);
@@ -136,7 +147,7 @@ class Planner {
     PlannedFault f{at, 0, kind, 0};
     if (kind == "net_stall") f.duration_ms = uniform(500, 8000);
     if (kind == "net_delay") f.duration_ms = uniform(1000, 6000), f.amount = uniform(20, 400);
-    if (kind == "net_lose_reply") f.amount = uniform(0, 1500);
+    if (kind == "net_lose_reply" || kind == "seq_lose_reply") f.amount = uniform(0, 1500);
     if (kind == "kill") f.duration_ms = uniform(100, 3000), f.fresh_state = chance(0.3);
     if (kind == "pause") f.duration_ms = uniform(200, 4000);
     if (kind == "term") f.duration_ms = uniform(100, 2000);
@@ -160,6 +171,7 @@ class Planner {
   std::map<int, std::map<std::string, std::int64_t>> busy_until_;
   std::int64_t zk_busy_until_ = 0;
   std::int64_t floor_busy_until_ = 0;
+  std::int64_t seq_raise_busy_until_ = 0;
 };
 
 }  // namespace
@@ -168,6 +180,12 @@ std::string PlannedFault::describe() const {
   if (kind == "floor_raise") {
     return fmt::format("floor_raise cluster: above the last ID of {:+} ms, {} ms to confirm",
                        amount, duration_ms);
+  }
+  if (kind == "seq_raise") {
+    return fmt::format(
+        "seq_raise sequence {}: above the highest number the load was given, + {}, {} ms to "
+        "confirm",
+        target, amount, duration_ms);
   }
   std::string what = fmt::format(
       "{} {}", kind,
@@ -178,6 +196,8 @@ std::string PlannedFault::describe() const {
   if (kind == "clock_slew") what += fmt::format(", {:+} ppm", amount);
   if (kind == "net_delay") what += fmt::format(", {} ms a chunk", amount);
   if (kind == "net_lose_reply") what += fmt::format(", then {} ms refused", amount);
+  if (kind == "seq_lose_reply")
+    what += fmt::format(" (a set: a range taken, given back or held), then {} ms refused", amount);
   if (kind == "kill" && fresh_state) what += ", restarted with a fresh state dir";
   return what;
 }

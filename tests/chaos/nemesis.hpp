@@ -15,11 +15,13 @@ struct PlannedFault {
   std::int64_t at_ms = 0;        // from the start of the load
   std::int64_t duration_ms = 0;  // 0: instant
   std::string kind;
-  int target = 0;  // a daemon's index; for zk_*: a server's index, -1 the leader;
-                   // floor_raise: -1 (the cluster)
-  std::int64_t amount =
-      0;  // clock_step: ms; clock_slew: ppm; net_delay: ms; net_lose_reply: outage ms;
-          // floor_raise: the floor's time, from real time at the start (ms)
+  int target = 0;           // a daemon's index; for zk_*: a server's index, -1 the leader;
+                            // floor_raise: -1 (the cluster); seq_raise: which of the load's
+                            // sequences (0 or 1)
+  std::int64_t amount = 0;  // clock_step: ms; clock_slew: ppm; net_delay: ms; net_lose_reply:
+                            // outage ms; floor_raise: the floor's time, from real time at the start
+                            // (ms); seq_raise: how far above the highest number the load was given
+                            // seq_lose_reply: outage ms, as net_lose_reply
   bool fresh_state = false;  // kill: restart with an empty state dir
 
   std::string describe() const;
@@ -38,8 +40,9 @@ const std::vector<std::string>& fault_kinds();
 
 // Deterministic in the options. No two process faults (kill, pause, term) on
 // one daemon overlap, and none overlaps another fault of that daemon; at
-// most one ZooKeeper fault at a time, and one floor_raise (its duration is
-// the time `pool floor` is given to confirm); all end before the quiet stretch.
+// most one ZooKeeper fault at a time, one floor_raise (its duration is the
+// time `pool floor` is given to confirm) and one seq_raise (likewise `seq
+// raise`); all end before the quiet stretch.
 std::vector<PlannedFault> plan_faults(const NemesisOptions& options);
 
 // The quiet stretch at the end of a run of `length`.

@@ -1,7 +1,8 @@
 // Dense sequences through the real snowflaked: `seq create` and `seq list`,
 // GET /seq/<tag> on two daemons (never a number twice, each one's
 // increasing), a tag created while they run, Leaf's segment route, numbers
-// served from the buffer with ZooKeeper stopped while snowflake IDs stop,
+// served from the buffer with ZooKeeper stopped while snowflake IDs stop, a
+// 503 (not a 404) from a daemon that has not read the tags yet,
 // a clean stop that gives the unused rest back, and seq raise / seq forget.
 
 #include <catch2/catch.hpp>
@@ -159,6 +160,33 @@ TEST_CASE(
       10s));
   CHECK(*first_again == *last + 1);
   stop(again);
+}
+
+TEST_CASE(
+    "sequences: a daemon that has not read the tags from ZooKeeper yet answers 503, not 404, "
+    "for a tag that exists",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  TempDir first, second;
+  Daemon d(cluster_config(zk.hosts(), "recycle", first.path()).dump());
+  wait_ready(d);
+  REQUIRE(seq(d, {"create", "order", "--start", "1"}).status.code == 0);
+  REQUIRE(eventually([&] { return next_number(d, "order").has_value(); }, 10s));
+
+  // Started while ZooKeeper answers nothing: it cannot know the tag yet.
+  zk.pause();
+  Daemon late(cluster_config(zk.hosts(), "recycle", second.path()).dump());
+  const auto early = http_get(late.port(), "/seq/order");
+  REQUIRE(early);
+  CHECK(early->status == 503);
+  CHECK(error_of(early) == "sequence_unavailable");
+  CHECK(early->headers.count("retry-after") == 1);
+  zk.resume();
+  REQUIRE(eventually([&] { return next_number(late, "order").has_value(); }, 15s));
+  // Once read, a tag that is not there is a 404.
+  CHECK(http_get(late.port(), "/seq/nosuch")->status == 404);
+  stop(d);
+  stop(late);
 }
 
 namespace {

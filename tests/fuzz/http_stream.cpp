@@ -96,6 +96,7 @@ struct Daemon {
     // A sequence with a range to hand out, and one with none (503 at once).
     sequences.add("order")->buffer.add({kSequenceStart, kSequenceStart + 100'000});
     sequences.add("dry");
+    sequences.listed = true;  // the tags read: another tag is unknown (404)
   }
   test::ManualClock clock{kStart};
   IdLayout layout;

@@ -1,6 +1,9 @@
 // The data of our ZooKeeper nodes, which any client with write access can
 // change: each decoder either refuses the text or returns data that encodes
-// to a text it decodes again to the same data. The first byte picks the node.
+// to a text it decodes again to the same data. The first byte picks the node
+// (or, 7, Leaf's leaf_alloc rows for `seq import`).
+#include <set>
+#include <string>
 #include <string_view>
 
 #include "fuzz_check.hpp"
@@ -8,6 +11,8 @@
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_node.hpp"
 #include "snowflake/layout_json.hpp"
+#include "snowflake/migration/leaf_alloc.hpp"
+#include "snowflake/names.hpp"
 
 namespace {
 
@@ -57,13 +62,26 @@ void holder_decisions(std::string_view text) {
   }
 }
 
+// Leaf's leaf_alloc as `mysql --batch` prints it (seq import): rows that
+// parse are names, numbers in range, each tag once.
+void leaf_alloc_rows(std::string_view text) {
+  const auto rows = snowflake::migration::parse_leaf_alloc(text);
+  if (!rows) return;
+  std::set<std::string> tags;
+  for (const auto& r : rows.value()) {
+    FUZZ_CHECK(snowflake::is_valid_name(r.tag) && r.max_id >= 1 && r.step >= 1 &&
+                   r.step <= (std::int64_t{1} << 31) && tags.insert(r.tag).second,
+               text);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   if (size == 0) return 0;
   const auto text = as_text(data + 1, size - 1);
   namespace c = snowflake::coord;
-  switch (data[0] % 7) {
+  switch (data[0] % 8) {
     case 0:
       round_trip(text, [](std::string_view t) { return c::decode_inuse(t); });
       break;
@@ -88,6 +106,9 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
     case 6:
       round_trip(text, [](std::string_view t) { return c::decode_holder(t); });
       holder_decisions(text);
+      break;
+    case 7:
+      leaf_alloc_rows(text);
       break;
   }
   (void)c::worker_id_of_node(text);

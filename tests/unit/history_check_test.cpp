@@ -237,3 +237,119 @@ TEST_CASE("history: written and read back, a plain list of IDs is read too", "[c
   std::stringstream broken("{\"status\":200}\nxyz\n");
   CHECK_THROWS_WITH(read_history(broken), Catch::Contains("line 2"));
 }
+
+namespace {
+
+// A 200 of GET /seq/<tag> from daemon `d` run `run`, sent at `sent_ms`.
+Answer numbers(int d, int run, std::int64_t sent_ms, const std::string& tag,
+               std::vector<std::uint64_t> given) {
+  Answer a = served(d, run, sent_ms, std::move(given));
+  a.seq = tag;
+  return a;
+}
+
+CheckReport run_sequences(std::vector<Answer> answers, std::vector<Fault> schedule = {}) {
+  History h;
+  h.sequence_starts = {{"inv", 100}};
+  h.answers = std::move(answers);
+  return check(h, schedule, layout());
+}
+
+}  // namespace
+
+TEST_CASE("checker: sequences are checked per tag, apart from IDs", "[checker][sequence]") {
+  // The same numbers in two tags, and a number equal to an ID: no duplicate.
+  const std::uint64_t x = id(kT0, 1, 0);
+  const auto r = run_sequences({numbers(0, 0, kT0, "inv", {100, 101, 102}),
+                                numbers(1, 0, kT0, "other", {100, 101}), served(0, 0, kT0, {x}),
+                                numbers(1, 0, kT0 + 5, "other", {x})});
+  INFO(to_text(r));
+  CHECK(r.ok());
+  CHECK(r.ids == 1);  // numbers are not IDs: not decoded, not counted as IDs
+  CHECK(r.sequences.at("inv").numbers == 3);
+  CHECK(r.sequences.at("inv").start == 100);
+  CHECK(r.sequences.at("other").numbers == 3);
+  CHECK_THAT(to_text(r), Catch::Contains("sequence \"inv\": 3 numbers, duplicates 0"));
+}
+
+TEST_CASE("checker: a sequence's number twice, in one tag, is found and both answers named",
+          "[checker][sequence]") {
+  const auto r = run_sequences(
+      {numbers(0, 0, kT0, "inv", {100, 101, 102}), numbers(2, 1, kT0 + 9, "inv", {102, 103})});
+  CHECK(r.violations_by_rule.at("seq_duplicate") == 1);
+  CHECK(r.sequences.at("inv").duplicates == 1);
+  CHECK_THAT(r.examples.front().detail, Catch::Contains("\"inv\" 102..102") &&
+                                            Catch::Contains("d0 run 0") &&
+                                            Catch::Contains("d2 run 1"));
+  CHECK(r.duplicates == 0);  // the IDs' count is another
+}
+
+TEST_CASE("checker: a number below the sequence's start", "[checker][sequence]") {
+  CHECK(run_sequences({numbers(0, 0, kT0, "inv", {99, 100})})
+            .violations_by_rule.at("seq_below_start") == 1);
+}
+
+TEST_CASE("checker: one daemon run's numbers of a tag must rise in real-time order",
+          "[checker][sequence]") {
+  CHECK(run_sequences({numbers(0, 0, kT0, "inv", {150}), numbers(0, 0, kT0 + 5, "inv", {120})})
+            .violations_by_rule.at("seq_not_increasing") == 1);
+  // Another daemon, another run, or another tag: ranges interleave.
+  CHECK(
+      run_sequences({numbers(0, 0, kT0, "inv", {150}), numbers(1, 0, kT0 + 5, "inv", {120})}).ok());
+  CHECK(
+      run_sequences({numbers(0, 0, kT0, "inv", {150}), numbers(0, 1, kT0 + 5, "inv", {120})}).ok());
+  CHECK(run_sequences({numbers(0, 0, kT0, "inv", {150}), numbers(0, 0, kT0 + 5, "x", {120})}).ok());
+}
+
+TEST_CASE("checker: once `seq raise` exited 0, a number at or below it asked for later fails",
+          "[checker][sequence]") {
+  Fault raise{"seq_raise", "cluster", (kT0 + 50) * 1000, (kT0 + 80) * 1000, "raise"};
+  raise.tag = "inv";
+  raise.above_id = 500;
+  raise.confirmed_us = (kT0 + 60) * 1000;
+  // Before the command exited: allowed.
+  CHECK(run_sequences({numbers(0, 0, kT0 + 55, "inv", {400})}, {raise}).ok());
+  // After: a violation, naming the floor; another tag's numbers are not its.
+  const auto after = run_sequences(
+      {numbers(1, 0, kT0 + 61, "inv", {499, 500}), numbers(1, 0, kT0 + 61, "x", {3})}, {raise});
+  CHECK(after.violations_by_rule.at("seq_below_raise") == 1);
+  CHECK(after.sequences.at("inv").raises_confirmed == 1);
+  CHECK(after.floors_raised == 0);  // not a migration floor
+  CHECK_THAT(to_text(after), Catch::Contains("at or below the floor 500"));
+  // Not confirmed: nothing promised.
+  raise.confirmed_us = 0;
+  CHECK(run_sequences({numbers(1, 0, kT0 + 61, "inv", {499})}, {raise}).ok());
+  // Written and read back with the tag.
+  raise.confirmed_us = (kT0 + 60) * 1000;
+  std::stringstream line(to_json_line(raise) + "\n");
+  CHECK(read_schedule(line).at(0).tag == "inv");
+}
+
+TEST_CASE("checker: a sequence's availability, and through ZooKeeper's outages",
+          "[checker][sequence]") {
+  const std::vector<Fault> schedule{
+      {"zk_kill", "zk0", (kT0 + 100) * 1000, (kT0 + 200) * 1000, "zk down"},
+      {"kill", "d1", (kT0 + 100) * 1000, (kT0 + 200) * 1000, "kill"}};
+  Answer dry = refused(0, kT0 + 160, 503, "sequence_unavailable");
+  dry.seq = "inv";
+  Answer not_found = refused(0, kT0 + 300, 404, "unknown_sequence");
+  not_found.seq = "inv";
+  const auto r =
+      run_sequences({numbers(0, 0, kT0, "inv", {100}), numbers(0, 0, kT0 + 150, "inv", {101}), dry,
+                     numbers(1, 0, kT0 + 150, "inv", {300}),  // its own fault: not counted
+                     not_found},
+                    schedule);
+  const auto& s = r.sequences.at("inv");
+  CHECK(s.asked == 4);
+  CHECK(s.served == 2);
+  CHECK(s.asked_zk_down == 2);
+  CHECK(s.served_zk_down == 1);
+  CHECK(r.violations_by_rule.at("bad_answer") == 1);  // the 404: every tag asked for exists
+  CHECK_FALSE(r.availability.contains(0));            // the IDs' figures are the IDs' alone
+  CHECK_THAT(to_text(r), Catch::Contains("50.0% of 2 while a ZooKeeper server was down"));
+  // Written and read back: the answer's tag and the history's starts.
+  std::stringstream file(sequences_line({{"inv", 100}}) + "\n" + to_json_line(dry) + "\n");
+  const History h = read_history(file);
+  CHECK(h.sequence_starts.at("inv") == 100);
+  CHECK(h.answers.at(0).seq == "inv");
+}

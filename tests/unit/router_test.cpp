@@ -440,6 +440,11 @@ TEST_CASE("GET /seq/<tag>: numbers from the tag's ranges, increasing, in the sha
   CHECK(f.get("/api/segment/get/invoice").body() == "106");
   CHECK(sequences.find("invoice")->gauges.handed_out.load() == 7);
 
+  // Before the tags were read from ZooKeeper, a tag not known may exist.
+  const auto early = f.get("/seq/nope");
+  check_error(early, 503, "sequence_unavailable");
+  CHECK(header(early, field::retry_after) == "1");
+  sequences.listed = true;
   check_error(f.get("/seq/nope"), 404, "unknown_sequence");
   check_error(f.get("/seq/b@d"), 400, "bad_tag");
   check_error(f.get("/seq/invoice?count=0"), 400, "bad_count");
