@@ -7,7 +7,8 @@
 #   batch      : GET /id/<tag>?count=1000, IDs/s (goal: >= 3,000,000)
 #   sequences  : GET /seq/<tag> beside GET /id/<tag> in the same rounds (goal:
 #                >= 0.98 x), batches of 1000, and the ZooKeeper writes (ranges
-#                taken) per million numbers at about 50,000 a second (wrk
+#                taken, holder nodes written) per million numbers over a
+#                minute at about 50,000 a second from a cold start (wrk
 #                paced by a Lua delay), against a real ZooKeeper the script
 #                starts (Debian's zookeeper, a free loopback port)
 # The machine's speed drifts from minute to minute (a shared VM), so the two
@@ -186,13 +187,16 @@ for r in $(seq 1 "$rounds"); do
   run "seqbatch.$r" "$sf/seq/order?count=1000"
 done
 
-# ZooKeeper writes per million numbers at a steady rate: 150 connections,
-# each waiting 1 ms after each answer (about 50,000 a second here); after a
-# warm-up of 3 x the run time (the ranges grow from the tag's step to the
-# rate's size as the measured rate settles), 3 x the run time is measured.
-# ZooKeeper's own count of writes (its zxid, from `srvr`) says how many
-# there were: a range taken, this run's holder node naming it, and the holder
-# node's refresh once a minute.
+# ZooKeeper writes per million numbers at a steady 50,000 a second, from a
+# cold start: the tag "paced" has never been asked for, so the window holds
+# everything a daemon writes for it: the first range (the tag's step), the
+# ranges that grow as the measured rate settles, this run's holder node
+# naming each, and the holder node's refresh once a minute. ZooKeeper's own
+# count of writes (its zxid, from `srvr`) says how many there were. The pace:
+# each connection waits 1 ms after each answer; a 3 s try with 150
+# connections measures the cycle, and the connections are set for 50,000 a
+# second from it. Steady state, later: a range lasts segment_duration_s
+# (900 s) at the rate, so its two writes spread over 45 million numbers.
 zxid() {
   local hex
   hex=$( (exec 3<>"/dev/tcp/127.0.0.1/$zk_port" && printf srvr >&3 && cat <&3) | awk '/^Zxid:/ {print $2}')
@@ -202,17 +206,18 @@ metric() { curl -fsS "$sf/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 cat > "$work/paced.lua" <<'LUA'
 function delay() return 1 end
 LUA
-echo "paced sequence load..."
-wrk -t1 -c150 -d"$((duration * 3))s" -s "$work/paced.lua" "$sf/seq/paced" > "$work/paced-warm.txt"
-warm_numbers=$(metric 'snowflake_seq_numbers_total{tag="paced"}')
-warm_fetches=$(metric 'snowflake_seq_fetches_total{tag="paced"}')
-warm_zxid=$(zxid)
-wrk -t1 -c150 -d"$((duration * 3))s" -s "$work/paced.lua" "$sf/seq/paced" > "$work/paced.txt"
+paced_seconds=60
+echo "paced sequence load: calibrating..."
+wrk -t1 -c150 -d3s -s "$work/paced.lua" "$sf/id/calibration" > "$work/paced-try.txt"
+paced_connections=$(awk '/^Requests\/sec/ {c = int(150 * 50000 / $2 + 0.5); print (c < 1 ? 1 : c)}' "$work/paced-try.txt")
+echo "paced sequence load: $paced_connections connections, ${paced_seconds} s from a cold start..."
+cold_zxid=$(zxid)
+wrk -t1 -c"$paced_connections" -d"${paced_seconds}s" -s "$work/paced.lua" "$sf/seq/paced" > "$work/paced.txt"
+paced_writes=$(( $(zxid) - cold_zxid ))
 paced_rps=$(awk '/^Requests\/sec/ {print $2}' "$work/paced.txt")
-paced_numbers=$(( $(metric 'snowflake_seq_numbers_total{tag="paced"}') - warm_numbers ))
-paced_fetches=$(( $(metric 'snowflake_seq_fetches_total{tag="paced"}') - warm_fetches ))
+paced_numbers=$(metric 'snowflake_seq_numbers_total{tag="paced"}')
+paced_fetches=$(metric 'snowflake_seq_fetches_total{tag="paced"}')
 paced_step=$(metric 'snowflake_seq_step{tag="paced"}')
-paced_writes=$(( $(zxid) - warm_zxid ))
 
 read -r steal1 total1 < <(cpu_ticks)
 steal_pct=$(awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) 'BEGIN {printf "%.1f", t ? 100 * s / t : 0}')
@@ -228,8 +233,8 @@ printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /id/order?count=1000" "$(stat 
 printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /seq/order" "$(stat seq rps)" "$(stat seq 50)" "$(stat seq 99)"
 printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /seq/order?count=1000" "$(stat seqbatch rps)" "$(stat seqbatch 50)" "$(stat seqbatch 99)"
 per_round "sequences vs IDs, single requests" /id single /seq seq
-printf 'paced sequence load: %.0f req/s for %d s after a %d s warm-up (%s ranges taken in it): %s numbers, %s ranges taken, %s ZooKeeper writes in all; the last range, %s numbers, lasts %.0f s at this rate\n' \
-  "$paced_rps" "$((duration * 3))" "$((duration * 3))" "$warm_fetches" "$paced_numbers" "$paced_fetches" "$paced_writes" "$paced_step" \
+printf 'paced sequence load from a cold start: %.0f req/s for %d s (%d connections): %s numbers, %s ranges taken, %s ZooKeeper writes in all; the last range, %s numbers, lasts %.0f s at this rate\n' \
+  "$paced_rps" "$paced_seconds" "$paced_connections" "$paced_numbers" "$paced_fetches" "$paced_writes" "$paced_step" \
   "$(awk -v s="$paced_step" -v r="$paced_rps" 'BEGIN {print (r > 0 ? s / r : 0)}')"
 if [ -n "$baseline_rev" ]; then
   printf '%-38s %12.0f %10s %10s\n' "baseline $baseline_rev GET /id/order" "$(stat base rps)" "$(stat base 50)" "$(stat base 99)"
@@ -251,5 +256,5 @@ awk -v r="$seq_ratio" -v sb="$(stat seqbatch rps)" -v b="$(stat batch rps)" -v n
   printf "goal: GET /seq >= 0.98 x GET /id (median of per-round ratios): %.3f  %s\n", r, (r >= 0.98 ? "met" : "NOT MET");
   printf "sequence batches: %.0f numbers/s (%.2f x ID batches)\n", sb * 1000, sb / b;
   w = n > 0 ? f * 1e6 / n : 0;
-  printf "goal: ZooKeeper writes per million numbers at a steady rate < 10: %.2f  %s\n", w, (w < 10 ? "met" : "NOT MET");
+  printf "goal: ZooKeeper writes per million numbers at about 50,000/s, a cold start included, < 10: %.2f  %s\n", w, (w < 10 ? "met" : "NOT MET");
 }'
