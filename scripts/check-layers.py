@@ -5,14 +5,16 @@ arrow points down (../shared/DESIGN.md, "Parts").
 
   0 base       the ID, its layout and generator, clocks, the lease, metrics,
                text formats: include/snowflake/*.hpp and their src/*.cpp
-  1 config     the settings, read and validated (config, json_section)
-  2 state      state/: the local disk (state file and directory, the time
+  1 forms      forms/: what an issued ID is handed out as (FF1's opaque IDs,
+               UUIDs): pure functions of an ID, a key and a tag
+  2 config     the settings, read and validated (config*, json_section)
+  3 state      state/: the local disk (state file and directory, the time
                reservation, the owner token they record)
-  3 parts      coord/ (ZooKeeper, worker IDs at run time), http/ (router,
+  4 parts      coord/ (ZooKeeper, worker IDs at run time), http/ (router,
                server), client/ (snowflaked get): none includes another
-  4 migration  migration/: raising the migration floor, reading Leaf's tree
-  5 report     report/: what the operator commands print (pool status, floor)
-  6 program    main.cpp, daemon.cpp, commands/, logging, stop_signals
+  5 migration  migration/: raising the migration floor, reading Leaf's tree
+  6 report     report/: what the operator commands print (pool status, floor)
+  7 program    main.cpp, daemon.cpp, commands/, logging, stop_signals
 
 Prints each include that points up or across, and exits 1 if there is one.
 Run by scripts/lint.sh.
@@ -24,10 +26,10 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
-CONFIG = {"config", "json_section"}
+CONFIG = {"config", "config_forms", "config_parts", "config_secrets", "json_section"}
 PROGRAM = {"main", "daemon", "logging", "stop_signals"}
-LAYER = {"base": 0, "config": 1, "state": 2, "coord": 3, "http": 3, "client": 3,
-         "migration": 4, "report": 5, "program": 6}
+LAYER = {"base": 0, "forms": 1, "config": 2, "state": 3, "coord": 4, "http": 4, "client": 4,
+         "migration": 5, "report": 6, "program": 7}
 
 
 def part_of(path: pathlib.Path) -> str:
@@ -72,7 +74,7 @@ def main() -> int:
     for line in wrong:
         print(f"check-layers: {line}")
     if wrong:
-        print("check-layers: an include may point only down: base < config < state < "
+        print("check-layers: an include may point only down: base < forms < config < state < "
               "coord, http, client < migration < report < program "
               "(scripts/check-layers.py)", file=sys.stderr)
         return 1

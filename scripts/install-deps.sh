@@ -4,7 +4,7 @@
 # present are skipped, and apt is not touched at all when nothing is missing.
 #   scripts/install-deps.sh          what the build, the daemon and the tests need
 #   scripts/install-deps.sh --run    only what building and running the daemon
-#                                    need (scripts/run.sh): 12 of the 30 (no
+#                                    need (scripts/run.sh): 13 of the 31 (no
 #                                    clang, spin, nginx, wrk, node, prometheus)
 #   scripts/install-deps.sh --live   what the live suite needs besides
 #                                    (scripts/live-test.sh: a booted Debian with
@@ -18,6 +18,8 @@ run_packages=(
   # libraries on the design card (+ what the system gives)
   libboost-dev libboost-program-options-dev
   libzookeeper-mt-dev nlohmann-json3-dev libspdlog-dev libsystemd-dev
+  # OpenSSL 3's AES and CSPRNG: opaque IDs (FF1) and UUIDs
+  libssl-dev
   # run: a local ZooKeeper for the README's run command and the tests; curl to try it
   zookeeper default-jre-headless curl
 )

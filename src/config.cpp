@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 
+#include "config_parts.hpp"
 #include "error_text.hpp"
 #include "json_section.hpp"
 #include "snowflake/id_text.hpp"
@@ -238,21 +239,9 @@ CoordinatorSettings read_coordinator(JsonSection coord, const IdLayout& layout) 
   return c;
 }
 
-// A digest identity is short; a longer first line (auth_file naming
-// /dev/zero or a log) is refused instead of read without end.
-constexpr std::size_t kMaxAuthLine = 4096;
-
 // The digest identity "user:password", from the first line of `path`.
 std::string read_auth_file(JsonSection& zk, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) zk.fail("auth_file", fmt::format("cannot open \"{}\": {}", path, error_text(errno)));
-  std::string line;
-  for (char c; line.size() <= kMaxAuthLine && in.get(c) && c != '\n';) line.push_back(c);
-  if (line.size() > kMaxAuthLine) {
-    zk.fail("auth_file",
-            fmt::format("\"{}\": the first line is over {} bytes", path, kMaxAuthLine));
-  }
-  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+  std::string line = read_secret_line(zk, "auth_file", path);
   const auto colon = line.find(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == line.size()) {
     zk.fail("auth_file", fmt::format("\"{}\" must hold \"user:password\" on its first line", path));
@@ -283,18 +272,15 @@ ZooKeeperSettings read_zookeeper(JsonSection zk, const std::string& service,
       zk.integer("session_timeout_ms", d.session_timeout.count(), 100, 600'000));
   z.connect_timeout = std::chrono::milliseconds(
       zk.integer("connect_timeout_ms", d.connect_timeout.count(), 100, 600'000));
-  z.auth_file = zk.string("auth_file", d.auth_file);
   // A relative name is a systemd credential's (LoadCredential=), when the
   // daemon runs with some: DynamicUser= cannot read a file only root may.
-  if (!z.auth_file.empty() && z.auth_file.front() != '/' && !credentials_directory.empty()) {
-    z.auth_file = credentials_directory + "/" + z.auth_file;
-  }
+  z.auth_file = secret_path(zk.string("auth_file", d.auth_file), credentials_directory);
   if (!z.auth_file.empty()) z.digest_auth = read_auth_file(zk, z.auth_file);
   zk.finish();
   return z;
 }
 
-HttpSettings read_http(JsonSection http) {
+HttpSettings read_http(JsonSection http, const std::string& credentials_directory) {
   const HttpSettings d;
   HttpSettings h;
   h.listen = http.string("listen", d.listen);
@@ -316,6 +302,7 @@ HttpSettings read_http(JsonSection http) {
   h.max_metric_tags =
       static_cast<std::uint32_t>(http.integer("max_metric_tags", d.max_metric_tags, 0, 100'000));
   h.leaf_compat = http.boolean("leaf_compat", d.leaf_compat);
+  read_admin(http, h, credentials_directory);
   http.finish();
   return h;
 }
@@ -365,8 +352,9 @@ Config read_config(const nlohmann::json& document, std::int64_t now_ms,
                      "ZooKeeper node per worker ID), got {}",
                      kMaxPoolWorkerBits, c.layout.worker_bits)});
   }
-  c.http = read_http(root.section("http"));
+  c.http = read_http(root.section("http"), credentials_directory);
   c.sequences = read_sequences(root.section("sequences"));
+  c.forms = read_forms(root.section("forms"), layout.value(), credentials_directory);
   root.finish();
   return c;
 }

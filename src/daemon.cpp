@@ -107,7 +107,8 @@ coord::CoordinatorOptions coordinator_options(const Config& c, std::uint16_t htt
           .generator = c.generator,
           .advertise = c.coordinator.advertise.empty() ? default_advertise(http_port)
                                                        : c.coordinator.advertise,
-          .state_dir = state_dir(c)};
+          .state_dir = state_dir(c),
+          .opaque_key = c.forms.opaque ? c.forms.opaque->fingerprint() : std::string()};
 }
 
 unsigned io_thread_count(const HttpSettings& http) {
@@ -157,9 +158,14 @@ class Daemon {
   Liveness liveness_;
   Metrics metrics_;
   std::unique_ptr<SequenceRegistry> sequences_;
+  // Each listener answers by its own route table (route_access.hpp).
+  const http::RouteTable main_routes_;
+  const http::RouteTable admin_routes_;
   http::RouterContext router_;
+  http::RouterContext admin_router_;
   http::HttpServer server_;
   std::optional<boost::asio::ip::tcp::endpoint> bound_;
+  std::optional<boost::asio::ip::tcp::endpoint> bound_admin_;
   std::unique_ptr<coord::Coordinator> coordinator_;
   std::unique_ptr<coord::SequenceSupplier> supplier_;
   SystemdNotifier notifier_;
@@ -169,7 +175,8 @@ class Daemon {
 http::RouterContext router_context(const Config& config, const IdLayout& layout, WorkerSlot& worker,
                                    Lease& lease, CoordinationGauges& gauges,
                                    const Liveness& liveness, Metrics& metrics, unsigned threads,
-                                   bool coordinated, SequenceRegistry* sequences) {
+                                   bool coordinated, SequenceRegistry* sequences,
+                                   const http::RouteTable& routes) {
   const auto& co = config.coordinator;
   return {layout,
           worker,
@@ -184,7 +191,19 @@ http::RouterContext router_context(const Config& config, const IdLayout& layout,
                        : std::nullopt,
            co.datacenter_id},
           sequences,
-          config.sequences.max_wait};
+          config.sequences.max_wait,
+          &config.forms,
+          &routes};
+}
+
+// The handlers of one listener: its router context answers.
+http::Handlers handlers_of(http::RouterContext& router) {
+  return {
+      .handle = [&router](const http::Request& req) { return http::handle_request(req, router); },
+      .reject =
+          [&router](http::Status status, std::string_view code, std::string_view message) {
+            return http::reject_request(status, code, message, router);
+          }};
 }
 
 Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint)
@@ -197,21 +216,23 @@ Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint)
       sequences_(config_.sequences.served(config_.coordinator.type)
                      ? std::make_unique<SequenceRegistry>(config_.sequences.max_tags)
                      : nullptr),
+      main_routes_(http::main_route_table(config_.http)),
+      admin_routes_(http::admin_route_table()),
       router_(router_context(config_, layout_, worker_, lease_, gauges_, liveness_, metrics_,
-                             threads_, coordinated_, sequences_.get())),
+                             threads_, coordinated_, sequences_.get(), main_routes_)),
+      admin_router_(router_context(config_, layout_, worker_, lease_, gauges_, liveness_, metrics_,
+                                   threads_, coordinated_, sequences_.get(), admin_routes_)),
       server_({.endpoint = endpoint_,
+               .admin_endpoint = config_.http.admin_listen.empty()
+                                     ? std::nullopt
+                                     : parse_listen_address(config_.http.admin_listen),
                .io_threads = threads_,
                .max_connections = config_.http.max_connections,
                .idle_timeout = config_.http.idle_timeout,
                .request_timeout = config_.http.request_timeout,
                .drain_timeout = config_.http.drain_timeout,
                .limits = http::RequestLimits{}},
-              {.handle =
-                   [this](const http::Request& req) { return http::handle_request(req, router_); },
-               .reject =
-                   [this](http::Status status, std::string_view code, std::string_view message) {
-                     return http::reject_request(status, code, message, router_);
-                   }}),
+              handlers_of(router_), handlers_of(admin_router_)),
       notifier_(
           server_.main_context(),
           [this](std::chrono::milliseconds limit) { return service_condition(limit); }, liveness_,
@@ -246,6 +267,7 @@ bool Daemon::listen() {
     return false;
   }
   bound_ = bound.value();
+  bound_admin_ = server_.admin_endpoint();
   return true;
 }
 
@@ -338,14 +360,25 @@ ServiceCondition Daemon::service_condition(std::chrono::milliseconds limit) {
 
 void Daemon::log_started() const {
   const auto address = bound_->address();
+  const auto admin =
+      bound_admin_ ? fmt::format(", operators' routes on admin listener {}{}{}:{}",
+                                 bound_admin_->address().is_v6() ? "[" : "",
+                                 bound_admin_->address().to_string(),
+                                 bound_admin_->address().is_v6() ? "]" : "", bound_admin_->port())
+                   : std::string();
+  const auto& f = config_.forms;
+  const auto forms = f.default_form == IdForm::plain && f.by_tag.empty()
+                         ? std::string()
+                         : fmt::format(", IDs {} by default ({} tag(s) of their own)",
+                                       to_string(f.default_form), f.by_tag.size());
   spdlog::info(
-      "snowflaked {} started: listening on {}{}{}:{} with {} io thread(s); service {}, "
-      "worker {} ({}), layout {}, log level {}",
+      "snowflaked {} started: listening on {}{}{}:{} with {} io thread(s){}; service {}, "
+      "worker {} ({}), layout {}{}, log level {}",
       kVersion, address.is_v6() ? "[" : "", address.to_string(), address.is_v6() ? "]" : "",
-      bound_->port(), threads_, config_.service,
+      bound_->port(), threads_, admin, config_.service,
       coordinated_ ? std::string("from ZooKeeper")
                    : std::to_string(config_.coordinator.static_worker_id),
-      to_string(config_.coordinator.type), layout_.describe(), config_.log_level);
+      to_string(config_.coordinator.type), layout_.describe(), forms, config_.log_level);
 }
 
 int Daemon::serve() {

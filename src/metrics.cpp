@@ -52,8 +52,9 @@ void Metrics::count_request(Route route, unsigned status) noexcept {
       1, std::memory_order_relaxed);
 }
 
-void Metrics::count_ids(std::string_view tag, std::uint64_t n) {
+void Metrics::count_ids(std::string_view tag, std::uint64_t n, IdForm form) {
   ids_total_.fetch_add(n, std::memory_order_relaxed);
+  ids_by_form_[static_cast<std::size_t>(form)].fetch_add(n, std::memory_order_relaxed);
   {
     std::shared_lock lock(tags_mutex_);
     if (const auto it = tags_.find(tag); it != tags_.end()) {
@@ -257,6 +258,14 @@ std::string Metrics::render(const Snapshot& s) const {
   line("# HELP snowflake_ids_issued_total IDs issued, all tags.");
   line("# TYPE snowflake_ids_issued_total counter");
   line("snowflake_ids_issued_total {}", ids_total_.load(std::memory_order_relaxed));
+  line(
+      "# HELP snowflake_form_ids_issued_total IDs issued per form they were handed out in "
+      "(plain, opaque, uuid).");
+  line("# TYPE snowflake_form_ids_issued_total counter");
+  for (std::size_t f = 0; f < kIdFormCount; ++f) {
+    line("snowflake_form_ids_issued_total{{form=\"{}\"}} {}", to_string(static_cast<IdForm>(f)),
+         ids_by_form_[f].load(std::memory_order_relaxed));
+  }
 
   line("# HELP snowflake_tag_ids_issued_total IDs issued per tag (the first {} tags seen).",
        max_tags_);

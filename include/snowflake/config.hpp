@@ -5,14 +5,19 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "snowflake/coordinator_type.hpp"
+#include "snowflake/forms/opaque_ids.hpp"
+#include "snowflake/id_form.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/id_layout.hpp"
 #include "snowflake/result.hpp"
@@ -92,6 +97,33 @@ struct HttpSettings {
   // Meituan Leaf's routes, for clients moving over from Leaf:
   // GET /api/snowflake/get/<key> and GET /decodeSnowflakeId?snowflakeId=N.
   bool leaf_compat = false;
+  // A second listener for the operators' routes (/metrics, /status, /decode,
+  // /openapi.yaml, and /health and /ready too); empty: none, and they are
+  // served on `listen` as well.
+  std::string admin_listen;
+  // A file holding a bearer token that opens the operators' routes on
+  // `listen` too (and opaque decoding there); a relative name is a systemd
+  // credential's. Only its SHA-256 is kept.
+  std::string admin_token_file;
+  std::optional<std::array<std::uint8_t, 32>> admin_token_sha256;
+};
+
+// What GET /id/<tag> hands out (id_form.hpp): a form per tag, ?form= to ask
+// for another.
+struct FormSettings {
+  // 64 hex digits: the AES-256 key of the opaque form; a relative name is a
+  // systemd credential's. Without it there is no opaque form.
+  std::string opaque_key_file;
+  // Built from the key at load; the key itself is kept nowhere else.
+  std::shared_ptr<const forms::OpaqueIds> opaque;
+  IdForm default_form = IdForm::plain;  // forms.default: when ?form= is not given
+  // forms.tags: each of these tags goes out in its form only.
+  std::map<std::string, IdForm, std::less<>> by_tag;
+  std::optional<IdForm> pinned_form(std::string_view tag) const {
+    const auto it = by_tag.find(tag);
+    return it == by_tag.end() ? std::nullopt : std::optional(it->second);
+  }
+  IdForm form_of(std::string_view tag) const { return pinned_form(tag).value_or(default_form); }
 };
 
 // Dense sequences per tag (GET /seq/<tag>), taken in ranges from ZooKeeper
@@ -121,6 +153,7 @@ struct Config {
   ZooKeeperSettings zookeeper;
   HttpSettings http;
   SequenceSettings sequences;
+  FormSettings forms;
 };
 
 // A setting given outside the file: the environment variable and its value.
@@ -154,12 +187,13 @@ inline constexpr OverridableKey kOverridableKeys[] = {
     {"SNOWFLAKED_ZOOKEEPER_HOSTS", "zookeeper.hosts", false},
     {"SNOWFLAKED_ZOOKEEPER_ROOT", "zookeeper.root", false},
     {"SNOWFLAKED_LISTEN", "http.listen", false},
+    {"SNOWFLAKED_ADMIN_LISTEN", "http.admin_listen", false},
     {"SNOWFLAKED_LOG_LEVEL", "log_level", false},
 };
 // Not a key: where systemd put the credentials of LoadCredential= (a
-// directory only this process may read). A relative zookeeper.auth_file is
-// read from it when it is set, so that a DynamicUser= daemon can read a
-// secret that only root may read on disk.
+// directory only this process may read). A relative zookeeper.auth_file,
+// forms.opaque_key_file or http.admin_token_file is read from it when it is
+// set, so that a DynamicUser= daemon can read a secret only root may read.
 inline constexpr const char* kCredentialsDirectory = "CREDENTIALS_DIRECTORY";
 // The overrides this process's environment sets, CREDENTIALS_DIRECTORY too.
 ConfigOverrides overrides_from_environment();

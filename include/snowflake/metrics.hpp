@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "snowflake/coordination_gauges.hpp"
+#include "snowflake/id_form.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/lease.hpp"
 #include "snowflake/sequence_registry.hpp"
@@ -53,7 +54,7 @@ class Metrics {
   explicit Metrics(std::size_t max_tags);
 
   void count_request(Route route, unsigned status) noexcept;
-  void count_ids(std::string_view tag, std::uint64_t n);
+  void count_ids(std::string_view tag, std::uint64_t n, IdForm form = IdForm::plain);
   // A 503 on `route`, by its error code (one of docs/api.md's; anything
   // else: "other").
   void count_refusal(Route route, std::string_view code) noexcept;
@@ -84,8 +85,8 @@ class Metrics {
 
  private:
   // Every status the service answers with; anything else lands in "other".
-  static constexpr std::array<unsigned, 11> kStatuses = {200, 400, 404, 405, 408, 413,
-                                                         414, 431, 500, 503, 0};
+  static constexpr std::array<unsigned, 13> kStatuses = {200, 400, 401, 403, 404, 405, 408,
+                                                         413, 414, 431, 500, 503, 0};
   static std::size_t status_index(unsigned status) noexcept;
 
   std::array<std::array<std::atomic<std::uint64_t>, kStatuses.size()>, kRouteCount> requests_{};
@@ -115,6 +116,7 @@ class Metrics {
       durations_{};
   std::array<std::atomic<std::uint64_t>, kRouteCount> duration_sum_ns_{};
   std::atomic<std::uint64_t> ids_total_{0};
+  std::array<std::atomic<std::uint64_t>, kIdFormCount> ids_by_form_{};
   std::atomic<std::uint64_t> ids_untracked_tags_{0};
 
   const std::size_t max_tags_;

@@ -66,7 +66,8 @@ int run_get(const GetOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<std::size_t> order(replicas.size());
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), std::mt19937(std::random_device{}()));
-  const std::string target = fmt::format("/id/{}?count={}", options.tag, options.count);
+  std::string target = fmt::format("/id/{}?count={}", options.tag, options.count);
+  if (options.form) target += fmt::format("&form={}", to_string(*options.form));
 
   for (;;) {
     std::optional<std::chrono::seconds> wait;  // the shortest Retry-After of this round

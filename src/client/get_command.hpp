@@ -9,11 +9,13 @@
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "replica_url.hpp"
+#include "snowflake/id_form.hpp"
 
 namespace snowflake::client {
 
@@ -25,7 +27,8 @@ struct GetOptions {
   std::uint32_t count = 1;
   std::vector<ReplicaUrl> servers;
   std::chrono::milliseconds timeout{5'000};
-  bool json = false;  // print the replica's JSON answer instead of one ID a line
+  bool json = false;             // print the replica's JSON answer instead of one ID a line
+  std::optional<IdForm> form{};  // ?form=; none: the tag's form on the replica
 };
 
 // The exit code: 0 with the IDs on `out`; 1 when no replica could issue in

@@ -50,7 +50,12 @@ po::options_description visible_options() {
        "seq raise: no daemon hands out a number <= N of the tag")
       ("leaf-alloc", po::value<std::string>()->value_name("FILE"),
        "seq import: the output of mysql --batch -e 'SELECT biz_tag, max_id, step FROM "
-       "leaf_alloc'");
+       "leaf_alloc'")
+      ("form", po::value<std::string>()->value_name("FORM"),
+       "get: the IDs as plain, opaque or uuid (default: the tag's form); decode: the ID's "
+       "form (default: a UUID if it looks like one, else plain)")
+      ("tag", po::value<std::string>()->value_name("TAG"),
+       "decode --form opaque: the tag the opaque ID was issued for");
   // clang-format on
   return options;
 }
@@ -72,7 +77,9 @@ std::string usage_text() {
   out << R"(Usage:
   snowflaked [--config FILE] [--listen ADDR] [--log-level LEVEL]
                                                  run the daemon
-  snowflaked decode ID [--config FILE]             print an ID's fields as JSON
+  snowflaked decode ID [--config FILE] [--form opaque --tag TAG]
+                                                 print an ID's fields as JSON: a plain ID, a
+                                                 UUID, or an opaque ID (the config's key)
   snowflaked check-config FILE                     validate a config file
   snowflaked pool status --config FILE [--json]    the recycle pool's worker IDs: owner,
                                                  heartbeat age (ZooKeeper time), floor
@@ -89,7 +96,7 @@ std::string usage_text() {
   snowflaked seq forget RUN --config FILE          a killed daemon's holder node deleted
   snowflaked seq import --leaf-alloc FILE --config FILE [--timeout MS]
                                                  Leaf-segment's tags, each from its max_id
-  snowflaked get [TAG] [--count N] [--servers URL,...] [--timeout MS] [--json]
+  snowflaked get [TAG] [--count N] [--form FORM] [--servers URL,...] [--timeout MS] [--json]
                                                  IDs, one a line, from whichever replica
                                                  can issue (exit 1: none could)
 

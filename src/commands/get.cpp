@@ -1,6 +1,6 @@
-// snowflaked get [TAG] [--count N] [--servers URL,...] [--timeout MS]
-// [--json]: IDs for shell scripts from whichever replica can issue (the
-// client itself: src/client/).
+// snowflaked get [TAG] [--count N] [--form FORM] [--servers URL,...]
+// [--timeout MS] [--json]: IDs for shell scripts from whichever replica can
+// issue (the client itself: src/client/).
 
 #include <fmt/format.h>
 
@@ -23,6 +23,7 @@ struct GetCommandOptions {
   std::optional<std::string> servers;  // else $SNOWFLAKED_SERVERS, else the default
   std::chrono::milliseconds timeout{5'000};
   bool json = false;
+  std::optional<IdForm> form;
 };
 
 int get(const GetCommandOptions& options) {
@@ -41,7 +42,8 @@ int get(const GetCommandOptions& options) {
                                     .count = options.count,
                                     .servers = std::move(replicas).value(),
                                     .timeout = options.timeout,
-                                    .json = options.json},
+                                    .json = options.json,
+                                    .form = options.form},
                                    std::cout, errors);
   if (errors.tellp() > 0) return fail(code, errors.str());
   return code;
@@ -64,6 +66,11 @@ Parsed get_command(const Options& options, const Arguments& args) {
   }
   if (o.timeout.count() < 1) return std::string("get: --timeout must be at least 1 ms");
   o.json = options.count("json") > 0;
+  if (options.count("form")) {
+    const auto text = options["form"].as<std::string>();
+    o.form = parse_id_form(text);
+    if (!o.form) return fmt::format("get: --form must be plain, opaque or uuid, got \"{}\"", text);
+  }
   return Action([o] { return get(o); });
 }
 

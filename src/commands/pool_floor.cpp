@@ -86,8 +86,9 @@ int pool_floor(const PoolFloorOptions& options) {
   const std::string& root = config->zookeeper.root;
   // The root as a daemon of this config would find it (made if missing, so
   // that a floor can be set before the first daemon starts).
-  if (auto checked =
-          coord::check_cluster_root(*zk, root, layout.settings(), co.type, co.datacenter_id);
+  if (auto checked = coord::check_cluster_root(
+          *zk, root, layout.settings(), co.type, co.datacenter_id,
+          config->forms.opaque ? config->forms.opaque->fingerprint() : std::string());
       !checked) {
     return fail(kExitFailure, checked.error().message);
   }

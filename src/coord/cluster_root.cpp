@@ -26,11 +26,18 @@ std::string describe(const LayoutSettings& l) {
 }
 
 std::string encode_root(const LayoutSettings& layout, CoordinatorType strategy,
-                        std::uint32_t datacenter_id) {
+                        std::uint32_t datacenter_id, std::string_view opaque_key) {
   json j = json::parse(encode_layout(layout));
   j["strategy"] = to_string(strategy);
   if (layout.datacenter_bits != 0) j["datacenter_id"] = datacenter_id;
+  if (!opaque_key.empty()) j["opaque_key"] = opaque_key;
   return j.dump();
+}
+
+// The opaque key's fingerprint a root records, or "".
+std::string opaque_key_of(const json& j) {
+  const auto it = j.find("opaque_key");
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 // The strategy a root records; "" for a root written before they were.
@@ -66,6 +73,58 @@ Result<void, CoordError> refuse_leaf_nodes(ZkSession& zk, const std::string& roo
   return outcome::success();
 }
 
+// What the root records that contradicts this daemon's config, if anything:
+// another layout, datacenter, opaque key or strategy. A field not recorded
+// yet contradicts nothing (the caller records ours).
+std::optional<CoordError> contradiction(const std::string& root, const std::string& data,
+                                        const json& fields, const LayoutSettings& layout,
+                                        CoordinatorType strategy, std::uint32_t datacenter_id,
+                                        std::string_view opaque_key) {
+  const auto theirs = data.empty() ? std::optional(layout) : decode_layout(data);
+  if (!theirs) {
+    return CoordError{CoordErrc::layout_mismatch,
+                      fmt::format("{} holds \"{}\", not an ID layout; is zookeeper.root shared "
+                                  "with something else?",
+                                  root, data)};
+  }
+  if (*theirs != layout) {
+    return CoordError{CoordErrc::layout_mismatch,
+                      fmt::format("the cluster at {} uses layout ({}); this daemon's is ({}). "
+                                  "Mixed layouts can issue the same ID: use the cluster's "
+                                  "layout or another zookeeper.root",
+                                  root, describe(*theirs), describe(layout))};
+  }
+  const auto recorded_datacenter = datacenter_of(fields);
+  if (layout.datacenter_bits != 0 && recorded_datacenter && *recorded_datacenter != datacenter_id) {
+    return CoordError{CoordErrc::datacenter_mismatch,
+                      fmt::format("the cluster at {} belongs to datacenter {}; this daemon's "
+                                  "coordinator.datacenter_id is {}. Each datacenter has a "
+                                  "ZooKeeper root (and pool) of its own: point this daemon at "
+                                  "its datacenter's zookeeper.root, or fix its datacenter_id",
+                                  root, *recorded_datacenter, datacenter_id)};
+  }
+  const std::string recorded_key = opaque_key_of(fields);
+  if (!opaque_key.empty() && !recorded_key.empty() && recorded_key != opaque_key) {
+    return CoordError{CoordErrc::opaque_key_mismatch,
+                      fmt::format("the cluster at {} makes its opaque IDs with another key "
+                                  "(fingerprint {}); this daemon's forms.opaque_key_file holds "
+                                  "one of fingerprint {}. Two keys hand out two permutations "
+                                  "of one tag, which can meet: give every daemon of the "
+                                  "cluster the same key",
+                                  root, recorded_key, opaque_key)};
+  }
+  const std::string recorded = strategy_of(fields);
+  if (!recorded.empty() && recorded != to_string(strategy)) {
+    return CoordError{CoordErrc::strategy_mismatch,
+                      fmt::format("the cluster at {} hands out worker IDs by the \"{}\" "
+                                  "strategy; this daemon's coordinator.type is \"{}\". Two "
+                                  "strategies on one root give out the same worker IDs: use "
+                                  "the cluster's strategy or another zookeeper.root",
+                                  root, recorded, strategy)};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view to_string(CoordErrc code) noexcept {
@@ -80,6 +139,8 @@ std::string_view to_string(CoordErrc code) noexcept {
       return "datacenter_mismatch";
     case CoordErrc::foreign_root:
       return "foreign_root";
+    case CoordErrc::opaque_key_mismatch:
+      return "opaque_key_mismatch";
     case CoordErrc::workers_exhausted:
       return "workers_exhausted";
     case CoordErrc::pool_exhausted:
@@ -104,8 +165,9 @@ std::string_view to_string(CoordErrc code) noexcept {
 
 Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& root,
                                             const LayoutSettings& layout, CoordinatorType strategy,
-                                            std::uint32_t datacenter_id) {
-  const std::string mine = encode_root(layout, strategy, datacenter_id);
+                                            std::uint32_t datacenter_id,
+                                            std::string_view opaque_key) {
+  const std::string mine = encode_root(layout, strategy, datacenter_id, opaque_key);
   if (const auto slash = root.rfind('/'); slash > 0) {
     BOOST_OUTCOME_TRY(zk.ensure_path(root.substr(0, slash)));
   }
@@ -126,46 +188,28 @@ Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& ro
     if (strategy_of(fields).empty() || strategy == CoordinatorType::sequential) {
       BOOST_OUTCOME_TRY(refuse_leaf_nodes(zk, root));
     }
-    const auto theirs = data.empty() ? std::optional(layout) : decode_layout(data);
-    if (!theirs) {
-      return CoordError{CoordErrc::layout_mismatch,
-                        fmt::format("{} holds \"{}\", not an ID layout; is zookeeper.root shared "
-                                    "with something else?",
-                                    root, data)};
+    if (auto conflict =
+            contradiction(root, data, fields, layout, strategy, datacenter_id, opaque_key)) {
+      return std::move(*conflict);
     }
-    if (*theirs != layout) {
-      return CoordError{CoordErrc::layout_mismatch,
-                        fmt::format("the cluster at {} uses layout ({}); this daemon's is ({}). "
-                                    "Mixed layouts can issue the same ID: use the cluster's "
-                                    "layout or another zookeeper.root",
-                                    root, describe(*theirs), describe(layout))};
-    }
-    const auto recorded_datacenter = datacenter_of(fields);
-    if (layout.datacenter_bits != 0 && recorded_datacenter &&
-        *recorded_datacenter != datacenter_id) {
-      return CoordError{CoordErrc::datacenter_mismatch,
-                        fmt::format("the cluster at {} belongs to datacenter {}; this daemon's "
-                                    "coordinator.datacenter_id is {}. Each datacenter has a "
-                                    "ZooKeeper root (and pool) of its own: point this daemon at "
-                                    "its datacenter's zookeeper.root, or fix its datacenter_id",
-                                    root, *recorded_datacenter, datacenter_id)};
-    }
-    const std::string recorded = strategy_of(fields);
-    const bool datacenter_recorded = layout.datacenter_bits == 0 || recorded_datacenter;
-    if (recorded == to_string(strategy) && datacenter_recorded) return outcome::success();
-    if (!recorded.empty() && recorded != to_string(strategy)) {
-      return CoordError{CoordErrc::strategy_mismatch,
-                        fmt::format("the cluster at {} hands out worker IDs by the \"{}\" "
-                                    "strategy; this daemon's coordinator.type is \"{}\". Two "
-                                    "strategies on one root give out the same worker IDs: use "
-                                    "the cluster's strategy or another zookeeper.root",
-                                    root, recorded, strategy)};
+    const bool datacenter_recorded = layout.datacenter_bits == 0 || datacenter_of(fields);
+    const bool key_recorded = opaque_key.empty() || !opaque_key_of(fields).empty();
+    if (strategy_of(fields) == to_string(strategy) && datacenter_recorded && key_recorded) {
+      return outcome::success();
     }
     // Created empty (by an operator, or by ensure_path of a deeper root), or
-    // written before strategies (or datacenters) were recorded: record ours
-    // unless someone else does first, keeping a migration floor it holds.
+    // written before strategies (or datacenters, or keys) were recorded:
+    // record ours unless someone else does first, keeping a migration floor
+    // and a key it holds.
     const auto floor = recorded_floor(data);
-    auto claimed = zk.set(root, floor ? with_floor(mine, *floor) : mine, node.value().stat.version);
+    std::string record = floor ? with_floor(mine, *floor) : mine;
+    if (const std::string recorded_key = opaque_key_of(fields);
+        opaque_key.empty() && !recorded_key.empty()) {
+      json kept = json::parse(record);
+      kept["opaque_key"] = recorded_key;
+      record = kept.dump();
+    }
+    auto claimed = zk.set(root, record, node.value().stat.version);
     if (claimed) return outcome::success();
     if (claimed.error().code == ZkErrc::bad_version || claimed.error().code == ZkErrc::no_node)
       continue;

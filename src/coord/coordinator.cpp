@@ -160,7 +160,7 @@ Coordinator::Step Coordinator::tick() {
   if (!zk_ || zk_->gone()) return connect();
   if (!root_checked_) {
     auto checked = check_cluster_root(*zk_, options_.root, layout_.settings(), options_.strategy,
-                                      options_.settings.datacenter_id);
+                                      options_.settings.datacenter_id, options_.opaque_key);
     if (!checked) return setback(checked.error(), "cannot check the cluster's root");
     root_checked_ = true;
   }

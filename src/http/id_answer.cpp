@@ -6,18 +6,22 @@
 #include <algorithm>
 #include <charconv>
 
+#include "snowflake/forms/uuid_form.hpp"
+
 namespace snowflake::http {
 
 namespace {
 
-template <class Number>
-std::string body_of(std::string_view tag, const std::vector<Number>& ids, Format format,
-                    bool batch) {
+// The body's shape around each item, written by `append_item(out, item)`:
+// neither a decimal number nor a UUID needs JSON escaping.
+template <class Item, class Append>
+std::string body_of(std::string_view tag, const std::vector<Item>& items, Format format, bool batch,
+                    std::size_t item_size, Append append_item) {
   std::string out;
-  out.reserve(ids.size() * 22 + tag.size() + 24);
+  out.reserve(items.size() * (item_size + 3) + tag.size() + 24);
   if (format == Format::text) {
-    for (auto id : ids) {
-      append_id(out, static_cast<std::uint64_t>(id));
+    for (const auto& item : items) {
+      append_item(out, item);
       out.push_back('\n');
     }
     return out;
@@ -25,19 +29,27 @@ std::string body_of(std::string_view tag, const std::vector<Number>& ids, Format
   // The tag is [A-Za-z0-9._-]: nothing in it needs JSON escaping.
   if (!batch) {
     out.append("{\"id\":\"");
-    append_id(out, static_cast<std::uint64_t>(ids.front()));
+    append_item(out, items.front());
     out.append("\",\"tag\":\"").append(tag).append("\"}");
     return out;
   }
   out.append("{\"tag\":\"").append(tag).append("\",\"ids\":[");
-  for (std::size_t i = 0; i < ids.size(); ++i) {
+  for (std::size_t i = 0; i < items.size(); ++i) {
     if (i) out.push_back(',');
     out.push_back('"');
-    append_id(out, static_cast<std::uint64_t>(ids[i]));
+    append_item(out, items[i]);
     out.push_back('"');
   }
   out.append("]}");
   return out;
+}
+
+template <class Number>
+std::string numbers_body(std::string_view tag, const std::vector<Number>& ids, Format format,
+                         bool batch) {
+  return body_of(tag, ids, format, batch, 19, [](std::string& out, Number id) {
+    append_id(out, static_cast<std::uint64_t>(id));
+  });
 }
 
 }  // namespace
@@ -84,9 +96,17 @@ Result<IdQuery, Rejection> parse_id_query(std::string_view query, std::uint32_t 
         return Rejection{Status::bad_request, "bad_format",
                          fmt::format("format must be json or text, got \"{}\"", value)};
       }
+    } else if (key == "form") {
+      if (q.form) return Rejection{Status::bad_request, "bad_form", "form is given more than once"};
+      q.form = parse_id_form(value);
+      if (!q.form) {
+        return Rejection{Status::bad_request, "bad_form",
+                         fmt::format("form must be plain, opaque or uuid, got \"{}\"", value)};
+      }
     } else {
-      return Rejection{Status::bad_request, "unknown_parameter",
-                       fmt::format("unknown query parameter \"{}\" (known: count, format)", key)};
+      return Rejection{
+          Status::bad_request, "unknown_parameter",
+          fmt::format("unknown query parameter \"{}\" (known: count, format, form)", key)};
     }
   }
   return q;
@@ -109,12 +129,19 @@ void append_id(std::string& out, std::uint64_t id) {
 
 std::string ids_body(std::string_view tag, const std::vector<std::uint64_t>& ids, Format format,
                      bool batch) {
-  return body_of(tag, ids, format, batch);
+  return numbers_body(tag, ids, format, batch);
 }
 
 std::string ids_body(std::string_view tag, const std::vector<std::int64_t>& ids, Format format,
                      bool batch) {
-  return body_of(tag, ids, format, batch);
+  return numbers_body(tag, ids, format, batch);
+}
+
+std::string uuids_body(std::string_view tag, const std::vector<std::uint64_t>& ids,
+                       const IdLayout& layout, Format format, bool batch) {
+  return body_of(tag, ids, format, batch, 36, [&](std::string& out, std::uint64_t id) {
+    forms::append_uuid(out, id, layout, forms::uuid_random());
+  });
 }
 
 Response bad_tag() {

@@ -1,7 +1,7 @@
 #pragma once
 // What the ID routes share (/id/<tag>, /seq/<tag> and Leaf's): the query
-// (?count=, ?format=), the format a client gets, and the body of numbers,
-// JSON or text. Internal to the router.
+// (?count=, ?format=, ?form=), the format a client gets, and the body of
+// numbers or UUIDs, JSON or text. Internal to the router.
 
 #include <chrono>
 #include <cstdint>
@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "snowflake/http/responses.hpp"
+#include "snowflake/id_form.hpp"
+#include "snowflake/id_layout.hpp"
 #include "snowflake/result.hpp"
 
 namespace snowflake::http {
@@ -30,10 +32,11 @@ struct IdQuery {
   std::uint32_t count = 1;
   bool batch = false;  // ?count= given: answer with a list, even of one
   std::optional<Format> format;
+  std::optional<IdForm> form;  // ?form=; none: the tag's own (forms.tags, forms.default)
 };
 
-// "count=5&format=text" -> values. No percent-decoding: no valid value
-// needs it, so an encoded one is simply invalid.
+// "count=5&format=text&form=opaque" -> values. No percent-decoding: no valid
+// value needs it, so an encoded one is simply invalid.
 Result<IdQuery, Rejection> parse_id_query(std::string_view query, std::uint32_t max_batch);
 
 // Without ?format=, plain text only for a client that asks for it and not for JSON.
@@ -48,6 +51,9 @@ std::string ids_body(std::string_view tag, const std::vector<std::uint64_t>& ids
                      bool batch);
 std::string ids_body(std::string_view tag, const std::vector<std::int64_t>& ids, Format format,
                      bool batch);
+// The same shapes with each ID's UUID (forms/uuid_form.hpp) for its number.
+std::string uuids_body(std::string_view tag, const std::vector<std::uint64_t>& ids,
+                       const IdLayout& layout, Format format, bool batch);
 
 // 400 bad_tag: the tag (or Leaf's key) is not [A-Za-z0-9._-]{1,64}.
 Response bad_tag();

@@ -9,8 +9,10 @@
 #include <charconv>
 #include <optional>
 
+#include "decode_routes.hpp"
 #include "id_answer.hpp"
 #include "sequence_routes.hpp"
+#include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/http/openapi_document.hpp"
 #include "snowflake/id_json.hpp"
 #include "snowflake/id_text.hpp"
@@ -62,7 +64,7 @@ IdGenerator* issuer(const RouterContext& ctx) {
 // `count` IDs for `tag` (a valid name), counted in the metrics; or the answer
 // to send instead: unknown_tag, or a 503 when none can be proven unique.
 Result<std::vector<std::uint64_t>, Response> take_ids(std::string_view tag, std::uint32_t count,
-                                                      RouterContext& ctx) {
+                                                      IdForm form, RouterContext& ctx) {
   const auto& allow = ctx.settings.tag_allowlist;
   if (!allow.empty() && std::find(allow.begin(), allow.end(), tag) == allow.end()) {
     return error_response(Status::not_found, "unknown_tag",
@@ -83,8 +85,51 @@ Result<std::vector<std::uint64_t>, Response> take_ids(std::string_view tag, std:
   if (const LeaseState after = ctx.lease.state(); after != LeaseState::valid) [[unlikely]] {
     return lease_unavailable(after, ctx);
   }
-  ctx.metrics.count_ids(tag, ids.size());
+  ctx.metrics.count_ids(tag, ids.size(), form);
   return ids;
+}
+
+// The form the tag's IDs go out in: asked for, or the tag's own; or the
+// answer to send when this daemon cannot make it.
+Result<IdForm, Response> form_for(std::string_view tag, std::optional<IdForm> asked,
+                                  const RouterContext& ctx) {
+  // A tag of forms.tags goes out in its form only: asked for another, its
+  // plain IDs would show what the opaque ones hide, or its opaque IDs meet
+  // its plain ones in one number space.
+  if (asked && ctx.forms) {
+    if (const auto pinned = ctx.forms->pinned_form(tag); pinned && *pinned != *asked) {
+      return error_response(
+          Status::bad_request, "bad_form",
+          fmt::format("tag \"{}\" is handed out {} only (forms.tags)", tag, to_string(*pinned)));
+    }
+  }
+  const IdForm form = asked.value_or(ctx.forms ? ctx.forms->form_of(tag) : IdForm::plain);
+  if (form == IdForm::opaque && (!ctx.forms || !ctx.forms->opaque)) {
+    return error_response(Status::bad_request, "bad_form",
+                          "this daemon has no opaque key (forms.opaque_key_file)");
+  }
+  if (form == IdForm::uuid) {
+    if (auto fits = forms::check_uuid_layout(ctx.layout); !fits) {
+      return error_response(Status::bad_request, "bad_form",
+                            "no UUID form in this layout: " + fits.error());
+    }
+  }
+  return form;
+}
+
+// The body of `ids` in `form`: opaque IDs replace the IDs in place.
+std::string form_body(std::string_view tag, std::vector<std::uint64_t>& ids, IdForm form,
+                      Format format, bool batch, const RouterContext& ctx) {
+  switch (form) {
+    case IdForm::opaque:
+      ctx.forms->opaque->encode_all(ids, tag);
+      break;
+    case IdForm::uuid:
+      return uuids_body(tag, ids, ctx.layout, format, batch);
+    case IdForm::plain:
+      break;
+  }
+  return ids_body(tag, ids, format, batch);
 }
 
 Response issue_ids(const Request& req, std::string_view tag, std::string_view query,
@@ -92,62 +137,29 @@ Response issue_ids(const Request& req, std::string_view tag, std::string_view qu
   if (!is_valid_name(tag)) return bad_tag();
   const auto q = parse_id_query(query, ctx.settings.max_batch);
   if (!q) return error_response(q.error().status, q.error().code, q.error().message);
-  auto taken = take_ids(tag, q.value().count, ctx);
+  const auto form = form_for(tag, q.value().form, ctx);
+  if (!form) return form.error();
+  auto taken = take_ids(tag, q.value().count, form.value(), ctx);
   if (!taken) return std::move(taken).error();
-  const std::vector<std::uint64_t>& ids = taken.value();
   const Format format = negotiate(req, q.value());
-  return ids_response(ids_body(tag, ids, format, q.value().batch), format);
-}
-
-Response decode(std::string_view id_text, RouterContext& ctx) {
-  const auto id = parse_id(id_text);
-  if (!id) {
-    return error_response(Status::bad_request, "bad_id",
-                          "an ID is decimal digits, at most 9223372036854775807");
-  }
-  const auto decoded = ctx.layout.decompose(*id);
-  return json_response(Status::ok, decoded_id_to_json(decoded.value()).dump());
+  return ids_response(form_body(tag, taken.value(), form.value(), format, q.value().batch, ctx),
+                      format);
 }
 
 // --- Meituan Leaf's routes (http.leaf_compat) ------------------------------
 
 // GET /api/snowflake/get/<key>: the bare decimal ID, text/plain, as Leaf's
 // LeafController answers. Refusals are ours (JSON, 503 with Retry-After).
+// The tag's own form: an opaque ID is a number too, as Leaf's clients expect.
 Response leaf_get(std::string_view key, RouterContext& ctx) {
   if (!is_valid_name(key)) return bad_tag();
-  auto taken = take_ids(key, 1, ctx);
+  const auto form = form_for(key, std::nullopt, ctx);
+  if (!form) return form.error();
+  auto taken = take_ids(key, 1, form.value(), ctx);
   if (!taken) return std::move(taken).error();
-  std::string body;
-  append_id(body, taken.value().front());
+  std::string body = form_body(key, taken.value(), form.value(), Format::text, false, ctx);
+  body.pop_back();  // Leaf's answer is the bare number
   return text_response(Status::ok, std::move(body));
-}
-
-// GET /decodeSnowflakeId?snowflakeId=N: Leaf's LeafMonitorController fields,
-// all strings: {"timestamp":"<ms>(yyyy-MM-dd HH:mm:ss.SSS)","workerId",
-// "sequenceId"}, in the configured layout and in UTC (Leaf formats in its
-// JVM's zone), "datacenterId" too in a layout with one. A bad ID gets our
-// 400 (Leaf answers 200 with an errorMsg).
-Response leaf_decode(std::string_view query, RouterContext& ctx) {
-  constexpr std::string_view kKey = "snowflakeId=";
-  if (!query.starts_with(kKey) || query.find('&') != std::string_view::npos) {
-    return error_response(Status::bad_request, "unknown_parameter",
-                          "decodeSnowflakeId takes one query parameter: snowflakeId=<ID>");
-  }
-  const auto id = parse_id(query.substr(kKey.size()));
-  if (!id) {
-    return error_response(Status::bad_request, "bad_id",
-                          "snowflakeId must be decimal digits, at most 9223372036854775807");
-  }
-  const DecodedId d = ctx.layout.decompose(*id).value();
-  std::string time = format_iso8601_ms(d.timestamp_ms);  // 2026-11-23T12:02:21.720Z
-  std::replace(time.begin(), time.end(), 'T', ' ');
-  time.pop_back();
-  nlohmann::ordered_json body{{"timestamp", fmt::format("{}({})", d.timestamp_ms, time)},
-                              {"workerId", std::to_string(d.worker_id)},
-                              {"sequenceId", std::to_string(d.sequence)}};
-  if (ctx.layout.settings().datacenter_bits > 0)
-    body["datacenterId"] = std::to_string(d.datacenter_id);
-  return json_response(Status::ok, body.dump());
 }
 
 // Liveness, not readiness: 503 only when a restart would help (liveness.hpp).
@@ -281,6 +293,25 @@ struct Routed {
   Response response;
 };
 
+// Which route a path is: the ID routes and /decode by prefix (a tag or ID
+// with a slash is a bad one), the rest whole; Leaf's with leaf_compat only.
+Route route_of(std::string_view path, const HttpSettings& settings) {
+  if (path.starts_with("/id/")) return Route::id;
+  if (path.starts_with("/seq/")) return Route::seq;
+  if (path.starts_with("/decode/")) return Route::decode;
+  if (path == "/health") return Route::health;
+  if (path == "/ready") return Route::ready;
+  if (path == "/status") return Route::status;
+  if (path == "/metrics") return Route::metrics;
+  if (path == "/openapi.yaml") return Route::openapi;
+  if (settings.leaf_compat) {
+    if (path.starts_with("/api/snowflake/get/")) return Route::leaf_id;
+    if (path == "/decodeSnowflakeId") return Route::leaf_decode;
+    if (path.starts_with("/api/segment/get/")) return Route::leaf_segment;
+  }
+  return Route::other;
+}
+
 Routed route(const Request& req, RouterContext& ctx) {
   const std::string_view target = to_std(req.target());
   if (target.size() > kMaxTargetLength) {
@@ -297,32 +328,11 @@ Routed route(const Request& req, RouterContext& ctx) {
   const std::string_view query =
       qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1);
 
-  Route r = Route::other;
-  if (path.starts_with("/id/"))
-    r = Route::id;
-  else if (path.starts_with("/seq/"))
-    r = Route::seq;
-  else if (path.starts_with("/decode/"))
-    r = Route::decode;
-  else if (path == "/health")
-    r = Route::health;
-  else if (path == "/ready")
-    r = Route::ready;
-  else if (path == "/status")
-    r = Route::status;
-  else if (path == "/metrics")
-    r = Route::metrics;
-  else if (path == "/openapi.yaml")
-    r = Route::openapi;
-  else if (ctx.settings.leaf_compat && path.starts_with("/api/snowflake/get/"))
-    r = Route::leaf_id;
-  else if (ctx.settings.leaf_compat && path == "/decodeSnowflakeId")
-    r = Route::leaf_decode;
-  else if (ctx.settings.leaf_compat && path.starts_with("/api/segment/get/"))
-    r = Route::leaf_segment;
-  else
+  const Route r = route_of(path, ctx.settings);
+  if (r == Route::other) {
     return {r,
             error_response(Status::not_found, "not_found", fmt::format("no route for {}", path))};
+  }
 
   if (req.method() != verb::get && req.method() != verb::head) {
     Response res = error_response(Status::method_not_allowed, "method_not_allowed",
@@ -330,13 +340,21 @@ Routed route(const Request& req, RouterContext& ctx) {
     res.set(field::allow, "GET, HEAD");
     return {r, std::move(res)};
   }
+  // This listener's table: a route it does not serve (to this request) is
+  // refused before the request is read any further.
+  const RouteTable defaults = ctx.routes ? RouteTable{} : main_route_table(ctx.settings);
+  const RouteTable& table = ctx.routes ? *ctx.routes : defaults;
+  if (auto refused =
+          check_access(table.routes[static_cast<std::size_t>(r)], req, ctx.settings, path)) {
+    return {r, std::move(*refused)};
+  }
   switch (r) {
     case Route::id:
       return {r, issue_ids(req, path.substr(4), query, ctx)};
     case Route::seq:
       return {r, issue_sequence(req, path.substr(5), query, ctx)};
     case Route::decode:
-      return {r, decode(path.substr(8), ctx)};
+      return {r, decode(req, path.substr(8), query, ctx)};
     case Route::health:
       return {r, health(ctx)};
     case Route::ready:

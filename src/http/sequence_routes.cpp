@@ -71,6 +71,10 @@ Response issue_sequence(const Request& req, std::string_view tag, std::string_vi
   if (!is_valid_name(tag)) return bad_tag();
   const auto q = parse_id_query(query, ctx.settings.max_batch);
   if (!q) return error_response(q.error().status, q.error().code, q.error().message);
+  if (q.value().form && *q.value().form != IdForm::plain) {
+    return error_response(Status::bad_request, "bad_form",
+                          "a sequence's numbers are handed out plain (form=plain or none)");
+  }
   auto taken = take_numbers(tag, q.value().count, ctx);
   if (!taken) return std::move(taken).error();
   const Format format = negotiate(req, q.value());

@@ -40,19 +40,33 @@ using WorkGuard = net::executor_work_guard<Executor>;
 
 class Session;
 
-// What the server and its sessions share: settings, handlers, the registry of
-// live sessions (for stop(), the connection limit and the deadline sweep),
-// and the server's timers (on the main context, with the acceptor).
+// One listening socket and what answers its connections. Its acceptor and
+// timer live on the main context, whose thread accepts for every listener.
+struct Listener {
+  Listener(const tcp::endpoint& e, Handlers h, const Executor& executor)
+      : endpoint(e), handlers(std::move(h)), acceptor(executor), retry_timer(executor) {}
+  const tcp::endpoint endpoint;
+  const Handlers handlers;
+  net::basic_socket_acceptor<tcp, Executor> acceptor;
+  Timer retry_timer;
+};
+
+// What the server and its sessions share: settings, the listeners, the
+// registry of live sessions (for stop(), the connection limit and the
+// deadline sweep), and the server's timers (on the main context).
 struct ServerState {
-  ServerState(ServerSettings s, Handlers h)
+  ServerState(ServerSettings s, Handlers h, std::optional<Handlers> admin)
       : settings(std::move(s)),
-        handlers(std::move(h)),
         contexts(make_contexts(settings.io_threads)),
-        acceptor(contexts[0]->get_executor()),
-        retry_timer(contexts[0]->get_executor()),
         sweep_timer(contexts[0]->get_executor()),
         drain_timer(contexts[0]->get_executor()),
         loop_seen_ns(std::make_unique<std::atomic<std::int64_t>[]>(contexts.size())) {
+    listeners.push_back(
+        std::make_unique<Listener>(settings.endpoint, std::move(h), contexts[0]->get_executor()));
+    if (settings.admin_endpoint && admin) {
+      listeners.push_back(std::make_unique<Listener>(*settings.admin_endpoint, std::move(*admin),
+                                                     contexts[0]->get_executor()));
+    }
     for (auto& c : contexts) guards.emplace_back(c->get_executor());
     for (std::size_t i = 0; i < contexts.size(); ++i) loop_seen_ns[i] = now_ns();
   }
@@ -74,11 +88,9 @@ struct ServerState {
   net::io_context& next_context() { return *contexts[next_id % contexts.size()]; }
 
   const ServerSettings settings;
-  const Handlers handlers;
   std::vector<std::unique_ptr<net::io_context>> contexts;
-  std::vector<WorkGuard> guards;  // keep idle contexts running until stop()
-  net::basic_socket_acceptor<tcp, Executor> acceptor;
-  Timer retry_timer;
+  std::vector<WorkGuard> guards;                     // keep idle contexts running until stop()
+  std::vector<std::unique_ptr<Listener>> listeners;  // the main one first
   Timer sweep_timer;
   Timer drain_timer;
   // Per context: when it last ran a watchdog probe (steady clock, ns).
@@ -103,13 +115,14 @@ struct ServerState {
 // timer per read or write); the server's sweep closes sessions past theirs.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(Socket&& socket, std::shared_ptr<ServerState> state, std::uint64_t id)
-      : socket_(std::move(socket)), state_(std::move(state)), id_(id) {}
+  Session(Socket&& socket, std::shared_ptr<ServerState> state, const Handlers& handlers,
+          std::uint64_t id)
+      : socket_(std::move(socket)), state_(std::move(state)), handlers_(handlers), id_(id) {}
   ~Session() {
     if (state_->remove(id_)) {
       // Nothing left to drain: stop the drain timer (on the main context,
       // whose thread owns it) so that the contexts can run out of work.
-      net::post(state_->acceptor.get_executor(), [state = state_] { state->drain_timer.cancel(); });
+      net::post(*state_->contexts[0], [state = state_] { state->drain_timer.cancel(); });
     }
   }
 
@@ -197,13 +210,13 @@ class Session : public std::enable_shared_from_this<Session> {
     const Request& request = parser_->get();
     if (const auto refusal = refusal_for_request(request, settings().limits))
       return reject(*refusal);
-    Response response = state_->handlers.handle(request);
+    Response response = handlers_.handle(request);
     if (draining_) response.keep_alive(false);
     write(response);
   }
 
   void reject(const Refusal& refusal) {
-    Response response = state_->handlers.reject(refusal.status, refusal.code, refusal.message);
+    Response response = handlers_.reject(refusal.status, refusal.code, refusal.message);
     // The method is known once the request line has been read.
     if (parser_->get().method() == beast::http::verb::head) omit_body(response);
     response.keep_alive(false);
@@ -250,6 +263,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<beast::http::request_parser<beast::http::empty_body>> parser_;
   std::string out_;
   std::shared_ptr<ServerState> state_;
+  const Handlers& handlers_;  // its listener's: the state keeps it
   const std::uint64_t id_;
   // Steady-clock ticks; read by the sweep from another thread.
   std::atomic<Clock::rep> deadline_{Clock::time_point::max().time_since_epoch().count()};
@@ -302,16 +316,17 @@ void sweep(const std::shared_ptr<ServerState>& state) {
   });
 }
 
-void do_accept(const std::shared_ptr<ServerState>& state);
+void do_accept(const std::shared_ptr<ServerState>& state, Listener& listener);
 
-void on_accept(const std::shared_ptr<ServerState>& state, error_code ec, Socket socket) {
-  if (ec == net::error::operation_aborted || !state->acceptor.is_open()) return;  // stopped
+void on_accept(const std::shared_ptr<ServerState>& state, Listener& listener, error_code ec,
+               Socket socket) {
+  if (ec == net::error::operation_aborted || !listener.acceptor.is_open()) return;  // stopped
   if (ec) {
     // Out of file descriptors and the like: back off instead of spinning.
     spdlog::warn("accept failed: {}; retrying in 100 ms", ec.message());
-    state->retry_timer.expires_after(std::chrono::milliseconds(100));
-    state->retry_timer.async_wait([state](error_code wait_ec) {
-      if (!wait_ec) do_accept(state);
+    listener.retry_timer.expires_after(std::chrono::milliseconds(100));
+    listener.retry_timer.async_wait([state, &listener](error_code wait_ec) {
+      if (!wait_ec) do_accept(state, listener);
     });
     return;
   }
@@ -324,53 +339,67 @@ void on_accept(const std::shared_ptr<ServerState>& state, error_code ec, Socket 
                     state->settings.max_connections);
     } else {
       const auto id = state->next_id++;
-      session = std::make_shared<Session>(std::move(socket), state, id);
+      session = std::make_shared<Session>(std::move(socket), state, listener.handlers, id);
       state->sessions.emplace(id, session);
     }
   }
   if (session) session->run();
-  do_accept(state);
+  do_accept(state, listener);
 }
 
-void do_accept(const std::shared_ptr<ServerState>& state) {
+void do_accept(const std::shared_ptr<ServerState>& state, Listener& listener) {
   // The connection lives on one context, so on one thread, for life.
-  state->acceptor.async_accept(
-      state->next_context().get_executor(),
-      [state](error_code ec, Socket socket) { on_accept(state, ec, std::move(socket)); });
+  listener.acceptor.async_accept(state->next_context().get_executor(),
+                                 [state, &listener](error_code ec, Socket socket) {
+                                   on_accept(state, listener, ec, std::move(socket));
+                                 });
 }
 
 }  // namespace
 
-HttpServer::HttpServer(ServerSettings settings, Handlers handlers)
-    : state_(std::make_shared<ServerState>(std::move(settings), std::move(handlers))) {}
+HttpServer::HttpServer(ServerSettings settings, Handlers handlers, std::optional<Handlers> admin)
+    : state_(std::make_shared<ServerState>(std::move(settings), std::move(handlers),
+                                           std::move(admin))) {}
 
 HttpServer::~HttpServer() = default;
 
 Result<tcp::endpoint, std::string> HttpServer::listen() {
-  auto& acceptor = state_->acceptor;
-  const auto& endpoint = state_->settings.endpoint;
+  for (auto& listener : state_->listeners) {
+    auto& acceptor = listener->acceptor;
+    const auto& endpoint = listener->endpoint;
+    error_code ec;
+    const auto fail = [&](std::string_view step) {
+      return fmt::format("cannot listen on {}:{} ({}): {}", endpoint.address().to_string(),
+                         endpoint.port(), step, ec.message());
+    };
+    if (acceptor.open(endpoint.protocol(), ec); ec) return fail("open");
+    if (acceptor.set_option(net::socket_base::reuse_address(true), ec); ec)
+      return fail("setsockopt");
+    if (acceptor.bind(endpoint, ec); ec) return fail("bind");
+    if (acceptor.listen(net::socket_base::max_listen_connections, ec); ec) return fail("listen");
+  }
+  return state_->listeners.front()->acceptor.local_endpoint();
+}
+
+std::optional<tcp::endpoint> HttpServer::admin_endpoint() const {
+  if (state_->listeners.size() < 2 || !state_->listeners[1]->acceptor.is_open())
+    return std::nullopt;
   error_code ec;
-  const auto fail = [&](std::string_view step) {
-    return fmt::format("cannot listen on {}:{} ({}): {}", endpoint.address().to_string(),
-                       endpoint.port(), step, ec.message());
-  };
-  if (acceptor.open(endpoint.protocol(), ec); ec) return fail("open");
-  if (acceptor.set_option(net::socket_base::reuse_address(true), ec); ec) return fail("setsockopt");
-  if (acceptor.bind(endpoint, ec); ec) return fail("bind");
-  if (acceptor.listen(net::socket_base::max_listen_connections, ec); ec) return fail("listen");
-  return acceptor.local_endpoint();
+  const auto endpoint = state_->listeners[1]->acceptor.local_endpoint(ec);
+  if (ec) return std::nullopt;
+  return endpoint;
 }
 
 net::io_context& HttpServer::main_context() { return *state_->contexts[0]; }
 
 void HttpServer::run() {
-  net::dispatch(state_->acceptor.get_executor(), [state = state_] {
+  net::dispatch(*state_->contexts[0], [state = state_] {
     {
       // stop() may come first (a fatal error while starting): then start nothing.
       std::lock_guard lock(state->mutex);
       if (state->stopping) return;
     }
-    do_accept(state);
+    for (auto& listener : state->listeners) do_accept(state, *listener);
     sweep(state);
   });
   std::vector<std::thread> threads;
@@ -393,10 +422,12 @@ void HttpServer::stop() {
   const auto live = state_->live_sessions([](const Session&) { return true; });
   spdlog::info("stopping: no new connections; draining {} open connection(s), at most {} ms",
                live.size(), state_->settings.drain_timeout.count());
-  net::post(state_->acceptor.get_executor(), [state = state_, live] {
-    error_code ignored;
-    state->acceptor.close(ignored);
-    state->retry_timer.cancel();
+  net::post(*state_->contexts[0], [state = state_, live] {
+    for (auto& listener : state->listeners) {
+      error_code ignored;
+      listener->acceptor.close(ignored);
+      listener->retry_timer.cancel();
+    }
     state->sweep_timer.cancel();
     // Contexts now run only as long as they have connections to finish.
     state->guards.clear();

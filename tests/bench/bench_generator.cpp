@@ -10,6 +10,10 @@
 //
 // Each figure counts IDs over a fixed wall-clock window across all threads,
 // and is the median of several windows.
+//
+// The ID forms (forms/): what an opaque ID (FF1-AES256, one ID at a time and
+// a round over a batch at a time) and a UUID cost on top of the plain ID, in
+// the same run, on the 22-bit layout.
 
 #include <algorithm>
 #include <atomic>
@@ -19,6 +23,8 @@
 #include <vector>
 
 #include "snowflake/clock.hpp"
+#include "snowflake/forms/opaque_ids.hpp"
+#include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/sequence_buffer.hpp"
 
@@ -180,6 +186,53 @@ int main() {
   std::printf("%-38s %14.0f %10s %12.1f\n", "sequence buffer, take(1000), 1 thread", sb.ids_per_s,
               "-", sb.ns_per_id_per_thread);
 
+  // The forms, on the 22-bit layout: the plain IDs of w1 and b1 are the baseline.
+  static const forms::OpaqueIds opaque =
+      forms::OpaqueIds::create(forms::OpaqueKey{7, 1, 2}).value();
+  const auto opaque_one = [](IdGenerator& g) -> std::uint64_t {
+    const auto id = g.next();
+    if (!id) return 0;
+    volatile std::uint64_t sink = opaque.encode(id.value(), "order");
+    (void)sink;
+    return 1;
+  };
+  const auto opaque_batch = [](IdGenerator& g) -> std::uint64_t {
+    thread_local std::vector<std::uint64_t> out;
+    out.clear();
+    if (!g.next_n(1000, out)) return 0;
+    opaque.encode_all(out, "order");
+    return 1000;
+  };
+  const auto uuid_one = [](IdGenerator& g) -> std::uint64_t {
+    thread_local std::string text;
+    const auto id = g.next();
+    if (!id) return 0;
+    text.clear();
+    forms::append_uuid(text, id.value(), g.layout(), forms::uuid_random());
+    return 1;
+  };
+  const auto uuid_batch = [](IdGenerator& g) -> std::uint64_t {
+    thread_local std::vector<std::uint64_t> out;
+    thread_local std::string text;
+    out.clear();
+    text.clear();
+    if (!g.next_n(1000, out)) return 0;
+    for (const auto id : out) forms::append_uuid(text, id, g.layout(), forms::uuid_random());
+    return 1000;
+  };
+  const Run o1 = median_of_runs(22, 1, 1000ms, opaque_one);
+  const Run ob = median_of_runs(22, 1, 1000ms, opaque_batch);
+  const Run u1 = median_of_runs(22, 1, 1000ms, uuid_one);
+  const Run ub = median_of_runs(22, 1, 1000ms, uuid_batch);
+  std::printf("%-38s %14.0f %10s %12.1f\n", "opaque form, next(), 1 thread", o1.ids_per_s, "-",
+              o1.ns_per_id_per_thread);
+  std::printf("%-38s %14.0f %10s %12.1f\n", "opaque form, next_n(1000), 1 thread", ob.ids_per_s,
+              "-", ob.ns_per_id_per_thread);
+  std::printf("%-38s %14.0f %10s %12.1f\n", "UUID form, next(), 1 thread", u1.ids_per_s, "-",
+              u1.ns_per_id_per_thread);
+  std::printf("%-38s %14.0f %10s %12.1f\n", "UUID form, next_n(1000), 1 thread", ub.ids_per_s, "-",
+              ub.ns_per_id_per_thread);
+
   std::printf("\ngoal: default layout, 1 thread >= 0.97 of limit: %.4f  %s\n",
               d1.ids_per_s / limit12, verdict(d1.ids_per_s / limit12 >= 0.97));
   std::printf("goal: no collapse with 2 threads (>= 0.9 x 1 thread): %.4f  %s\n",
@@ -193,5 +246,13 @@ int main() {
       "sequence numbers vs snowflake IDs, 1 thread, one at a time: %.1f ns vs %.1f ns (%.2fx)\n",
       s1.ns_per_id_per_thread, w1.ns_per_id_per_thread,
       s1.ns_per_id_per_thread / w1.ns_per_id_per_thread);
+  std::printf(
+      "forms, one at a time, on top of a plain ID (%.1f ns): opaque +%.1f ns, UUID +%.1f ns\n",
+      w1.ns_per_id_per_thread, o1.ns_per_id_per_thread - w1.ns_per_id_per_thread,
+      u1.ns_per_id_per_thread - w1.ns_per_id_per_thread);
+  std::printf(
+      "forms in batches of 1000: plain %.0f, opaque %.0f (%.2fx), UUID %.0f (%.2fx) IDs/s\n",
+      b1.ids_per_s, ob.ids_per_s, ob.ids_per_s / b1.ids_per_s, ub.ids_per_s,
+      ub.ids_per_s / b1.ids_per_s);
   return 0;
 }

@@ -256,10 +256,29 @@ def main():
         if "order" in tags and "cold" in tags:
             break
         time.sleep(0.05)
+    # One with every form, an admin listener and an admin token; one with a
+    # token but no admin listener (the operators' routes stay, opaque
+    # decoding takes the token).
+    with open(os.path.join(work, "opaque.key"), "w", encoding="utf-8") as f:
+        f.write("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n")
+    with open(os.path.join(work, "admin.token"), "w", encoding="utf-8") as f:
+        f.write(TOKEN + "\n")
+    forms = {"opaque_key_file": os.path.join(work, "opaque.key"),
+             "tags": {"secret": "opaque", "event": "uuid"}}
+    formed = Daemon({"coordinator": {"type": "static", "static_worker_id": 9}, "forms": forms,
+                     "http": {"leaf_compat": True, "admin_listen": "127.0.0.1:0",
+                              "admin_token_file": os.path.join(work, "admin.token")}}, work, "formed")
+    tokened = Daemon({"coordinator": {"type": "static", "static_worker_id": 10}, "forms": forms,
+                      "http": {"leaf_compat": True,
+                               "admin_token_file": os.path.join(work, "admin.token")}},
+                      work, "tokened")
     stopped = stop_thread(stuck.process.pid, "heartbeat")
     try:
-        walk(healthy.port, lapsed.port, floored.port, stuck.port, sequences.port, zk)
+        walk(healthy.port, lapsed.port, floored.port, stuck.port, sequences.port, zk,
+             Admin(formed.port, formed.admin_port, tokened.port))
     finally:
+        formed.stop()
+        tokened.stop()
         healthy.stop()
         lapsed.stop()
         floored.stop()
@@ -292,7 +311,19 @@ def template_of(target):
     return path if path in DOC["paths"] else None
 
 
-def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk):
+TOKEN = "contract-test-admin-token-0123456789abcdef"
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
+
+
+class Admin:
+    """The ports of the daemons with forms: `main` and `admin` of one with an
+    admin listener and a token, `tokened` of one with a token only."""
+
+    def __init__(self, main, admin, tokened):
+        self.main, self.admin, self.tokened = main, admin, tokened
+
+
+def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms):
     long_target = "/id/" + "a" * 2100
     many_fields = {f"X-{i}": "y" for i in range(101)}
     produced = set()  # (template, GET or POST, status)
@@ -358,6 +389,7 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk):
         zk.resume()
     probe("/decodeSnowflakeId", "GET", "/decodeSnowflakeId?snowflakeId=x")
     probe("/decodeSnowflakeId", "GET", "/decodeSnowflakeId?id=1")
+    walk_forms(probe, port, seq_port, forms)
     probe(None, "GET", "/nowhere")
     deadline = time.monotonic() + 20
     while request(stuck_port, "GET", "/health")[0] != 503 and time.monotonic() < deadline:
@@ -378,20 +410,72 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk):
     for missing in sorted(documented - produced, key=str):
         fail(f"documented but never produced by the walk: {missing}")
 
-    # 2. A sweep: whatever the router answers must be documented.
+    # 2. A sweep: whatever the router answers must be documented, on every
+    # listener, with and without the admin token.
     for template in list(DOC["paths"]) + ["/", "/id", "/id/", "/decode/", "/x/y"]:
         base = template.replace("{tag}", "t.1").replace("{key}", "t.1").replace("{id}", "99")
         for method in ("GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"):
-            for suffix in ("", "?count=1", "?format=json", "?zzz", "?count=x&count=2", "/extra"):
-                for on in (port, lapsed_port):
+            for suffix in ("", "?count=1", "?format=json", "?zzz", "?count=x&count=2", "/extra",
+                           "?form=opaque", "?form=uuid&tag=t.1", "?form=x"):
+                for on in (port, lapsed_port, forms.main, forms.admin, forms.tokened):
                     target = base + suffix
-                    answer = request(on, method, target)
-                    check_answer(template_of(target), method, answer, f"sweep {method} {target}")
+                    for headers in ({}, BEARER, {"Authorization": "Bearer nope"}):
+                        answer = request(on, method, target, headers)
+                        check_answer(template_of(target), method, answer, f"sweep {method} {target}")
 
     # 3. The binary serves this very document.
     status, _, body = request(port, "GET", "/openapi.yaml")
     if status != 200 or body.decode("utf-8") != DOC_TEXT:
         fail("GET /openapi.yaml is not docs/openapi.yaml")
+
+
+def walk_forms(probe, plain_port, seq_port, forms):
+    """The forms, the admin listener and the token."""
+    main, admin, tokened = forms.main, forms.admin, forms.tokened
+    opaque = json.loads(probe("/id/{tag}", "GET", "/id/order?form=opaque", on=main)[2])["id"]
+    probe("/id/{tag}", "GET", "/id/order?form=opaque&count=3&format=text", on=main)
+    probe("/id/{tag}", "GET", "/id/secret", on=main)  # opaque: the tag's form
+    uuid = json.loads(probe("/id/{tag}", "GET", "/id/event", on=main)[2])["id"]
+    probe("/id/{tag}", "GET", "/id/order?form=uuid&count=2", on=main)
+    probe("/id/{tag}", "GET", "/id/order?form=uuid&format=text", on=main)
+    probe("/id/{tag}", "GET", "/id/order?form=bogus", on=main)  # 400 bad_form
+    probe("/id/{tag}", "GET", "/id/secret?form=plain", on=main)  # 400: pinned to opaque
+    probe("/id/{tag}", "GET", "/id/order?form=opaque", on=plain_port)  # 400: no key
+    probe("/id/{tag}", "GET", "/id/order", on=admin)  # 404: the admin listener issues nothing
+    probe("/api/snowflake/get/{key}", "GET", "/api/snowflake/get/secret", on=main)
+    probe("/api/snowflake/get/{key}", "GET", "/api/snowflake/get/event", on=main)
+    probe("/seq/{tag}", "GET", "/seq/order?form=opaque", on=seq_port)  # 400: plain only
+    probe("/seq/{tag}", "GET", "/seq/order", on=admin)
+    probe("/health", "GET", "/health", on=admin)
+    probe("/ready", "GET", "/ready", on=admin)
+    # Decoding: a UUID anywhere /decode answers; an opaque ID on the admin
+    # listener or with the token.
+    probe("/decode/{id}", "GET", f"/decode/{uuid}", on=admin)
+    probe("/decode/{id}", "GET", f"/decode/{opaque}?form=opaque&tag=order", on=admin)
+    probe("/decode/{id}", "GET", f"/decode/{opaque}?form=opaque", on=admin)  # 400: no tag
+    probe("/decode/{id}", "GET", f"/decode/{opaque}?form=opaque&tag=order", on=main,
+          headers=BEARER)
+    probe("/decode/{id}", "GET", f"/decode/{opaque}?form=opaque&tag=order", on=tokened)  # 401
+    probe("/decode/{id}", "GET", f"/decode/{opaque}?form=opaque&tag=order", on=tokened,
+          headers={"Authorization": "Bearer nope"})  # 403
+    probe("/decode/{id}", "GET", f"/decode/{opaque}?form=opaque&tag=order", on=plain_port)  # 403
+    probe("/decode/{id}", "GET", "/decode/123?form=fancy", on=admin)
+    probe("/decode/{id}", "GET", "/decode/00000000-0000-4000-8000-000000000000", on=admin)
+    # The operators' routes moved: 404 on the main listener, 403 with another
+    # token, served with the token and on the admin listener.
+    for template, target in (("/status", "/status"), ("/metrics", "/metrics"),
+                             ("/openapi.yaml", "/openapi.yaml"), ("/decode/{id}", "/decode/123"),
+                             ("/decodeSnowflakeId", "/decodeSnowflakeId?snowflakeId=123")):
+        probe(template, "GET", target, on=main)
+        probe(template, "GET", target, on=main, headers={"Authorization": "Bearer nope"})
+        probe(template, "GET", target, on=main, headers=BEARER)
+        probe(template, "GET", target, on=admin)
+    # What the forms' answers decode to: the opaque ID to an ID of this
+    # daemon (worker 9), the UUID likewise.
+    for given, query in ((opaque, "?form=opaque&tag=order"), (uuid, "")):
+        fields = json.loads(request(admin, "GET", f"/decode/{given}{query}")[2])
+        if fields.get("worker_id") != 9:
+            fail(f"/decode/{given}{query} on the admin listener: {fields}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The real snowflaked for the Python tests: started with a config of the
 test's own on a port the system picks (--listen 127.0.0.1:0), found by its
-"listening on" log line, and killed with the test however the test ends
-(setpriv --pdeathsig, as spawn_child.hpp does for the C++ tests)."""
+"listening on" log line (and its admin listener, if it has one, by the same
+line), and killed with the test however the test ends (setpriv --pdeathsig,
+as spawn_child.hpp does for the C++ tests)."""
 
 import json
 import os
@@ -24,14 +25,18 @@ class Daemon:
              "127.0.0.1:0"], stdout=self.log, stderr=self.log)
         deadline = time.monotonic() + 20
         self.port = None
+        self.admin_port = None
         while self.port is None:
             if time.monotonic() > deadline or self.process.poll() is not None:
                 self.log.seek(0)
                 raise RuntimeError(f"{name} did not start:\n{self.log.read()}")
             self.log.seek(0)
-            m = re.search(r"listening on 127\.0\.0\.1:(\d+)", self.log.read())
+            text = self.log.read()
+            m = re.search(r"listening on 127\.0\.0\.1:(\d+)", text)
             if m:
                 self.port = int(m.group(1))
+                admin = re.search(r"admin listener 127\.0\.0\.1:(\d+)", text)
+                self.admin_port = int(admin.group(1)) if admin else None
             else:
                 time.sleep(0.05)
 

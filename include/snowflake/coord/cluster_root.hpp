@@ -6,10 +6,13 @@
 // worker IDs by other rules (a sequential node's number is a pool member's
 // ID too); a daemon of another datacenter on this datacenter's pool would
 // stamp the other datacenter's field on worker IDs this pool hands out
-// again, and the other datacenter's own pool hands them out too. Each
-// refuses to start, naming both.
+// again, and the other datacenter's own pool hands them out too. A daemon
+// with an opaque key records its fingerprint (forms/opaque_ids.hpp): a
+// daemon with another key would hand out another permutation of the same
+// tags, whose opaque IDs can meet. Each refuses to start, naming both.
 
 #include <string>
+#include <string_view>
 
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/zk_session.hpp"
@@ -18,12 +21,14 @@
 
 namespace snowflake::coord {
 
-// Stores `layout`, `strategy` and `datacenter_id` in `root` if nobody has
-// yet (a root written before strategies were recorded gets ours added), else
-// compares. Errors: layout_mismatch, strategy_mismatch, datacenter_mismatch
-// (naming both), zookeeper.
+// Stores `layout`, `strategy`, `datacenter_id` and the opaque key's
+// fingerprint (if any) in `root` if nobody has yet (a root written before
+// they were recorded gets ours added), else compares. Errors:
+// layout_mismatch, strategy_mismatch, datacenter_mismatch,
+// opaque_key_mismatch (naming both), zookeeper.
 Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& root,
                                             const LayoutSettings& layout, CoordinatorType strategy,
-                                            std::uint32_t datacenter_id = 0);
+                                            std::uint32_t datacenter_id = 0,
+                                            std::string_view opaque_key = {});
 
 }  // namespace snowflake::coord

@@ -45,6 +45,7 @@ struct CoordinatorOptions {
   GeneratorOptions generator;
   std::string advertise;  // "host:port": our name (sequential) and owner token
   std::string state_dir;
+  std::string opaque_key;  // the opaque key's fingerprint, recorded in the root; "": none
 };
 
 class Coordinator {

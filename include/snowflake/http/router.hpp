@@ -3,16 +3,18 @@
 // every route, format and error is unit-tested (and fuzzed) directly; the
 // server only moves bytes.
 //
-//   GET /id/<tag>[?count=N][&format=text|json]   IDs (JSON, or text if asked)
+//   GET /id/<tag>[?count=N][&format=text|json][&form=plain|opaque|uuid]
+//                                                IDs (JSON, or text if asked)
 //   GET /seq/<tag>[?count=N][&format=text|json]  a dense sequence's next numbers
-//   GET /decode/<id>                             an ID's fields
+//   GET /decode/<id>[?form=...&tag=<tag>]        an ID's fields, from any form
 //   GET /health /ready /status /metrics          liveness, readiness, state, Prometheus
 //   GET /openapi.yaml                            this API's contract (docs/openapi.yaml)
 // With http.leaf_compat, Meituan Leaf's routes too:
 //   GET /api/snowflake/get/<key>                 one ID, the bare number (Leaf's text)
 //   GET /decodeSnowflakeId?snowflakeId=N         an ID's fields with Leaf's names
 //   GET /api/segment/get/<key>                   a sequence's next number, bare
-// HEAD works wherever GET does.
+// HEAD works wherever GET does. Which routes a listener serves, and to whom,
+// is its route table's business (route_access.hpp).
 
 #include <chrono>
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include "snowflake/coordination_gauges.hpp"
 #include "snowflake/coordinator_type.hpp"
 #include "snowflake/http/responses.hpp"
+#include "snowflake/http/route_access.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/lease.hpp"
 #include "snowflake/liveness.hpp"
@@ -54,6 +57,11 @@ struct RouterContext {
   // The sequences this daemon serves; nullptr: none (sequences.enabled).
   SequenceRegistry* sequences = nullptr;
   std::chrono::milliseconds sequence_wait{1000};  // sequences.max_wait_ms
+  // The forms IDs are handed out in; nullptr: plain only.
+  const FormSettings* forms = nullptr;
+  // What this listener serves, and to whom; nullptr: the main listener's
+  // table without an admin listener (every route; opaque decoding by token).
+  const RouteTable* routes = nullptr;
 };
 
 Response handle_request(const Request& req, RouterContext& ctx);

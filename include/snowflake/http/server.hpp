@@ -13,7 +13,10 @@
 //    request_timeout (408), so a byte-at-a-time client cannot pin a
 //    connection; a response must be taken up within request_timeout too;
 //  - stop(): no new connections, idle ones closed, busy ones finish their
-//    current response and close; after drain_timeout the rest are cut.
+//    current response and close; after drain_timeout the rest are cut;
+//  - listeners: the main one (settings.endpoint), and optionally an admin
+//    one, each with handlers of its own (its own route table); their
+//    connections share the threads, limits and the drain.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -22,6 +25,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,6 +37,8 @@ namespace snowflake::http {
 
 struct ServerSettings {
   boost::asio::ip::tcp::endpoint endpoint;
+  // A second listener (http.admin_listen), served by the handlers given for it.
+  std::optional<boost::asio::ip::tcp::endpoint> admin_endpoint{};
   unsigned io_threads = 1;
   std::size_t max_connections = 10'000;
   std::chrono::milliseconds idle_timeout{60'000};
@@ -51,13 +57,17 @@ struct ServerState;  // shared by the server and its sessions
 
 class HttpServer {
  public:
-  HttpServer(ServerSettings settings, Handlers handlers);
+  // `admin` serves settings.admin_endpoint; required when that is set.
+  HttpServer(ServerSettings settings, Handlers handlers, std::optional<Handlers> admin = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Opens, binds and listens; the error says why not ("address in use").
+  // Opens, binds and listens, on every listener; the error says why not
+  // ("address in use"). The main listener's endpoint.
   Result<boost::asio::ip::tcp::endpoint, std::string> listen();
+  // The admin listener's endpoint, once listen() succeeded with one.
+  std::optional<boost::asio::ip::tcp::endpoint> admin_endpoint() const;
   // The context that accepts and keeps the server's timers; others may put
   // their own work on it (main's signal handling).
   boost::asio::io_context& main_context();

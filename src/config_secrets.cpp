@@ -1,0 +1,87 @@
+// Secret files of the config: ZooKeeper's digest identity, the opaque form's
+// key, the admin token. Read once at load; their text is never logged, and
+// no error quotes it.
+
+#include <fmt/format.h>
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <fstream>
+#include <stdexcept>
+
+#include "config_parts.hpp"
+#include "error_text.hpp"
+#include "snowflake/listen_address.hpp"
+
+namespace snowflake {
+
+namespace {
+
+// A secret is short; a longer first line (a file naming /dev/zero or a log)
+// is refused instead of read without end.
+constexpr std::size_t kMaxSecretLine = 4096;
+// An admin token must not be guessable: `openssl rand -hex 32` makes 64.
+constexpr std::size_t kMinAdminToken = 32;
+
+std::array<std::uint8_t, 32> sha256(std::string_view text) {
+  std::array<std::uint8_t, 32> digest{};
+  unsigned int size = 0;
+  if (EVP_Digest(text.data(), text.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1 ||
+      size != digest.size()) {
+    throw std::runtime_error("SHA-256 (OpenSSL) failed");
+  }
+  return digest;
+}
+
+}  // namespace
+
+std::string secret_path(const std::string& configured, const std::string& credentials_directory) {
+  if (configured.empty() || configured.front() == '/' || credentials_directory.empty())
+    return configured;
+  return credentials_directory + "/" + configured;
+}
+
+std::string read_secret_line(const JsonSection& section, std::string_view key,
+                             const std::string& path) {
+  std::ifstream in(path);
+  if (!in) section.fail(key, fmt::format("cannot open \"{}\": {}", path, error_text(errno)));
+  std::string line;
+  for (char c; line.size() <= kMaxSecretLine && in.get(c) && c != '\n';) line.push_back(c);
+  if (line.size() > kMaxSecretLine) {
+    section.fail(key, fmt::format("\"{}\": the first line is over {} bytes", path, kMaxSecretLine));
+  }
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+  const auto first = line.find_first_not_of(" \t");
+  return first == std::string::npos ? std::string() : line.substr(first);
+}
+
+void read_admin(JsonSection& http, HttpSettings& h, const std::string& credentials_directory) {
+  h.admin_listen = http.string("admin_listen", "");
+  if (!h.admin_listen.empty()) {
+    const auto admin = parse_listen_address(h.admin_listen);
+    if (!admin) {
+      http.fail("admin_listen",
+                fmt::format("must be {}, got \"{}\"", kListenAddressForm, h.admin_listen));
+    }
+    if (h.admin_listen == h.listen && admin->port() != 0) {
+      http.fail("admin_listen", fmt::format("must differ from http.listen (\"{}\")", h.listen));
+    }
+  }
+  h.admin_token_file = http.string("admin_token_file", "");
+  if (h.admin_token_file.empty()) return;
+  const std::string path = secret_path(h.admin_token_file, credentials_directory);
+  std::string token = read_secret_line(http, "admin_token_file", path);
+  if (token.size() < kMinAdminToken) {
+    http.fail("admin_token_file",
+              fmt::format("\"{}\" holds a token of {} characters; at least {} (openssl rand -hex "
+                          "32 makes one)",
+                          path, token.size(), kMinAdminToken));
+  }
+  h.admin_token_sha256 = sha256(token);
+  std::fill(token.begin(), token.end(), '\0');
+}
+
+}  // namespace snowflake
