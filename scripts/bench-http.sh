@@ -13,6 +13,9 @@
 #                starts (Debian's zookeeper, a free loopback port)
 # The machine's speed drifts from minute to minute (a shared VM), so the two
 # servers are measured alternately, ROUNDS times each, and medians reported.
+#   forms      : GET /id/<tag>?form=opaque and ?form=uuid beside plain IDs in
+#                the same rounds (goal: single opaque IDs >= 0.95 x plain),
+#                and their batches of 1000 in IDs/s
 #   baseline   : with BASELINE_REV=<git revision>, that revision's snowflaked
 #                is built too and measured in the same rounds: the ratio says
 #                what the changes since cost (e.g. a new metric per request)
@@ -77,13 +80,17 @@ done
 
 # start_snowflaked BINARY NAME: static worker, one io thread, a port of the
 # system's choosing, sequences from the ZooKeeper above; sets $url.
+openssl rand -hex 32 > "$work/opaque.key"
 start_snowflaked() {
+  # The baseline may predate the forms section: only this tree's gets one.
+  local forms=""
+  [ "$2" = snowflaked ] && forms=", \"forms\": {\"opaque_key_file\": \"$work/opaque.key\"}"
   cat > "$work/$2.json" <<JSON
 {"log_level": "warn",
  "coordinator": {"type": "static", "static_worker_id": 1, "state_dir": "$work/$2-state"},
  "zookeeper": {"hosts": "127.0.0.1:$zk_port", "root": "/bench/$2"},
  "sequences": {"enabled": true},
- "http": {"io_threads": 1}}
+ "http": {"io_threads": 1}$forms}
 JSON
   "$1" --config "$work/$2.json" --listen 127.0.0.1:0 --log-level info 2>"$work/$2.log" &
   pids+=($!)
@@ -185,6 +192,10 @@ for r in $(seq 1 "$rounds"); do
   run "batch.$r" "$sf/id/order?count=1000"
   run "seq.$r" "$sf/seq/order"
   run "seqbatch.$r" "$sf/seq/order?count=1000"
+  run "opaque.$r" "$sf/id/order?form=opaque"
+  run "uuid.$r" "$sf/id/order?form=uuid"
+  run "opaquebatch.$r" "$sf/id/order?form=opaque&count=1000"
+  run "uuidbatch.$r" "$sf/id/order?form=uuid&count=1000"
 done
 
 # ZooKeeper writes per million numbers at a steady 50,000 a second, from a
@@ -233,6 +244,10 @@ printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /id/order?count=1000" "$(stat 
 printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /seq/order" "$(stat seq rps)" "$(stat seq 50)" "$(stat seq 99)"
 printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /seq/order?count=1000" "$(stat seqbatch rps)" "$(stat seqbatch 50)" "$(stat seqbatch 99)"
 per_round "sequences vs IDs, single requests" /id single /seq seq
+printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /id/order?form=opaque" "$(stat opaque rps)" "$(stat opaque 50)" "$(stat opaque 99)"
+printf '%-38s %12.0f %10s %10s\n' "snowflaked GET /id/order?form=uuid" "$(stat uuid rps)" "$(stat uuid 50)" "$(stat uuid 99)"
+per_round "opaque IDs vs plain, single requests" plain single opaque opaque
+per_round "UUIDs vs plain IDs, single requests" plain single uuid uuid
 printf 'paced sequence load from a cold start: %.0f req/s for %d s (%d connections): %s numbers, %s ranges taken, %s ZooKeeper writes in all; the last range, %s numbers, lasts %.0f s at this rate\n' \
   "$paced_rps" "$paced_seconds" "$paced_connections" "$paced_numbers" "$paced_fetches" "$paced_writes" "$paced_step" \
   "$(awk -v s="$paced_step" -v r="$paced_rps" 'BEGIN {print (r > 0 ? s / r : 0)}')"
@@ -250,6 +265,13 @@ awk -v r="$ratio" -v p99="$(stat single 99)" -v np99="$(stat nginx 99)" -v b="$(
   printf "goal: single-ID throughput >= 0.9 x nginx (median of per-round ratios): %.3f  %s\n", r, (r >= 0.9 ? "met" : "NOT MET");
   printf "goal: single-ID p99 <= 1 ms: %.3f ms  %s (nginx baseline p99: %.3f ms)\n", p99, (p99 <= 1.0 ? "met" : "NOT MET"), np99;
   printf "goal: batch >= 3,000,000 IDs/s: %.0f IDs/s  %s\n", ids, (ids >= 3000000 ? "met" : "NOT MET");
+}'
+opaque_ratio=$(median_ratio opaque single)
+uuid_ratio=$(median_ratio uuid single)
+awk -v o="$opaque_ratio" -v u="$uuid_ratio" -v b="$(stat batch rps)" -v ob="$(stat opaquebatch rps)" \
+    -v ub="$(stat uuidbatch rps)" 'BEGIN {
+  printf "goal: single opaque IDs >= 0.95 x plain (median of per-round ratios): %.3f  %s; UUIDs: %.3f\n", o, (o >= 0.95 ? "met" : "NOT MET"), u;
+  printf "batches of 1000, IDs/s: plain %.0f, opaque %.0f (%.2f x), uuid %.0f (%.2f x)\n", b * 1000, ob * 1000, ob / b, ub * 1000, ub / b;
 }'
 seq_ratio=$(median_ratio seq single)
 awk -v r="$seq_ratio" -v sb="$(stat seqbatch rps)" -v b="$(stat batch rps)" -v n="$paced_numbers" -v f="$paced_writes" 'BEGIN {

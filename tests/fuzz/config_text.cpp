@@ -24,8 +24,9 @@ using std::chrono::milliseconds;
 // Fixed, so that a finding replays: "the epoch must not be in the future".
 constexpr std::int64_t kNow = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
 
-const std::set<std::string, std::less<>> kTopLevelKeys{
-    "service", "log_level", "layout", "generator", "coordinator", "zookeeper", "http", "sequences"};
+const std::set<std::string, std::less<>> kTopLevelKeys{"service",   "log_level",   "layout",
+                                                       "generator", "coordinator", "zookeeper",
+                                                       "http",      "sequences",   "forms"};
 
 void check_rules(const Config& c, std::string_view text) {
   FUZZ_CHECK(is_valid_name(c.service), text);
@@ -87,6 +88,23 @@ void check_rules(const Config& c, std::string_view text) {
                  h.drain_timeout >= milliseconds(1),
              text);
   for (const auto& tag : h.tag_allowlist) FUZZ_CHECK(is_valid_name(tag), text);
+  // A second listener is an address, not the first one's; a token file read
+  // is a digest kept.
+  FUZZ_CHECK(h.admin_listen.empty() || parse_listen_address(h.admin_listen).has_value(), text);
+  FUZZ_CHECK(h.admin_listen.empty() || h.admin_listen != h.listen ||
+                 parse_listen_address(h.admin_listen)->port() == 0,
+             text);
+  FUZZ_CHECK(h.admin_token_file.empty() == !h.admin_token_sha256, text);
+
+  // A form the daemon hands out, it can make: opaque with a key, every
+  // tag's name a tag.
+  const FormSettings& f = c.forms;
+  FUZZ_CHECK(f.opaque_key_file.empty() == !f.opaque, text);
+  FUZZ_CHECK(f.default_form != IdForm::opaque || f.opaque, text);
+  for (const auto& [tag, form] : f.by_tag) {
+    FUZZ_CHECK(is_valid_name(tag), text);
+    FUZZ_CHECK(form != IdForm::opaque || f.opaque, text);
+  }
 
   // A range fits the buffer's offset; a wait is bounded; a refill leaves room.
   const SequenceSettings& q = c.sequences;

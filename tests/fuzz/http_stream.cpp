@@ -9,8 +9,15 @@
 //  - every ID a 200 of /id carries is a well-formed ID of this daemon's
 //    worker, issued no earlier than the daemon started, and greater than
 //    every ID issued before it on the connection (so never a duplicate).
+//  - every opaque ID or UUID decodes (with the daemon's key) to such an ID;
+//    a tag pinned to a form goes out in it only;
+//  - the operators' routes and opaque decoding answer only where the
+//    listener's route table and the admin token let them.
 // The first byte picks the daemon's state (owner, no worker ID, lease not
-// granted, lease revoked, clock skew) and how many bytes each read returns.
+// granted, lease revoked, clock skew), its layout, which listener it is
+// (the main one alone, the main one beside an admin listener, the admin
+// listener) and how many bytes each read returns. "Authorization: Bearer
+// fuzz-admin-token-0123456789abcdef0123" is the token.
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/_experimental/test/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -20,7 +27,11 @@
 #include <boost/beast/http/verb.hpp>
 #include <nlohmann/json.hpp>
 
+#include <openssl/evp.h>
+
+#include <array>
 #include <charconv>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -28,6 +39,7 @@
 
 #include "../support/manual_clock.hpp"
 #include "fuzz_check.hpp"
+#include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/http/request_reading.hpp"
 #include "snowflake/http/router.hpp"
 #include "snowflake/id_json.hpp"
@@ -67,8 +79,31 @@ const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "clock_before_epoch",
                                                           "time_exhausted",
                                                           "time_not_reserved",
-                                                          "floor_ahead"};
-const std::set<unsigned> kDocumentedStatuses{200, 400, 404, 405, 408, 413, 414, 431, 503};
+                                                          "floor_ahead",
+                                                          "bad_form",
+                                                          "unauthorized",
+                                                          "forbidden"};
+const std::set<unsigned> kDocumentedStatuses{200, 400, 401, 403, 404, 405, 408, 413, 414, 431, 503};
+constexpr std::string_view kToken = "fuzz-admin-token-0123456789abcdef0123";
+
+std::array<std::uint8_t, 32> sha256(std::string_view text) {
+  std::array<std::uint8_t, 32> d{};
+  unsigned int size = 0;
+  EVP_Digest(text.data(), text.size(), d.data(), &size, EVP_sha256(), nullptr);
+  return d;
+}
+
+// Opaque IDs under a fixed key; "secret" is pinned to opaque, "event" to uuid.
+FormSettings fuzz_forms() {
+  FormSettings f;
+  forms::OpaqueKey key{};
+  key.fill(0x42);
+  f.opaque = std::make_shared<const forms::OpaqueIds>(forms::OpaqueIds::create(key).value());
+  f.by_tag = {{"secret", IdForm::opaque}, {"event", IdForm::uuid}};
+  return f;
+}
+
+enum class Listener { main_alone, main_beside_admin, admin };
 
 // The layouts a daemon may have: the default, one with a datacenter field,
 // one with the sequence above the worker (sonyflake's order).
@@ -83,12 +118,18 @@ constexpr std::uint32_t kDatacenter = 17;
 constexpr std::int64_t kSequenceStart = 1000;
 
 struct Daemon {
-  Daemon(unsigned state, unsigned variant)
+  Daemon(unsigned state, unsigned variant, Listener which)
       : layout(IdLayout::create(layout_variant(variant), kStart).value()),
-        datacenter(variant == 1 ? kDatacenter : 0) {
+        datacenter(variant == 1 ? kDatacenter : 0),
+        listener(which) {
     GeneratorOptions g;
     g.datacenter_id = datacenter;
     settings.leaf_compat = variant != 0;  // Leaf's routes answer, or are no routes
+    if (which != Listener::main_alone) {
+      settings.admin_listen = "127.0.0.1:9090";
+      settings.admin_token_sha256 = sha256(kToken);
+    }
+    routes = which == Listener::admin ? admin_route_table() : main_route_table(settings);
     if (state != 1) worker.install(IdGenerator::create(layout, kWorker, g, clock).value());
     if (state != 2) lease.grant_indefinitely();
     if (state == 3) lease.revoke();
@@ -108,6 +149,9 @@ struct Daemon {
   Metrics metrics{1};
   HttpSettings settings;
   SequenceRegistry sequences{4};
+  Listener listener;
+  RouteTable routes;
+  FormSettings forms = fuzz_forms();
   RouterContext context{layout,
                         worker,
                         lease,
@@ -120,7 +164,9 @@ struct Daemon {
                                            std::chrono::seconds(900), std::chrono::seconds(2)},
                          datacenter},
                         &sequences,
-                        std::chrono::milliseconds(0)};
+                        std::chrono::milliseconds(0),
+                        &forms,
+                        &routes};
   std::uint64_t last_id = 0;
   std::int64_t last_number = kSequenceStart - 1;
 };
@@ -183,10 +229,45 @@ void check_numbers_body(const Response& res, std::string_view tag, std::string_v
   }
 }
 
+// The form a 200 of the tag carries: the one asked (?form=), else the tag's.
+IdForm form_of(const Daemon& d, std::string_view target, std::string_view tag) {
+  const auto query = target.substr(std::min(target.find('?'), target.size()));
+  for (const IdForm f : {IdForm::plain, IdForm::opaque, IdForm::uuid}) {
+    const std::string asked = "form=" + std::string(to_string(f));
+    const auto at = query.find(asked);
+    if (at != std::string_view::npos && (at == 1 || query[at - 1] == '&') &&
+        (at + asked.size() == query.size() || query[at + asked.size()] == '&')) {
+      return f;
+    }
+  }
+  return d.forms.form_of(tag);
+}
+
+// An ID in its form: decoded to the ID (with the daemon's key), then checked.
+void check_formed_id(Daemon& d, std::string_view text, IdForm form, std::string_view tag,
+                     std::string_view input) {
+  if (form == IdForm::uuid) {
+    const auto id = forms::id_of_uuid(text, d.layout);
+    FUZZ_CHECK(id.has_value(), input);
+    return check_id(d, std::to_string(id.value()), input);
+  }
+  if (form == IdForm::opaque) {
+    const auto opaque = parse_id(text);
+    FUZZ_CHECK(opaque.has_value(), input);
+    return check_id(d, std::to_string(d.forms.opaque->decode(*opaque, tag)), input);
+  }
+  check_id(d, text, input);
+}
+
 void check_ids(Daemon& d, const Request& req, const Response& res, std::string_view input) {
+  FUZZ_CHECK(d.listener != Listener::admin, input);  // the admin listener issues nothing
   const std::string_view target = to_std(req.target());
   const std::string_view tag = target.substr(4, target.find('?') - 4);
-  check_numbers_body(res, tag, input, [&](std::string_view text) { check_id(d, text, input); });
+  const IdForm form = form_of(d, target, tag);
+  // A tag pinned to a form goes out in it only.
+  if (const auto pinned = d.forms.pinned_form(tag)) FUZZ_CHECK(form == *pinned, input);
+  check_numbers_body(res, tag, input,
+                     [&](std::string_view text) { check_formed_id(d, text, form, tag, input); });
 }
 
 // A sequence's number: from the range given, increasing, never twice.
@@ -215,7 +296,8 @@ void check_leaf(Daemon& d, const Request& req, const Response& res, std::string_
   const std::string_view target = to_std(req.target());
   if (target.starts_with("/api/snowflake/get/")) {
     FUZZ_CHECK(to_std(res[field::content_type]).starts_with("text/plain"), input);
-    return check_id(d, res.body(), input);
+    const std::string_view tag = target.substr(19);
+    return check_formed_id(d, res.body(), d.forms.form_of(tag), tag, input);
   }
   const auto body = nlohmann::json::parse(res.body(), nullptr, false);
   FUZZ_CHECK(body.is_object(), input);
@@ -237,6 +319,16 @@ void check_answer(Daemon& d, const Request& req, const Response& res, std::strin
   if (res.result_int() >= 400) return check_error(res, head, input);
   if (head || res.result_int() != 200) return;
   const std::string_view target = to_std(req.target());
+  // The operators' routes beside an admin listener, and opaque decoding on
+  // the main listener, answer only to the token.
+  const bool operators = target.starts_with("/decode") || target.starts_with("/status") ||
+                         target.starts_with("/metrics") || target.starts_with("/openapi.yaml");
+  const bool bearer = to_std(req[field::authorization]).find(kToken) != std::string_view::npos;
+  if (operators && d.listener == Listener::main_beside_admin) FUZZ_CHECK(bearer, input);
+  if (target.starts_with("/decode/") && target.find("form=opaque") != std::string_view::npos &&
+      d.listener != Listener::admin) {
+    FUZZ_CHECK(bearer, input);
+  }
   if (target.starts_with("/id/")) return check_ids(d, req, res, input);
   if (target.starts_with("/seq/") || target.starts_with("/api/segment/get/"))
     return check_numbers(d, req, res, input);
@@ -251,8 +343,9 @@ void check_answer(Daemon& d, const Request& req, const Response& res, std::strin
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   if (size == 0) return 0;
   const auto input = as_text(data, size);
-  // The layout varies with the read size, so every seed keeps its state.
-  Daemon daemon(data[0] % 5, data[0] / 5 % 3);
+  // The layout and the listener vary with the read size, so every seed
+  // keeps its state.
+  Daemon daemon(data[0] % 5, data[0] / 5 % 3, static_cast<Listener>(data[0] / 15 % 3));
   const RequestLimits limits;
 
   boost::asio::io_context io;

@@ -106,6 +106,42 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "cluster root: the opaque key's fingerprint is recorded by the first daemon with one, "
+    "another key refused naming both, and daemons without one pass and keep it",
+    "[zk][layout][forms]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  const LayoutSettings ours{};
+  // A daemon without a key first: nothing recorded.
+  REQUIRE(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle));
+  CHECK_FALSE(nlohmann::json::parse(s->get(kRoot).value().data).contains("opaque_key"));
+  // The first with a key records its fingerprint beside what is there.
+  REQUIRE(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, "aaaa1111"));
+  CHECK(nlohmann::json::parse(s->get(kRoot).value().data).at("opaque_key") == "aaaa1111");
+  CHECK(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, "aaaa1111"));
+  // Another key is refused for good (exit 3), naming both fingerprints.
+  const auto other = check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, "bbbb2222");
+  REQUIRE(other.has_error());
+  CHECK(other.error().code == CoordErrc::opaque_key_mismatch);
+  CHECK(other.error().permanent());
+  CHECK_THAT(other.error().message, Catch::Contains("aaaa1111") && Catch::Contains("bbbb2222") &&
+                                        Catch::Contains("forms.opaque_key_file"));
+  // A daemon without a key still joins, and the fingerprint stays; so does
+  // it when such a daemon records a strategy an older root lacked.
+  CHECK(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle));
+  REQUIRE(s->set(
+      kRoot,
+      R"({"time_bits":41,"worker_bits":10,"sequence_bits":12,"time_unit_ms":1,"epoch_ms":1735689600000,"opaque_key":"aaaa1111"})",
+      -1));
+  REQUIRE(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle));
+  const auto kept = nlohmann::json::parse(s->get(kRoot).value().data);
+  CHECK(kept.at("strategy") == "recycle");
+  CHECK(kept.at("opaque_key") == "aaaa1111");
+  CHECK(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, "bbbb2222").error().code ==
+        CoordErrc::opaque_key_mismatch);
+}
+
+TEST_CASE(
     "cluster root: a datacenter layout records its datacenter, another datacenter is refused "
     "naming both, and a sonyflake order is a layout of its own",
     "[zk][layout]") {

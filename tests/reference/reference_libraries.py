@@ -19,6 +19,7 @@ import tempfile
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import npm_packages  # noqa: E402
 import snowflaked_daemon  # noqa: E402
 
 BINARY, WORKDIR = sys.argv[1], sys.argv[2]
@@ -35,22 +36,6 @@ failures = []
 def fail(what):
     failures.append(what)
     print("FAIL:", what)
-
-
-def install(directory):
-    """The libraries, pinned, in `directory`/node_modules (once per build tree)."""
-    def installed(name, version):
-        try:
-            with open(os.path.join(directory, "node_modules", name, "package.json")) as f:
-                return json.load(f)["version"] == version
-        except (OSError, ValueError, KeyError):
-            return False
-    if all(installed(n, v) for n, v in LIBRARIES.items()):
-        return
-    os.makedirs(directory, exist_ok=True)
-    subprocess.run(["npm", "install", "--prefix", directory, "--no-audit", "--no-fund", "--no-save",
-                    "--loglevel=error"] + [f"{n}@{v}" for n, v in LIBRARIES.items()],
-                   check=True, timeout=300)
 
 
 def node(directory, command, given=None):
@@ -93,7 +78,7 @@ class Daemon(snowflaked_daemon.Daemon):
 
 def main():
     modules = os.path.join(WORKDIR, "npm-reference")
-    install(modules)
+    npm_packages.install(modules, LIBRARIES)
     with tempfile.TemporaryDirectory() as tmp:
         # Daemons issue in these layouts; `snowflaked decode` reads their files.
         daemons = {

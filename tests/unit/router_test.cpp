@@ -6,7 +6,7 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/verb.hpp>
 
-#include "../support/manual_clock.hpp"
+#include "router_fixture.hpp"
 #include "snowflake/http/openapi_document.hpp"
 #include "snowflake/http/router.hpp"
 
@@ -17,51 +17,12 @@ using boost::beast::http::field;
 using boost::beast::http::verb;
 using nlohmann::json;
 
-namespace {
-
-constexpr std::int64_t kStart = kDefaultEpochMs + 5'000'000;
-
-struct Fixture {
-  explicit Fixture(HttpSettings s = {}) : settings(std::move(s)) { lease.grant_indefinitely(); }
-
-  Response get(std::string target, std::vector<std::pair<field, std::string>> headers = {},
-               verb method = verb::get, unsigned version = 11) {
-    Request req{method, target, version};
-    for (auto& [f, v] : headers) req.set(f, v);
-    return handle_request(req, context);
-  }
-
-  test::ManualClock clock{kStart};
-  IdLayout layout = IdLayout::create({}, kStart).value();
-  WorkerSlot worker;
-  IdGenerator* generator = &worker.install(IdGenerator::create(layout, 9, {}, clock).value());
-  Lease lease{clock};
-  CoordinationGauges gauges;
-  Liveness liveness;
-  Metrics metrics{3};
-  HttpSettings settings;
-  RouterContext context{
-      layout,   worker,  lease,    gauges,
-      liveness, metrics, settings, {"svc", CoordinatorType::static_id, clock.monotonic(), 2}};
-};
-
-json body_json(const Response& r) { return json::parse(r.body()); }
-
-std::string header(const Response& r, field f) { return std::string(to_std(r[f])); }
-
-void check_error(const Response& r, unsigned status, const std::string& code) {
-  INFO(r.body());
-  CHECK(r.result_int() == status);
-  CHECK(header(r, field::content_type) == "application/json");
-  const auto j = body_json(r);
-  CHECK(j["error"] == code);
-  CHECK(j["message"].is_string());
-  CHECK_FALSE(j["message"].get<std::string>().empty());
-}
-
-std::uint64_t to_id(const json& v) { return std::stoull(v.get<std::string>()); }
-
-}  // namespace
+using test::body_json;
+using test::check_error;
+using test::header;
+using test::to_id;
+using Fixture = test::RouterFixture;
+constexpr std::int64_t kStart = test::kRouterStart;
 
 TEST_CASE("GET /id/<tag>: one ID as JSON, the ID a decimal string", "[router]") {
   Fixture f;
