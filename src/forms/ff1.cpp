@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 
@@ -162,6 +163,17 @@ void xor_into(Block& x, const Block& y) {
   for (std::size_t i = 0; i < 16; ++i) x[i] ^= y[i];
 }
 
+std::uint64_t load_big_endian(const std::uint8_t* at) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, at, 8);
+  return __builtin_bswap64(v);
+}
+
+void store_big_endian(std::uint8_t* at, std::uint64_t v) {
+  v = __builtin_bswap64(v);
+  std::memcpy(at, &v, 8);
+}
+
 void put_big_endian(std::uint8_t* at, std::uint64_t value, std::uint32_t bytes) {
   for (std::uint32_t i = bytes; i-- > 0; value >>= 8) at[i] = static_cast<std::uint8_t>(value);
 }
@@ -170,7 +182,10 @@ void put_big_endian(std::uint8_t* at, std::uint64_t value, std::uint32_t bytes) 
 // blocks but the last, and Q's last block with the tweak's tail in place.
 struct RoundSetup {
   Block state{};  // CBC-MAC of P || Q's blocks before its last
-  Block last{};   // Q's last block; [i] and NUM(B) are written per round
+  Block last{};   // Q's last block, zeros where [i] and NUM(B) go
+  // state XOR last, as a 128-bit big-endian number: a round's PRF input is
+  // this XOR ([i] << 8b | NUM(B)).
+  std::uint64_t high = 0, low = 0;
 };
 
 RoundSetup set_up(EVP_CIPHER_CTX* ctx, const Ff1Domain& dom, std::string_view tweak) {
@@ -200,20 +215,31 @@ RoundSetup set_up(EVP_CIPHER_CTX* ctx, const Ff1Domain& dom, std::string_view tw
     xor_into(s.state, q);
     aes_blocks(ctx, s.state.data(), s.state.data(), 1);
   }
+  Block both = s.state;
+  xor_into(both, s.last);
+  s.high = load_big_endian(both.data());
+  s.low = load_big_endian(both.data() + 8);
   return s;
 }
 
-// The PRF's input block of round i: the MAC's state XOR Q's last block.
-Block round_input(const RoundSetup& s, const Ff1Domain& dom, std::uint32_t i, std::uint64_t num_b) {
-  Block q = s.last;
-  q[15 - dom.b()] = static_cast<std::uint8_t>(i);
-  put_big_endian(&q[16 - dom.b()], num_b, dom.b());
-  xor_into(q, s.state);
-  return q;
+// The PRF's input block of round i: the MAC's state XOR Q's last block,
+// whose last b bytes are NUM(B) and the byte before them i. Two 64-bit
+// stores: every round of every ID comes here.
+void round_input(const RoundSetup& s, const Ff1Domain& dom, std::uint32_t i, std::uint64_t num_b,
+                 std::uint8_t* out) {
+  const u128 tail = (static_cast<u128>(i) << (8 * dom.b())) | num_b;
+  store_big_endian(out, s.high ^ static_cast<std::uint64_t>(tail >> 64));
+  store_big_endian(out + 8, s.low ^ static_cast<std::uint64_t>(tail));
 }
 
 // y = NUM(S), S the first d bytes of R (d <= 12 here), reduced mod radix^m.
+// The hot path of every round: a power-of-two modulus (radix 2, the opaque
+// IDs') is a mask, and S of 8 bytes or fewer needs no 128-bit division.
 std::uint64_t y_mod(const std::uint8_t* r, const Ff1Domain& dom, std::uint64_t modulus) {
+  if (dom.d() == 8) {  // d is 8 or 12
+    const std::uint64_t y = load_big_endian(r);
+    return (modulus & (modulus - 1)) == 0 ? y & (modulus - 1) : y % modulus;
+  }
   u128 y = 0;
   for (std::uint32_t k = 0; k < dom.d(); ++k) y = (y << 8) | r[k];
   return static_cast<std::uint64_t>(y % modulus);
@@ -223,8 +249,13 @@ std::uint64_t modulus_of_round(const Ff1Domain& dom, std::uint32_t i) {
   return i % 2 == 0 ? dom.modulus_u() : dom.modulus_v();
 }
 
+// (x + y) mod m, both below m: a mask for a power of two (radix 2), else
+// one subtraction; never a division, and no branch on the data (which a
+// CPU would guess wrong half the time).
 std::uint64_t add_mod(std::uint64_t x, std::uint64_t y, std::uint64_t m) {
-  return static_cast<std::uint64_t>((static_cast<u128>(x) + y) % m);
+  if ((m & (m - 1)) == 0) return (x + y) & (m - 1);
+  const u128 sum = static_cast<u128>(x) + y;
+  return static_cast<std::uint64_t>(sum - (sum >= m ? m : 0));
 }
 
 }  // namespace
@@ -255,7 +286,8 @@ Ff1Halves Ff1::encrypt(const Ff1Domain& dom, std::string_view tweak, Ff1Halves x
   EVP_CIPHER_CTX* ctx = context_for(*key_);
   const RoundSetup s = set_up(ctx, dom, tweak);
   for (std::uint32_t i = 0; i < kRounds; ++i) {
-    Block r = round_input(s, dom, i, x.b);
+    Block r;
+    round_input(s, dom, i, x.b, r.data());
     aes_blocks(ctx, r.data(), r.data(), 1);
     const std::uint64_t m = modulus_of_round(dom, i);
     const std::uint64_t c = add_mod(x.a, y_mod(r.data(), dom, m), m);
@@ -269,7 +301,8 @@ Ff1Halves Ff1::decrypt(const Ff1Domain& dom, std::string_view tweak, Ff1Halves y
   EVP_CIPHER_CTX* ctx = context_for(*key_);
   const RoundSetup s = set_up(ctx, dom, tweak);
   for (std::uint32_t i = kRounds; i-- > 0;) {
-    Block r = round_input(s, dom, i, y.a);
+    Block r;
+    round_input(s, dom, i, y.a, r.data());
     aes_blocks(ctx, r.data(), r.data(), 1);
     const std::uint64_t m = modulus_of_round(dom, i);
     const std::uint64_t c = add_mod(y.b, m - y_mod(r.data(), dom, m), m);
@@ -291,7 +324,8 @@ void Ff1::encrypt_all(const Ff1Domain& dom, std::string_view tweak,
   for (std::size_t from = 0; from < values.size(); from += kChunk) {
     const auto chunk = values.subspan(from, std::min(kChunk, values.size() - from));
     for (std::uint32_t i = 0; i < kRounds; ++i) {
-      for (std::size_t k = 0; k < chunk.size(); ++k) blocks[k] = round_input(s, dom, i, chunk[k].b);
+      for (std::size_t k = 0; k < chunk.size(); ++k)
+        round_input(s, dom, i, chunk[k].b, blocks[k].data());
       aes_blocks(ctx, blocks[0].data(), blocks[0].data(), chunk.size());
       const std::uint64_t m = modulus_of_round(dom, i);
       for (std::size_t k = 0; k < chunk.size(); ++k) {
