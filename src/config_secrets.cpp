@@ -3,18 +3,17 @@
 // no error quotes it.
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
 #include <fstream>
-#include <stdexcept>
 
 #include "config_parts.hpp"
 #include "error_text.hpp"
 #include "snowflake/listen_address.hpp"
+#include "snowflake/sha256.hpp"
 
 namespace snowflake {
 
@@ -25,16 +24,6 @@ namespace {
 constexpr std::size_t kMaxSecretLine = 4096;
 // An admin token must not be guessable: `openssl rand -hex 32` makes 64.
 constexpr std::size_t kMinAdminToken = 32;
-
-std::array<std::uint8_t, 32> sha256(std::string_view text) {
-  std::array<std::uint8_t, 32> digest{};
-  unsigned int size = 0;
-  if (EVP_Digest(text.data(), text.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1 ||
-      size != digest.size()) {
-    throw std::runtime_error("SHA-256 (OpenSSL) failed");
-  }
-  return digest;
-}
 
 }  // namespace
 

@@ -21,6 +21,7 @@
 #include "snowflake/id_generator.hpp"
 #include "snowflake/id_layout.hpp"
 #include "snowflake/result.hpp"
+#include "snowflake/sha256.hpp"
 
 namespace snowflake {
 
@@ -105,7 +106,7 @@ struct HttpSettings {
   // `listen` too (and opaque decoding there); a relative name is a systemd
   // credential's. Only its SHA-256 is kept.
   std::string admin_token_file;
-  std::optional<std::array<std::uint8_t, 32>> admin_token_sha256;
+  std::optional<Sha256Digest> admin_token_sha256;
 };
 
 // What GET /id/<tag> hands out (id_form.hpp): a form per tag, ?form= to ask

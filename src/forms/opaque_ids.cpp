@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <array>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "hex_digit.hpp"
+#include "snowflake/sha256.hpp"
 
 namespace snowflake::forms {
 
@@ -32,15 +32,11 @@ Result<OpaqueIds, std::string> OpaqueIds::create(const OpaqueKey& key) {
   // A one-way function of a label and the key: it names the key, and no
   // key can be found from it.
   constexpr std::string_view kLabel = "snowflaked opaque key fingerprint 1\n";
-  std::array<unsigned char, kLabel.size() + sizeof(OpaqueKey)> input{};
+  std::array<char, kLabel.size() + sizeof(OpaqueKey)> input{};
   std::copy(kLabel.begin(), kLabel.end(), input.begin());
   std::copy(key.begin(), key.end(), input.begin() + kLabel.size());
-  std::array<unsigned char, 32> digest{};
-  unsigned int size = 0;
-  const bool hashed =
-      EVP_Digest(input.data(), input.size(), digest.data(), &size, EVP_sha256(), nullptr) == 1;
+  const Sha256Digest digest = sha256({input.data(), input.size()});
   OPENSSL_cleanse(input.data(), input.size());
-  if (!hashed) return std::string("SHA-256 (OpenSSL) failed");
   std::string fingerprint;
   for (std::size_t i = 0; i < 16; ++i)
     fmt::format_to(std::back_inserter(fingerprint), "{:02x}", digest[i]);

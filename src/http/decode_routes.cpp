@@ -24,29 +24,26 @@ struct DecodeQuery {
 
 Result<DecodeQuery, Response> parse_decode_query(std::string_view query) {
   DecodeQuery q;
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (pair.empty()) continue;
-    const auto eq = pair.find('=');
-    const std::string_view key = pair.substr(0, eq);
-    const std::string_view value =
-        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
-    if (key == "form" && !q.form) {
-      q.form = parse_id_form(value);
-      if (!q.form) {
-        return error_response(Status::bad_request, "bad_form",
-                              fmt::format("form must be plain, opaque or uuid, got \"{}\"", value));
-      }
-    } else if (key == "tag" && !q.tag) {
-      if (!is_valid_name(value)) return bad_tag();
-      q.tag = value;
-    } else {
-      return error_response(Status::bad_request, "unknown_parameter",
-                            fmt::format("/decode takes form and tag, each once; not \"{}\"", key));
-    }
-  }
+  auto refused = visit_parameters(
+      query, [&](std::string_view key, std::string_view value) -> std::optional<Response> {
+        if (key == "form" && !q.form) {
+          q.form = parse_id_form(value);
+          if (!q.form) {
+            return error_response(
+                Status::bad_request, "bad_form",
+                fmt::format("form must be plain, opaque or uuid, got \"{}\"", value));
+          }
+        } else if (key == "tag" && !q.tag) {
+          if (!is_valid_name(value)) return bad_tag();
+          q.tag = value;
+        } else {
+          return error_response(
+              Status::bad_request, "unknown_parameter",
+              fmt::format("/decode takes form and tag, each once; not \"{}\"", key));
+        }
+        return std::nullopt;
+      });
+  if (refused) return std::move(*refused);
   return q;
 }
 

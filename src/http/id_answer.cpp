@@ -54,61 +54,55 @@ std::string numbers_body(std::string_view tag, const std::vector<Number>& ids, F
 
 }  // namespace
 
-// "count=5&format=text" -> values. No percent-decoding: no valid value
-// needs it, so an encoded one is simply invalid.
 Result<IdQuery, Rejection> parse_id_query(std::string_view query, std::uint32_t max_batch) {
   IdQuery q;
   bool seen_count = false;
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (pair.empty()) continue;
-    const auto eq = pair.find('=');
-    const std::string_view key = pair.substr(0, eq);
-    const std::string_view value =
-        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
-    if (key == "count") {
-      const std::string range = fmt::format("count must be an integer from 1 to {}", max_batch);
-      if (seen_count)
-        return Rejection{Status::bad_request, "bad_count", "count is given more than once"};
-      seen_count = true;
-      std::uint32_t n = 0;
-      const bool digits =
-          !value.empty() && value.size() <= 10 &&
-          std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
-      if (!digits ||
-          std::from_chars(value.data(), value.data() + value.size(), n).ec != std::errc{} ||
-          n < 1 || n > max_batch) {
-        return Rejection{Status::bad_request, "bad_count",
-                         fmt::format("{}, got \"{}\"", range, value)};
-      }
-      q.count = n;
-      q.batch = true;
-    } else if (key == "format") {
-      if (q.format)
-        return Rejection{Status::bad_request, "bad_format", "format is given more than once"};
-      if (value == "json") {
-        q.format = Format::json;
-      } else if (value == "text") {
-        q.format = Format::text;
-      } else {
-        return Rejection{Status::bad_request, "bad_format",
-                         fmt::format("format must be json or text, got \"{}\"", value)};
-      }
-    } else if (key == "form") {
-      if (q.form) return Rejection{Status::bad_request, "bad_form", "form is given more than once"};
-      q.form = parse_id_form(value);
-      if (!q.form) {
-        return Rejection{Status::bad_request, "bad_form",
-                         fmt::format("form must be plain, opaque or uuid, got \"{}\"", value)};
-      }
-    } else {
-      return Rejection{
-          Status::bad_request, "unknown_parameter",
-          fmt::format("unknown query parameter \"{}\" (known: count, format, form)", key)};
-    }
-  }
+  const auto refused = visit_parameters(
+      query, [&](std::string_view key, std::string_view value) -> std::optional<Rejection> {
+        if (key == "count") {
+          if (seen_count)
+            return Rejection{Status::bad_request, "bad_count", "count is given more than once"};
+          seen_count = true;
+          std::uint32_t n = 0;
+          const bool digits =
+              !value.empty() && value.size() <= 10 &&
+              std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+          if (!digits ||
+              std::from_chars(value.data(), value.data() + value.size(), n).ec != std::errc{} ||
+              n < 1 || n > max_batch) {
+            return Rejection{
+                Status::bad_request, "bad_count",
+                fmt::format("count must be an integer from 1 to {}, got \"{}\"", max_batch, value)};
+          }
+          q.count = n;
+          q.batch = true;
+        } else if (key == "format") {
+          if (q.format)
+            return Rejection{Status::bad_request, "bad_format", "format is given more than once"};
+          if (value == "json") {
+            q.format = Format::json;
+          } else if (value == "text") {
+            q.format = Format::text;
+          } else {
+            return Rejection{Status::bad_request, "bad_format",
+                             fmt::format("format must be json or text, got \"{}\"", value)};
+          }
+        } else if (key == "form") {
+          if (q.form)
+            return Rejection{Status::bad_request, "bad_form", "form is given more than once"};
+          q.form = parse_id_form(value);
+          if (!q.form) {
+            return Rejection{Status::bad_request, "bad_form",
+                             fmt::format("form must be plain, opaque or uuid, got \"{}\"", value)};
+          }
+        } else {
+          return Rejection{
+              Status::bad_request, "unknown_parameter",
+              fmt::format("unknown query parameter \"{}\" (known: count, format, form)", key)};
+        }
+        return std::nullopt;
+      });
+  if (refused) return *refused;
   return q;
 }
 

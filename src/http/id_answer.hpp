@@ -35,8 +35,28 @@ struct IdQuery {
   std::optional<IdForm> form;  // ?form=; none: the tag's own (forms.tags, forms.default)
 };
 
-// "count=5&format=text&form=opaque" -> values. No percent-decoding: no valid
-// value needs it, so an encoded one is simply invalid.
+// Calls visit(key, value) for each "key=value" of a query ("a=1&b&c=2":
+// ("a", "1"), ("b", ""), ("c", "2"); empty pairs skipped), in order, and
+// returns the first answer it gives (an optional: a refusal), else none. No
+// percent-decoding: no valid value of ours needs it, so an encoded one is
+// simply invalid.
+template <class Visit>
+auto visit_parameters(std::string_view query, Visit visit)
+    -> decltype(visit(std::string_view{}, std::string_view{})) {
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    const auto eq = pair.find('=');
+    const std::string_view value =
+        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+    if (auto stop = visit(pair.substr(0, eq), value)) return stop;
+  }
+  return {};
+}
+
+// "count=5&format=text&form=opaque" -> values.
 Result<IdQuery, Rejection> parse_id_query(std::string_view query, std::uint32_t max_batch);
 
 // Without ?format=, plain text only for a client that asks for it and not for JSON.

@@ -1,11 +1,11 @@
 #include "snowflake/http/route_access.hpp"
 
 #include <fmt/format.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <boost/beast/http/field.hpp>
 
 #include <algorithm>
+
+#include "snowflake/sha256.hpp"
 
 namespace snowflake::http {
 
@@ -37,14 +37,7 @@ Bearer bearer_of(const Request& req, const HttpSettings& settings) {
   header.remove_prefix(space);
   const std::string_view token =
       header.substr(std::min(header.find_first_not_of(' '), header.size()));
-  std::array<unsigned char, 32> digest{};
-  unsigned int size = 0;
-  if (EVP_Digest(token.data(), token.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {
-    return Bearer::other;
-  }
-  return CRYPTO_memcmp(digest.data(), settings.admin_token_sha256->data(), digest.size()) == 0
-             ? Bearer::matches
-             : Bearer::other;
+  return same_digest(sha256(token), *settings.admin_token_sha256) ? Bearer::matches : Bearer::other;
 }
 
 Response unauthorized(std::string_view path) {
@@ -81,42 +74,27 @@ std::optional<Response> check_access(Access access, const Request& req,
   const auto not_here = [&] {
     return error_response(Status::not_found, "not_found", fmt::format("no route for {}", path));
   };
-  switch (access) {
-    case Access::served:
+  if (access == Access::served) return std::nullopt;
+  if (access == Access::absent) return not_here();
+  if (access == Access::token && !settings.admin_token_sha256) {
+    return error_response(
+        Status::forbidden, "forbidden",
+        fmt::format("{} is served on the admin listener (http.admin_listen), or here with the "
+                    "admin token (http.admin_token_file), and neither opens it here",
+                    path));
+  }
+  switch (bearer_of(req, settings)) {
+    case Bearer::matches:
       return std::nullopt;
-    case Access::absent:
-      return not_here();
-    case Access::elsewhere:
-      switch (bearer_of(req, settings)) {
-        case Bearer::none:
-          return not_here();
-        case Bearer::matches:
-          return std::nullopt;
-        case Bearer::other:
-          return error_response(Status::forbidden, "forbidden",
-                                "the Authorization header does not hold the admin token");
-      }
-      break;
-    case Access::token:
-      if (!settings.admin_token_sha256) {
-        return error_response(
-            Status::forbidden, "forbidden",
-            fmt::format("{} is served on the admin listener (http.admin_listen), or here with the "
-                        "admin token (http.admin_token_file), and neither opens it here",
-                        path));
-      }
-      switch (bearer_of(req, settings)) {
-        case Bearer::none:
-          return unauthorized(path);
-        case Bearer::matches:
-          return std::nullopt;
-        case Bearer::other:
-          return error_response(Status::forbidden, "forbidden",
-                                "the Authorization header does not hold the admin token");
-      }
+    case Bearer::other:
+      return error_response(Status::forbidden, "forbidden",
+                            "the Authorization header does not hold the admin token");
+    case Bearer::none:
       break;
   }
-  return not_here();
+  // Without credentials: a route that lives elsewhere is not here; one that
+  // takes the token asks for it.
+  return access == Access::elsewhere ? not_here() : unauthorized(path);
 }
 
 }  // namespace snowflake::http

@@ -27,8 +27,6 @@
 #include <boost/beast/http/verb.hpp>
 #include <nlohmann/json.hpp>
 
-#include <openssl/evp.h>
-
 #include <array>
 #include <charconv>
 #include <memory>
@@ -44,6 +42,7 @@
 #include "snowflake/http/router.hpp"
 #include "snowflake/id_json.hpp"
 #include "snowflake/id_text.hpp"
+#include "snowflake/sha256.hpp"
 
 namespace {
 
@@ -85,13 +84,6 @@ const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "forbidden"};
 const std::set<unsigned> kDocumentedStatuses{200, 400, 401, 403, 404, 405, 408, 413, 414, 431, 503};
 constexpr std::string_view kToken = "fuzz-admin-token-0123456789abcdef0123";
-
-std::array<std::uint8_t, 32> sha256(std::string_view text) {
-  std::array<std::uint8_t, 32> d{};
-  unsigned int size = 0;
-  EVP_Digest(text.data(), text.size(), d.data(), &size, EVP_sha256(), nullptr);
-  return d;
-}
 
 // Opaque IDs under a fixed key; "secret" is pinned to opaque, "event" to uuid.
 FormSettings fuzz_forms() {

@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include <openssl/evp.h>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/verb.hpp>
 
@@ -13,6 +12,7 @@
 #include "router_fixture.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/http/router.hpp"
+#include "snowflake/sha256.hpp"
 
 using namespace snowflake;
 using namespace snowflake::http;
@@ -23,13 +23,6 @@ using nlohmann::json;
 namespace {
 
 constexpr std::string_view kToken = "router-test-admin-token-0123456789abcdef";
-
-std::array<std::uint8_t, 32> sha256(std::string_view text) {
-  std::array<std::uint8_t, 32> d{};
-  unsigned int size = 0;
-  EVP_Digest(text.data(), text.size(), d.data(), &size, EVP_sha256(), nullptr);
-  return d;
-}
 
 FormSettings forms_with_key() {
   FormSettings f;
