@@ -151,8 +151,9 @@ class Cluster:
 
 
 def replica_ready(cluster, replica):
+    """/ready's body; else what it answered instead, for the failure."""
     status, body = http_json(cluster.url(replica, "/ready"))
-    return body if status == 200 else None
+    return body if status == 200 else Failure(f"/ready: {status} {body}")
 
 
 def issues_ids(cluster, replica, worker):
@@ -268,8 +269,13 @@ def compose_up(live):
 def replicas_ready(live):
     cluster = live.cluster
     for replica in REPLICAS:
-        live.workers[replica] = poll(f"{replica} ready", lambda r=replica: replica_ready(cluster, r),
-                                180)["worker_id"]
+        try:
+            live.workers[replica] = poll(f"{replica} ready",
+                                         lambda r=replica: replica_ready(cluster, r), 180)["worker_id"]
+        except Failure as e:
+            # Its own words: the containers go with the run.
+            logs = cluster.podman("logs", cluster.container(replica), check=False)
+            raise Failure(f"{e}; its log ends: {(logs.stdout + logs.stderr)[-3000:]}") from e
     check(len(set(live.workers.values())) == 3, f"worker IDs: {live.workers}")
     for replica in REPLICAS:
         check(issues_ids(cluster, replica, live.workers[replica]),
