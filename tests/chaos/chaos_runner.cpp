@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fstream>
@@ -218,21 +219,39 @@ class Nemesis {
     const auto& q = kChaosSequences[static_cast<std::size_t>(a.plan.target)];
     a.above_id = std::max(load_.highest_number(static_cast<std::size_t>(a.plan.target)), q.start) +
                  static_cast<std::uint64_t>(a.plan.amount);
-    a.floor_command = cluster_.raise_sequence(q.tag, a.above_id,
-                                              std::chrono::milliseconds(a.plan.duration_ms - 1000),
+    a.floor_command = cluster_.raise_sequence(q.tag, a.above_id, command_timeout(a.plan),
                                               fmt::format("seq-raise-{}", i));
   }
 
   void end_seq_raise(Applied& a, Fault& done) {
+    done.tag = kChaosSequences[static_cast<std::size_t>(a.plan.target)].tag;
+    done.detail += fmt::format(": \"{}\"", done.tag);
+    end_command(a, done);
+    done.end_us = std::max(done.end_us, done.confirmed_us);
+  }
+
+  // What `pool floor` or `seq raise` is given to confirm: the fault's time
+  // but a second, and at least half a second (a fault clamped short by the
+  // quiet stretch must not make a negative --timeout).
+  static std::chrono::milliseconds command_timeout(const PlannedFault& f) {
+    return std::chrono::milliseconds(std::max<std::int64_t>(500, f.duration_ms - 1000));
+  }
+
+  // The command's outcome: confirmed once it exited 0, at the moment that
+  // was seen, never earlier. The planned end may come while it still
+  // waits for a daemon; it is given 5 s more, and a confirmation then dates
+  // from then (a run recorded the planned end instead, and the checker
+  // rightly flagged the numbers a daemon handed out before it acknowledged).
+  void end_command(Applied& a, Fault& done) {
     const auto status = a.floor_command->wait_for_exit(5s);
     if (!status) a.floor_command->send_signal(SIGKILL);
-    done.tag = kChaosSequences[static_cast<std::size_t>(a.plan.target)].tag;
     done.above_id = a.above_id;
-    done.confirmed_us = status && status->code == 0 && status->signal == 0 ? done.end_us : 0;
-    done.detail += fmt::format(": \"{}\" above {}, {}", done.tag, a.above_id,
-                               done.confirmed_us
-                                   ? std::string("confirmed")
-                                   : fmt::format("not confirmed ({})", status ? status->code : -1));
+    const bool confirmed = status && status->code == 0 && status->signal == 0;
+    done.confirmed_us = confirmed ? std::max(done.end_us, wall_us_now()) : 0;
+    done.detail +=
+        fmt::format(" above {}, {}", a.above_id,
+                    confirmed ? std::string("confirmed")
+                              : fmt::format("not confirmed ({})", status ? status->code : -1));
   }
 
   // A migration: the old system's last ID is the chaos layout's largest at
@@ -244,24 +263,18 @@ class Nemesis {
                               layout.max_sequence())
                      .value();
     a.floor_command =
-        cluster_.raise_floor(a.above_id, std::chrono::milliseconds(a.plan.duration_ms - 1000),
-                             fmt::format("floor-{}", i));
+        cluster_.raise_floor(a.above_id, command_timeout(a.plan), fmt::format("floor-{}", i));
   }
 
   // Its record: confirmed when the command exited 0 (told by the first tick
-  // after: a little late, which only checks fewer answers); the fault lasts
-  // until then, or until the floor's time has passed, whichever is later.
+  // after, or seen at the planned end: a little late, which only checks
+  // fewer answers); the fault lasts until then, or until the floor's time
+  // has passed, whichever is later.
   void end_floor(Applied& a, Fault& done) {
-    const auto status = a.floor_command->wait_for_exit(5s);
-    if (!status) a.floor_command->send_signal(SIGKILL);
-    done.above_id = a.above_id;
-    done.confirmed_us = status && status->code == 0 && status->signal == 0 ? done.end_us : 0;
+    done.detail += ":";
+    end_command(a, done);
     const std::int64_t floor_passes_us = (a.start_us / 1000 + a.plan.amount + 1) * 1000;
-    done.end_us = std::max(done.end_us, floor_passes_us);
-    done.detail += fmt::format(": above {}, {}", a.above_id,
-                               done.confirmed_us
-                                   ? std::string("confirmed")
-                                   : fmt::format("not confirmed ({})", status ? status->code : -1));
+    done.end_us = std::max({done.end_us, floor_passes_us, done.confirmed_us});
   }
   ChaosCluster& cluster_;
   const ChaosLoad& load_;
