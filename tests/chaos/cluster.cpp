@@ -99,11 +99,13 @@ ChaosCluster::ChaosCluster(ClusterOptions options) : options_(std::move(options)
     for (auto& s : slots_) launch(*s);
   }
   supervisor_ = std::thread([this] { supervise(); });
+  forgetter_ = std::thread([this] { forget_runs(); });
 }
 
 ChaosCluster::~ChaosCluster() {
   stopping_ = true;
   if (supervisor_.joinable()) supervisor_.join();
+  if (forgetter_.joinable()) forgetter_.join();
   for (auto& s : slots_) {
     if (s->process) s->process->send_signal(SIGCONT);  // a frozen one must die too
     s->process.reset();                                // kills it, by pid
@@ -175,16 +177,23 @@ std::unique_ptr<test::ChildProcess> ChaosCluster::raise_sequence(
       sanitizer_env(), options_.out / "logs" / log_name);
 }
 
-void ChaosCluster::admin_command(std::vector<std::string> args, const std::string& log_name) const {
+int ChaosCluster::run_admin(std::vector<std::string> args, const std::string& log_name) const {
   args.insert(args.begin(), SNOWFLAKED_PATH);
   args.insert(args.end(), {"--config", admin_config_.string()});
   test::ChildProcess command(args, sanitizer_env(), options_.out / "logs" / log_name);
   const auto status = command.wait_for_exit(30s);
-  if (!status || status->code != 0 || status->signal != 0) {
-    if (!status) command.send_signal(SIGKILL);
-    throw std::runtime_error(fmt::format("{} failed ({}): {}", fmt::join(args, " "),
-                                         status ? describe(*status) : "no exit in 30 s",
-                                         command.stderr_text()));
+  if (!status) {
+    command.send_signal(SIGKILL);
+    return -1;
+  }
+  return status->signal ? -1 : status->code;
+}
+
+void ChaosCluster::admin_command(std::vector<std::string> args, const std::string& log_name) const {
+  const std::string what = fmt::format("{}", fmt::join(args, " "));
+  if (const int code = run_admin(std::move(args), log_name); code != 0) {
+    throw std::runtime_error(
+        fmt::format("snowflaked {} failed (exit {}): see logs/{}", what, code, log_name));
   }
 }
 
@@ -192,12 +201,31 @@ void ChaosCluster::forget_sequence_run(const Slot& s) {
   std::ifstream in(s.state / "sequence-run");
   std::string run;
   if (!in || !std::getline(in, run) || run.empty()) return;  // it served no sequence
-  try {
-    admin_command({"seq", "forget", run},
-                  fmt::format("seq-forget-d{}-run{}", s.index, s.run.load()));
-  } catch (const std::runtime_error& e) {
-    // Exit 2: no holder node (the run held nothing, or deleted it at a clean stop).
-    if (std::string(e.what()).find("(exit 2)") == std::string::npos) throw;
+  std::lock_guard lock(forget_mutex_);
+  to_forget_.emplace_back(run, fmt::format("seq-forget-d{}-run{}", s.index, s.run.load()));
+}
+
+void ChaosCluster::forget_runs() {
+  while (!stopping_) {
+    std::optional<std::pair<std::string, std::string>> next;
+    {
+      std::lock_guard lock(forget_mutex_);
+      if (!to_forget_.empty()) next = to_forget_.front();
+    }
+    if (!next) {
+      std::this_thread::sleep_for(100ms);
+      continue;
+    }
+    // 0: forgotten; 2: no holder node (the run held nothing, or deleted it
+    // at a clean stop). Anything else (ZooKeeper away): again, as an
+    // operator would.
+    const int code = run_admin({"seq", "forget", next->first}, next->second);
+    if (code == 0 || code == 2) {
+      std::lock_guard lock(forget_mutex_);
+      to_forget_.pop_front();
+    } else {
+      std::this_thread::sleep_for(500ms);
+    }
   }
 }
 
@@ -330,8 +358,8 @@ void ChaosCluster::stop_daemon(int d, int signal) {
 }
 
 void ChaosCluster::start_daemon(int d, bool fresh_state) {
-  // Not under the lock: a command takes a while, and the load asks for
-  // clock offsets meanwhile. The daemon is held down until launched below.
+  // Its old run's holder node is forgotten (in the background: ZooKeeper
+  // may be down now) before its state directory is wiped below.
   if (fresh_state) forget_sequence_run(*slots_[idx(d)]);
   std::lock_guard lock(mutex_);
   Slot& s = *slots_[idx(d)];
@@ -419,6 +447,7 @@ int ChaosCluster::zk_freeze(int server, bool frozen, int which) {
 std::vector<std::string> ChaosCluster::shut_down() {
   stopping_ = true;
   if (supervisor_.joinable()) supervisor_.join();
+  if (forgetter_.joinable()) forgetter_.join();
   for (int d = 0; d < daemons(); ++d) {
     bool up = false;
     {

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -136,11 +137,15 @@ class ChaosCluster {
                          const std::filesystem::path& state, unsigned short port, int index) const;
   void launch(Slot& s);  // mutex_ held
   // Runs an operator's command (`snowflaked ARGS --config <admin>`) to its
-  // end; throws if it does not exit 0.
+  // end (30 s at most): its exit code, -1 if it did not end.
+  int run_admin(std::vector<std::string> args, const std::string& log_name) const;
+  // The same, and throws if it does not exit 0.
   void admin_command(std::vector<std::string> args, const std::string& log_name) const;
   // A daemon that is gone for good (its state dir wiped): what its last run
-  // held of the sequences is forgotten, as an operator does (`seq forget`).
+  // held of the sequences is forgotten, as an operator does (`seq forget`),
+  // by the forgetter thread: as soon as ZooKeeper answers.
   void forget_sequence_run(const Slot& s);
+  void forget_runs();  // the forgetter thread
   void supervise();
 
   ClusterOptions options_;
@@ -152,6 +157,9 @@ class ChaosCluster {
   std::vector<std::string> crashes_;
   std::atomic<bool> stopping_{false};
   std::thread supervisor_;
+  std::mutex forget_mutex_;
+  std::deque<std::pair<std::string, std::string>> to_forget_;  // run, log name
+  std::thread forgetter_;
 };
 
 }  // namespace snowflake::chaos
