@@ -128,9 +128,12 @@ def stop_thread(pid, name):
     resume_thread; returns its id."""
     tid = None
     for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/comm", encoding="utf-8") as f:
-            if f.read().strip() == name:
-                tid = int(task)
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm", encoding="utf-8") as f:
+                if f.read().strip() == name:
+                    tid = int(task)
+        except FileNotFoundError:
+            pass  # a short-lived thread (a range fetch, say) ended after the listing
     if tid is None:
         raise LookupError(f"no thread named {name} in {pid}")
     ptrace_seize, ptrace_interrupt, ptrace_detach, wall = 0x4206, 0x4207, 17, 0x40000000
