@@ -4,7 +4,8 @@
 # mode (conf/recycle.json, 127.0.0.1:8080) with a local ZooKeeper that it
 # starts (scripts/zookeeper.sh) unless one answers on 127.0.0.1:2181.
 # Ctrl-C stops the daemon, which returns its worker ID to the pool; a
-# ZooKeeper this script started is then stopped too.
+# ZooKeeper this script started is then stopped too. A cluster on the
+# ZooKeeper it starts is vouched for as new (snowflaked cluster create).
 #
 # Arguments are added to the daemon's: `--log-level debug`, `--listen
 # 127.0.0.1:9090`, or `--config conf/local.json` in place of the default
@@ -43,6 +44,12 @@ case $checked in
     if ! bash scripts/zookeeper.sh status | grep -q Mode; then
       bash scripts/zookeeper.sh start standalone
       trap 'bash scripts/zookeeper.sh stop' EXIT
+      # This ZooKeeper is this checkout's own (.local/zookeeper): no cluster
+      # on it but ours ever ran, so a new one is new for sure. Vouched for,
+      # it starts at once; a daemon alone would fence a root it makes for a
+      # lease (docs/operations.md, "ZooKeeper lost or restored its data").
+      build/release/snowflaked cluster create "$@" ||
+        echo "run.sh: snowflaked cluster create failed (above); the daemon says what it finds"
     fi
     ;;
 esac

@@ -81,18 +81,6 @@ std::optional<DaemonConfig> load_daemon_config(const DaemonOptions& options) {
   return DaemonConfig{std::move(*config), *endpoint};
 }
 
-std::string state_dir(const Config& c) {
-  if (!c.coordinator.state_dir.empty()) return c.coordinator.state_dir;
-  // systemd's StateDirectory= (a colon-separated list; ours is the first).
-  // Read in main before any thread starts; nothing calls setenv.
-  const char* dir = std::getenv("STATE_DIRECTORY");  // NOLINT(concurrency-mt-unsafe)
-  if (dir && *dir) {
-    const std::string dirs = dir;
-    return dirs.substr(0, dirs.find(':'));
-  }
-  return "/var/lib/snowflaked";
-}
-
 std::string default_advertise(std::uint16_t port) {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0 || !*host) std::strcpy(host, "localhost");
@@ -107,7 +95,7 @@ coord::CoordinatorOptions coordinator_options(const Config& c, std::uint16_t htt
           .generator = c.generator,
           .advertise = c.coordinator.advertise.empty() ? default_advertise(http_port)
                                                        : c.coordinator.advertise,
-          .state_dir = state_dir(c),
+          .state_dir = commands::state_dir_of(c),
           .opaque_key = c.forms.opaque ? c.forms.opaque->fingerprint() : std::string()};
 }
 
@@ -251,8 +239,8 @@ bool Daemon::start_static_worker() {
                  *min_id, format_iso8601_ms(*floor_ms));
   }
   static_worker_ = std::make_unique<coord::StaticWorker>(
-      state_dir(config_), config_.coordinator.static_worker_id, layout_, config_.generator,
-      config_.coordinator.persist_interval, floor_ms);
+      commands::state_dir_of(config_), config_.coordinator.static_worker_id, layout_,
+      config_.generator, config_.coordinator.persist_interval, floor_ms);
   if (auto started = static_worker_->start(worker_); !started) {
     spdlog::critical("{}", started.error());
     return false;
@@ -308,10 +296,11 @@ void Daemon::start_sequences() {
       .root = config_.zookeeper.root,
       .run = me.instance,
       .owner = me.describe(),
-      .sizing = {q.segment_duration, q.max_step, static_cast<double>(q.refill_at_percent) / 100.0}};
+      .sizing = {q.segment_duration, q.max_step, static_cast<double>(q.refill_at_percent) / 100.0},
+      .history = coordinator_ ? &coordinator_->history() : nullptr};
   // The coordinator holds the state directory's lock by now: the run named
   // there is over.
-  if (auto previous = state::swap_sequence_run(state_dir(config_), me.instance)) {
+  if (auto previous = state::swap_sequence_run(commands::state_dir_of(config_), me.instance)) {
     options.previous_run = previous.value();
   } else {
     spdlog::warn("sequences: {}; a holder node left by a killed run is not deleted",

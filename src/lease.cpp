@@ -14,6 +14,8 @@ std::string_view to_string(LeaseState state) noexcept {
       return "lease_expired";
     case LeaseState::clock_skew:
       return "clock_skew";
+    case LeaseState::fenced:
+      return "cluster_fenced";
   }
   return "unknown";
 }
@@ -34,6 +36,8 @@ std::int64_t Lease::now_ns() const noexcept {
 
 LeaseState Lease::state() const noexcept {
   const std::int64_t deadline = deadline_ns_.load(std::memory_order_acquire);
+  if (history_hold_.load(std::memory_order_acquire)) [[unlikely]]
+    return LeaseState::fenced;
   if (deadline == kNone) return LeaseState::not_ready;
   if (skew_hold_.load(std::memory_order_acquire)) [[unlikely]]
     return LeaseState::clock_skew;

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/sequence_sizing.hpp"
 
 namespace snowflake {
@@ -123,6 +124,29 @@ void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock:
           c.workers_lost);
   counter("snowflake_workers_reclaimed_total", "Stale worker IDs this daemon returned to the pool.",
           c.workers_reclaimed);
+  counter("snowflake_cluster_history_losses_total",
+          "Times this daemon found that ZooKeeper had lost or rolled back some of the cluster's "
+          "history (a wipe, a restore); it stopped issuing and fenced the cluster.",
+          c.history_losses);
+  const std::int64_t fence_until = c.fence_until_ms.load(relaxed);
+  const bool fence_up =
+      fence_until != INT64_MIN && fence_until >= SystemClock::instance().wall_ms();
+  const FenceGauge fence_kind = c.fence_kind.load(relaxed);
+  line(
+      "# HELP snowflake_cluster_fenced 1 while the cluster's fence is up (no ID is issued until "
+      "it ends), by why it went up: history_lost (ZooKeeper lost or rolled back data), "
+      "new_cluster (a root nobody vouched for).");
+  line("# TYPE snowflake_cluster_fenced gauge");
+  line("snowflake_cluster_fenced{{kind=\"new_cluster\"}} {}",
+       fence_up && fence_kind == FenceGauge::new_cluster ? 1 : 0);
+  line("snowflake_cluster_fenced{{kind=\"history_lost\"}} {}",
+       fence_up && fence_kind == FenceGauge::history_lost ? 1 : 0);
+  line(
+      "# HELP snowflake_cluster_fence_end_seconds When the cluster's fence ends, in Unix "
+      "seconds of ZooKeeper's clock; 0 when it has none.");
+  line("# TYPE snowflake_cluster_fence_end_seconds gauge");
+  line("snowflake_cluster_fence_end_seconds {}",
+       fence_until == INT64_MIN ? 0.0 : static_cast<double>(fence_until) / 1000.0);
   const auto skew_ms = c.clock_skew_ms.load(relaxed);
   line("# HELP snowflake_clock_skew_seconds Wall clock minus ZooKeeper's, at the last heartbeat.");
   line("# TYPE snowflake_clock_skew_seconds gauge");

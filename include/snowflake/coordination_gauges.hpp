@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <string>
 #include <string_view>
 
 namespace snowflake {
@@ -22,6 +24,37 @@ inline std::string_view to_string(ZkConnection c) noexcept {
   }
   return "unknown";
 }
+
+// What /status says of the cluster's identity and history, in words: set
+// rarely (a root read that changed something, a loss), read by /status.
+struct ClusterWords {
+  std::string cluster_id;
+  std::string fence_reason;
+  std::int64_t fence_at_ms = 0;
+  std::string loss_kind;  // "" while none was noticed
+  std::string loss_detail;
+  std::int64_t loss_ms = 0;  // wall clock
+};
+
+class ClusterReport {
+ public:
+  ClusterWords get() const {
+    std::lock_guard lock(mutex_);
+    return words_;
+  }
+  template <class Change>
+  void update(Change change) {
+    std::lock_guard lock(mutex_);
+    change(words_);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  ClusterWords words_;
+};
+
+// A fence's kind as the gauges hold it (coord::FenceKind, plus none).
+enum class FenceGauge : std::uint8_t { none, new_cluster, history_lost };
 
 struct CoordinationGauges {
   std::atomic<ZkConnection> zookeeper{ZkConnection::not_used};
@@ -42,6 +75,13 @@ struct CoordinationGauges {
   std::atomic<std::int64_t> pool_free{-1};
   // The cluster's migration floor in force (Unix ms; INT64_MIN: none).
   std::atomic<std::int64_t> migration_floor_ms{INT64_MIN};
+  // The cluster's fence in force (coord/cluster_identity.hpp; Unix ms,
+  // ZooKeeper's time; INT64_MIN: none), and its kind.
+  std::atomic<std::int64_t> fence_until_ms{INT64_MIN};
+  std::atomic<FenceGauge> fence_kind{FenceGauge::none};
+  // Losses of the cluster's history this daemon noticed (cluster_history.hpp).
+  std::atomic<std::uint64_t> history_losses{0};
+  ClusterReport cluster;
 };
 
 }  // namespace snowflake

@@ -19,11 +19,16 @@ enum class LeaseState : std::uint8_t {
   valid,       // IDs may be issued
   expired,     // the deadline passed without an extension
   clock_skew,  // held: the wall clock disagrees with ZooKeeper's by more than allowed
+  // Held: ZooKeeper lost some of the cluster's history, and the cluster is
+  // not fenced yet (coord/cluster_history.hpp).
+  fenced,
 };
 inline constexpr LeaseState kLeaseStates[] = {LeaseState::not_ready, LeaseState::valid,
-                                              LeaseState::expired, LeaseState::clock_skew};
+                                              LeaseState::expired, LeaseState::clock_skew,
+                                              LeaseState::fenced};
 
-// Stable names: "not_ready", "valid", "lease_expired", "clock_skew".
+// Stable names: "not_ready", "valid", "lease_expired", "clock_skew",
+// "cluster_fenced".
 std::string_view to_string(LeaseState state) noexcept;
 
 class Lease {
@@ -46,6 +51,11 @@ class Lease {
   void hold_for_clock_skew(bool held) noexcept {
     skew_hold_.store(held, std::memory_order_release);
   }
+  // While held for a loss of the cluster's history nothing may be issued,
+  // whatever the deadline or a heartbeat that extends it meanwhile.
+  void hold_for_history(bool held) noexcept {
+    history_hold_.store(held, std::memory_order_release);
+  }
 
   bool may_issue() const noexcept { return state() == LeaseState::valid; }
   LeaseState state() const noexcept;
@@ -60,6 +70,7 @@ class Lease {
   const Clock& clock_;
   std::atomic<std::int64_t> deadline_ns_{kNone};  // monotonic clock, ns since its epoch
   std::atomic<bool> skew_hold_{false};
+  std::atomic<bool> history_hold_{false};
 };
 
 }  // namespace snowflake

@@ -94,7 +94,7 @@ class Metrics {
  public:
   // The 503 codes, as docs/api.md lists them (and /health's); the last is
   // "other".
-  static constexpr std::array<std::string_view, 11> kRefusalCodes = {"not_ready",
+  static constexpr std::array<std::string_view, 13> kRefusalCodes = {"not_ready",
                                                                      "lease_expired",
                                                                      "clock_skew",
                                                                      "clock_moved_backwards",
@@ -102,8 +102,10 @@ class Metrics {
                                                                      "time_exhausted",
                                                                      "time_not_reserved",
                                                                      "floor_ahead",
+                                                                     "cluster_fenced",
                                                                      "unhealthy",
                                                                      "sequence_unavailable",
+                                                                     "sequence_frozen",
                                                                      "other"};
   // Upper bounds of the request-duration buckets, in seconds (+Inf implied).
   static constexpr std::array<double, 12> kDurationBuckets = {

@@ -36,6 +36,9 @@ struct SequenceEntry {
   SequenceGauges gauges;
   // A request asked for this tag: the supplier takes its first range then.
   std::atomic<bool> wanted{false};
+  // Frozen: nothing is handed out (503 sequence_frozen) until `seq raise`
+  // thaws it (coord/sequence_node.hpp). Set before the buffer is emptied.
+  std::atomic<bool> frozen{false};
 };
 
 class SequenceRegistry {

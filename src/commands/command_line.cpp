@@ -35,8 +35,9 @@ po::options_description visible_options() {
        "$SNOWFLAKED_SERVERS, else http://127.0.0.1:8080)")
       ("timeout", po::value<std::uint32_t>()->value_name("MS"),
        "get: give up after this long, waits for Retry-After included (default 5000); pool "
-       "floor: wait this long for every owner's confirmation (default: the lease + "
-       "safety margin + 10 s); seq raise, seq import: for every holder's (default 10000)")
+       "floor, cluster fence: wait this long for every owner's confirmation (default: the "
+       "lease + safety margin + 10 s); seq raise, seq import: for every holder's (default "
+       "10000)")
       ("above-id", po::value<std::string>()->value_name("N"),
        "pool floor: no daemon of the cluster issues an ID <= N (the largest ID in your tables)")
       ("from-leaf", po::value<std::string>()->value_name("ROOT"),
@@ -86,6 +87,13 @@ std::string usage_text() {
   snowflaked pool floor --config FILE (--above-id N | --from-leaf ROOT) [--timeout MS]
                                                  no daemon of the cluster issues an ID
                                                  <= N once this exits 0 (a migration)
+  snowflaked cluster create --config FILE         vouch that the config's cluster is new: a
+                                                 root made without a fence, or a daemon's
+                                                 new-cluster fence lifted
+  snowflaked cluster fence --config FILE [--timeout MS]
+                                                 after ZooKeeper lost or restored data: no
+                                                 ID until every earlier lease has run out,
+                                                 every sequence frozen until seq raise
   snowflaked seq create TAG --start N [--step S] --config FILE
                                                  a dense sequence, served at GET /seq/TAG
   snowflaked seq list --config FILE [--json]      the sequences: next number, step, floor,
@@ -142,6 +150,7 @@ Parsed parse_command_line(int argc, const char* const* argv) {
   if (command == "decode") return decode_command(options, args);
   if (command == "check-config") return check_config_command(options, args);
   if (command == "pool") return pool_command(options, args);
+  if (command == "cluster") return cluster_command(options, args);
   if (command == "get") return get_command(options, args);
   if (command == "seq") return seq_command(options, args);
   return fmt::format("unknown command \"{}\"", command);

@@ -24,6 +24,8 @@ Parsed decode_command(const Options& options, const Arguments& args);
 Parsed check_config_command(const Options& options, const Arguments& args);
 Parsed pool_status_command(const Options& options);
 Parsed pool_floor_command(const Options& options);
+// cluster create and cluster fence (cluster.cpp).
+Parsed cluster_command(const Options& options, const Arguments& args);
 Parsed get_command(const Options& options, const Arguments& args);
 Parsed seq_command(const Options& options, const Arguments& args);
 // seq raise and seq forget (seq_raise.cpp), --config checked by seq_command.

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+
 #include "../logging.hpp"
 #include "snowflake/clock.hpp"
 #include "snowflake/time_format.hpp"
@@ -51,6 +53,18 @@ coord::ZkSettings zookeeper_settings(const Config& config) {
           .session_timeout = zk.session_timeout,
           .connect_timeout = zk.connect_timeout,
           .digest_auth = zk.digest_auth.empty() ? std::nullopt : std::optional(zk.digest_auth)};
+}
+
+std::string state_dir_of(const Config& c) {
+  if (!c.coordinator.state_dir.empty()) return c.coordinator.state_dir;
+  // systemd's StateDirectory= (a colon-separated list; ours is the first).
+  // Read in main before any thread starts; nothing calls setenv.
+  const char* dir = std::getenv("STATE_DIRECTORY");  // NOLINT(concurrency-mt-unsafe)
+  if (dir && *dir) {
+    const std::string dirs = dir;
+    return dirs.substr(0, dirs.find(':'));
+  }
+  return "/var/lib/snowflaked";
 }
 
 std::unique_ptr<coord::ZkSession> connect_for_command(const Config& config) {

@@ -45,6 +45,10 @@ std::optional<std::string> layout_ended(const Config& config, const std::string&
 
 coord::ZkSettings zookeeper_settings(const Config& config);
 
+// The state directory a daemon of this config uses: coordinator.state_dir,
+// else systemd's StateDirectory= ($STATE_DIRECTORY), else /var/lib/snowflaked.
+std::string state_dir_of(const Config& config);
+
 // A session for an operator command (pool status, pool floor), with the
 // ZooKeeper client's chatter kept out of the report. On failure prints why
 // and returns nullptr (exit 1).

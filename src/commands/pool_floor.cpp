@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "floor_confirmations.hpp"
 #include "snowflake/clock.hpp"
 #include "snowflake/coord/cluster_root.hpp"
 #include "snowflake/coord/migration_floor.hpp"
@@ -45,31 +46,6 @@ std::optional<std::uint64_t> largest_old_id(coord::ZkSession& zk, const PoolFloo
   return leaf.value().largest_id;
 }
 
-// Polls until every owner that may still issue has confirmed `floor`.
-int await_confirmations(coord::ZkSession& zk, const PoolFloorOptions& options, const Config& config,
-                        const coord::MigrationFloor& floor) {
-  const auto& co = config.coordinator;
-  const auto patience =
-      options.timeout.value_or(co.lease_timeout + co.safety_margin + std::chrono::seconds(10));
-  const auto deadline = std::chrono::steady_clock::now() + patience;
-  for (;;) {
-    const auto pending = migration::unconfirmed_owners(zk, config.zookeeper.root, co.type, floor.ms,
-                                                       co.lease_timeout, co.safety_margin);
-    if (!pending) {
-      return fail(kExitFailure, "cannot read the cluster's owners: " + pending.error().message);
-    }
-    if (pending.value().empty()) {
-      std::cout << "confirmed: no daemon of the cluster issues an ID at or below " << floor.above_id
-                << '\n';
-      return kExitOk;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      return fail(kExitFailure, report::to_text(pending.value(), patience));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-}
-
 int pool_floor(const PoolFloorOptions& options) {
   const auto config = load_config(options.config_file);
   if (!config) return kExitUsage;
@@ -98,7 +74,10 @@ int pool_floor(const PoolFloorOptions& options) {
       migration::raise_migration_floor(*zk, root, coord::floor_above(layout, *above));
   if (!raised) return fail(kExitFailure, "cannot set the floor: " + raised.error().message);
   std::cout << report::to_text(raised.value(), root, SystemClock::instance().wall_ms());
-  return await_confirmations(*zk, options, *config, raised.value());
+  return await_floor_confirmations(
+      *zk, *config, raised.value().ms, options.timeout,
+      fmt::format("confirmed: no daemon of the cluster issues an ID at or below {}",
+                  raised.value().above_id));
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <optional>
 
+#include "snowflake/coord/cluster_fence.hpp"
+#include "snowflake/coord/cluster_identity.hpp"
 #include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/coord/migration_floor.hpp"
 #include "snowflake/coord/node_data.hpp"
@@ -153,33 +155,166 @@ std::string_view to_string(CoordErrc code) noexcept {
       return "unusable";
     case CoordErrc::lost:
       return "lost";
+    case CoordErrc::vanished:
+      return "vanished";
     case CoordErrc::clock:
       return "clock";
     case CoordErrc::no_sequence:
       return "no_sequence";
     case CoordErrc::sequence_exists:
       return "sequence_exists";
+    case CoordErrc::frozen:
+      return "frozen";
+    case CoordErrc::history_lost:
+      return "history_lost";
   }
   return "unknown";
 }
 
-Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& root,
-                                            const LayoutSettings& layout, CoordinatorType strategy,
-                                            std::uint32_t datacenter_id,
-                                            std::string_view opaque_key) {
+namespace {
+
+// The root's data as read, with what this daemon records merged in (the
+// fields it found already agree: contradiction() passed).
+std::string merged(const json& fields, const std::string& mine) {
+  json record = fields;
+  const json ours = json::parse(mine);
+  for (const auto& [key, value] : ours.items()) record[key] = value;
+  return record.dump();
+}
+
+std::string describe_who(const RootIdentity& identity) {
+  return identity.who.empty() ? std::string("a snowflaked") : identity.who;
+}
+
+// The fence a root made now gets: none if vouched for (or no length given).
+Result<std::optional<ClusterFence>, CoordError> fence_for_new_root(ZkSession& zk,
+                                                                   const std::string& root,
+                                                                   const RootIdentity& identity,
+                                                                   FenceKind kind,
+                                                                   const std::string& reason) {
+  if (identity.vouched || identity.fence_length.count() <= 0) return std::optional<ClusterFence>();
+  BOOST_OUTCOME_TRY(now, zookeeper_now(zk, root));
+  return std::optional(fence_from({kind, identity.fence_length, reason}, now));
+}
+
+// Whether this daemon knows the cluster (its state directory), and does not
+// vouch that it is new.
+bool knows_cluster(const RootIdentity& identity) {
+  return identity.known_id.has_value() && !identity.vouched;
+}
+
+// No root. This daemon knows the cluster: ZooKeeper lost it (wiped), and it
+// comes back under the same ID, fenced. Otherwise a new cluster, fenced
+// unless vouched for: a wipe leaves an empty ensemble too, and only a
+// daemon that knew the cluster can tell. nullopt: made by someone else
+// meanwhile (or by our own lost create).
+Result<std::optional<RootCheck>, CoordError> make_root(ZkSession& zk, const std::string& root,
+                                                       const std::string& mine,
+                                                       const RootIdentity& identity) {
+  const bool knows = knows_cluster(identity);
+  RootCheck check{knows ? *identity.known_id : new_cluster_id(),
+                  knows ? RootOutcome::wiped : RootOutcome::created, std::nullopt};
+  const std::string reason =
+      knows
+          ? fmt::format("ZooKeeper lost the cluster: its root was missing when {} came back to it",
+                        describe_who(identity))
+          : fmt::format(
+                "a new cluster, made by {}: nothing proved that no earlier cluster ran on this "
+                "root (snowflaked cluster create vouches that it is new)",
+                describe_who(identity));
+  BOOST_OUTCOME_TRY(
+      fence, fence_for_new_root(zk, root, identity,
+                                knows ? FenceKind::history_lost : FenceKind::new_cluster, reason));
+  std::string record = with_cluster_id(mine, check.cluster_id);
+  if (fence) record = with_fence(record, *fence);
+  auto created = zk.create(root, record);
+  if (!created) {
+    if (created.error().code == ZkErrc::node_exists || created.error().outcome_unknown())
+      return std::optional<RootCheck>();
+    return CoordError::from(created.error());
+  }
+  check.fence = fence;
+  return std::optional(std::move(check));
+}
+
+// Who the root found says the cluster is, against what this daemon knows,
+// and the fence to add to it, if any.
+Result<std::pair<RootCheck, std::optional<ClusterFence>>, CoordError> identify(
+    ZkSession& zk, const std::string& root, const std::string& data, const RootIdentity& identity) {
+  const auto recorded_id = recorded_cluster_id(data);
+  RootCheck check{recorded_id.value_or(std::string()), RootOutcome::joined, recorded_fence(data)};
+  std::optional<ClusterFence> fence_to_add;
+  if (knows_cluster(identity) && recorded_id != identity.known_id) {
+    // Made again under us: by a daemon that did not know the cluster, an
+    // operator, or a version before cluster IDs. Whatever it is now, what
+    // we and the other daemons of our cluster issued is not in it.
+    check.outcome = RootOutcome::replaced;
+    if (!recorded_id) check.cluster_id = *identity.known_id;
+    BOOST_OUTCOME_TRY(
+        fence, fence_for_new_root(
+                   zk, root, identity, FenceKind::history_lost,
+                   fmt::format("ZooKeeper lost the cluster {}: its root held {} when {} came "
+                               "back to it",
+                               *identity.known_id,
+                               recorded_id ? "cluster " + *recorded_id : "no cluster ID",
+                               describe_who(identity))));
+    fence_to_add = fence;
+  } else if (!recorded_id) {
+    // A root without an ID: a cluster from before 0.5.0, which gets one
+    // now; or an empty node (an operator's, or a deeper root's parent),
+    // which becomes a new cluster here.
+    check.cluster_id = new_cluster_id();
+    if (data.empty()) {
+      check.outcome = RootOutcome::created;
+      BOOST_OUTCOME_TRY(
+          fence,
+          fence_for_new_root(zk, root, identity, FenceKind::new_cluster,
+                             fmt::format("a new cluster, made by {} on an empty root: nothing "
+                                         "proved that no earlier cluster ran there "
+                                         "(snowflaked cluster create vouches that it is new)",
+                                         describe_who(identity))));
+      fence_to_add = fence;
+    } else {
+      check.outcome = RootOutcome::identified;
+    }
+  }
+  return std::pair(std::move(check), fence_to_add);
+}
+
+}  // namespace
+
+std::string_view to_string(RootOutcome outcome) noexcept {
+  switch (outcome) {
+    case RootOutcome::joined:
+      return "joined";
+    case RootOutcome::created:
+      return "created";
+    case RootOutcome::identified:
+      return "identified";
+    case RootOutcome::wiped:
+      return "wiped";
+    case RootOutcome::replaced:
+      return "replaced";
+  }
+  return "joined";
+}
+
+Result<RootCheck, CoordError> check_cluster_root(
+    ZkSession& zk, const std::string& root, const LayoutSettings& layout, CoordinatorType strategy,
+    std::uint32_t datacenter_id, std::string_view opaque_key, const RootIdentity& identity) {
   const std::string mine = encode_root(layout, strategy, datacenter_id, opaque_key);
   if (const auto slash = root.rfind('/'); slash > 0) {
     BOOST_OUTCOME_TRY(zk.ensure_path(root.substr(0, slash)));
   }
   // Bounded: each round either settles or saw another writer win a race.
   for (int attempt = 0; attempt < 5; ++attempt) {
-    auto created = zk.create(root, mine);
-    if (created) return outcome::success();
-    if (created.error().code != ZkErrc::node_exists) return CoordError::from(created.error());
-
-    BOOST_OUTCOME_TRY(node, zk.try_get(root));
-    if (!node) continue;  // deleted meanwhile
-    const std::string& data = node.value().data;
+    BOOST_OUTCOME_TRY(found, zk.try_get(root));
+    if (!found) {
+      BOOST_OUTCOME_TRY(made, make_root(zk, root, mine, identity));
+      if (made) return std::move(*made);
+      continue;  // made by someone else meanwhile (or by our own lost create): read it
+    }
+    const std::string& data = found.value().data;
     const json recorded_root = json::parse(data, nullptr, false);
     const json fields = recorded_root.is_object() ? recorded_root : json::object();
     // Leaf writes no data on its root; ours always records a strategy. A
@@ -192,26 +327,27 @@ Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& ro
             contradiction(root, data, fields, layout, strategy, datacenter_id, opaque_key)) {
       return std::move(*conflict);
     }
+    BOOST_OUTCOME_TRY(identified, identify(zk, root, data, identity));
+    auto& [check, fence_to_add] = identified;
+    const bool recorded_id = recorded_cluster_id(data).has_value();
     const bool datacenter_recorded = layout.datacenter_bits == 0 || datacenter_of(fields);
     const bool key_recorded = opaque_key.empty() || !opaque_key_of(fields).empty();
-    if (strategy_of(fields) == to_string(strategy) && datacenter_recorded && key_recorded) {
-      return outcome::success();
+    if (strategy_of(fields) == to_string(strategy) && datacenter_recorded && key_recorded &&
+        recorded_id && !fence_to_add) {
+      return check;
     }
-    // Created empty (by an operator, or by ensure_path of a deeper root), or
-    // written before strategies (or datacenters, or keys) were recorded:
-    // record ours unless someone else does first, keeping a migration floor
-    // and a key it holds.
-    const auto floor = recorded_floor(data);
-    std::string record = floor ? with_floor(mine, *floor) : mine;
-    if (const std::string recorded_key = opaque_key_of(fields);
-        opaque_key.empty() && !recorded_key.empty()) {
-      json kept = json::parse(record);
-      kept["opaque_key"] = recorded_key;
-      record = kept.dump();
+    // Created empty, written before strategies (or datacenters, keys, IDs)
+    // were recorded, or to be fenced: record ours unless someone else writes
+    // first, keeping whatever else it holds (a migration floor, a key).
+    std::string record = with_cluster_id(merged(fields, mine), check.cluster_id);
+    if (fence_to_add) {
+      check.fence = check.fence ? combined(*check.fence, *fence_to_add) : *fence_to_add;
+      record = with_fence(record, *check.fence);
     }
-    auto claimed = zk.set(root, record, node.value().stat.version);
-    if (claimed) return outcome::success();
-    if (claimed.error().code == ZkErrc::bad_version || claimed.error().code == ZkErrc::no_node)
+    auto claimed = zk.set(root, record, found.value().stat.version);
+    if (claimed) return check;
+    if (claimed.error().code == ZkErrc::bad_version || claimed.error().code == ZkErrc::no_node ||
+        claimed.error().outcome_unknown())
       continue;
     return CoordError::from(claimed.error());
   }

@@ -8,8 +8,10 @@
 
 #include "recycle_strategy.hpp"
 #include "sequential_strategy.hpp"
+#include "snowflake/coord/cluster_fence.hpp"
 #include "snowflake/coord/cluster_root.hpp"
 #include "snowflake/coord/migration_floor.hpp"
+#include "snowflake/state/cluster_file.hpp"
 #include "snowflake/thread_name.hpp"
 #include "snowflake/time_format.hpp"
 
@@ -27,6 +29,11 @@ std::string host_of(const std::string& advertise) {
 
 std::uint32_t port_of(const std::string& advertise) {
   return static_cast<std::uint32_t>(std::stoul(advertise.substr(advertise.rfind(':') + 1)));
+}
+
+FenceGauge gauge_of(const std::optional<ClusterFence>& fence) {
+  if (!fence) return FenceGauge::none;
+  return fence->kind == FenceKind::new_cluster ? FenceGauge::new_cluster : FenceGauge::history_lost;
 }
 
 }  // namespace
@@ -72,19 +79,35 @@ Result<void, std::string> Coordinator::start() {
           state_dir_->file_path(), r->worker_id);
     }
   }
+  strategy_ = make_strategy(predecessor);
+  // The cluster this directory has been part of: if ZooKeeper comes back
+  // without it, this daemon knows it existed.
+  auto known = state::load_cluster_id(state_dir_->dir(), options_.root);
+  if (known) spdlog::debug("{} names cluster {}", state_dir_->dir(), *known);
+  history_ = std::make_unique<ClusterHistory>(std::move(known), [this](const std::string& id) {
+    if (auto saved = state::save_cluster_id(state_dir_->dir(), options_.root, id); !saved) {
+      spdlog::warn("cannot record the cluster's ID in the state directory: {}", saved.error());
+    }
+  });
+  // A fresh session that comes up while ours cannot reconnect wakes us.
+  refusal_watch_ = std::make_unique<RefusedSessionWatch>(options_.zookeeper, [this] {
+    {
+      std::lock_guard lock(mutex_);
+      ++root_events_;
+    }
+    wake_.notify_all();
+  });
+  // A loss the supplier notices stops our IDs at once, whatever our thread
+  // is doing; the thread then fences the cluster.
+  history_->on_report([this] {
+    lease_.hold_for_history(true);
+    {
+      std::lock_guard lock(mutex_);
+      ++root_events_;
+    }
+    wake_.notify_all();
+  });
   const auto& s = options_.settings;
-  if (options_.strategy == CoordinatorType::recycle) {
-    strategy_ = std::make_unique<RecycleStrategy>(
-        RecycleSettings{
-            options_.root, layout_.max_worker_id(), s.lease_timeout, s.reclaim_after,
-            options_.zookeeper.connect_timeout,
-            2 * options_.zookeeper.session_timeout + options_.zookeeper.connect_timeout},
-        token_, predecessor);
-  } else {
-    strategy_ = std::make_unique<SequentialStrategy>(options_.root, options_.advertise,
-                                                     layout_.max_worker_id(), s.lease_timeout,
-                                                     token_, predecessor);
-  }
   reservation_ = std::make_unique<state::TimeReservation>(*state_dir_, s.persist_interval, clock_);
   reservation_->start();
   gauges_.zookeeper.store(ZkConnection::connecting);
@@ -92,6 +115,22 @@ Result<void, std::string> Coordinator::start() {
   thread_running_.store(true, std::memory_order_release);
   heartbeat_thread_ = std::thread([this] { run(); });
   return outcome::success();
+}
+
+std::unique_ptr<WorkerStrategy> Coordinator::make_strategy(
+    std::optional<state::StateRecord> predecessor) {
+  const auto& s = options_.settings;
+  if (options_.strategy == CoordinatorType::recycle) {
+    return std::make_unique<RecycleStrategy>(
+        RecycleSettings{
+            options_.root, layout_.max_worker_id(), s.lease_timeout, s.reclaim_after,
+            options_.zookeeper.connect_timeout,
+            2 * options_.zookeeper.session_timeout + options_.zookeeper.connect_timeout},
+        token_, std::move(predecessor));
+  }
+  return std::make_unique<SequentialStrategy>(options_.root, options_.advertise,
+                                              layout_.max_worker_id(), s.lease_timeout, token_,
+                                              predecessor);
 }
 
 bool Coordinator::wait_for(milliseconds d) {
@@ -158,12 +197,16 @@ void Coordinator::run() {
 
 Coordinator::Step Coordinator::tick() {
   if (!zk_ || zk_->gone()) return connect();
-  if (!root_checked_) {
-    auto checked = check_cluster_root(*zk_, options_.root, layout_.settings(), options_.strategy,
-                                      options_.settings.datacenter_id, options_.opaque_key);
-    if (!checked) return setback(checked.error(), "cannot check the cluster's root");
-    root_checked_ = true;
+  if (auto fresh = refusal_watch_->replacement(*zk_)) {
+    zk_ = std::move(fresh);
+    adopt_session();
   }
+  // A loss the sequence supplier noticed on its own session: ours too.
+  if (history_->episodes() != episodes_handled_) act_on_loss();
+  if (!root_checked_) {
+    if (const Step s = check_root(); s != Step::ok) return s;
+  }
+  if ((fence_owed_ || freeze_owed_) && !settle_loss()) return Step::retry;
   bool root_changed = false;
   {
     std::lock_guard lock(mutex_);
@@ -196,6 +239,12 @@ Coordinator::Step Coordinator::connect() {
     return Step::retry;
   }
   zk_ = std::move(session).value();
+  adopt_session();
+  return Step::ok;
+}
+
+void Coordinator::adopt_session() {
+  root_checked_ = false;  // a new session may find ZooKeeper has lost the cluster
   zk_->set_node_watcher([this](const std::string& path) {
     if (path != options_.root) return;
     {
@@ -213,7 +262,170 @@ Coordinator::Step Coordinator::connect() {
   spdlog::info("ZooKeeper session 0x{:x} established with {} (timeout {} ms)", zk_->session_id(),
                options_.zookeeper.hosts, zk_->negotiated_timeout().count());
   if (generator_) next_heartbeat_ = clock_.monotonic();  // re-verify ownership at once
+}
+
+Coordinator::Step Coordinator::check_root() {
+  const RootIdentity identity{history_->known_id(), fence_length(options_.settings),
+                              token_.describe(), false};
+  auto checked = check_cluster_root(*zk_, options_.root, layout_.settings(), options_.strategy,
+                                    options_.settings.datacenter_id, options_.opaque_key, identity);
+  if (!checked) return setback(checked.error(), "cannot check the cluster's root");
+  root_checked_ = true;
+  const RootCheck& c = checked.value();
+  switch (c.outcome) {
+    case RootOutcome::wiped:
+    case RootOutcome::replaced: {
+      const std::string detail =
+          c.outcome == RootOutcome::wiped
+              ? fmt::format("{} was missing; made again for cluster {}, fenced", options_.root,
+                            c.cluster_id)
+              : fmt::format("{} names cluster {} (ours is {}); fenced", options_.root, c.cluster_id,
+                            identity.known_id.value_or("?"));
+      history_lost(c.outcome == RootOutcome::wiped ? HistoryLoss::wiped : HistoryLoss::replaced,
+                   detail);
+      fence_owed_ = false;  // written by the check, with the root
+      break;
+    }
+    case RootOutcome::created:
+      if (c.fence) {
+        spdlog::warn(
+            "made the cluster {} at {}, fenced until {} (ZooKeeper's time): nothing proves that "
+            "no earlier cluster ran on this root (a ZooKeeper that lost its data looks new too). "
+            "If it is new, `snowflaked cluster create` lifts the fence at once",
+            c.cluster_id, options_.root, format_iso8601_ms(c.fence->until_ms));
+      } else {
+        spdlog::info("made the cluster {} at {}", c.cluster_id, options_.root);
+      }
+      break;
+    case RootOutcome::identified:
+      spdlog::info("the cluster at {} had no ID (made before 0.5.0): it is {} from now on",
+                   options_.root, c.cluster_id);
+      break;
+    case RootOutcome::joined:
+      break;
+  }
+  history_->learn(c.cluster_id);
+  gauges_.cluster.update([&](ClusterWords& w) { w.cluster_id = c.cluster_id; });
+  apply_fence(c.fence);
   return Step::ok;
+}
+
+void Coordinator::history_lost(HistoryLoss kind, const std::string& detail) {
+  history_->report(kind, detail, clock_.wall_ms());
+  act_on_loss();
+}
+
+void Coordinator::act_on_loss() {
+  episodes_handled_ = history_->episodes();
+  const auto loss = history_->last_loss();
+  lease_.hold_for_history(true);
+  if (generator_) {
+    // As lose() does, but nothing is given back: what we held is ours only
+    // in the history ZooKeeper lost.
+    lease_.revoke();
+    slot_.clear();
+    generator_->close();
+    reservation_->detach(false);
+    strategy_->forget(zk_.get());
+    spdlog::error("worker ID {} dropped: ZooKeeper lost the cluster's history it was ours in",
+                  worker_id_);
+    generator_ = nullptr;
+  }
+  // The pool, our claim in progress, our predecessor's node: whatever the
+  // strategy knew of ZooKeeper may be gone. It starts over.
+  strategy_ = make_strategy(std::nullopt);
+  gauges_.history_losses.fetch_add(1, std::memory_order_relaxed);
+  if (loss) {
+    gauges_.cluster.update([&](ClusterWords& w) {
+      w.loss_kind = std::string(to_string(loss->kind));
+      w.loss_detail = loss->detail;
+      w.loss_ms = loss->detected_ms;
+    });
+    loss_reason_ = fmt::format(
+        "ZooKeeper lost or rolled back the cluster's history ({}: {}), "
+        "noticed by {}",
+        to_string(loss->kind), loss->detail, token_.describe());
+  }
+  fence_owed_ = true;
+  freeze_owed_ = true;
+}
+
+bool Coordinator::settle_loss() {
+  if (fence_owed_) {
+    auto fence =
+        raise_fence(*zk_, options_.root,
+                    {FenceKind::history_lost, fence_length(options_.settings), loss_reason_});
+    if (!fence) {
+      log_retry(fmt::format("cannot fence the cluster: {}", fence.error().message));
+      if (fence.error().zk && fence.error().zk->code == ZkErrc::no_node) root_checked_ = false;
+      return false;
+    }
+    fence_owed_ = false;
+    apply_fence(fence.value());
+  }
+  if (freeze_owed_) {
+    auto frozen = freeze_sequences(*zk_, options_.root);
+    if (!frozen) {
+      log_retry(fmt::format("cannot freeze the cluster's sequences: {}", frozen.error().message));
+      return false;
+    }
+    freeze_owed_ = false;
+    if (!frozen.value().empty()) {
+      spdlog::warn("froze {} sequence(s) until seq raise lifts each past what was handed out",
+                   frozen.value().size());
+    }
+  }
+  history_->settle();
+  // Every generator from here on is made above the fence (install).
+  lease_.hold_for_history(false);
+  spdlog::warn(
+      "the cluster is fenced until {} (ZooKeeper's time): worker IDs are claimed again, "
+      "and issue above it",
+      fence_ ? format_iso8601_ms(fence_->until_ms) : std::string("now"));
+  return true;
+}
+
+void Coordinator::apply_fence(const std::optional<ClusterFence>& fence) {
+  if (fence == fence_) return;
+  fence_ = fence;
+  gauges_.fence_until_ms.store(fence ? fence->until_ms : INT64_MIN, std::memory_order_relaxed);
+  gauges_.fence_kind.store(gauge_of(fence), std::memory_order_relaxed);
+  gauges_.cluster.update([&](ClusterWords& w) {
+    w.fence_reason = fence ? fence->reason : std::string();
+    w.fence_at_ms = fence ? fence->at_ms : 0;
+  });
+  if (fence) {
+    spdlog::info("the cluster's fence: no ID at or below {} ({}: {})",
+                 format_iso8601_ms(fence->until_ms), to_string(fence->kind), fence->reason);
+    if (generator_) generator_->raise_migration_floor(cluster_floor_ms());
+  }
+}
+
+std::int64_t Coordinator::cluster_floor_ms() const {
+  return std::max(migration_floor_ms_, fence_ ? fence_->until_ms : INT64_MIN);
+}
+
+std::optional<std::int64_t> Coordinator::fence_out_of_reach() const {
+  if (!fence_) return std::nullopt;
+  const std::int64_t reach = clock_.wall_ms() + options_.settings.max_boot_wait.count();
+  return fence_->until_ms > reach ? std::optional(fence_->until_ms) : std::nullopt;
+}
+
+bool Coordinator::lease_runs() const {
+  return last_confirmed_sent_ != std::chrono::steady_clock::time_point{} &&
+         clock_.monotonic() < last_confirmed_sent_ + options_.settings.lease_timeout;
+}
+
+bool Coordinator::history_follows(std::int64_t before, std::int64_t zxid, std::string_view what) {
+  if (ClusterHistory::follows(before, zxid)) {
+    history_->saw(zxid);
+    return true;
+  }
+  history_lost(HistoryLoss::rolled_back,
+               fmt::format("ZooKeeper answered our {} with zxid 0x{:x}, though we had seen 0x{:x}: "
+                           "its history is behind what it had acknowledged",
+                           what, zxid, before));
+  return false;
 }
 
 void Coordinator::log_retry(const std::string& why) {
@@ -283,6 +495,18 @@ void Coordinator::saw_zookeeper_time(std::chrono::steady_clock::time_point sent,
 
 Coordinator::Step Coordinator::acquire() {
   const auto now = clock_.monotonic();
+  if (const auto until = fence_out_of_reach()) {
+    log_retry(
+        fmt::format("the cluster is fenced until {} ({}): a worker ID is claimed once that "
+                    "is within coordinator.max_boot_wait_ms",
+                    format_iso8601_ms(*until), fence_ ? fence_->reason : ""));
+    if (now >= next_reap_) {
+      next_reap_ = now + options_.settings.heartbeat_interval;
+      reap(std::nullopt);
+    }
+    return Step::retry;
+  }
+  const std::int64_t zxid_before = history_->highest_zxid();
   const std::int64_t sent_wall = clock_.wall_ms();
   const AcquireRequest request{ts_to_write(now, sent_wall), now,
                                sent_wall + options_.settings.max_boot_wait.count()};
@@ -310,6 +534,11 @@ Coordinator::Step Coordinator::acquire() {
   gauges_.pool_exhausted.store(false);
   last_retry_.clear();
   Ownership& owned = acquired.value();
+  // A claim answered from a history behind ours is not installed: the loss
+  // is acted on (the claim was dropped with the strategy) and we claim again.
+  if (owned.fresh_zxid && !history_follows(zxid_before, *owned.fresh_zxid, "claim")) {
+    return Step::retry;
+  }
   // The migration floor, read after the claim on the same session: either
   // this read sees a floor raised meanwhile, or the claim came first and
   // `pool floor` waits for our confirmation (migration_floor.hpp).
@@ -356,13 +585,15 @@ bool Coordinator::install(const Ownership& owned) {
   // Before it can issue: a floor ahead of the clock makes it refuse with
   // floor_ahead (waiting for the floor is the cluster's, not this worker
   // ID's, so taking another would not help).
-  if (migration_floor_ms_ != INT64_MIN) generator->raise_migration_floor(migration_floor_ms_);
+  // So does the cluster's fence (cluster_identity.hpp).
+  if (cluster_floor_ms() != INT64_MIN) generator->raise_migration_floor(cluster_floor_ms());
   reservation_->attach(
       *generator, state::StateRecord{options_.strategy, options_.root, owned.worker_id, owned.node,
                                      owned.owner, layout_.settings(), 0, 0});
   worker_id_ = owned.worker_id;
   owned_floor_ = owned.floor;
   generator_ = &slot_.install(std::move(generator));
+  last_confirmed_sent_ = owned.sent;
   lease_.extend_until(owned.sent + options_.settings.lease_timeout);
   gauges_.last_heartbeat_ns.store(owned.sent.time_since_epoch().count(), std::memory_order_relaxed);
   gauges_.worker_acquisitions.fetch_add(1, std::memory_order_relaxed);
@@ -375,10 +606,20 @@ Coordinator::Step Coordinator::renew() {
   const auto sent = clock_.monotonic();
   const std::int64_t sent_wall = clock_.wall_ms();
   const std::int64_t ts = ts_to_write(sent, sent_wall);
+  const std::int64_t zxid_before = history_->highest_zxid();
   auto written = strategy_->renew(*zk_, ts, generator_->high_water_mark_ms());
   const std::int64_t received_wall = clock_.wall_ms();
   if (!written) {
-    if (written.error().code == CoordErrc::lost) {
+    const CoordErrc code = written.error().code;
+    // Gone where no rule lets anyone take it while our lease runs: ZooKeeper
+    // lost what it acknowledged, and whoever it gave our worker ID to may
+    // issue beside us, as may we with another worker ID it gives us.
+    if (code == CoordErrc::vanished && lease_runs()) {
+      history_lost(HistoryLoss::rolled_back, fmt::format("our node is gone while our lease ran: {}",
+                                                         written.error().message));
+      return Step::lost;
+    }
+    if (code == CoordErrc::lost || code == CoordErrc::vanished) {
       lose(written.error().message);
       return Step::lost;
     }
@@ -396,12 +637,14 @@ Coordinator::Step Coordinator::renew() {
     gauges_.heartbeat_failures.fetch_add(1, std::memory_order_relaxed);
     return Step::retry;
   }
+  if (!history_follows(zxid_before, written.value().zxid, "heartbeat")) return Step::lost;
   gauges_.heartbeats.fetch_add(1, std::memory_order_relaxed);
   gauges_.last_heartbeat_ns.store(sent.time_since_epoch().count(), std::memory_order_relaxed);
+  last_confirmed_sent_ = sent;
   lease_.extend_until(sent + options_.settings.lease_timeout);
   next_heartbeat_ = sent + options_.settings.heartbeat_interval;
-  saw_zookeeper_time(sent, written.value());
-  if (judge_clock_skew(sent_wall, received_wall, written.value()) == Skew::refuse_start) {
+  saw_zookeeper_time(sent, written.value().mtime_ms);
+  if (judge_clock_skew(sent_wall, received_wall, written.value().mtime_ms) == Skew::refuse_start) {
     fail(skew_description() + "; refusing to start. Fix the clock, then restart", false);
     return Step::fatal;
   }
@@ -412,19 +655,29 @@ Coordinator::Step Coordinator::renew() {
   // docs/design.md, "Why two daemons never issue the same ID") is the ts
   // written (ts_to_write may have held it back from the wall clock) + lease.
   if (!skew_held_) generator_->set_fence_ms(ts + options_.settings.lease_timeout.count());
-  reap(written.value());
+  reap(written.value().mtime_ms);
   return Step::ok;
 }
 
 bool Coordinator::read_migration_floor() {
   auto node = zk_->get(options_.root, /*watch=*/true);
-  if (!node) {
-    log_retry(fmt::format("cannot read the cluster's migration floor at {}: {}", options_.root,
-                          node.error().message()));
+  const auto known = history_->known_id();
+  const bool gone = !node && node.error().code == ZkErrc::no_node;
+  if (!node || (known && recorded_cluster_id(node.value().data) != known)) {
+    if (gone || node) {
+      // Missing, or made again: check_root tells which, and fences.
+      spdlog::warn("the cluster's root {} is {}; checking it again", options_.root,
+                   gone ? "gone" : "another cluster's now");
+      root_checked_ = false;
+    } else {
+      log_retry(fmt::format("cannot read the cluster's migration floor at {}: {}", options_.root,
+                            node.error().message()));
+    }
     std::lock_guard lock(mutex_);
     ++root_events_;  // read it again at the next step
     return false;
   }
+  apply_fence(recorded_fence(node.value().data));
   const auto floor = recorded_floor(node.value().data);
   if (!floor || floor->ms <= migration_floor_ms_) return true;
   migration_floor_ms_ = floor->ms;
@@ -436,17 +689,17 @@ bool Coordinator::read_migration_floor() {
 }
 
 void Coordinator::confirm_migration_floor() {
-  if (!generator_ || migration_floor_ms_ == INT64_MIN) return;
-  if (confirmed_session_ == zk_->session_id() && confirmed_floor_ms_ >= migration_floor_ms_) return;
-  if (auto confirmed = confirm_floor(*zk_, options_.root, migration_floor_ms_, worker_id_);
-      !confirmed) {
+  const std::int64_t floor = cluster_floor_ms();
+  if (!generator_ || floor == INT64_MIN) return;
+  if (confirmed_session_ == zk_->session_id() && confirmed_floor_ms_ >= floor) return;
+  if (auto confirmed = confirm_floor(*zk_, options_.root, floor, worker_id_); !confirmed) {
     log_retry(fmt::format("cannot confirm the migration floor: {}", confirmed.error().message));
     std::lock_guard lock(mutex_);
     ++root_events_;  // try again at the next step
     return;
   }
   confirmed_session_ = zk_->session_id();
-  confirmed_floor_ms_ = migration_floor_ms_;
+  confirmed_floor_ms_ = floor;
 }
 
 void Coordinator::reap(std::optional<std::int64_t> zk_now_ms) {

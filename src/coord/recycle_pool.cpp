@@ -139,7 +139,8 @@ Result<PoolClaim, CoordError> RecyclePool::read_claim(ZkSession& zk, std::uint32
   if (holder && alive_session == 0 && holder->owner != owner) {
     return lost(alive_.path(id), fmt::format("is held by {}", holder->describe()));
   }
-  return PoolClaim{id, path, node.first, s.version, s.czxid, s.mtime_ms, false, alive_session};
+  return PoolClaim{id,         path,    node.first, s.version,    s.czxid,
+                   s.mtime_ms, s.mzxid, false,      alive_session};
 }
 
 Result<ClaimPlan, CoordError> RecyclePool::plan_claim(ZkSession& zk, std::uint32_t worker_id) {
@@ -174,6 +175,7 @@ Result<PoolClaim, CoordError> RecyclePool::commit_claim(ZkSession& zk, const Cla
     unsure_claim_.reset();
     claim.answered = true;
     claim.mtime_ms = moved.value()[0].mtime_ms;  // one transaction, one time
+    claim.zxid = moved.value()[0].mzxid;
     claim.alive_session = zk.session_id();
     return claim;
   }
@@ -303,8 +305,8 @@ Result<PoolClaim, CoordError> RecyclePool::take_over(ZkSession& zk, std::uint32_
                            alive_.create(worker_id, data.owner)});
     if (moved) {
       const NodeStat& s = moved.value()[1];
-      return PoolClaim{worker_id, path,       data, s.version,
-                       s.czxid,   s.mtime_ms, true, zk.session_id()};
+      return PoolClaim{worker_id,  path,    data, s.version,      s.czxid,
+                       s.mtime_ms, s.mzxid, true, zk.session_id()};
     }
     if (moved.error().outcome_unknown()) {
       auto outcome = read_claim(zk, worker_id, data.owner);
@@ -340,6 +342,7 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
       claim.data = next;
       claim.version = written.value()[1].version;
       claim.mtime_ms = written.value()[1].mtime_ms;
+      claim.zxid = written.value()[1].mzxid;
       claim.alive_session = zk.session_id();
       return outcome::success();
     }

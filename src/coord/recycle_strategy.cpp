@@ -18,7 +18,8 @@ Ownership RecycleStrategy::own(PoolClaim claim, const AcquireRequest& request) {
               claim.data.floor,
               claim.data.ts,
               unanswered_.settle(claim.answered, request.now),
-              claim.answered ? std::optional(claim.mtime_ms) : std::nullopt};
+              claim.answered ? std::optional(claim.mtime_ms) : std::nullopt,
+              claim.answered ? std::optional(claim.zxid) : std::nullopt};
   claim_ = std::move(claim);
   return o;
 }
@@ -71,10 +72,18 @@ Result<Ownership, CoordError> RecycleStrategy::acquire(ZkSession& zk,
   return own(std::move(claimed).value(), request);
 }
 
-Result<std::int64_t, CoordError> RecycleStrategy::renew(ZkSession& zk, std::int64_t ts,
-                                                        std::int64_t hwm) {
-  BOOST_OUTCOME_TRYV(pool_.heartbeat(zk, *claim_, ts, hwm));
-  return claim_->mtime_ms;
+Result<WriteStamp, CoordError> RecycleStrategy::renew(ZkSession& zk, std::int64_t ts,
+                                                      std::int64_t hwm) {
+  if (auto beat = pool_.heartbeat(zk, *claim_, ts, hwm); !beat) {
+    // Gone, another owner's, taken again, or its alive node another
+    // session's: in the pool only a reclaim (after reclaim_after, past our
+    // lease) or a proven takeover (of a dead run's) does any of that.
+    if (beat.error().code == CoordErrc::lost) {
+      return CoordError{CoordErrc::vanished, beat.error().message, beat.error().zk};
+    }
+    return beat.error();
+  }
+  return WriteStamp{claim_->mtime_ms, claim_->zxid};
 }
 
 Result<void, CoordError> RecycleStrategy::give_back(ZkSession& zk, std::int64_t floor) {

@@ -32,7 +32,7 @@ class RecycleStrategy final : public WorkerStrategy {
                   std::optional<state::StateRecord> predecessor);
 
   Result<Ownership, CoordError> acquire(ZkSession& zk, const AcquireRequest& request) override;
-  Result<std::int64_t, CoordError> renew(ZkSession& zk, std::int64_t ts, std::int64_t hwm) override;
+  Result<WriteStamp, CoordError> renew(ZkSession& zk, std::int64_t ts, std::int64_t hwm) override;
   Result<void, CoordError> give_back(ZkSession& zk, std::int64_t floor) override;
   void forget(ZkSession* zk) override;
   Result<ReapResult, CoordError> reap(ZkSession& zk,

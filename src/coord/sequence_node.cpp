@@ -27,7 +27,9 @@ std::string encode(const SequenceNode& n) {
   json takes = json::array();
   for (const auto& t : n.takes)
     takes.push_back({{"owner", t.owner}, {"start", t.start}, {"end", t.end}});
-  return json{{"next", n.next}, {"step", n.step}, {"floor", n.floor}, {"takes", takes}}.dump();
+  json j{{"next", n.next}, {"step", n.step}, {"floor", n.floor}, {"takes", takes}};
+  if (n.frozen) j["frozen"] = true;  // absent while thawed: what 0.4 wrote, and reads
+  return j.dump();
 }
 
 std::optional<SequenceNode> decode_sequence(std::string_view text) {
@@ -41,6 +43,7 @@ std::optional<SequenceNode> decode_sequence(std::string_view text) {
                          json_integer_at<std::int64_t>(t, "start"),
                          json_integer_at<std::int64_t>(t, "end")});
     }
+    d.frozen = j.value("frozen", false);
     return d;
   });
   if (n && !adds_up(*n)) return std::nullopt;
@@ -53,6 +56,8 @@ std::string_view to_string(TakeRefusal r) noexcept {
       return "version_wrapped";
     case TakeRefusal::exhausted:
       return "exhausted";
+    case TakeRefusal::frozen:
+      return "frozen";
   }
   return "?";
 }
@@ -64,6 +69,7 @@ TakeOutcome plan_take(const SequenceNode& node, std::int32_t version, const std:
   // "any version". Written with it, two daemons that read the same node would
   // both succeed. Versions are only ever compared for equality.
   if (version == -1) return {std::nullopt, TakeRefusal::version_wrapped};
+  if (node.frozen) return {std::nullopt, TakeRefusal::frozen};
   const std::int64_t start =
       std::max(node.next, node.floor < kSequenceMax ? node.floor + 1 : node.floor);
   if (start >= kSequenceMax || count < 1) return {std::nullopt, TakeRefusal::exhausted};
@@ -94,6 +100,7 @@ std::string take_nonce(std::string_view run, std::uint64_t n) {
 
 std::optional<SequenceNode> plan_give_back(const SequenceNode& node, std::string_view run,
                                            std::int64_t first_unused) {
+  if (node.frozen) return std::nullopt;  // what was handed out is in doubt: keep it a gap
   const std::string prefix = fmt::format("{}-", run);
   // A raise above what we held: the numbers up to the floor stay unused.
   if (node.floor < kSequenceMax) first_unused = std::max(first_unused, node.floor + 1);
@@ -118,6 +125,15 @@ SequenceNode raised(const SequenceNode& node, std::int64_t above) {
   SequenceNode n = node;
   n.floor = std::max(n.floor, above);
   if (n.floor < kSequenceMax) n.next = std::max(n.next, n.floor + 1);
+  n.frozen = false;
+  return n;
+}
+
+SequenceNode freeze(const SequenceNode& node, std::int64_t above) {
+  SequenceNode n = node;
+  n.floor = std::max(n.floor, above);
+  if (n.floor < kSequenceMax) n.next = std::max(n.next, n.floor + 1);
+  n.frozen = true;
   return n;
 }
 

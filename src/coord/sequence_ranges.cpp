@@ -69,6 +69,13 @@ Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& ro
     BOOST_OUTCOME_TRY(read, read_sequence(zk, root, tag));
     const std::string nonce = take_nonce(taker.run, ++taker.attempts);
     const auto planned = plan_take(read.node, read.version, nonce, count);
+    if (planned.refusal == TakeRefusal::frozen) {
+      return CoordError{CoordErrc::frozen,
+                        fmt::format("sequence \"{}\" is frozen: ZooKeeper lost or rolled back some "
+                                    "of the cluster's history, so what was handed out is in doubt "
+                                    "(seq raise {} --above N thaws it)",
+                                    tag, tag)};
+    }
     if (!planned.plan) {
       return CoordError{CoordErrc::unusable,
                         fmt::format("sequence \"{}\" cannot hand out more ({}: {})", tag,
@@ -110,6 +117,39 @@ Result<bool, CoordError> give_back(ZkSession& zk, const std::string& root, const
     return false;
   }
   return CoordError::from(written.error());
+}
+
+Result<void, CoordError> freeze_sequence_above(ZkSession& zk, const std::string& root,
+                                               const std::string& tag, std::int64_t above,
+                                               std::int64_t step) {
+  const std::string path = sequence_path(root, tag);
+  for (int attempt = 0; attempt < kMaxTakeAttempts; ++attempt) {
+    auto read = read_sequence(zk, root, tag);
+    if (!read) {
+      if (read.error().code != CoordErrc::no_sequence) return read.error();
+      BOOST_OUTCOME_TRY(zk.ensure_path(tree::sequences_dir(root)));
+      const SequenceNode made =
+          freeze(SequenceNode{1, std::max<std::int64_t>(1, step), 0, {}}, above);
+      auto created = zk.create(path, encode(made));
+      if (created) return outcome::success();
+      if (created.error().code != ZkErrc::node_exists && !created.error().outcome_unknown())
+        return CoordError::from(created.error());
+      continue;  // made meanwhile (or by our own lost create): read it
+    }
+    const SequenceNode after = freeze(read.value().node, above);
+    if (after == read.value().node) return outcome::success();
+    if (read.value().version == -1) {
+      return CoordError{CoordErrc::unusable,
+                        fmt::format("sequence \"{}\": its node's version came round to -1", tag)};
+    }
+    auto written = zk.set(path, encode(after), read.value().version);
+    if (written) return outcome::success();
+    if (written.error().code != ZkErrc::bad_version && !written.error().outcome_unknown()) {
+      return CoordError::from(written.error());
+    }
+  }
+  return CoordError{CoordErrc::zookeeper,
+                    fmt::format("sequence \"{}\" kept changing while it was frozen", tag)};
 }
 
 Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string& root,

@@ -14,6 +14,7 @@ SequenceSupplier::SequenceSupplier(SequenceSupplierOptions options, SequenceRegi
     : options_(std::move(options)),
       registry_(registry),
       taker_{options_.run, 0},
+      refusal_watch_(options_.zookeeper, [this] { registry_.request_refill(); }),
       record_{options_.owner, {}} {}
 
 SequenceSupplier::~SequenceSupplier() { stop(); }
@@ -33,7 +34,9 @@ void SequenceSupplier::stop() {
 void SequenceSupplier::run() {
   name_this_thread("sequences");
   while (!stopping_.load(std::memory_order_acquire)) {
+    freeze_on_loss();  // at once, with or without ZooKeeper
     if (ensure_session()) {
+      if (restore_owed_ && restore_held()) restore_owed_ = false;
       if (relist_.exchange(false)) list_tags();
       forget_previous_run();
       check_changed_floors();
@@ -52,6 +55,11 @@ void SequenceSupplier::run() {
 
 bool SequenceSupplier::ensure_session() {
   if (zk_ && !zk_->gone()) {
+    if (auto fresh = refusal_watch_.replacement(*zk_)) {
+      zk_.reset();  // then taken up below, like a session that expired
+      adopt(std::move(fresh));
+      return true;
+    }
     registry_.connected.store(zk_->connected(), std::memory_order_relaxed);
     return true;
   }
@@ -69,7 +77,12 @@ bool SequenceSupplier::ensure_session() {
     return false;
   }
   backoff_ = std::chrono::milliseconds(0);
-  zk_ = std::move(session).value();
+  adopt(std::move(session).value());
+  return true;
+}
+
+void SequenceSupplier::adopt(std::unique_ptr<ZkSession> session) {
+  zk_ = std::move(session);
   const std::string dir = tree::sequences_dir(options_.root);
   zk_->set_node_watcher([this, dir](const std::string& path) {
     if (path == dir) {
@@ -88,6 +101,71 @@ bool SequenceSupplier::ensure_session() {
     for (const auto& [tag, held] : record_.tags) changed_tags_.insert(tag);
   }
   registry_.connected.store(true, std::memory_order_relaxed);
+}
+
+void SequenceSupplier::report_loss(HistoryLoss kind, std::string detail) {
+  if (!options_.history) return;
+  options_.history->report(kind, "sequences: " + std::move(detail),
+                           std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count());
+  freeze_on_loss();
+}
+
+bool SequenceSupplier::history_follows(std::int64_t before, std::string_view what) {
+  if (!options_.history || !zk_) return true;
+  const std::int64_t seen = zk_->highest_zxid();
+  if (ClusterHistory::follows(before, seen)) {
+    options_.history->saw(seen);
+    return true;
+  }
+  report_loss(HistoryLoss::rolled_back,
+              fmt::format("ZooKeeper answered our {} with zxid 0x{:x} at most, though 0x{:x} had "
+                          "been seen: its history is behind what it had acknowledged",
+                          what, seen, before));
+  return false;
+}
+
+void SequenceSupplier::freeze_on_loss() {
+  if (!options_.history) return;
+  const std::uint64_t episodes = options_.history->episodes();
+  if (episodes == episodes_handled_) return;
+  episodes_handled_ = episodes;
+  // Nothing more goes out: flagged first (requests see it before anything
+  // else), then each buffer emptied. What we had is then ours only in a
+  // history ZooKeeper lost; a range taken again from the restored counter
+  // may hold the same numbers.
+  for (SequenceEntry* entry : registry_.entries()) {
+    entry->frozen.store(true, std::memory_order_release);
+    const auto held = record_.tags.find(entry->tag);
+    if (held != record_.tags.end() && held->second.to > 0) {
+      entry->buffer.drop_through(held->second.to - 1);
+      held->second.dropped_through = std::max(held->second.dropped_through, held->second.to - 1);
+    }
+  }
+  record_written_ = false;
+  restore_owed_ = !record_.tags.empty();
+  spdlog::error(
+      "sequences: frozen: ZooKeeper lost or rolled back some of the cluster's history, and "
+      "nothing is handed out until each sequence is raised past what was (seq raise)");
+}
+
+bool SequenceSupplier::restore_held() {
+  for (const auto& [tag, held] : record_.tags) {
+    if (held.to <= 0) continue;
+    auto frozen = freeze_sequence_above(*zk_, options_.root, tag, held.to - 1,
+                                        std::max<std::int64_t>(1, held.to - held.from));
+    if (!frozen) {
+      failed(frozen.error(), fmt::format("cannot freeze \"{}\"", tag));
+      return false;
+    }
+  }
+  // What this run had: seq raise and cluster fence report it.
+  if (!publish()) return false;
+  spdlog::warn(
+      "sequences: the {} sequence(s) this daemon held are frozen in ZooKeeper above "
+      "what it held; its holder node says what it had handed out",
+      record_.tags.size());
   return true;
 }
 
@@ -147,17 +225,49 @@ void SequenceSupplier::forget_previous_run() {
 
 bool SequenceSupplier::check_floor(SequenceEntry& entry, TagState& state) {
   if (!zk_) return false;
+  const auto held = record_.tags.find(entry.tag);
+  const bool holds = held != record_.tags.end() && held->second.to > 0;
   auto read = read_sequence(*zk_, options_.root, entry.tag, /*watch=*/true);
   if (!read) {
+    if (read.error().code == CoordErrc::no_sequence && holds && !entry.frozen.load()) {
+      // Nothing deletes a sequence: ZooKeeper lost it.
+      report_loss(HistoryLoss::wiped,
+                  fmt::format("\"{}\" is gone though this daemon holds [{}, {}) of it", entry.tag,
+                              held->second.from, held->second.to));
+      return true;
+    }
     failed(read.error(), fmt::format("cannot read the floor of \"{}\"", entry.tag));
     return false;
   }
-  const std::int64_t floor = read.value().node.floor;
+  const SequenceNode& node = read.value().node;
+  if (holds && node.next < held->second.to && !entry.frozen.load()) {
+    // `next` never falls below a range taken (a give-back moves it back only
+    // to the giver's own unused rest, above every earlier range).
+    report_loss(HistoryLoss::rolled_back,
+                fmt::format("\"{}\" takes its next range from {}, though this daemon took up "
+                            "to {}",
+                            entry.tag, node.next, held->second.to));
+    return true;
+  }
+  // Frozen in ZooKeeper, or a loss not yet fenced: nothing goes out; thawed
+  // (seq raise) once the cluster is fenced: numbers go out again.
+  const bool frozen = node.frozen || (options_.history && options_.history->open());
+  if (frozen != entry.frozen.load()) {
+    if (frozen && holds) entry.buffer.drop_through(held->second.to - 1);
+    entry.frozen.store(frozen, std::memory_order_release);
+    spdlog::warn("sequences: \"{}\" is {}", entry.tag,
+                 frozen ? "frozen: nothing is handed out until seq raise thaws it" : "thawed");
+    if (frozen && holds) {
+      held->second.dropped_through = std::max(held->second.dropped_through, held->second.to - 1);
+      record_written_ = false;
+    }
+  }
+  const std::int64_t floor = node.floor;
   if (floor <= state.dropped_through) return true;
   entry.buffer.drop_through(floor);
   state.dropped_through = floor;
-  if (const auto held = record_.tags.find(entry.tag); held != record_.tags.end()) {
-    held->second.dropped_through = floor;
+  if (held != record_.tags.end()) {
+    held->second.dropped_through = std::max(held->second.dropped_through, floor);
     record_written_ = false;  // publish() says so
   }
   spdlog::info("sequences: \"{}\": nothing at or below {} is handed out (seq raise)", entry.tag,
@@ -224,8 +334,9 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   entry.gauges.left.store(left, std::memory_order_relaxed);
   entry.gauges.rate.store(rate, std::memory_order_relaxed);
 
-  // Nothing is taken for a tag nobody asked this daemon for.
+  // Nothing is taken for a tag nobody asked this daemon for, or frozen.
   if (state.last_size == 0 && !entry.wanted.load(std::memory_order_acquire)) return;
+  if (entry.frozen.load(std::memory_order_acquire)) return;
   if (!should_refill(buffered.current_size, buffered.current_left, buffered.queued,
                      options_.sizing)) {
     return;
@@ -234,12 +345,18 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   // the session's timeout.
   if (!zk_ || !zk_->connected()) return;
   const std::int64_t size = next_range_size(rate, state.last_size, 1, options_.sizing);
+  const std::int64_t before = options_.history ? options_.history->highest_zxid() : 0;
   auto taken = take_range(*zk_, options_.root, entry.tag, taker_, size);
   if (!taken) {
+    if (taken.error().code == CoordErrc::frozen) {
+      check_floor(entry, state);  // frozen here too, and watched for the thaw
+      return;
+    }
     entry.gauges.fetch_failures.fetch_add(1, std::memory_order_relaxed);
     failed(taken.error(), fmt::format("cannot take a range of \"{}\"", entry.tag));
     return;
   }
+  if (!history_follows(before, "take of a range")) return;  // the range is never used
   const SequenceTake& range = taken.value();
   // Named in the holder node, then the floor read again, before any of it
   // is handed out (the header says why); failing either, the range is a gap.

@@ -30,15 +30,16 @@ Result<Ownership, CoordError> SequentialStrategy::acquire(ZkSession& zk,
               c.data.floor,
               c.data.ts,
               unanswered_.settle(c.answered, request.now),
-              c.answered ? std::optional(c.mtime_ms) : std::nullopt};
+              c.answered ? std::optional(c.mtime_ms) : std::nullopt,
+              c.answered ? std::optional(c.zxid) : std::nullopt};
   claim_ = std::move(c);
   return o;
 }
 
-Result<std::int64_t, CoordError> SequentialStrategy::renew(ZkSession& zk, std::int64_t ts,
-                                                           std::int64_t hwm) {
+Result<WriteStamp, CoordError> SequentialStrategy::renew(ZkSession& zk, std::int64_t ts,
+                                                         std::int64_t hwm) {
   BOOST_OUTCOME_TRYV(worker_.heartbeat(zk, *claim_, ts, hwm));
-  return claim_->mtime_ms;
+  return WriteStamp{claim_->mtime_ms, claim_->zxid};
 }
 
 Result<void, CoordError> SequentialStrategy::give_back(ZkSession& zk, std::int64_t floor) {

@@ -18,7 +18,7 @@ class SequentialStrategy final : public WorkerStrategy {
                      const std::optional<state::StateRecord>& predecessor);
 
   Result<Ownership, CoordError> acquire(ZkSession& zk, const AcquireRequest& request) override;
-  Result<std::int64_t, CoordError> renew(ZkSession& zk, std::int64_t ts, std::int64_t hwm) override;
+  Result<WriteStamp, CoordError> renew(ZkSession& zk, std::int64_t ts, std::int64_t hwm) override;
   Result<void, CoordError> give_back(ZkSession& zk, std::int64_t floor) override;
   void forget(ZkSession* zk) override;
   // Nothing to reap (identities are never recycled): how close the cluster

@@ -123,8 +123,14 @@ Result<SequentialClaim, CoordError> SequentialWorker::acquire(
     SequentialData mine{host_, port_, owner, floor, now_ms, floor, lease_ms, superseded_until};
     auto written = zk.set(path, encode(mine), node.stat.version);
     if (written) {
-      return SequentialClaim{
-          id, path, mine, written.value().version, written.value().mtime_ms, true, zk.session_id()};
+      return SequentialClaim{id,
+                             path,
+                             mine,
+                             written.value().version,
+                             written.value().mtime_ms,
+                             true,
+                             zk.session_id(),
+                             written.value().mzxid};
     }
     if (written.error().code == ZkErrc::bad_version || written.error().outcome_unknown()) continue;
     return CoordError::from(written.error());
@@ -147,6 +153,7 @@ Result<void, CoordError> SequentialWorker::heartbeat(ZkSession& zk, SequentialCl
       claim.data = next;
       claim.version = written.value()[0].version;
       claim.mtime_ms = written.value()[0].mtime_ms;
+      claim.zxid = written.value()[0].mzxid;
       claim.alive_session = zk.session_id();
       return outcome::success();
     }
@@ -154,7 +161,8 @@ Result<void, CoordError> SequentialWorker::heartbeat(ZkSession& zk, SequentialCl
     BOOST_OUTCOME_TRY(about_alive, alive_.recover(zk, claim.worker_id, e, claim.alive_session));
     if (about_alive) continue;
     if (e.path == claim.path && e.code == ZkErrc::no_node) {
-      return CoordError{CoordErrc::lost, fmt::format("{} was deleted", claim.path)};
+      // Nothing deletes a forever node: ZooKeeper lost it (or an operator did).
+      return CoordError{CoordErrc::vanished, fmt::format("{} was deleted", claim.path)};
     }
     if (e.path == claim.path && e.code == ZkErrc::bad_version) {
       // Our own earlier write whose answer was lost, or another daemon's.

@@ -24,6 +24,13 @@ struct AcquireRequest {
   std::int64_t max_floor_ms = 0;  // floors beyond this are out of reach (now + max_boot_wait)
 };
 
+// What ZooKeeper said of one of our writes: its time, and its place in
+// ZooKeeper's history (the transaction's zxid).
+struct WriteStamp {
+  std::int64_t mtime_ms = 0;
+  std::int64_t zxid = 0;
+};
+
 struct Ownership {
   std::uint32_t worker_id = 0;
   std::string node;
@@ -36,6 +43,8 @@ struct Ownership {
   // ZooKeeper's time of the claim, if its answer arrived just now (a clock
   // check may use it; a recovered claim's time is old).
   std::optional<std::int64_t> fresh_mtime_ms;
+  // The claim's zxid, if its answer arrived just now (cluster_history.hpp).
+  std::optional<std::int64_t> fresh_zxid{};
 };
 
 // When did the claim that ZooKeeper may have applied go out? A claim whose
@@ -65,10 +74,11 @@ class WorkerStrategy {
   // Errors to retry: zookeeper, pool_exhausted, floors_ahead, held,
   // unusable. Fatal ones (CoordError::fatal) end the daemon.
   virtual Result<Ownership, CoordError> acquire(ZkSession& zk, const AcquireRequest& request) = 0;
-  // A heartbeat of the owned worker ID: returns ZooKeeper's time of the
-  // write. lost: it is not ours any more.
-  virtual Result<std::int64_t, CoordError> renew(ZkSession& zk, std::int64_t ts,
-                                                 std::int64_t hwm) = 0;
+  // A heartbeat of the owned worker ID: returns ZooKeeper's stamp of the
+  // write. lost: it is not ours any more; vanished: not ours, where no rule
+  // lets anyone take it from an owner whose lease runs.
+  virtual Result<WriteStamp, CoordError> renew(ZkSession& zk, std::int64_t ts,
+                                               std::int64_t hwm) = 0;
   // Gives the owned worker ID back; the next owner starts above `floor`.
   virtual Result<void, CoordError> give_back(ZkSession& zk, std::int64_t floor) = 0;
   // The owned worker ID was lost: forget it, and let go of its alive node

@@ -5,7 +5,9 @@
 #include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <random>
 
 namespace snowflake::coord {
@@ -38,6 +40,12 @@ ZkErrc classify(int rc) {
     default:
       return ZkErrc::other;
   }
+}
+
+std::int64_t steady_now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 NodeStat to_stat(const Stat& s) {
@@ -112,6 +120,17 @@ std::string ZkError::message() const {
                      raw ? zerror(raw) : "no session");
 }
 
+template <class CStat>
+NodeStat ZkSession::seen(const CStat& s) noexcept {
+  const NodeStat stat = to_stat(s);
+  const std::int64_t newest = std::max(stat.mzxid, stat.czxid);
+  std::int64_t known = highest_zxid_.load(std::memory_order_relaxed);
+  while (newest > known &&
+         !highest_zxid_.compare_exchange_weak(known, newest, std::memory_order_relaxed)) {
+  }
+  return stat;
+}
+
 void ZkSession::on_event(zhandle_t*, int type, int state, const char* path, void* context) {
   auto* self = static_cast<ZkSession*>(context);
   if (type != ZOO_SESSION_EVENT) {  // a watched node changed
@@ -119,20 +138,41 @@ void ZkSession::on_event(zhandle_t*, int type, int state, const char* path, void
     if (self->node_watcher_ && path) self->node_watcher_(path);
     return;
   }
+  std::function<void()> up;
   {
     std::lock_guard lock(self->mutex_);
-    self->state_.store(state);
+    const int before = self->state_.exchange(state);
+    if (state == ZOO_CONNECTED_STATE) {
+      self->disconnected_since_ns_.store(0, std::memory_order_relaxed);
+      up = self->on_connected_;
+    } else if (before == ZOO_CONNECTED_STATE) {
+      self->disconnected_since_ns_.store(steady_now_ns(), std::memory_order_relaxed);
+    }
   }
   self->changed_.notify_all();
+  if (up) up();
 }
 
 Result<std::unique_ptr<ZkSession>, ZkError> ZkSession::connect(const ZkSettings& settings) {
+  BOOST_OUTCOME_TRY(s, start(settings));
+  BOOST_OUTCOME_TRYV(s->complete(settings));
+  return std::move(s);
+}
+
+Result<std::unique_ptr<ZkSession>, ZkError> ZkSession::start(const ZkSettings& settings,
+                                                             std::function<void()> on_connected) {
   quiet_client_logging();
   std::unique_ptr<ZkSession> s(new ZkSession());
+  s->on_connected_ = std::move(on_connected);  // before the client's thread can call
   s->handle_ = zookeeper_init2(settings.hosts.c_str(), &ZkSession::on_event,
                                static_cast<int>(settings.session_timeout.count()), nullptr, s.get(),
                                0, &log_client_message);
   if (!s->handle_) return ZkError{ZkErrc::other, ZSYSTEMERROR, settings.hosts};
+  return s;
+}
+
+Result<void, ZkError> ZkSession::complete(const ZkSettings& settings) {
+  ZkSession* s = this;
   {
     std::unique_lock lock(s->mutex_);
     const bool up = s->changed_.wait_for(lock, settings.connect_timeout, [&] {
@@ -144,7 +184,8 @@ Result<std::unique_ptr<ZkSession>, ZkError> ZkSession::connect(const ZkSettings&
       return ZkError{ZkErrc::connect_timeout, 0, settings.hosts};
     }
   }
-  if (settings.digest_auth) {
+  s->timeout_ms_.store(zoo_recv_timeout(s->handle_), std::memory_order_relaxed);
+  if (settings.digest_auth && !s->with_auth_) {
     s->with_auth_ = true;
     struct AuthWait {
       std::mutex m;
@@ -174,7 +215,7 @@ Result<std::unique_ptr<ZkSession>, ZkError> ZkSession::connect(const ZkSettings&
     }
     if (*wait.rc != ZOK) return s->error(*wait.rc, "");
   }
-  return s;
+  return outcome::success();
 }
 
 ZkSession::~ZkSession() {
@@ -183,7 +224,16 @@ ZkSession::~ZkSession() {
 
 bool ZkSession::gone() const noexcept {
   const int st = state_.load();
-  return st == ZOO_EXPIRED_SESSION_STATE || st == ZOO_AUTH_FAILED_STATE;
+  if (st == ZOO_EXPIRED_SESSION_STATE || st == ZOO_AUTH_FAILED_STATE) return true;
+  const std::int64_t timeout = timeout_ms_.load(std::memory_order_relaxed);
+  return timeout > 0 && disconnected_for().count() > timeout;
+}
+
+std::chrono::milliseconds ZkSession::disconnected_for() const noexcept {
+  const std::int64_t since = disconnected_since_ns_.load(std::memory_order_relaxed);
+  if (since == 0) return std::chrono::milliseconds(0);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::nanoseconds(steady_now_ns() - since));
 }
 
 bool ZkSession::connected() const noexcept { return state_.load() == ZOO_CONNECTED_STATE; }
@@ -203,10 +253,12 @@ Result<std::string, ZkError> ZkSession::create(const std::string& path, std::str
                     : mode == CreateMode::ephemeral           ? ZOO_EPHEMERAL
                                                               : 0;
   std::vector<char> created(path.size() + 32);
-  const int rc = zoo_create(handle_, path.c_str(), data.data(), static_cast<int>(data.size()),
-                            with_auth_ ? &kReadAllWriteCreatorAcl : &ZOO_OPEN_ACL_UNSAFE, flags,
-                            created.data(), static_cast<int>(created.size()));
+  Stat stat{};
+  const int rc = zoo_create2(handle_, path.c_str(), data.data(), static_cast<int>(data.size()),
+                             with_auth_ ? &kReadAllWriteCreatorAcl : &ZOO_OPEN_ACL_UNSAFE, flags,
+                             created.data(), static_cast<int>(created.size()), &stat);
   if (rc != ZOK) return error(rc, path);
+  (void)seen(stat);
   return std::string(created.data());
 }
 
@@ -224,7 +276,7 @@ Result<NodeData, ZkError> ZkSession::get(const std::string& path, bool watch) {
     if (rc != ZOK) return error(rc, path);
     if (stat.dataLength <= size) {
       buffer.resize(static_cast<std::size_t>(std::max(length, 0)));
-      return NodeData{std::move(buffer), to_stat(stat)};
+      return NodeData{std::move(buffer), seen(stat)};
     }
   }
   return ZkError{ZkErrc::other, ZMARSHALLINGERROR, path};
@@ -242,7 +294,7 @@ Result<std::optional<NodeStat>, ZkError> ZkSession::exists(const std::string& pa
   const int rc = zoo_exists(handle_, path.c_str(), watch ? 1 : 0, &stat);
   if (rc == ZNONODE) return std::optional<NodeStat>();
   if (rc != ZOK) return error(rc, path);
-  return std::optional<NodeStat>(to_stat(stat));
+  return std::optional<NodeStat>(seen(stat));
 }
 
 Result<NodeStat, ZkError> ZkSession::set(const std::string& path, std::string_view data,
@@ -251,7 +303,7 @@ Result<NodeStat, ZkError> ZkSession::set(const std::string& path, std::string_vi
   const int rc =
       zoo_set2(handle_, path.c_str(), data.data(), static_cast<int>(data.size()), version, &stat);
   if (rc != ZOK) return error(rc, path);
-  return to_stat(stat);
+  return seen(stat);
 }
 
 Result<void, ZkError> ZkSession::remove(const std::string& path, int version) {
@@ -323,7 +375,7 @@ Result<std::vector<NodeStat>, ZkError> ZkSession::multi(const std::vector<ZkOp>&
   if (rc == ZOK) {
     std::vector<NodeStat> out;
     out.reserve(stats.size());
-    for (const Stat& st : stats) out.push_back(to_stat(st));
+    for (const Stat& st : stats) out.push_back(seen(st));
     return out;
   }
   // The operation that failed carries the real error; the rest say "rolled back".
@@ -345,6 +397,41 @@ Result<void, ZkError> ZkSession::ensure_path(const std::string& path) {
   }
 }
 
+Result<void, ZkError> ZkSession::sync(const std::string& path) {
+  struct SyncWait {
+    std::mutex m;
+    std::condition_variable cv;
+    std::optional<int> rc;
+  };
+  // Shared with the completion, which may run after a timed-out wait returned.
+  auto wait = std::make_shared<SyncWait>();
+  auto* held = new std::shared_ptr<SyncWait>(wait);
+  const int rc = zoo_async(
+      handle_, path.c_str(),
+      [](int result, const char*, const void* data) {
+        auto* w = static_cast<std::shared_ptr<SyncWait>*>(const_cast<void*>(data));
+        {
+          std::lock_guard lock((*w)->m);
+          (*w)->rc = result;
+          (*w)->cv.notify_all();
+        }
+        delete w;
+      },
+      held);
+  if (rc != ZOK) {
+    delete held;
+    return error(rc, path);
+  }
+  std::unique_lock lock(wait->m);
+  const auto limit = std::chrono::milliseconds(
+      std::max<std::int64_t>(1000, timeout_ms_.load(std::memory_order_relaxed)));
+  if (!wait->cv.wait_for(lock, limit, [&] { return wait->rc.has_value(); })) {
+    return ZkError{ZkErrc::operation_timeout, ZOPERATIONTIMEOUT, path};
+  }
+  if (*wait->rc != ZOK) return error(*wait->rc, path);
+  return outcome::success();
+}
+
 Result<std::int64_t, ZkError> ZkSession::time_of_write(const std::string& path) {
   auto written = set(path, "", -1);
   if (!written) return written.error();
@@ -363,6 +450,42 @@ Result<std::optional<std::int64_t>, ZkError> ZkSession::time_of_probe(const std:
   if (!stat) return stat.error();
   if (!stat.value()) return ZkError{ZkErrc::no_node, 0, probe};
   return std::optional<std::int64_t>(stat.value()->ctime_ms);
+}
+
+std::chrono::milliseconds refusal_probe_after(std::chrono::milliseconds session_timeout) {
+  return std::clamp(session_timeout / 4, std::chrono::milliseconds(200),
+                    std::chrono::milliseconds(2000));
+}
+
+RefusedSessionWatch::RefusedSessionWatch(ZkSettings settings, std::function<void()> wake)
+    : settings_(std::move(settings)), wake_(std::move(wake)) {}
+
+std::unique_ptr<ZkSession> RefusedSessionWatch::replacement(const ZkSession& current) {
+  if (current.connected() ||
+      current.disconnected_for() <= refusal_probe_after(settings_.session_timeout)) {
+    standby_.reset();
+    return nullptr;
+  }
+  if (!standby_) {
+    // ZooKeeper away: it connects when ZooKeeper is back, and wakes us.
+    if (auto started = ZkSession::start(settings_, wake_)) standby_ = std::move(started).value();
+    return nullptr;
+  }
+  if (standby_->gone()) {
+    standby_.reset();
+    return nullptr;
+  }
+  if (!standby_->connected()) return nullptr;
+  if (auto done = standby_->complete(settings_); !done) {
+    standby_.reset();
+    return nullptr;
+  }
+  spdlog::warn(
+      "ZooKeeper answers a new session but not ours, which has tried to reconnect for {} ms: it "
+      "ended ours, or its history is behind what ours saw (a restore, a wipe); going on with the "
+      "new one",
+      current.disconnected_for().count());
+  return std::move(standby_);
 }
 
 std::pair<std::int64_t, std::string> ZkSession::client_id() const {

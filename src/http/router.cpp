@@ -12,6 +12,7 @@
 #include "decode_routes.hpp"
 #include "id_answer.hpp"
 #include "sequence_routes.hpp"
+#include "snowflake/clock.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/http/openapi_document.hpp"
 #include "snowflake/id_json.hpp"
@@ -31,8 +32,32 @@ using beast_http::verb;
 // Longer targets get 414; the header limit bounds the whole request anyway.
 constexpr std::size_t kMaxTargetLength = 2048;
 
+// The cluster's fence (coord/cluster_identity.hpp), while it is up: the
+// 503 that says so, until when, and why.
+std::optional<Response> fence_refusal(const RouterContext& ctx) {
+  const std::int64_t until = ctx.coordination.fence_until_ms.load(std::memory_order_relaxed);
+  const std::int64_t now = SystemClock::instance().wall_ms();
+  if (until == INT64_MIN || until < now) return std::nullopt;
+  const bool lost =
+      ctx.coordination.fence_kind.load(std::memory_order_relaxed) == FenceGauge::history_lost;
+  return unavailable_response(
+      "cluster_fenced",
+      fmt::format("the cluster is fenced until {}: {}", format_iso8601_ms(until),
+                  lost ? "ZooKeeper lost or rolled back some of its history, and no ID is "
+                         "issued until every lease from before could have run out"
+                       : "it is new, and nothing proved that no earlier cluster ran on its "
+                         "root (snowflaked cluster create vouches that it is new)"),
+      std::chrono::milliseconds(until - now + 1));
+}
+
 Response lease_unavailable(LeaseState state, const RouterContext& ctx) {
   switch (state) {
+    case LeaseState::fenced:
+      return unavailable_response(
+          to_string(state),
+          "ZooKeeper lost or rolled back some of the cluster's history: this daemon stopped "
+          "issuing at once, and fences the cluster",
+          kRetrySoon);
     case LeaseState::expired:
       return unavailable_response(to_string(state),
                                   "this daemon's worker-ID lease has expired (no heartbeat reached "
@@ -46,6 +71,7 @@ Response lease_unavailable(LeaseState state, const RouterContext& ctx) {
                       ctx.coordination.clock_skew_ms.load(std::memory_order_relaxed)),
           kRetrySoon);
     default:
+      if (auto fenced = fence_refusal(ctx)) return std::move(*fenced);
       return unavailable_response(
           "not_ready",
           ctx.coordination.pool_exhausted.load(std::memory_order_relaxed)
@@ -54,6 +80,17 @@ Response lease_unavailable(LeaseState state, const RouterContext& ctx) {
               : "this daemon does not own a worker ID yet",
           kRetrySoon);
   }
+}
+
+// A generator's refusal; its floor ahead of the clock is the cluster's fence
+// when the fence is what binds.
+Response generator_refusal(const GenerateError& e, const RouterContext& ctx) {
+  if (e.code == GenerateErrc::floor_ahead &&
+      ctx.coordination.fence_until_ms.load(std::memory_order_relaxed) >=
+          ctx.coordination.migration_floor_ms.load(std::memory_order_relaxed)) {
+    if (auto fenced = fence_refusal(ctx)) return std::move(*fenced);
+  }
+  return unavailable_response(to_string(e.code), e.message(), e.gap);
 }
 
 // The generator to issue with, if the lease allows issuing at all.
@@ -75,10 +112,7 @@ Result<std::vector<std::uint64_t>, Response> take_ids(std::string_view tag, std:
 
   std::vector<std::uint64_t> ids;
   const auto issued = generator->next_n(count, ids);
-  if (!issued) {
-    const GenerateError& e = issued.error();
-    return unavailable_response(to_string(e.code), e.message(), e.gap);
-  }
+  if (!issued) return generator_refusal(issued.error(), ctx);
   // The lease again, after the IDs were taken: a request may have waited for
   // the next time unit meanwhile. IDs whose time was read while the lease
   // held are ours; past the deadline they are dropped, never sent.
@@ -173,9 +207,7 @@ Response health(const RouterContext& ctx) {
 Response ready(RouterContext& ctx) {
   const IdGenerator* generator = issuer(ctx);
   if (!generator) return lease_unavailable(ctx.lease.state(), ctx);
-  if (const auto refusal = generator->check()) {
-    return unavailable_response(to_string(refusal->code), refusal->message(), refusal->gap);
-  }
+  if (const auto refusal = generator->check()) return generator_refusal(*refusal, ctx);
   nlohmann::ordered_json body{{"ready", true}, {"worker_id", generator->worker_id()}};
   // Sequences need no lease: each tag's own readiness, beside the IDs'.
   if (ctx.sequences) body["sequences"] = sequences_json(ctx)["tags"];
@@ -208,6 +240,37 @@ namespace {
 nlohmann::ordered_json floor_json(std::int64_t floor_ms) {
   if (floor_ms == INT64_MIN) return nullptr;
   return {{"ms", floor_ms}, {"time", format_iso8601_ms(floor_ms)}};
+}
+
+// The cluster's identity, fence and history (coord/cluster_identity.hpp):
+// null in static mode, which has no cluster.
+nlohmann::ordered_json cluster_json(const RouterContext& ctx) {
+  if (!ctx.info.timings) return nullptr;
+  const auto& co = ctx.coordination;
+  const ClusterWords words = co.cluster.get();
+  const std::int64_t until = co.fence_until_ms.load(std::memory_order_relaxed);
+  nlohmann::ordered_json fence = nullptr;
+  if (until != INT64_MIN) {
+    fence = {{"until", format_iso8601_ms(until)},
+             {"until_ms", until},
+             {"kind", co.fence_kind.load(std::memory_order_relaxed) == FenceGauge::new_cluster
+                          ? "new_cluster"
+                          : "history_lost"},
+             {"in_force", until >= SystemClock::instance().wall_ms()},
+             {"at", format_iso8601_ms(words.fence_at_ms)},
+             {"reason", words.fence_reason}};
+  }
+  nlohmann::ordered_json last_loss = nullptr;
+  if (!words.loss_kind.empty()) {
+    last_loss = {{"kind", words.loss_kind},
+                 {"detail", words.loss_detail},
+                 {"detected", format_iso8601_ms(words.loss_ms)}};
+  }
+  return {{"id", words.cluster_id.empty() ? nlohmann::ordered_json(nullptr)
+                                          : nlohmann::ordered_json(words.cluster_id)},
+          {"fence", fence},
+          {"history_losses", co.history_losses.load(std::memory_order_relaxed)},
+          {"last_loss", last_loss}};
 }
 
 Response status(RouterContext& ctx) {
@@ -244,6 +307,7 @@ Response status(RouterContext& ctx) {
         {"heartbeat_failures", co.heartbeat_failures.load(relaxed)},
         {"clock_skew_ms", co.clock_skew_ms.load(relaxed)}}},
       {"floor", floor_json(co.migration_floor_ms.load(relaxed))},
+      {"cluster", cluster_json(ctx)},
       {"high_water_mark_ms",
        generator ? nlohmann::json(generator->high_water_mark_ms()) : nlohmann::json(nullptr)},
       {"sequences", sequences_json(ctx)},

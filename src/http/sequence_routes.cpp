@@ -32,11 +32,23 @@ Response unknown_sequence(std::string_view tag, const RouterContext& ctx) {
       fmt::format("no sequence \"{}\": `snowflaked seq create {} --start N` makes one", tag, tag));
 }
 
+Response frozen_sequence(std::string_view tag) {
+  return unavailable_response(
+      "sequence_frozen",
+      fmt::format("sequence \"{}\" is frozen: ZooKeeper lost or rolled back some of the "
+                  "cluster's history, so what was handed out is in doubt; `snowflaked seq raise "
+                  "{} --above N` (N above every number it handed out) thaws it",
+                  tag, tag),
+      kRetrySoon);
+}
+
 // `count` numbers of the tag's sequence, or the answer to send instead.
 Result<std::vector<std::int64_t>, Response> take_numbers(std::string_view tag, std::uint32_t count,
                                                          RouterContext& ctx) {
   SequenceEntry* entry = ctx.sequences ? ctx.sequences->find(tag) : nullptr;
   if (!entry) return unknown_sequence(tag, ctx);
+  if (entry->frozen.load(std::memory_order_acquire)) [[unlikely]]
+    return frozen_sequence(tag);
   std::vector<std::int64_t> numbers;
   numbers.reserve(count);
   std::size_t got = entry->buffer.take(count, numbers);
@@ -49,6 +61,7 @@ Result<std::vector<std::int64_t>, Response> take_numbers(std::string_view tag, s
   }
   // Numbers taken before a batch ran dry are never handed out: a gap.
   entry->gauges.handed_out.fetch_add(got, std::memory_order_relaxed);
+  if (got < count && entry->frozen.load(std::memory_order_acquire)) return frozen_sequence(tag);
   if (got < count) {
     return unavailable_response(
         "sequence_unavailable",
@@ -99,9 +112,11 @@ nlohmann::ordered_json sequences_json(const RouterContext& ctx) {
     const std::int64_t left = e->gauges.left.load(relaxed);
     const double rate = e->gauges.rate.load(relaxed);
     const double seconds = seconds_left(left, rate);
+    const bool frozen = e->frozen.load(relaxed);
     tags[e->tag] = {
         // Numbers here, or a range to be had.
-        {"ready", left > 0 || connected},
+        {"ready", !frozen && (left > 0 || connected)},
+        {"frozen", frozen},
         {"left", left},
         {"seconds_left", seconds < 0 ? nlohmann::ordered_json(nullptr)
                                      : nlohmann::ordered_json(static_cast<std::int64_t>(seconds))},

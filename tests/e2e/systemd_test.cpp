@@ -84,9 +84,10 @@ TEST_CASE(
       {"zookeeper",
        {{"hosts", zk.hosts()}, {"session_timeout_ms", 2000}, {"connect_timeout_ms", 500}}},
       {"http", {{"io_threads", 2}}}};
+  create_cluster(config.dump());
   zk.pause();  // the daemon starts while ZooKeeper does not answer
   Daemon d(config.dump(), "127.0.0.1:0",
-           {{"NOTIFY_SOCKET", notify.path()}, {"WATCHDOG_USEC", "2000000"}});
+           {{"NOTIFY_SOCKET", notify.path()}, {"WATCHDOG_USEC", "2000000"}}, Genesis::as_found);
   std::vector<std::string> log;
 
   // Up, but without a worker ID: a STATUS saying so, and no READY.

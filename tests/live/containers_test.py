@@ -25,6 +25,8 @@ import subprocess
 import sys
 import time
 
+import yaml
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from livetest import (Failure, check, debian_root_tarball, dying_with_us, free_port, http_get, http_json,  # noqa: E402
                       log, main_guard, poll, run, scratch_dir, stale_scratch_dirs, step)
@@ -32,6 +34,7 @@ from livetest import (Failure, check, debian_root_tarball, dying_with_us, free_p
 KIND = "containers"
 ZOOKEEPERS = ["zk1", "zk2", "zk3"]
 REPLICAS = ["snowflaked1", "snowflaked2", "snowflaked3"]
+ONCE = "cluster-create"  # the one-shot that vouches for the new cluster
 IMAGE = "localhost/snowflaked:local"
 BUILD_STAGE = "localhost/snowflaked-build:local"
 CONFIG = "/etc/snowflaked/snowflaked.json"
@@ -262,8 +265,16 @@ def compose_up(live):
                              IMAGE, "-W", "-f", "${Status} ${Version}", "snowflaked").stdout
     check(version.startswith("install ok installed"), f"snowflaked package in the image: {version}")
     running = cluster.listing()["containers"]
-    check(sorted(running) == sorted(cluster.container(s) for s in ZOOKEEPERS + REPLICAS),
+    check(sorted(running) == sorted(cluster.container(s) for s in ZOOKEEPERS + REPLICAS + [ONCE]),
           f"containers: {running}")
+    # The first start vouched for the new cluster, and ended.
+    once = cluster.container(ONCE)
+    state = poll(f"{ONCE} exited", lambda: (lambda st: st if st.startswith("exited") else None)(
+        cluster.podman("inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", once).stdout), 180)
+    said = cluster.podman("logs", once, check=False)
+    check(state.split()[1] == "0" and ("created the cluster" in said.stdout
+                                       or "its fence is lifted" in said.stdout),
+          f"{ONCE}: {state}: {said.stdout}{said.stderr}")
 
 
 def replicas_ready(live):
@@ -405,6 +416,16 @@ def kube_play(live):
     ports = "          ports:\n            - {name: http, containerPort: 8080, protocol: TCP}\n"
     check(ports in manifest, "the manifest's ports list moved")
     manifest = manifest.replace(ports, "")
+    # podman 4.3 plays no Job: the Job's pod is played as a Pod, as the Job's
+    # controller would run it (once, until it exits 0).
+    docs = list(yaml.safe_load_all(manifest))
+    jobs = [d for d in docs if d and d.get("kind") == "Job"]
+    check(len(jobs) == 1, f"the manifest's Jobs: {[d.get('metadata', {}).get('name') for d in jobs]}")
+    job = jobs[0]
+    job_pod = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": job["metadata"]["name"], "labels": job["metadata"]["labels"]},
+               "spec": job["spec"]["template"]["spec"]}
+    manifest = yaml.safe_dump_all([job_pod if d is job else d for d in docs if d], sort_keys=False)
     played = os.path.join(work, "kube.yaml")
     with open(played, "w") as f:
         f.write(manifest)
@@ -418,12 +439,27 @@ def kube_play(live):
     before = everything()
     cluster.podman("kube", "play", "--network", f"{cluster.name}_default", played, timeout=300)
     replicas = int(re.search(r"^  replicas: (\d+)$", manifest, re.M).group(1))
-    pods = sorted(everything()["pods"] - before["pods"])
+    job_name = job["metadata"]["name"]
+    played_pods = sorted(everything()["pods"] - before["pods"])
+    pods = [p for p in played_pods if p != job_name]
+    check(job_name in played_pods, f"the Job's pod was not played: {played_pods}")
     check(len(pods) == replicas and all(p.startswith("snowflaked") for p in pods),
           f"pods played for {replicas} replicas: {pods}")
     containers = [c for c in sorted(everything()["containers"] - before["containers"])
-                  if not c.endswith("-infra")]
+                  if not c.endswith("-infra") and not c.startswith(job_name)]
     check(len(containers) == replicas, f"containers: {containers}")
+    # The Job: `snowflaked cluster create` exits 0 (the compose cluster's root
+    # exists: nothing to do) under the restricted context.
+    job_container = [c for c in sorted(everything()["containers"] - before["containers"])
+                     if c.startswith(job_name) and not c.endswith("-infra")]
+    check(len(job_container) == 1, f"the Job's containers: {job_container}")
+    code = poll("the Job's cluster create exited", lambda: (lambda st: st.split()[1] if st.startswith("exited") else None)(
+        cluster.podman("inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}",
+                       job_container[0]).stdout), 120)
+    job_log = cluster.podman("logs", job_container[0], check=False)
+    check(code == "0", f"the Job's cluster create exited {code}: {job_log.stdout}{job_log.stderr}")
+    check("exists" in job_log.stdout or "created" in job_log.stdout,
+          f"the Job's cluster create said: {job_log.stdout}{job_log.stderr}")
 
     def probe(container, path):
         done = cluster.podman("exec", container, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
@@ -458,7 +494,7 @@ def kube_play(live):
     # period) gives its worker ID back and exits 0. `podman pod stop` does
     # that; podman 4.3's `kube down` kills at once (SIGKILL, no grace), which
     # would leave the worker ID to be reclaimed after reclaim_after_ms.
-    for pod in pods:
+    for pod in played_pods:
         cluster.podman("pod", "stop", pod, timeout=120)
     pool = cluster.pool(REPLICAS[0])
     free = {e["worker_id"] for e in pool["notuse"]}

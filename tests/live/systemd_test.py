@@ -227,6 +227,9 @@ def start_waits_for_ready(run):
     check(start.poll() is None,
           f"systemctl start returned ({start.returncode}) while the unit was {waiting}")
     run.zk.start()
+    # The documented first start of a new cluster: vouched for, so the
+    # daemon issues without waiting out a new cluster's fence.
+    box.run(["snowflaked", "cluster", "create", "--config", "/etc/snowflaked/snowflaked.json"])
     try:
         out, _ = start.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -320,6 +323,46 @@ def dead_run_reclaimed(run):
                          else None)(run.box.pool()),
                 max(1.0, limit - (time.monotonic() - run.stopped_at)))
     check([e["worker_id"] for e in held["inuse"]] == [run.worker], f"in use: {held['inuse']}")
+
+
+def restore_runbook(run):
+    """docs/operations.md's restore runbook, as an operator follows it: the
+    service serves, ZooKeeper is restored from a backup taken a moment
+    before, and `snowflaked cluster fence` is run at once. It exits 0; the
+    daemon refuses (503 cluster_fenced) until the fence has passed, then
+    issues again, above it, and no ID repeats."""
+    box = run.box
+    box.write("/etc/snowflaked/snowflaked.json",
+              daemon_config(run.zk.hosts(), int(run.base.rsplit(":", 1)[1])))
+    box.run(["systemctl", "start", UNIT], timeout=60)
+    ids = []
+
+    def issue(count=20):
+        status, body = http_json(run.base + f"/id/order?count={count}")
+        if status == 200:
+            ids.extend(int(i) for i in body["ids"])
+        return status, body
+
+    check(issue()[0] == 200, "the service does not issue before the restore")
+    backup = run.zk.back_up()
+    poll("issuing after the backup", lambda: issue()[0] == 200, 60)
+    for _ in range(50):
+        issue()
+    run.zk.restore(backup)
+    fenced = box.run(["snowflaked", "cluster", "fence", "--config", "/etc/snowflaked/snowflaked.json"],
+                     check=False, timeout=120)
+    check(fenced.returncode == 0, f"cluster fence: exit {fenced.returncode}: {fenced.stdout}{fenced.stderr}")
+    check("fenced until" in fenced.stdout, f"cluster fence said: {fenced.stdout}")
+    status, body = issue()
+    check(status == 503 and body.get("error") == "cluster_fenced", f"/id right after the fence: {status} {body}")
+    _, state = http_json(run.base + "/status")
+    until = state["cluster"]["fence"]["until_ms"]
+    poll("issuing again after the fence", lambda: issue()[0] == 200, 120)
+    check(len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice")
+    after = [i for i in ids if (i >> 22) + 1735689600000 > until]
+    check(after, "no ID above the fence")
+    box.run(["systemctl", "stop", UNIT], timeout=60)
+    log(f"      {len(ids)} IDs, none twice; fenced until {state['cluster']['fence']['until']}")
 
 
 def stop_gives_worker_back(run):
@@ -421,6 +464,8 @@ STEPS = [
     ("a bad config: exit status 2, failed, not restarted", bad_config_not_restarted),
     ("a config the cluster contradicts (another layout): exit status 3, failed, not restarted",
      conflict_not_restarted),
+    ("the restore runbook: ZooKeeper restored from a backup under the running service, "
+     "snowflaked cluster fence, no ID twice", restore_runbook),
 ]
 
 

@@ -20,7 +20,13 @@ def check(ok, what):
         sys.exit("FAIL: " + what)
 zks = ["zk1", "zk2", "zk3"]
 replicas = ["snowflaked1", "snowflaked2", "snowflaked3"]
-check(sorted(s) == sorted(zks + replicas), "services are " + ", ".join(sorted(s)))
+check(sorted(s) == sorted(zks + replicas + ["cluster-create"]), "services are " + ", ".join(sorted(s)))
+# The first start vouches for the new cluster, once, with the config of the replicas.
+once = s["cluster-create"]
+check(once["command"][:2] == ["cluster", "create"], "cluster-create does not run snowflaked cluster create")
+check(once["restart"] == "no", "cluster-create is restarted")
+check(once["environment"] == s["snowflaked1"]["environment"], "cluster-create has another config than the replicas have")
+check(set(once["depends_on"]) == set(zks), "cluster-create does not wait for the ensemble")
 ids = set()
 for z in zks:
     check(s[z]["image"] == "zookeeper:3.8", z + " is not the official zookeeper:3.8 image")

@@ -12,6 +12,18 @@
 
 namespace snowflake::test {
 
+// How a daemon of a ZooKeeper mode finds its cluster's root.
+enum class Genesis {
+  // As the documented first start does (docs/operations.md):
+  // `snowflaked cluster create` first, which vouches that a cluster the
+  // test's fresh ZooKeeper does not hold yet is new (else the daemon fences
+  // it for a lease: a ZooKeeper that lost its data looks new too).
+  vouched,
+  // The daemon alone: a root it makes is fenced (the tests of a wiped or
+  // restored ZooKeeper).
+  as_found,
+};
+
 class Daemon {
  public:
   // Writes `config_json` to a temp dir and starts the daemon with it; waits
@@ -19,7 +31,7 @@ class Daemon {
   // without coordinator.state_dir gets a fresh one in that temp dir: daemons
   // of parallel tests never share one (the second would exit).
   explicit Daemon(const std::string& config_json, std::string listen = "127.0.0.1:0",
-                  std::map<std::string, std::string> env = {});
+                  std::map<std::string, std::string> env = {}, Genesis genesis = Genesis::vouched);
 
   unsigned short port() const { return port_; }
   ChildProcess& process() { return *process_; }
@@ -35,6 +47,12 @@ class Daemon {
   std::unique_ptr<ChildProcess> process_;
   unsigned short port_ = 0;
 };
+
+// `snowflaked cluster create` with the config: vouches that the cluster is
+// new, as Genesis::vouched does, for a test that starts its daemon after
+// ZooKeeper stops answering. Fails the test if the command fails.
+void create_cluster(const std::string& config_json,
+                    const std::map<std::string, std::string>& env = {});
 
 // Writes the config as Daemon does (with a state_dir of its own if it names
 // none) into `dir` and returns its path: for a daemon a test starts itself.

@@ -10,8 +10,8 @@
 
 namespace snowflake::test {
 
-IdLoad::IdLoad(unsigned short port, unsigned batch, std::string tag)
-    : port_(port), batch_(batch), tag_(std::move(tag)) {
+IdLoad::IdLoad(unsigned short port, unsigned batch, std::string tag, std::string route)
+    : port_(port), batch_(batch), tag_(std::move(tag)), route_(std::move(route)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -23,7 +23,7 @@ void IdLoad::stop() {
 }
 
 void IdLoad::run() {
-  const std::string target = "/id/" + tag_ + "?count=" + std::to_string(batch_);
+  const std::string target = route_ + tag_ + "?count=" + std::to_string(batch_);
   std::unique_ptr<HttpConnection> connection;
   while (!stopping_) {
     std::optional<HttpReply> reply;

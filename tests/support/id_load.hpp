@@ -16,7 +16,9 @@ namespace snowflake::test {
 
 class IdLoad {
  public:
-  IdLoad(unsigned short port, unsigned batch = 100, std::string tag = "load");
+  // `route`: "/id/", or "/seq/" for a sequence's numbers (the same shape).
+  IdLoad(unsigned short port, unsigned batch = 100, std::string tag = "load",
+         std::string route = "/id/");
   ~IdLoad();
   IdLoad(const IdLoad&) = delete;
   IdLoad& operator=(const IdLoad&) = delete;
@@ -44,6 +46,7 @@ class IdLoad {
   unsigned short port_;
   unsigned batch_;
   std::string tag_;
+  std::string route_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> issued_{0};
   std::vector<std::uint64_t> ids_;

@@ -12,13 +12,23 @@ import time
 
 
 class Daemon:
-    def __init__(self, binary, config, workdir, name):
+    def __init__(self, binary, config, workdir, name, vouch=True):
         """`config` (a dict) is written to WORKDIR/NAME.json with a state
-        directory of its own; the log goes to WORKDIR/NAME.log."""
+        directory of its own; the log goes to WORKDIR/NAME.log. A daemon of a
+        ZooKeeper mode is started as the documented first start does: after
+        `snowflaked cluster create`, which vouches that a cluster the test's
+        fresh ZooKeeper does not hold yet is new (else the daemon would
+        fence it for a lease); `vouch=False` leaves that out."""
         config.setdefault("coordinator", {})["state_dir"] = os.path.join(workdir, name + "-state")
         self.config_path = os.path.join(workdir, name + ".json")
         with open(self.config_path, "w", encoding="utf-8") as f:
             json.dump(config, f)
+        if vouch and config["coordinator"].get("type", "static") in ("recycle", "sequential"):
+            # Its exit code is the daemon's business (a config the cluster
+            # refuses is refused by the daemon too).
+            subprocess.run([binary, "cluster", "create", "--config", self.config_path],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60,
+                           check=False)
         self.log = open(os.path.join(workdir, name + ".log"), "w+", encoding="utf-8")
         self.process = subprocess.Popen(
             ["setpriv", "--pdeathsig", "KILL", "--", binary, "--config", self.config_path, "--listen",

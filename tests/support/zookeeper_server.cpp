@@ -6,6 +6,7 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <stdexcept>
@@ -81,6 +82,19 @@ void write_common(std::ostream& out, const std::filesystem::path& data, unsigned
 
 }  // namespace
 
+namespace {
+
+// Everything in `dir` but the files named in `keep`.
+void empty_directory(const std::filesystem::path& dir, const std::vector<std::string>& keep = {}) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const auto name = entry.path().filename().string();
+    if (std::find(keep.begin(), keep.end(), name) != keep.end()) continue;
+    std::filesystem::remove_all(entry.path());
+  }
+}
+
+}  // namespace
+
 ZooKeeperEnsemble::ZooKeeperEnsemble(std::filesystem::path log_dir) : log_dir_(std::move(log_dir)) {
   for (int i = 0; i < 3; ++i)
     members_.push_back({free_port(), free_port(), free_port(), {}, nullptr});
@@ -100,6 +114,15 @@ ZooKeeperEnsemble::ZooKeeperEnsemble(std::filesystem::path log_dir) : log_dir_(s
     members_[i].process =
         start_server(config, log_dir_, "zk" + std::to_string(i), members_[i].starts++);
   }
+  start_all();
+}
+
+void ZooKeeperEnsemble::kill_all() {
+  for (std::size_t i = 0; i < members_.size(); ++i) kill(static_cast<int>(i));
+}
+
+void ZooKeeperEnsemble::start_all() {
+  for (std::size_t i = 0; i < members_.size(); ++i) start(static_cast<int>(i));
   // Up once every member serves (a member answers only within a quorum).
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   for (const auto& m : members_) {
@@ -110,6 +133,32 @@ ZooKeeperEnsemble::ZooKeeperEnsemble(std::filesystem::path log_dir) : log_dir_(s
       std::this_thread::sleep_for(50ms);
     }
   }
+}
+
+void ZooKeeperEnsemble::wipe() {
+  kill_all();
+  for (std::size_t i = 0; i < members_.size(); ++i)
+    empty_directory(data_dir(static_cast<int>(i)), {"myid"});
+  start_all();
+}
+
+std::filesystem::path ZooKeeperEnsemble::back_up() {
+  const auto backup = dir_.path() / ("backup" + std::to_string(++backups_));
+  kill_all();
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    copy_directory(data_dir(static_cast<int>(i)), backup / std::to_string(i));
+  }
+  start_all();
+  return backup;
+}
+
+void ZooKeeperEnsemble::restore(const std::filesystem::path& backup) {
+  kill_all();
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    empty_directory(data_dir(static_cast<int>(i)));
+    copy_directory(backup / std::to_string(i), data_dir(static_cast<int>(i)));
+  }
+  start_all();
 }
 
 ZooKeeperEnsemble::~ZooKeeperEnsemble() {
@@ -197,6 +246,27 @@ void ZooKeeperServer::stop() {
 
 void ZooKeeperServer::restart() {
   stop();
+  start();
+}
+
+void ZooKeeperServer::wipe() {
+  stop();
+  empty_directory(data_dir());
+  start();
+}
+
+std::filesystem::path ZooKeeperServer::back_up() {
+  const auto backup = dir_.path() / ("backup" + std::to_string(++backups_));
+  stop();
+  copy_directory(data_dir(), backup);
+  start();
+  return backup;
+}
+
+void ZooKeeperServer::restore(const std::filesystem::path& backup) {
+  stop();
+  empty_directory(data_dir());
+  copy_directory(backup, data_dir());
   start();
 }
 

@@ -34,8 +34,22 @@ class ZooKeeperServer {
   void pause();
   void resume();
 
+  // ZooKeeper losing what it acknowledged, as operators meet it: the server
+  // killed and started again on the same port with an empty data directory
+  // (a pod on an emptyDir, a replaced disk).
+  void wipe();
+  // A backup of the data directory as it is now (the server stopped for the
+  // copy and started again), kept until the server goes.
+  std::filesystem::path back_up();
+  // The server killed, its data replaced by a backup, started again: a
+  // restore of last night's copy.
+  void restore(const std::filesystem::path& backup);
+
  private:
+  std::filesystem::path data_dir() const { return dir_.path() / "data"; }
+
   TempDir dir_;
+  int backups_ = 0;
   std::filesystem::path log_dir_;
   int starts_ = 0;
   unsigned short port_;
@@ -57,6 +71,11 @@ class ZooKeeperEnsemble {
   void kill(int index);
   // Starts a killed member again on its ports and data (it rejoins).
   void start(int index);
+  // As ZooKeeperServer's, for the whole ensemble: every member killed, its
+  // data emptied (its myid kept) or replaced by a backup, all started again.
+  void wipe();
+  std::filesystem::path back_up();
+  void restore(const std::filesystem::path& backup);
   void pause(int index);
   void resume(int index);
 
@@ -69,9 +88,16 @@ class ZooKeeperEnsemble {
     std::unique_ptr<ChildProcess> process;
     int starts = 0;
   };
+  std::filesystem::path data_dir(int index) const {
+    return dir_.path() / ("data" + std::to_string(index + 1));
+  }
+  void kill_all();
+  void start_all();  // and waits until each serves
+
   TempDir dir_;
   std::filesystem::path log_dir_;
   std::vector<Member> members_;
+  int backups_ = 0;
 };
 
 // A session on `hosts` for a test's own use (a 10 s connect deadline);

@@ -2,9 +2,11 @@
 zookeeper_server.hpp starts one for the C++ tests: on a free loopback port,
 with a temp data dir, fast ticks, killed with the test however it ends
 (setpriv --pdeathsig). pause()/resume() stop and continue it (SIGSTOP):
-it answers nothing, and sessions expire."""
+it answers nothing, and sessions expire. wipe(), back_up() and restore()
+are ZooKeeper losing what it acknowledged, as operators meet it."""
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -16,24 +18,53 @@ class ZooKeeperServer:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        data = os.path.join(workdir, name + "-data")
-        os.makedirs(data, exist_ok=True)
-        config = os.path.join(workdir, name + ".cfg")
-        with open(config, "w", encoding="utf-8") as f:
-            f.write(f"tickTime=100\ndataDir={data}\nclientPort={self.port}\n"
+        self.workdir = workdir
+        self.data = os.path.join(workdir, name + "-data")
+        os.makedirs(self.data, exist_ok=True)
+        self.config = os.path.join(workdir, name + ".cfg")
+        with open(self.config, "w", encoding="utf-8") as f:
+            f.write(f"tickTime=100\ndataDir={self.data}\nclientPort={self.port}\n"
                     "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
                     "4lw.commands.whitelist=ruok\nminSessionTimeout=200\nmaxSessionTimeout=60000\n")
         self.log = open(os.path.join(workdir, name + ".log"), "w", encoding="utf-8")
+        self.backups = 0
+        self.start()
+
+    def start(self):
+        """Starts it (again, on the same port and data); returns once it answers."""
         self.process = subprocess.Popen(
             ["setpriv", "--pdeathsig", "KILL", "--", "/usr/bin/java", "-Xmx256m", "-cp",
              "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar",
-             "org.apache.zookeeper.server.quorum.QuorumPeerMain", config],
+             "org.apache.zookeeper.server.quorum.QuorumPeerMain", self.config],
             stdout=self.log, stderr=self.log)
         deadline = time.monotonic() + 30
         while not self._answers():
             if time.monotonic() > deadline or self.process.poll() is not None:
                 raise RuntimeError(f"ZooKeeper did not start (log: {self.log.name})")
-            time.sleep(0.05)
+            time.sleep(0.02)
+
+    def wipe(self):
+        """Killed, its data emptied, started again (an emptyDir, a new disk)."""
+        self.stop()
+        shutil.rmtree(self.data)
+        os.makedirs(self.data)
+        self.start()
+
+    def back_up(self):
+        """A copy of its data as it is now (stopped for the copy); returns its path."""
+        self.backups += 1
+        backup = os.path.join(self.workdir, f"backup{self.backups}")
+        self.stop()
+        shutil.copytree(self.data, backup)
+        self.start()
+        return backup
+
+    def restore(self, backup):
+        """Killed, its data replaced by a backup, started again."""
+        self.stop()
+        shutil.rmtree(self.data)
+        shutil.copytree(backup, self.data)
+        self.start()
 
     @property
     def hosts(self):

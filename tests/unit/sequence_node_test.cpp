@@ -104,3 +104,29 @@ TEST_CASE("sequence node: data that does not add up is refused", "[sequence]") {
   CHECK_FALSE(decode_sequence(R"({"next":5,"step":1,"floor":0})"));
   CHECK_FALSE(decode_sequence("[]"));
 }
+
+TEST_CASE(
+    "sequence node: a frozen sequence is never taken from or given back to, and a raise thaws it "
+    "above what was held",
+    "[sequence][lost_data]") {
+  const SequenceNode before = node_at(5000, {{"run-1-3", 4000, 5000}});
+  const SequenceNode cold = freeze(before, 7999);
+  CHECK(cold.frozen);
+  CHECK(cold.floor == 7999);  // above what the daemon that froze it held
+  CHECK(cold.next == 8000);
+  CHECK(freeze(cold, 10).floor == 7999);  // the floor never falls
+  CHECK(plan_take(cold, 3, "run-2", 10).refusal == TakeRefusal::frozen);
+  CHECK_FALSE(plan_take(cold, 3, "run-2", 10).plan);
+  CHECK_FALSE(plan_give_back(freeze(before), "run-1", 4500));
+  CHECK(plan_give_back(before, "run-1", 4500));  // the same, thawed
+  // Written and read back; a thawed node says nothing of it (as 0.4 wrote).
+  CHECK(decode_sequence(encode(cold)) == cold);
+  CHECK(encode(before).find("frozen") == std::string::npos);
+  CHECK_FALSE(decode_sequence(R"({"next":1,"step":1,"floor":0,"takes":[],"frozen":"yes"})"));
+  const SequenceNode warm = raised(cold, 9000);
+  CHECK_FALSE(warm.frozen);
+  CHECK(warm.next == 9001);
+  const auto out = plan_take(warm, 4, "run-2", 10);
+  REQUIRE(out.plan);
+  CHECK(out.plan->range.start == 9001);
+}

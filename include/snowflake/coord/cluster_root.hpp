@@ -11,9 +11,12 @@
 // daemon with another key would hand out another permutation of the same
 // tags, whose opaque IDs can meet. Each refuses to start, naming both.
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "snowflake/coord/cluster_identity.hpp"
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/coordinator_type.hpp"
@@ -21,14 +24,46 @@
 
 namespace snowflake::coord {
 
+// Who is asking: what a daemon knows of the cluster, and what it writes
+// when it makes the root or finds ours lost.
+struct RootIdentity {
+  // The cluster ID this daemon's state directory names (it has been part of
+  // that cluster), if any.
+  std::optional<std::string> known_id{};
+  // How long a fence this check writes lasts (fence_length); 0: none is
+  // written (a tool that only reads, tests of the fields).
+  std::chrono::milliseconds fence_length{0};
+  std::string who{};  // "host:port pid N", for a fence's reason
+  // `snowflaked cluster create`: a missing root is a new cluster, for sure.
+  bool vouched = false;
+};
+
+enum class RootOutcome {
+  joined,      // the root was there, as this daemon knows it (or it knew none)
+  created,     // made now: a new cluster (fenced unless vouched for)
+  identified,  // a root from before cluster IDs, given one now
+  wiped,       // missing though this daemon knew it: made again, same ID, fenced
+  replaced,    // another cluster ID, or none: this daemon's cluster is gone; fenced
+};
+std::string_view to_string(RootOutcome outcome) noexcept;
+
+struct RootCheck {
+  std::string cluster_id;  // the root's, after the check
+  RootOutcome outcome = RootOutcome::joined;
+  std::optional<ClusterFence> fence{};  // the fence in force after the check
+};
+
 // Stores `layout`, `strategy`, `datacenter_id` and the opaque key's
 // fingerprint (if any) in `root` if nobody has yet (a root written before
-// they were recorded gets ours added), else compares. Errors:
+// they were recorded gets ours added), else compares; gives the root a
+// cluster ID if it has none, and fences it as `identity` requires. Errors:
 // layout_mismatch, strategy_mismatch, datacenter_mismatch,
 // opaque_key_mismatch (naming both), zookeeper.
-Result<void, CoordError> check_cluster_root(ZkSession& zk, const std::string& root,
-                                            const LayoutSettings& layout, CoordinatorType strategy,
-                                            std::uint32_t datacenter_id = 0,
-                                            std::string_view opaque_key = {});
+Result<RootCheck, CoordError> check_cluster_root(ZkSession& zk, const std::string& root,
+                                                 const LayoutSettings& layout,
+                                                 CoordinatorType strategy,
+                                                 std::uint32_t datacenter_id = 0,
+                                                 std::string_view opaque_key = {},
+                                                 const RootIdentity& identity = {});
 
 }  // namespace snowflake::coord

@@ -20,13 +20,18 @@ enum class CoordErrc {
   opaque_key_mismatch,  // the cluster's opaque IDs are made with another key: never retry
   workers_exhausted,    // sequential: the node's number is past the layout's workers
   pool_exhausted,       // recycle: every worker ID is in use; retry later
-  floors_ahead,     // every worker ID within reach has a floor too far ahead of the clock; retry
-  held,             // another live session holds the worker ID (its alive node); retry
-  unusable,         // a node's data cannot be read, so its floor is unknown: never use it
-  lost,             // our node is gone or was changed by someone else
+  floors_ahead,  // every worker ID within reach has a floor too far ahead of the clock; retry
+  held,          // another live session holds the worker ID (its alive node); retry
+  unusable,      // a node's data cannot be read, so its floor is unknown: never use it
+  lost,          // our node is gone or was changed by someone else
+  // Our node is gone, or another's, where no rule lets anyone take it while
+  // our lease runs: within the lease, ZooKeeper lost what it acknowledged.
+  vanished,
   clock,            // the wall clock cannot be trusted against the floor or ZooKeeper
   no_sequence,      // no sequence of that tag (seq create makes one)
   sequence_exists,  // seq create: a sequence of that tag exists
+  frozen,           // the sequence is frozen (its history is in doubt): seq raise first
+  history_lost,     // cluster create: the cluster's history was lost here, it is not new
 };
 
 std::string_view to_string(CoordErrc code) noexcept;

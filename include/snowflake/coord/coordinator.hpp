@@ -22,6 +22,8 @@
 
 #include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
+#include "snowflake/coord/cluster_history.hpp"
+#include "snowflake/coord/cluster_identity.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/coordination_gauges.hpp"
@@ -70,6 +72,10 @@ class Coordinator {
   // the floor. Idempotent.
   void shutdown();
 
+  // What this daemon knows of its cluster's history, from its state
+  // directory on: the sequence supplier shares it. Valid after start().
+  ClusterHistory& history() noexcept { return *history_; }
+
   // For the watchdog and /health: is the heartbeat thread running, and not
   // stuck in one step (a ZooKeeper call, a state-file write) for longer than
   // `limit`, nor overdue from a wait by longer (a thread that is never
@@ -82,6 +88,34 @@ class Coordinator {
   void run();
   Step tick();
   Step connect();
+  // A new session in zk_: its watcher, its root to check, our ownership to
+  // verify at once.
+  void adopt_session();
+  // The root, checked on every new session: layout, strategy, and the
+  // cluster's identity against what this daemon knows (cluster_history.hpp).
+  Step check_root();
+  std::unique_ptr<WorkerStrategy> make_strategy(std::optional<state::StateRecord> predecessor);
+  // ZooKeeper lost some of the cluster's history: reported, and acted on.
+  void history_lost(HistoryLoss kind, const std::string& detail);
+  // A loss reported (by us or the supplier): stop issuing at once and owe
+  // the cluster its fence.
+  void act_on_loss();
+  // Writes what a loss owes: the root's fence and every sequence frozen.
+  // False: not yet (ZooKeeper away).
+  bool settle_loss();
+  // The root's fence as read: gauges, and the generator's floor.
+  void apply_fence(const std::optional<ClusterFence>& fence);
+  // Nothing at or below this (Unix ms): the migration floor and the fence.
+  std::int64_t cluster_floor_ms() const;
+  // The fence is further ahead than a claim may wait for (the next owner
+  // would only hold a worker ID idle): its end, else nullopt.
+  std::optional<std::int64_t> fence_out_of_reach() const;
+  // Our lease, counted from our last write ZooKeeper confirmed, still runs.
+  bool lease_runs() const;
+  // A write of ours sent when the highest zxid seen was `before` answered
+  // with `zxid`: false (and the loss acted on) if ZooKeeper's history is
+  // behind what we saw.
+  bool history_follows(std::int64_t before, std::int64_t zxid, std::string_view what);
   Step acquire();
   Step renew();
   // Builds the generator above the floor and publishes it with its lease
@@ -110,9 +144,10 @@ class Coordinator {
   std::int64_t ts_to_write(std::chrono::steady_clock::time_point sent, std::int64_t wall_ms) const;
   void saw_zookeeper_time(std::chrono::steady_clock::time_point sent, std::int64_t mtime_ms);
   void reap(std::optional<std::int64_t> zk_now_ms);
-  // Reads the cluster root's migration floor, leaving a watch on the root so
-  // that a raise wakes us; raises the generator's floor to it. False if
-  // ZooKeeper could not be read.
+  // Reads the cluster root's migration floor and fence, leaving a watch on
+  // the root so that a raise wakes us; raises the generator's floor to
+  // them. False if ZooKeeper could not be read, or the root is gone or names
+  // another cluster (then the next step checks it again).
   bool read_migration_floor();
   // Confirms the floor in force for this session, once per session and floor.
   void confirm_migration_floor();
@@ -140,7 +175,16 @@ class Coordinator {
   std::unique_ptr<state::TimeReservation> reservation_;
   std::unique_ptr<WorkerStrategy> strategy_;
   std::unique_ptr<ZkSession> zk_;
-  bool root_checked_ = false;
+  std::unique_ptr<RefusedSessionWatch> refusal_watch_;
+  bool root_checked_ = false;  // on this session
+  std::unique_ptr<ClusterHistory> history_;
+  std::optional<ClusterFence> fence_;  // the root's, as last read
+  std::uint64_t episodes_handled_ = 0;
+  bool fence_owed_ = false;   // a loss was found, the root's fence is still to be written
+  bool freeze_owed_ = false;  // and the sequences to be frozen
+  std::string loss_reason_;   // the fence's reason
+  // When our last write that ZooKeeper confirmed was sent (the lease's base).
+  std::chrono::steady_clock::time_point last_confirmed_sent_{};
   // The migration floor (migration_floor.hpp): in force, and confirmed for
   // which session. INT64_MIN: none.
   std::int64_t migration_floor_ms_ = INT64_MIN;

@@ -41,6 +41,7 @@ struct PoolClaim {
   std::int32_t version = 0;
   std::int64_t czxid = 0;     // identifies this incarnation of the node
   std::int64_t mtime_ms = 0;  // ZooKeeper's time of our last write
+  std::int64_t zxid = 0;      // and its place in ZooKeeper's history
   // The write's own answer arrived now, so mtime_ms is fresh (a clock check
   // may use it). False: a lost answer, recovered by reading the node later.
   bool answered = true;

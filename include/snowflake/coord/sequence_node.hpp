@@ -7,6 +7,11 @@
 //   {"next": 5000, "step": 1000, "floor": 0,
 //    "takes": [{"owner": "<run>-<n>", "start": 4000, "end": 5000}, ...]}
 //
+// and "frozen": true while the cluster's history is in doubt (ZooKeeper lost
+// or rolled back some of it: cluster_identity.hpp): nothing is taken, given
+// back or handed out until `seq raise` lifts the floor past what was handed
+// out, which thaws it.
+//
 // `next` is the first number no daemon has taken; each take moves it up with
 // one write conditional on the version read. `takes` keeps the last few takes
 // with the nonce of the attempt that made each: a daemon whose reply was lost
@@ -42,6 +47,7 @@ struct SequenceNode {
   std::int64_t step = 1;              // the tag's smallest range (its `seq create --step`)
   std::int64_t floor = 0;             // `seq raise --above`: never a number <= floor
   std::vector<SequenceTake> takes{};  // newest last, at most kSequenceTakesKept
+  bool frozen = false;                // until a raise: the numbers handed out are unknown
   bool operator==(const SequenceNode&) const = default;
 };
 
@@ -53,6 +59,7 @@ std::optional<SequenceNode> decode_sequence(std::string_view text);
 enum class TakeRefusal {
   version_wrapped,  // the version read is -1, which ZooKeeper reads as "any version"
   exhausted,        // no number left below kSequenceMax
+  frozen,           // the cluster's history is in doubt: seq raise first
 };
 std::string_view to_string(TakeRefusal r) noexcept;
 
@@ -79,13 +86,17 @@ std::string take_nonce(std::string_view run, std::uint64_t n);
 
 // A clean stop gives back [first_unused, next): allowed when the newest takes,
 // back to one holding first_unused, are all run `run`'s and adjoin (nobody
-// took between them). The node with `next` moved back, to write conditional
-// on the version read; nullopt: someone took after us, the rest stays a gap.
+// took between them), and the sequence is not frozen. The node with `next` moved back, to write
+// conditional on the version read; nullopt: someone took after us, the rest stays a gap.
 std::optional<SequenceNode> plan_give_back(const SequenceNode& node, std::string_view run,
                                            std::int64_t first_unused);
 
-// `seq raise --above`: the node with the floor raised (it never falls) and
-// `next` above it.
+// `seq raise --above`: the node with the floor raised (it never falls),
+// `next` above it, and thawed.
 SequenceNode raised(const SequenceNode& node, std::int64_t above);
+
+// Frozen, with the floor raised to `above` (a daemon that held up to there
+// says so when it freezes a sequence it finds behind its own ranges).
+SequenceNode freeze(const SequenceNode& node, std::int64_t above = 0);
 
 }  // namespace snowflake::coord

@@ -58,6 +58,13 @@ Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& ro
 Result<bool, CoordError> give_back(ZkSession& zk, const std::string& root, const std::string& tag,
                                    const std::string& run, std::int64_t first_unused);
 
+// After ZooKeeper lost some of the cluster's history: the tag frozen, with
+// its floor at least `above` (what a daemon that held up to there knows);
+// made again, frozen, if it is gone (`step` then: its smallest range).
+Result<void, CoordError> freeze_sequence_above(ZkSession& zk, const std::string& root,
+                                               const std::string& tag, std::int64_t above,
+                                               std::int64_t step);
+
 // `seq raise`: the tag's floor raised to `above` (it only rises).
 Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string& root,
                                                 const std::string& tag, std::int64_t above);

@@ -23,6 +23,16 @@
 // the holder node names it and the tag's floor was read again: `seq raise`
 // writes the floor, then reads the holder nodes, so whichever of the two
 // writes ZooKeeper orders first, one side sees the other's.
+//
+// ZooKeeper may lose what it acknowledged (a wipe, a restore of an older
+// copy: cluster_history.hpp). Then a range of ours may be taken again by a
+// daemon that reads the restored counter, so at the first sign (a tag we
+// hold gone or behind our range, a write answered from an older history, or
+// the coordinator's report) every buffer is dropped and every tag frozen
+// (503 sequence_frozen), here at once and in ZooKeeper as soon as it
+// answers: a tag we held is made again, or raised, to the end of our range,
+// frozen; the holder node says what we had handed out. A frozen tag thaws
+// when `seq raise` lifts it, once the cluster is fenced.
 
 #include <atomic>
 #include <chrono>
@@ -34,6 +44,7 @@
 #include <string>
 #include <thread>
 
+#include "snowflake/coord/cluster_history.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/coord/zk_session.hpp"
@@ -58,6 +69,9 @@ struct SequenceSupplierOptions {
   // How often the holder node's buffer figures are written again for `seq
   // list` (besides each range taken and each floor dropped through).
   std::chrono::milliseconds publish_period{60000};
+  // What the daemon knows of its cluster's history (the coordinator's), if
+  // it has a coordinator: losses are reported to it and read from it.
+  ClusterHistory* history = nullptr;
 };
 
 class SequenceSupplier {
@@ -86,6 +100,20 @@ class SequenceSupplier {
 
   void run();
   bool ensure_session();
+  // A new session in zk_: its watches, the tags to list and check again.
+  void adopt(std::unique_ptr<ZkSession> session);
+  // A loss of the cluster's history reported since the last look: every
+  // buffer dropped and every tag frozen here, at once; ZooKeeper is told
+  // (restore_held) when it answers.
+  void freeze_on_loss();
+  // What a loss owes ZooKeeper: each tag we held made again (or raised) to
+  // the end of our range, frozen, and our holder node saying what we had.
+  // False: not yet.
+  bool restore_held();
+  void report_loss(HistoryLoss kind, std::string detail);
+  // A write of ours is in, and the session has seen it: false (and the
+  // loss reported) if its zxid is not above `before`.
+  bool history_follows(std::int64_t before, std::string_view what);
   void list_tags();
   void forget_previous_run();
   // Reads the tag's node again (and watches it): a floor above what the
@@ -106,6 +134,7 @@ class SequenceSupplier {
   SequenceRegistry& registry_;
   SequenceTaker taker_;
   std::unique_ptr<ZkSession> zk_;
+  RefusedSessionWatch refusal_watch_;
   std::map<std::string, TagState, std::less<>> tags_;  // the thread's own
   std::atomic<bool> relist_{true};  // the children watch fired (or a new session)
   HolderRecord record_;             // what the holder node says, once written
@@ -116,6 +145,8 @@ class SequenceSupplier {
   std::set<std::string> changed_tags_;  // under changed_mutex_: set by the watcher
   std::atomic<bool> stopping_{false};
   std::chrono::milliseconds backoff_{0};
+  std::uint64_t episodes_handled_ = 0;
+  bool restore_owed_ = false;
   std::thread thread_;
 };
 

@@ -31,6 +31,7 @@ struct SequentialClaim {
   std::int64_t mtime_ms = 0;  // ZooKeeper's time of our last write
   bool answered = true;       // that write's answer arrived now (mtime_ms is fresh)
   std::int64_t alive_session = 0;
+  std::int64_t zxid = 0;  // our last write's place in ZooKeeper's history
 };
 
 // Our previous run on this machine, proved dead by the state directory.

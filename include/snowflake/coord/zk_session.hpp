@@ -11,6 +11,13 @@
 //
 // The C client calls back on its own thread; the callback only records the
 // session state for our threads to read.
+//
+// A session that cannot reconnect for longer than its timeout counts as
+// gone, as Curator counts it: by then ZooKeeper has ended it if it was up,
+// and a server whose history is behind what the session saw (restored from
+// an older copy, or wiped) refuses it forever ("client must try another
+// server"), which the C client answers by trying again, forever, in
+// CONNECTING. Every answer's zxid is kept: the highest one this session saw.
 
 #include <atomic>
 #include <chrono>
@@ -123,14 +130,23 @@ class ZkSession {
  public:
   // Connects, waiting up to connect_timeout for the session; authenticates.
   static Result<std::unique_ptr<ZkSession>, ZkError> connect(const ZkSettings& settings);
+  // Starts connecting and returns at once; `on_connected` is called (on the
+  // client's thread: it may only hand the event on) when the session is up.
+  // complete() then waits for it and authenticates.
+  static Result<std::unique_ptr<ZkSession>, ZkError> start(const ZkSettings& settings,
+                                                           std::function<void()> on_connected = {});
+  Result<void, ZkError> complete(const ZkSettings& settings);
   ~ZkSession();
   ZkSession(const ZkSession&) = delete;
   ZkSession& operator=(const ZkSession&) = delete;
 
-  // Expired or auth failed: every call fails; replace the session.
+  // Expired or auth failed, or disconnected for longer than the session's
+  // timeout: replace the session.
   bool gone() const noexcept;
   // Connected right now (the client reconnects by itself after a loss).
   bool connected() const noexcept;
+  // How long the session has been trying to reconnect; 0 while connected.
+  std::chrono::milliseconds disconnected_for() const noexcept;
 
   // Returns the path created (with the sequence suffix, if any).
   Result<std::string, ZkError> create(const std::string& path, std::string_view data,
@@ -160,11 +176,22 @@ class ZkSession {
                                                                         bool watch = false);
   // All operations or none (persistent creates). The error names the path of
   // the operation that failed. On success, one stat per operation (set
-  // operations' new stats; zeros for the others).
+  // operations' new stats, whose mzxid is the transaction's; zeros for the
+  // others).
   Result<std::vector<NodeStat>, ZkError> multi(const std::vector<ZkOp>& ops);
   // Creates `path` and any missing parents (persistent, empty); an existing
   // node is fine.
   Result<void, ZkError> ensure_path(const std::string& path);
+  // Brings the server this session reads from up to date with the leader
+  // (zoo_async): a new session may be served by a follower that lags, and
+  // its reads may then show what this daemon's earlier session already saw
+  // overwritten.
+  Result<void, ZkError> sync(const std::string& path);
+  // The highest zxid of every answer this session had: the newest of
+  // ZooKeeper's history it has seen. 0: none yet.
+  std::int64_t highest_zxid() const noexcept {
+    return highest_zxid_.load(std::memory_order_relaxed);
+  }
 
   // ZooKeeper's clock now (staleness is judged in ZooKeeper's time, never by
   // comparing two machines' wall clocks): the mtime the server stamps on an
@@ -186,13 +213,46 @@ class ZkSession {
   ZkSession() = default;
   static void on_event(zhandle_t* zh, int type, int state, const char* path, void* context);
   ZkError error(int rc, const std::string& path) const;
+  // A stat of an answer, its zxids kept.
+  template <class CStat>
+  NodeStat seen(const CStat& s) noexcept;
 
   zhandle_t* handle_ = nullptr;
   bool with_auth_ = false;
   std::atomic<int> state_{0};  // the C client's last session state
+  // Since when it has been trying to reconnect (steady clock, ns); 0: connected.
+  std::atomic<std::int64_t> disconnected_since_ns_{0};
+  std::atomic<std::int64_t> timeout_ms_{0};  // negotiated, once connected
+  std::atomic<std::int64_t> highest_zxid_{0};
   std::mutex mutex_;
   std::condition_variable changed_;
   std::function<void(const std::string&)> node_watcher_;  // under mutex_
+  std::function<void()> on_connected_;                    // under mutex_
+};
+
+// A session that has tried to reconnect for longer than this (a quarter of
+// its timeout, 200 ms to 2 s: long enough for a server restart or a leader
+// election) may be refused for good: fresh_if_refused looks.
+std::chrono::milliseconds refusal_probe_after(std::chrono::milliseconds session_timeout);
+
+// While a session has tried to reconnect for longer than
+// refusal_probe_after, a fresh one is started beside it. If the fresh one
+// comes up first, ZooKeeper ended ours, or refuses it because its history is
+// behind what ours saw (a restore, a wipe), which the C client would retry
+// forever: the fresh one takes over. `wake` (called on the client's thread)
+// is told when it is up, so that a daemon cut off by a restore notices
+// within round trips of ZooKeeper's return, not at its next retry.
+class RefusedSessionWatch {
+ public:
+  RefusedSessionWatch(ZkSettings settings, std::function<void()> wake);
+  // The fresh session, once up and authenticated; nullptr while `current`
+  // is connected or has not tried for long, or no fresh one is up yet.
+  std::unique_ptr<ZkSession> replacement(const ZkSession& current);
+
+ private:
+  ZkSettings settings_;
+  std::function<void()> wake_;
+  std::unique_ptr<ZkSession> standby_;
 };
 
 }  // namespace snowflake::coord

@@ -1,0 +1,199 @@
+// snowflaked cluster create --config FILE: vouches that the cluster at the
+// config's root is new. A daemon that finds no root makes one fenced for a
+// lease (coord/cluster_identity.hpp): a ZooKeeper that lost its data looks
+// new too, and only an operator (or an install script) knows it is not.
+// This makes the root unfenced, or lifts a new-cluster fence a daemon put
+// up; never a fence for lost history. Exit 0 also when the cluster exists.
+//
+// snowflaked cluster fence --config FILE [--timeout MS]: the restore
+// runbook's command (docs/operations.md, "ZooKeeper lost or restored its
+// data"), run right after ZooKeeper comes back from an older copy: fences
+// the cluster (no worker ID issues an ID until every lease from before the
+// restore has run out), freezes every sequence until `seq raise`, then
+// waits until every owner of a worker ID that may issue has confirmed the
+// fence. It prints what the daemons report of each sequence.
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "floor_confirmations.hpp"
+#include "snowflake/coord/cluster_fence.hpp"
+#include "snowflake/coord/cluster_root.hpp"
+#include "snowflake/coord/sequence_holders.hpp"
+#include "snowflake/coord/sequence_ranges.hpp"
+#include "snowflake/state/cluster_file.hpp"
+#include "snowflake/time_format.hpp"
+
+namespace snowflake::commands {
+
+namespace {
+
+struct ClusterOptions {
+  std::string config_file;
+  std::optional<std::chrono::milliseconds> timeout;
+};
+
+std::string who(std::string_view command) {
+  char host[256] = {};
+  const bool named = ::gethostname(host, sizeof host - 1) == 0 && *host;
+  return fmt::format("snowflaked cluster {} on {} (pid {})", command, named ? host : "localhost",
+                     ::getpid());
+}
+
+// The config, for a command on its cluster; nullopt: printed why (exit 2).
+std::optional<Config> cluster_config(const ClusterOptions& options, std::string_view command) {
+  auto config = load_config(options.config_file);
+  if (!config) return std::nullopt;
+  if (config->coordinator.type == CoordinatorType::static_id) {
+    fail(kExitUsage, fmt::format("{}: coordinator.type: cluster {} needs a ZooKeeper cluster "
+                                 "(sequential or recycle); static mode has none",
+                                 options.config_file, command));
+    return std::nullopt;
+  }
+  return config;
+}
+
+Result<coord::RootCheck, coord::CoordError> check_root(coord::ZkSession& zk, const Config& config,
+                                                       const coord::RootIdentity& identity) {
+  return coord::check_cluster_root(
+      zk, config.zookeeper.root, layout_of(config).settings(), config.coordinator.type,
+      config.coordinator.datacenter_id,
+      config.forms.opaque ? config.forms.opaque->fingerprint() : std::string(), identity);
+}
+
+int exit_code_of(const coord::CoordError& e) { return e.fatal() ? kExitConflict : kExitFailure; }
+
+int cluster_create(const ClusterOptions& options) {
+  const auto config = cluster_config(options, "create");
+  if (!config) return kExitUsage;
+  const auto zk = connect_for_command(*config);
+  if (!zk) return kExitFailure;
+  const std::string& root = config->zookeeper.root;
+  // This machine's daemon has been part of the cluster at this root: if
+  // ZooKeeper has lost it, it is not new (a daemon started here makes it
+  // again, fenced).
+  if (const auto known = state::load_cluster_id(state_dir_of(*config), root)) {
+    auto there = zk->exists(root);
+    if (!there) return fail(kExitFailure, "cannot read the root: " + there.error().message());
+    if (!there.value()) {
+      return fail(kExitConflict,
+                  fmt::format("the cluster {} ran at {} ({} says so), and ZooKeeper no longer "
+                              "has it: it is not new. A daemon started here makes it again, "
+                              "fenced (docs/operations.md, \"ZooKeeper lost or restored its "
+                              "data\")",
+                              *known, root, state_dir_of(*config)));
+    }
+  }
+  auto checked = check_root(*zk, *config, {std::nullopt, {}, who("create"), /*vouched=*/true});
+  if (!checked) return fail(exit_code_of(checked.error()), checked.error().message);
+  const std::string& id = checked.value().cluster_id;
+  if (checked.value().outcome == coord::RootOutcome::created) {
+    std::cout << fmt::format("created the cluster {} at {}\n", id, root);
+    return kExitOk;
+  }
+  auto lifted = coord::lift_new_cluster_fence(*zk, root);
+  if (!lifted) {
+    return fail(
+        lifted.error().code == coord::CoordErrc::history_lost ? kExitConflict : kExitFailure,
+        lifted.error().message);
+  }
+  std::cout << (lifted.value()
+                    ? fmt::format("the cluster {} at {} is new: its fence is lifted\n", id, root)
+                    : fmt::format("the cluster {} exists at {}: nothing to do\n", id, root));
+  return kExitOk;
+}
+
+// Each frozen sequence, with what its node and the daemons' holder nodes
+// say of the numbers that may have gone out.
+void report_sequences(coord::ZkSession& zk, const std::string& root,
+                      const std::vector<std::string>& tags) {
+  if (tags.empty()) return;
+  auto holders = coord::read_holders(zk, root);
+  std::cout << fmt::format(
+      "{} sequence(s) frozen (503 sequence_frozen) until each is raised past every number it "
+      "handed out:\n",
+      tags.size());
+  for (const auto& tag : tags) {
+    auto read = coord::read_sequence(zk, root, tag);
+    std::int64_t above = 0;
+    std::string line = fmt::format("  {}:", tag);
+    if (read) {
+      above = read.value().node.next - 1;
+      line += fmt::format(" its node (as restored) takes next from {};", read.value().node.next);
+    }
+    if (holders) {
+      for (const auto& h : holders.value()) {
+        if (!h.record) continue;
+        const auto held = h.record->tags.find(tag);
+        if (held == h.record->tags.end()) continue;
+        above = std::max(above, held->second.to - 1);
+        line += fmt::format(" run {} ({}) held [{}, {}) (written {});", h.run, h.record->owner,
+                            held->second.from, held->second.to, format_iso8601_ms(h.written_ms));
+      }
+    }
+    std::cout << line
+              << fmt::format(
+                     "\n    snowflaked seq raise {} --above N --config FILE, N the "
+                     "largest of {} and the largest {} in your data\n",
+                     tag, above, tag);
+  }
+}
+
+int cluster_fence(const ClusterOptions& options) {
+  const auto config = cluster_config(options, "fence");
+  if (!config) return kExitUsage;
+  const auto zk = connect_for_command(*config);
+  if (!zk) return kExitFailure;
+  const std::string& root = config->zookeeper.root;
+  const auto length = coord::fence_length(config->coordinator);
+  const std::string reason =
+      fmt::format("ZooKeeper was restored or lost data; fenced by {}", who("fence"));
+  // A root the restored copy does not have is made fenced, under a new ID
+  // (the daemons that knew the old one find it replaced, and fence too);
+  // one it has is checked against the config, then fenced.
+  auto there = zk->exists(root);
+  if (!there) return fail(kExitFailure, "cannot read the root: " + there.error().message());
+  coord::RootIdentity identity{std::nullopt, {}, who("fence"), false};
+  if (!there.value()) identity = {coord::new_cluster_id(), length, who("fence"), false};
+  auto checked = check_root(*zk, *config, identity);
+  if (!checked) return fail(exit_code_of(checked.error()), checked.error().message);
+  auto fence = coord::raise_fence(*zk, root, {coord::FenceKind::history_lost, length, reason});
+  if (!fence) return fail(kExitFailure, "cannot fence the cluster: " + fence.error().message);
+  std::cout << fmt::format(
+      "the cluster {} at {} is fenced until {} (ZooKeeper's time): no worker ID issues an ID "
+      "until then\n",
+      checked.value().cluster_id, root, format_iso8601_ms(fence.value().until_ms));
+  auto frozen = coord::freeze_sequences(*zk, root);
+  if (!frozen) {
+    return fail(kExitFailure, "cannot freeze the sequences: " + frozen.error().message);
+  }
+  report_sequences(*zk, root, frozen.value());
+  return await_floor_confirmations(
+      *zk, *config, fence.value().until_ms, options.timeout,
+      fmt::format("confirmed: every daemon that may issue honours the fence until {}",
+                  format_iso8601_ms(fence.value().until_ms)));
+}
+
+}  // namespace
+
+Parsed cluster_command(const Options& options, const Arguments& args) {
+  if (args.size() != 1 || (args[0] != "create" && args[0] != "fence")) {
+    return std::string("cluster takes one subcommand: create or fence");
+  }
+  if (!options.count("config")) {
+    return fmt::format("cluster {} needs --config FILE (ZooKeeper and root)", args[0]);
+  }
+  ClusterOptions o{*config_path(options), std::nullopt};
+  if (options.count("timeout")) {
+    o.timeout = std::chrono::milliseconds(options["timeout"].as<std::uint32_t>());
+  }
+  if (args[0] == "create") return Action([o] { return cluster_create(o); });
+  return Action([o] { return cluster_fence(o); });
+}
+
+}  // namespace snowflake::commands

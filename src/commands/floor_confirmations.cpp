@@ -1,0 +1,36 @@
+#include "floor_confirmations.hpp"
+
+#include <iostream>
+#include <thread>
+
+#include "common.hpp"
+#include "snowflake/migration/raise_floor.hpp"
+#include "snowflake/report/floor_report.hpp"
+
+namespace snowflake::commands {
+
+int await_floor_confirmations(coord::ZkSession& zk, const Config& config, std::int64_t floor_ms,
+                              std::optional<std::chrono::milliseconds> timeout,
+                              const std::string& confirmed) {
+  const auto& co = config.coordinator;
+  const auto patience =
+      timeout.value_or(co.lease_timeout + co.safety_margin + std::chrono::seconds(10));
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    const auto pending = migration::unconfirmed_owners(zk, config.zookeeper.root, co.type, floor_ms,
+                                                       co.lease_timeout, co.safety_margin);
+    if (!pending) {
+      return fail(kExitFailure, "cannot read the cluster's owners: " + pending.error().message);
+    }
+    if (pending.value().empty()) {
+      std::cout << confirmed << '\n';
+      return kExitOk;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return fail(kExitFailure, report::to_text(pending.value(), patience));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+}  // namespace snowflake::commands

@@ -1,0 +1,390 @@
+// ZooKeeper losing what it acknowledged, as operators meet it, with the real
+// snowflaked under load before, during and after (docs/operations.md,
+// "ZooKeeper lost or restored its data"; docs/design.md, "When ZooKeeper
+// loses its data"):
+//   - the server comes back empty while two daemons serve, and two fresh
+//     daemons start right after;
+//   - it comes back from a backup taken before the serving daemons claimed
+//     their worker IDs, the runbook's `cluster fence` run at once, then fresh
+//     daemons, then `seq raise` from the application's data;
+//   - the same without the command: the daemons that lived through it
+//     notice on their own and fence the cluster;
+//   - a daemon restarted from its state directory on an empty ZooKeeper
+//     makes the cluster again fenced, and `cluster create` refuses it;
+//   - a root made by a daemon alone is fenced until `cluster create`.
+// A pool of two worker IDs, both held when ZooKeeper forgets: any daemon
+// that took one from the forgotten records would issue beside its holder.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+#include "../support/daemon.hpp"
+#include "../support/http_client.hpp"
+#include "../support/id_load.hpp"
+#include "../support/polling.hpp"
+#include "../support/zookeeper_server.hpp"
+#include "cluster.hpp"
+#include "snowflake/clock.hpp"
+#include "snowflake/id_layout.hpp"
+
+using namespace snowflake;
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+// Leases that outlast ZooKeeper's restart (a daemon cut off serves on), and
+// a pool of two worker IDs.
+json lost_data_config(const ZooKeeperServer& zk, const TempDir& state) {
+  return cluster_config(zk.hosts(), "recycle", state.path(),
+                        {{"coordinator",
+                          {{"lease_timeout_ms", 6000},
+                           {"reclaim_after_ms", 8000},
+                           {"safety_margin_ms", 1000},
+                           {"max_boot_wait_ms", 5000}}},
+                         {"layout", {{"worker_bits", 1}, {"sequence_bits", 21}}},
+                         {"sequences", {{"segment_duration_s", 1}}}});
+}
+
+const IdLayout& pool_of_two() {
+  static const IdLayout layout = [] {
+    LayoutSettings s;
+    s.worker_bits = 1;
+    s.sequence_bits = 21;
+    return IdLayout::create(s, SystemClock::instance().wall_ms()).value();
+  }();
+  return layout;
+}
+
+RunResult cli(const std::filesystem::path& config, std::vector<std::string> args) {
+  std::vector<std::string> argv{snowflaked_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--config", config.string()});
+  return run_process(argv, 60s);
+}
+RunResult cli(const Daemon& any, std::vector<std::string> args) {
+  return cli(any.config_path(), std::move(args));
+}
+
+// Before any daemon: the cluster vouched for and its sequence made, as an
+// operator sets one up, with a config of its own.
+void set_up_cluster(const ZooKeeperServer& zk) {
+  const TempDir dir;
+  const auto config = write_daemon_config(dir, lost_data_config(zk, dir).dump());
+  REQUIRE(cli(config, {"cluster", "create"}).status.code == 0);
+  REQUIRE(cli(config, {"seq", "create", "invoice", "--start", "1"}).status.code == 0);
+}
+
+json status_of(const Daemon& d) { return json::parse(http_get(d.port(), "/status")->body); }
+
+// The daemon's loads: its IDs and a sequence's numbers.
+struct Loaded {
+  explicit Loaded(const Daemon& d)
+      : ids(d.port(), 50, "order"), numbers(d.port(), 5, "invoice", "/seq/") {}
+  IdLoad ids;
+  IdLoad numbers;
+  void stop() {
+    ids.stop();
+    numbers.stop();
+  }
+};
+
+std::vector<std::uint64_t> all_of(const std::vector<std::unique_ptr<Loaded>>& loads, bool ids) {
+  std::vector<std::uint64_t> out;
+  for (const auto& l : loads) {
+    const auto& got = ids ? l->ids.ids() : l->numbers.ids();
+    out.insert(out.end(), got.begin(), got.end());
+  }
+  return out;
+}
+
+int refusals(const std::vector<std::unique_ptr<Loaded>>& loads, const std::string& code, bool ids) {
+  int n = 0;
+  for (const auto& l : loads) {
+    const auto& r = ids ? l->ids.refusals() : l->numbers.refusals();
+    if (const auto it = r.find(code); it != r.end()) n += it->second;
+  }
+  return n;
+}
+
+// The cluster's fence as `d`'s /status shows it (null: none yet).
+json fence_of(const Daemon& d) { return status_of(d)["cluster"]["fence"]; }
+
+std::size_t issued_above(const std::vector<std::uint64_t>& ids, std::int64_t fence_ms) {
+  return static_cast<std::size_t>(std::count_if(ids.begin(), ids.end(), [&](std::uint64_t id) {
+    return pool_of_two().decompose(id).value().timestamp_ms > fence_ms;
+  }));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "ZooKeeper back empty under two serving daemons, two fresh ones right after: nothing twice, "
+    "the cluster fenced, issuing again after it",
+    "[lost_data]") {
+  ZooKeeperServer zk;
+  TempDir sa, sb, sc, sd;
+  Daemon a(lost_data_config(zk, sa).dump());
+  Daemon b(lost_data_config(zk, sb).dump());
+  const std::set<std::uint32_t> held{wait_ready(a), wait_ready(b)};
+  REQUIRE(held == std::set<std::uint32_t>{0, 1});
+  const std::string first_id = status_of(a)["cluster"]["id"].get<std::string>();
+  REQUIRE(cli(a, {"seq", "create", "invoice", "--start", "1"}).status.code == 0);
+
+  std::vector<std::unique_ptr<Loaded>> loads;
+  loads.push_back(std::make_unique<Loaded>(a));
+  loads.push_back(std::make_unique<Loaded>(b));
+  REQUIRE(eventually([&] {
+    return std::all_of(loads.begin(), loads.end(), [](const auto& l) {
+      return l->ids.issued() > 0 && l->numbers.issued() > 0;
+    });
+  }));
+
+  zk.wipe();
+  // Started right after, knowing nothing of the cluster: each finds no
+  // root (or one its elders made again), and must not take their worker IDs.
+  Daemon c(lost_data_config(zk, sc).dump(), "127.0.0.1:0", {}, Genesis::as_found);
+  Daemon d(lost_data_config(zk, sd).dump(), "127.0.0.1:0", {}, Genesis::as_found);
+  loads.push_back(std::make_unique<Loaded>(c));
+  loads.push_back(std::make_unique<Loaded>(d));
+
+  // The daemons that lived through it notice, and the cluster is fenced.
+  for (auto* elder : {&a, &b}) {
+    REQUIRE(eventually(
+        [&] { return metric(*elder, "snowflake_cluster_history_losses_total") >= 1; }, 30s));
+  }
+  json fence;
+  REQUIRE(eventually([&] { return (fence = fence_of(a)).is_object(); }, 30s));
+  CHECK(fence["kind"] == "history_lost");
+  const std::int64_t until = fence["until_ms"].get<std::int64_t>();
+  // Two of the four issue again, above the fence (the pool has two).
+  REQUIRE(eventually(
+      [&] {
+        int issuing = 0;
+        for (auto* x : {&a, &b, &c, &d}) issuing += ready(*x).has_value();
+        return issuing == 2;
+      },
+      60s));
+  const auto resumed = std::chrono::steady_clock::now();
+  REQUIRE(eventually([&] {
+    std::size_t after = 0;
+    for (const auto& l : loads) after += l->ids.issued();
+    return after > 0 && std::chrono::steady_clock::now() - resumed > 1s;
+  }));
+  for (auto& l : loads) l->stop();
+
+  const auto ids = all_of(loads, true);
+  const auto numbers = all_of(loads, false);
+  INFO(ids.size() << " IDs and " << numbers.size() << " sequence numbers");
+  CHECK(duplicates(ids) == 0);
+  CHECK(duplicates(numbers) == 0);
+  CHECK(issued_above(ids, until) > 0);
+  CHECK(refusals(loads, "cluster_fenced", true) > 0);
+  // The sequence: frozen where it was served (its numbers are in doubt), and
+  // never served from a counter made again at 1.
+  CHECK(refusals(loads, "sequence_frozen", false) > 0);
+  for (const auto& l : loads) {
+    for (const std::uint64_t n : l->numbers.ids()) CHECK(n >= 1);
+  }
+  for (auto* elder : {&a, &b}) {
+    const auto loss = status_of(*elder)["cluster"]["last_loss"];
+    REQUIRE(loss.is_object());
+    CHECK((loss["kind"] == "wiped" || loss["kind"] == "replaced" || loss["kind"] == "rolled_back"));
+    CHECK_THAT(elder->process().stderr_text(), Catch::Contains("ZooKeeper lost"));
+  }
+  // A cluster that existed is not made anew as if it were new.
+  CHECK(cli(a, {"cluster", "create"}).status.code == 3);
+  INFO("the first cluster was " << first_id);
+}
+
+TEST_CASE(
+    "ZooKeeper restored from an earlier backup, cluster fence at once, fresh daemons, seq raise: "
+    "nothing twice",
+    "[lost_data]") {
+  ZooKeeperServer zk;
+  TempDir sa, sb, sc, sd;
+  set_up_cluster(zk);
+  const auto backup = zk.back_up();  // the cluster and its sequence, no worker ID taken
+  Daemon a(lost_data_config(zk, sa).dump());
+  Daemon b(lost_data_config(zk, sb).dump());
+  const std::set<std::uint32_t> held{wait_ready(a), wait_ready(b)};
+  REQUIRE(held == std::set<std::uint32_t>{0, 1});
+
+  std::vector<std::unique_ptr<Loaded>> loads;
+  loads.push_back(std::make_unique<Loaded>(a));
+  loads.push_back(std::make_unique<Loaded>(b));
+  REQUIRE(eventually([&] {
+    return std::all_of(loads.begin(), loads.end(),
+                       [](const auto& l) { return l->numbers.issued() > 20; });
+  }));
+
+  zk.restore(backup);
+  const auto fenced = cli(a, {"cluster", "fence", "--timeout", "30000"});
+  INFO(fenced.out << fenced.err);
+  REQUIRE(fenced.status.code == 0);
+  CHECK_THAT(fenced.out, Catch::Contains("fenced until") && Catch::Contains("invoice"));
+  Daemon c(lost_data_config(zk, sc).dump(), "127.0.0.1:0", {}, Genesis::as_found);
+  Daemon d(lost_data_config(zk, sd).dump(), "127.0.0.1:0", {}, Genesis::as_found);
+  loads.push_back(std::make_unique<Loaded>(c));
+  loads.push_back(std::make_unique<Loaded>(d));
+
+  json fence;
+  REQUIRE(eventually([&] { return (fence = fence_of(c)).is_object(); }, 30s));
+  CHECK(fence["kind"] == "history_lost");
+  const std::int64_t until = fence["until_ms"].get<std::int64_t>();
+  REQUIRE(eventually(
+      [&] {
+        int issuing = 0;
+        for (auto* x : {&a, &b, &c, &d}) issuing += ready(*x).has_value();
+        return issuing == 2;
+      },
+      60s));
+  // The application's data: the largest number it has seen.
+  std::uint64_t largest = 0;
+  for (const auto& l : loads) {
+    for (const auto n : l->numbers.ids()) largest = std::max(largest, n);
+  }
+  // Frozen everywhere until raised past it.
+  for (auto* x : {&a, &b, &c, &d}) {
+    CHECK(error_of(http_get(x->port(), "/seq/invoice")) == "sequence_frozen");
+  }
+  const auto raised = cli(a, {"seq", "raise", "invoice", "--above", std::to_string(largest)});
+  INFO(raised.out << raised.err);
+  REQUIRE(raised.status.code == 0);
+  REQUIRE(eventually([&] {
+    std::size_t after = 0;
+    for (const auto& l : loads) after += l->numbers.issued();
+    return after > 0 && std::any_of(loads.begin(), loads.end(), [&](const auto& l) {
+             const auto& n = l->numbers.ids();
+             return !n.empty() && n.back() > largest;
+           });
+  }));
+  for (auto& l : loads) l->stop();
+
+  const auto ids = all_of(loads, true);
+  const auto numbers = all_of(loads, false);
+  INFO(ids.size() << " IDs and " << numbers.size() << " sequence numbers");
+  CHECK(duplicates(ids) == 0);
+  CHECK(duplicates(numbers) == 0);
+  CHECK(issued_above(ids, until) > 0);
+  CHECK(refusals(loads, "sequence_frozen", false) > 0);
+}
+
+TEST_CASE(
+    "ZooKeeper restored without the command: the daemons that lived through it fence the "
+    "cluster and freeze the sequences",
+    "[lost_data]") {
+  ZooKeeperServer zk;
+  TempDir sa, sb;
+  set_up_cluster(zk);
+  const auto backup = zk.back_up();
+  Daemon a(lost_data_config(zk, sa).dump());
+  Daemon b(lost_data_config(zk, sb).dump());
+  wait_ready(a);
+  wait_ready(b);
+  std::vector<std::unique_ptr<Loaded>> loads;
+  loads.push_back(std::make_unique<Loaded>(a));
+  loads.push_back(std::make_unique<Loaded>(b));
+  REQUIRE(eventually([&] {
+    return std::all_of(loads.begin(), loads.end(),
+                       [](const auto& l) { return l->numbers.issued() > 20; });
+  }));
+
+  zk.restore(backup);
+  for (auto* elder : {&a, &b}) {
+    REQUIRE(eventually(
+        [&] { return metric(*elder, "snowflake_cluster_history_losses_total") >= 1; }, 30s));
+  }
+  json fence;
+  REQUIRE(eventually([&] { return (fence = fence_of(b)).is_object(); }, 30s));
+  CHECK(fence["kind"] == "history_lost");
+  const std::int64_t until = fence["until_ms"].get<std::int64_t>();
+  // The sequence, as ZooKeeper holds it now: frozen, above what each held.
+  auto s = connect(zk);
+  const auto node = json::parse(s->get(kE2eRoot + "/sequences/invoice").value().data);
+  CHECK(node.value("frozen", false));
+  REQUIRE(eventually([&] { return ready(a).has_value() && ready(b).has_value(); }, 60s));
+  const auto resumed = loads[0]->ids.issued() + loads[1]->ids.issued();
+  REQUIRE(
+      eventually([&] { return loads[0]->ids.issued() + loads[1]->ids.issued() > resumed + 100; }));
+  for (auto& l : loads) l->stop();
+  const auto ids = all_of(loads, true);
+  CHECK(duplicates(ids) == 0);
+  CHECK(duplicates(all_of(loads, false)) == 0);
+  CHECK(issued_above(ids, until) > 0);
+  CHECK(refusals(loads, "cluster_fenced", true) > 0);
+  CHECK(error_of(http_get(a.port(), "/seq/invoice")) == "sequence_frozen");
+  // What each daemon held is in its holder node for seq raise to report.
+  const auto listed = cli(a, {"seq", "list"});
+  CHECK(listed.status.code == 0);
+}
+
+TEST_CASE(
+    "a daemon restarted on a wiped ZooKeeper makes its cluster again, same ID, fenced, and "
+    "cluster create refuses it",
+    "[lost_data]") {
+  ZooKeeperServer zk;
+  TempDir sa;
+  const auto config = lost_data_config(zk, sa).dump();
+  std::string id;
+  {
+    Daemon a(config);
+    wait_ready(a);
+    id = status_of(a)["cluster"]["id"].get<std::string>();
+    stop(a);
+  }
+  zk.wipe();
+  // An operator (or an install script) on that machine cannot vouch for it
+  // as new either: its state directory knows better.
+  {
+    const TempDir dir;
+    const auto refused = cli(write_daemon_config(dir, config), {"cluster", "create"});
+    CHECK(refused.status.code == 3);
+    CHECK_THAT(refused.err, Catch::Contains("not new"));
+    CHECK_FALSE(connect(zk)->exists(kE2eRoot).value());  // nothing made
+  }
+  Daemon again(config, "127.0.0.1:0", {}, Genesis::as_found);
+  json fence;
+  REQUIRE(eventually([&] { return (fence = fence_of(again)).is_object(); }, 30s));
+  CHECK(fence["kind"] == "history_lost");
+  CHECK(status_of(again)["cluster"]["id"] == id);
+  CHECK(error_of(http_get(again.port(), "/id/x")) == "cluster_fenced");
+  const auto created = cli(again, {"cluster", "create"});
+  CHECK(created.status.code == 3);
+  CHECK_THAT(created.err, Catch::Contains("not new"));
+  wait_ready(again, 40s);
+}
+
+TEST_CASE("a root made by a daemon alone is fenced for a lease, and cluster create lifts the fence",
+          "[lost_data]") {
+  ZooKeeperServer zk;
+  TempDir sa;
+  // A fence longer than max_boot_wait: no worker ID is claimed meanwhile.
+  const auto config = cluster_config(zk.hosts(), "recycle", sa.path(),
+                                     {{"coordinator",
+                                       {{"lease_timeout_ms", 20000},
+                                        {"reclaim_after_ms", 25000},
+                                        {"safety_margin_ms", 1000},
+                                        {"max_boot_wait_ms", 2000}}}})
+                          .dump();
+  Daemon a(config, "127.0.0.1:0", {}, Genesis::as_found);
+  json fence;
+  REQUIRE(eventually([&] { return (fence = fence_of(a)).is_object(); }, 30s));
+  CHECK(fence["kind"] == "new_cluster");
+  const auto refused = http_get(a.port(), "/id/x");
+  CHECK(error_of(refused) == "cluster_fenced");
+  CHECK(refused->headers.count("retry-after") == 1);
+  CHECK(metric(a, "snowflake_cluster_history_losses_total") == 0);
+  const auto created = cli(a, {"cluster", "create"});
+  INFO(created.out << created.err);
+  CHECK(created.status.code == 0);
+  CHECK_THAT(created.out, Catch::Contains("fence is lifted"));
+  wait_ready(a, 10s);
+  CHECK(fence_of(a).is_null());
+  CHECK(cli(a, {"cluster", "create"}).status.code == 0);  // again: nothing to do
+}
