@@ -1,0 +1,307 @@
+/*
+ * ZooKeeper losing what it acknowledged, and the fence that keeps the
+ * cluster whole (docs/design.md, "When ZooKeeper loses its data";
+ * property 8 of README.md).
+ *
+ * Two machines, each running the daemon (a run, then restarts: with its
+ * state directory, or on a fresh one), one worker ID in the recycle pool and
+ * one dense sequence. ZooKeeper is modelled by its guarantees, as in
+ * snowflake.pml, plus two faults outside them:
+ *   - a wipe: every node gone (a pod on an emptyDir, a new disk);
+ *   - a restore: every node as a backup taken earlier in the run had it
+ *     (the backup is itself an action, at any moment). With the runbook,
+ *     `snowflaked cluster fence` runs right after the restore, before any
+ *     daemon reaches ZooKeeper again (-DRESTORE_WITHOUT_COMMAND leaves it
+ *     out: spin then finds the window that docs/design.md bounds).
+ * Either way each daemon's session is refused or gone: its next step on
+ * ZooKeeper is with a fresh session, which checks the root first
+ * (RefusedSessionWatch, Coordinator::check_root).
+ *
+ * Time is ticks; real time, ZooKeeper's time and the clocks are one (the
+ * fence's margin and skew cover what snowflake.pml checks of clocks). The
+ * lease is LEASE ticks, and reclaim_after equals it.
+ *
+ * What a daemon does (src/ names each step):
+ *   - the root check on a new session (check_cluster_root with the daemon's
+ *     RootIdentity): no root and the cluster known (its state directory):
+ *     made again under its ID with a history_lost fence; no root and none
+ *     known: made as a new cluster with a new_cluster fence; another ID:
+ *     fenced, and that ID learned;
+ *   - a claim of the free worker ID (RecyclePool::claim), the root read
+ *     after it (read_migration_floor: its fence floors the generator);
+ *   - a heartbeat (RecyclePool::heartbeat): our node gone or another's while
+ *     our lease runs (vanished), or a write answered with a zxid at or below
+ *     one we saw (ClusterHistory::follows): the loss is acted on
+ *     (Coordinator::act_on_loss: the worker ID dropped, the fence raised,
+ *     the sequence frozen, claimed again above the fence);
+ *   - the reaper (reclaim_stale), issuing (IdGenerator::next under the
+ *     lease, the time fence and the cluster's floor);
+ *   - the sequence: a range of one number taken (take_range), handed out
+ *     unless frozen; on a loss the buffer is dropped and the node frozen
+ *     above what was held (SequenceSupplier::freeze_on_loss, restore_held).
+ * The operator's `seq raise` thaws the sequence above every number handed
+ * out (the application's data), once every daemon that held one has
+ * dropped it (its confirmation).
+ *
+ * Mutants (spin must find a counterexample to property 8):
+ *   -DNO_FENCE               no fence is written or honoured
+ *   -DUNFENCED_GENESIS       a daemon that finds no root makes it unfenced
+ *                            (a wipe looks like a new cluster)
+ *   -DNO_FREEZE              a loss makes the sequence again above what the
+ *                            daemon held, but does not freeze it
+ *   -DRESTORE_WITHOUT_COMMAND  a restore with nobody running cluster fence
+ */
+
+#ifndef TMAX
+#define TMAX 5
+#endif
+#ifndef FAULTS
+#define FAULTS 2
+#endif
+#define LEASE 2
+#define TSPAN (TMAX + LEASE + 2)
+#define NSEQ 6           /* sequence numbers 1 .. NSEQ - 1 */
+
+#define max(a, b) ((a) > (b) -> (a) : (b))
+
+byte now = 1;
+byte faults;
+byte tokens = 1;
+byte ids = 1;            /* cluster IDs drawn */
+
+/* ---- ZooKeeper's nodes ---- */
+bool root;               /* <root> */
+byte root_id;            /* its cluster_id */
+byte fence;              /* its fence: no unit at or below it; 0 none */
+bool inuse;              /* pool/inuse/0 */
+byte in_token, in_ts;
+bool notuse;             /* pool/notuse/0 */
+byte no_floor;
+byte seq_next;           /* sequences/s: next; 0: no such node */
+bool seq_frozen;
+byte era;                /* which history ZooKeeper holds: a wipe or a restore starts another */
+/* ... and a backup of them */
+bool backed_up;
+bool b_root, b_inuse, b_notuse, b_seq_frozen;
+byte b_root_id, b_fence, b_in_token, b_in_ts, b_no_floor, b_seq_next;
+
+/* ---- each machine's daemon ---- */
+bool up[2];
+bool cut[2];             /* cannot reach ZooKeeper */
+bool checked[2];         /* its session checked the root (a new session must) */
+bool own[2];
+byte token[2];
+byte known[2];           /* <state_dir>/cluster.json: the cluster ID, 0 none */
+byte seen[2];            /* the history its zxids come from (ClusterHistory's highest zxid) */
+byte floor[2];           /* its generator: nothing at or below (the claim's floor, the fence) */
+byte until[2];           /* its lease and time fence: the last confirmed write + LEASE */
+byte held[2];            /* a sequence number buffered, 0 none */
+
+/* ---- ghosts ---- */
+byte lost_issued[TSPAN];   /* the token that issued in that unit with the worker ID */
+bool lost_handed[NSEQ];    /* handed out */
+byte handed_max;           /* the application's data: the largest number it has */
+bool lost_once;            /* a wipe or a restore happened */
+
+#define spend_fault faults < FAULTS -> faults++
+#define conn(m) (up[m] && !cut[m])
+#define go(m) (conn(m) && checked[m])
+
+/* A write of m's answered: its zxid is above every one m saw while
+ * ZooKeeper holds the history m saw. After a wipe or a restore it is at or
+ * below them (ClusterHistory::follows: a loss), unless the new history has
+ * already grown past them (then nothing shows, and m goes on in it). */
+#define answered_from_behind(m) (seen[m] != era)
+/* (Either branch may be taken then: the zxid may or may not show it.) */
+
+#ifdef NO_FENCE
+#define fence_to(t) skip
+#define honour(m) skip
+#else
+#define fence_to(t) fence = max(fence, t)
+#define honour(m) floor[m] = (own[m] -> max(floor[m], fence) : 0)
+#endif
+
+/* Coordinator::act_on_loss and SequenceSupplier::freeze_on_loss: the
+ * worker ID dropped (not given back), the fence raised, the sequence frozen
+ * above what this daemon held. */
+inline act_on_loss(m) {
+  own[m] = false; floor[m] = 0; until[m] = 0;
+  seen[m] = era;         /* ClusterHistory::report: zxids start over, from this history */
+  fence_to(now + LEASE);
+#ifdef SEQUENCES
+  /* made again, or raised, above what it held (restore_held), and frozen:
+   * it knows only what it held, not what the others handed out */
+  seq_next = (held[m] != 0 -> max(seq_next, held[m] + 1) : seq_next);
+  held[m] = 0;
+#ifndef NO_FREEZE
+  seq_frozen = seq_frozen || seq_next != 0;
+#endif
+#endif
+  honour(m)
+}
+
+inline issue(m) {
+  atomic { conn(m) && own[m] && now < until[m] && now > floor[m] && lost_issued[now] != token[m] ->
+    assert(lost_issued[now] == 0);
+    printf("MSC: t=%d machine %d (token %d) issues in unit %d\n", now, m, token[m], now);
+    lost_issued[now] = token[m] }
+}
+
+inline hand_out(m) {
+  atomic { up[m] && held[m] != 0 ->
+    assert(!lost_handed[held[m]]);
+    printf("MSC: t=%d machine %d hands out %d\n", now, m, held[m]);
+    lost_handed[held[m]] = true; handed_max = max(handed_max, held[m]); held[m] = 0 }
+}
+
+proctype Daemon(byte m) {
+start:
+  atomic { up[m] = true; token[m] = tokens; tokens++; checked[m] = false; own[m] = false;
+           floor[m] = 0; until[m] = 0; seen[m] = 0; held[m] = 0 }
+  do
+  /* ---- a new session: the root checked first (check_cluster_root) ---- */
+  :: atomic { conn(m) && !checked[m] ->
+       if
+       :: !root && known[m] != 0 ->     /* wiped: made again, same ID, fenced */
+          root = true; root_id = known[m]; fence_to(now + LEASE); act_on_loss(m);
+          printf("MSC: t=%d machine %d finds the root gone: makes cluster %d again, fenced until %d\n",
+                 now, m, root_id, fence)
+       :: !root && known[m] == 0 ->     /* a new cluster, as far as it can tell */
+          root = true; root_id = ids; ids++; known[m] = root_id;
+#ifndef UNFENCED_GENESIS
+          fence_to(now + LEASE);
+#endif
+         
+          printf("MSC: t=%d machine %d makes cluster %d, fenced until %d\n", now, m, root_id, fence)
+       :: root && known[m] != 0 && root_id != known[m] ->   /* made again under us */
+          known[m] = root_id; fence_to(now + LEASE); act_on_loss(m);
+          printf("MSC: t=%d machine %d finds cluster %d in place of its own: fenced until %d\n",
+                 now, m, root_id, fence)
+       :: root && (known[m] == 0 || root_id == known[m]) -> known[m] = root_id
+       fi;
+       honour(m); checked[m] = true }
+
+#ifndef SEQUENCES
+  /* ---- a claim: one multi, then the root read (its fence) ---- */
+  :: atomic { go(m) && !own[m] && notuse && !inuse ->
+       notuse = false; inuse = true; in_token = token[m]; in_ts = now;
+       if
+       :: answered_from_behind(m) -> act_on_loss(m)   /* a history behind ours */
+       :: true ->                               /* unnoticed (or none to notice) */
+          seen[m] = era; own[m] = true; floor[m] = no_floor; until[m] = now + LEASE; honour(m);
+          printf("MSC: t=%d machine %d (token %d) claims the worker ID, floor %d\n",
+                 now, m, token[m], floor[m])
+       fi }
+
+  /* ---- a heartbeat ---- */
+  :: atomic { go(m) && own[m] ->
+       if
+       :: inuse && in_token == token[m] ->
+          in_ts = now;
+          if
+          :: answered_from_behind(m) ->
+             printf("MSC: t=%d machine %d: a heartbeat answered from an older history\n", now, m);
+             act_on_loss(m)
+          :: true -> seen[m] = era; until[m] = now + LEASE; honour(m)
+          fi
+       :: else ->
+          if
+          :: now < until[m] ->            /* vanished while the lease ran */
+             printf("MSC: t=%d machine %d: its node vanished while its lease ran\n", now, m);
+             act_on_loss(m)
+          :: else -> own[m] = false; floor[m] = 0; until[m] = 0   /* lost: reclaimed after its lease */
+          fi
+       fi }
+
+  /* ---- the root's watch ---- */
+  :: atomic { go(m) && own[m] && fence > floor[m] -> honour(m) }
+
+  /* ---- the reaper ---- */
+  :: atomic { go(m) && inuse && in_token != token[m] && now - in_ts > LEASE ->
+       inuse = false; notuse = true; no_floor = max(no_floor, in_ts + LEASE) }
+
+  :: issue(m)
+#else
+  /* ---- the sequence: a range of one number, taken, then handed out ---- */
+  :: atomic { go(m) && held[m] == 0 && seq_next != 0 && !seq_frozen && seq_next < NSEQ ->
+       held[m] = seq_next; seq_next++;
+       if
+       :: answered_from_behind(m) -> act_on_loss(m)   /* the range is never handed out */
+       :: true -> seen[m] = era;
+          printf("MSC: t=%d machine %d takes %d\n", now, m, held[m])
+       fi }
+  :: hand_out(m)
+#endif
+
+  /* ---- a crash, and the restart: with its state directory, or a fresh one ---- */
+  :: atomic { spend_fault; up[m] = false; own[m] = false; held[m] = 0;
+              printf("MSC: t=%d machine %d crashes\n", now, m) }
+     if
+     :: skip                     /* its state directory: it knows the cluster */
+     :: known[m] = 0             /* a fresh one (a new pod) */
+     fi;
+     goto start
+  od
+}
+
+active proctype World() {
+  byte m;
+end:
+  do
+#ifndef SEQUENCES      /* the sequence's numbers do not depend on time */
+  :: atomic { now < TMAX -> now++ }
+#endif
+  :: atomic { spend_fault; select(m : 0 .. 1); cut[m] = !cut[m]; m = 0 }
+  /* a backup of ZooKeeper's data, at any moment */
+  :: atomic { !backed_up -> backed_up = true;
+       b_root = root; b_root_id = root_id; b_fence = fence; b_inuse = inuse; b_in_token = in_token;
+       b_in_ts = in_ts; b_notuse = notuse; b_no_floor = no_floor; b_seq_next = seq_next;
+       b_seq_frozen = seq_frozen;
+       printf("MSC: t=%d a backup of ZooKeeper's data\n", now) }
+  /* ZooKeeper back empty */
+  :: atomic { spend_fault; lost_once = true;
+       root = false; root_id = 0; fence = 0; inuse = false; in_token = 0; in_ts = 0;
+       notuse = true; no_floor = 0; seq_next = 0; seq_frozen = false; era++;
+       checked[0] = false; checked[1] = false;
+       printf("MSC: t=%d ZooKeeper comes back empty\n", now) }
+  /* ZooKeeper back from the backup, and the runbook's command at once */
+  :: atomic { backed_up && spend_fault; lost_once = true;
+       root = b_root; root_id = b_root_id; fence = b_fence; inuse = b_inuse; in_token = b_in_token;
+       in_ts = b_in_ts; notuse = b_notuse; no_floor = b_no_floor; seq_next = b_seq_next;
+       seq_frozen = b_seq_frozen; era++;
+       checked[0] = false; checked[1] = false;
+       printf("MSC: t=%d ZooKeeper comes back from the backup\n", now);
+#ifndef RESTORE_WITHOUT_COMMAND
+       /* snowflaked cluster fence: the root made if the copy has none (under a
+        * new ID: the daemons that knew the old one find it replaced), fenced;
+        * every sequence frozen */
+       if
+       :: !root -> root = true; root_id = ids; ids++
+       :: else
+       fi;
+       fence_to(now + LEASE);
+       if :: seq_next != 0 -> seq_frozen = true :: else fi;
+       printf("MSC: t=%d cluster fence: fenced until %d, the sequence frozen\n", now, fence)
+#endif
+     }
+  /* The operator, after a loss: seq raise above the application's data
+   * (or seq create above it, for a tag ZooKeeper lost), once every daemon
+   * that held a number of it has dropped it (its confirmation, or the
+   * runbook's "every daemon back"). */
+#ifdef SEQUENCES
+  :: atomic { lost_once && (seq_frozen || seq_next == 0) && held[0] == 0 && held[1] == 0 ->
+       seq_next = max(seq_next, handed_max + 1); seq_frozen = false;
+       printf("MSC: t=%d seq raise: thawed from %d\n", now, seq_next) }
+#endif
+  od
+}
+
+init {
+  /* The first install: snowflaked cluster create, vouched (no fence), and the sequence. */
+  atomic { root = true; root_id = ids; ids++; notuse = true;
+#ifdef SEQUENCES
+           seq_next = 1;
+#endif
+           run Daemon(0); run Daemon(1) }
+}
