@@ -26,6 +26,7 @@
 #include "cluster.hpp"
 #include "load.hpp"
 #include "nemesis.hpp"
+#include "runbook.hpp"
 
 using namespace snowflake;
 using namespace snowflake::chaos;
@@ -98,7 +99,7 @@ Options parse(int argc, char** argv) {
 class Nemesis {
  public:
   Nemesis(ChaosCluster& cluster, const ChaosLoad& load, std::ofstream& schedule)
-      : cluster_(cluster), load_(load), schedule_(schedule) {}
+      : cluster_(cluster), load_(load), schedule_(schedule), runbook_(cluster, load) {}
 
   void start(std::size_t i, const PlannedFault& f) {
     Applied a{f, wall_us_now(), 0, 0, nullptr, 0};
@@ -133,6 +134,10 @@ class Nemesis {
       cluster_.state_unwritable(d, true);
     else if (f.kind == "disk_full")
       cluster_.state_full(d, true);
+    else if (f.kind == "zk_backup")
+      cluster_.zk_back_up();
+    else if (f.kind == "zk_wipe" || f.kind == "zk_restore")
+      start_history_loss(a, i);
     active_[i] = std::move(a);
     if (f.duration_ms == 0) end(i);
   }
@@ -163,6 +168,7 @@ class Nemesis {
       cluster_.state_unwritable(d, false);
     else if (f.kind == "disk_full")
       cluster_.state_full(d, false);
+    if (awaits_runbook(a)) return;
     const bool zk = f.kind.starts_with("zk_");
     const std::int64_t end_us = f.kind == "net_lose_reply" || f.kind == "seq_lose_reply"
                                     ? a.start_us + f.amount * 1000
@@ -171,7 +177,7 @@ class Nemesis {
     const std::string target = zk             ? fmt::format("zk{}", a.zk_server)
                                : cluster_wide ? std::string("cluster")
                                               : fmt::format("d{}", d);
-    Fault done{f.kind, target, a.start_us, end_us, f.describe()};
+    Fault done{f.kind, target, a.start_us, end_us, f.describe() + a.note};
     if (f.kind == "floor_raise") end_floor(a, done);
     if (f.kind == "seq_raise") end_seq_raise(a, done);
     schedule_ << to_json_line(done) << '\n';
@@ -186,6 +192,8 @@ class Nemesis {
     std::vector<std::size_t> floors_done;
     for (auto& [i, a] : active_) {
       if (a.floor_command && !a.floor_command->running()) floors_done.push_back(i);
+      if (a.end_due && a.runbook.wait_for(0s) == std::future_status::ready)
+        floors_done.push_back(i);
     }
     for (const std::size_t i : floors_done) end(i);
     for (auto& [i, a] : active_) {
@@ -201,6 +209,16 @@ class Nemesis {
 
   int applied() const { return applied_; }
 
+  // At the end of the run: the runbooks still going are waited for, and
+  // their faults ended (the checker must know of every loss).
+  void finish() {
+    std::vector<std::size_t> due;
+    for (auto& [i, a] : active_) {
+      if (a.runbook.valid()) a.runbook.wait(), due.push_back(i);
+    }
+    for (const std::size_t i : due) end(i);
+  }
+
  private:
   struct Applied {
     PlannedFault plan;
@@ -211,6 +229,9 @@ class Nemesis {
     // running, and the floor it sets.
     std::unique_ptr<test::ChildProcess> floor_command;
     std::uint64_t above_id = 0;
+    std::string note{};  // zk_wipe, zk_restore: what the runbook did
+    std::future<RunbookOutcome> runbook{};
+    bool end_due = false;  // the planned end has come; the runbook goes on
   };
 
   // A sequence raised past the numbers daemons hold in their buffers: above
@@ -221,6 +242,33 @@ class Nemesis {
                  static_cast<std::uint64_t>(a.plan.amount);
     a.floor_command = cluster_.raise_sequence(q.tag, a.above_id, command_timeout(a.plan),
                                               fmt::format("seq-raise-{}", i));
+  }
+
+  // ZooKeeper loses its data, every server at once; the runbook (on a
+  // thread of its own) does the rest, and the fault ends with it.
+  void start_history_loss(Applied& a, std::size_t i) {
+    if (a.plan.kind == "zk_wipe") {
+      cluster_.zk_wipe();
+    } else if (!cluster_.zk_restore()) {
+      a.note = ": no backup to restore";
+      return;
+    }
+    a.runbook = runbook_.start(
+        a.plan.kind, a.start_us,
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(a.plan.duration_ms), i);
+  }
+
+  // At its planned end, the fault waits for its runbook.
+  bool awaits_runbook(Applied& a) {
+    if (!a.runbook.valid()) return false;
+    if (a.runbook.wait_for(0s) != std::future_status::ready) {
+      a.end_due = true;
+      return true;
+    }
+    RunbookOutcome done = a.runbook.get();
+    a.note += done.note;
+    for (const Fault& raise : done.raises) schedule_ << to_json_line(raise) << '\n';
+    return false;
   }
 
   void end_seq_raise(Applied& a, Fault& done) {
@@ -281,6 +329,7 @@ class Nemesis {
   std::ofstream& schedule_;
   std::map<std::size_t, Applied> active_;
   int applied_ = 0;
+  LostDataRunbook runbook_;
 };
 
 }  // namespace
@@ -356,6 +405,7 @@ int main(int argc, char** argv) {
       }
       std::this_thread::sleep_for(10ms);
     }
+    nemesis_runner.finish();
     load.stop();
     crashes = cluster.shut_down();
   }

@@ -18,7 +18,9 @@
 //   seq_below_raise     a number at or below a floor in an answer asked for
 //                       after `snowflaked seq raise` exited 0 (seq_raise faults);
 //   seq_not_increasing  one daemon run's numbers of the tag going down;
-//   bad_answer          as for IDs (404 included: every tag asked for exists).
+//   bad_answer          as for IDs (404 included: every tag asked for exists,
+//                       but while a zk_wipe has taken it, until the runbook
+//                       made it again).
 // With the fault schedule it also reports figures: availability of each
 // daemon while no fault touched it, time from a fault's end to serving
 // again, how worker IDs passed between owners, and per sequence how much was

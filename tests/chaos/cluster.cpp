@@ -444,6 +444,22 @@ int ChaosCluster::zk_freeze(int server, bool frozen, int which) {
   return i;
 }
 
+void ChaosCluster::zk_wipe() { zk_ ? zk_->wipe() : ensemble_->wipe(); }
+
+void ChaosCluster::zk_back_up() { zk_backup_ = zk_ ? zk_->back_up() : ensemble_->back_up(); }
+
+bool ChaosCluster::zk_restore() {
+  if (!zk_backup_) return false;
+  zk_ ? zk_->restore(*zk_backup_) : ensemble_->restore(*zk_backup_);
+  return true;
+}
+
+bool ChaosCluster::is_up(int d) const {
+  std::lock_guard lock(mutex_);
+  const Slot& s = *slots_[idx(d)];
+  return s.process && !s.held_down && !s.frozen && !s.restart_at && s.process->running();
+}
+
 std::vector<std::string> ChaosCluster::shut_down() {
   stopping_ = true;
   if (supervisor_.joinable()) supervisor_.join();

@@ -94,6 +94,16 @@ class ChaosCluster {
   int zk_stop(int server);
   void zk_start(int server);
   int zk_freeze(int server, bool frozen, int which = 0);
+  // ZooKeeper losing its data, every server at once: back empty, or back
+  // from the last backup (taken with the servers stopped for a moment).
+  void zk_wipe();
+  void zk_back_up();
+  bool zk_restore();  // false if there is no backup
+  // Whether daemon `d` runs, neither stopped nor frozen on purpose.
+  bool is_up(int d) const;
+  // `snowflaked ARGS --config <admin>` to its end (30 s at most): its exit
+  // code, -1 if it did not end.
+  int run_admin(std::vector<std::string> args, const std::string& log_name) const;
 
   // Starts `snowflaked pool floor --above-id N` against ZooKeeper itself (no
   // proxy), its output in logs/<log_name>.
@@ -136,9 +146,6 @@ class ChaosCluster {
   void write_config_file(const std::filesystem::path& path, const std::string& hosts,
                          const std::filesystem::path& state, unsigned short port, int index) const;
   void launch(Slot& s);  // mutex_ held
-  // Runs an operator's command (`snowflaked ARGS --config <admin>`) to its
-  // end (30 s at most): its exit code, -1 if it did not end.
-  int run_admin(std::vector<std::string> args, const std::string& log_name) const;
   // The same, and throws if it does not exit 0.
   void admin_command(std::vector<std::string> args, const std::string& log_name) const;
   // A daemon that is gone for good (its state dir wiped): what its last run
@@ -153,7 +160,8 @@ class ChaosCluster {
   std::unique_ptr<test::ZooKeeperEnsemble> ensemble_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::filesystem::path admin_config_;  // ZooKeeper without proxies, for pool floor
-  mutable std::mutex mutex_;            // slots' processes and offsets
+  std::optional<std::filesystem::path> zk_backup_;
+  mutable std::mutex mutex_;  // slots' processes and offsets
   std::vector<std::string> crashes_;
   std::atomic<bool> stopping_{false};
   std::thread supervisor_;

@@ -17,15 +17,27 @@ struct Kind {
   int weight;
 };
 constexpr Kind kKinds[] = {
-    {"net_stall", 3},      {"net_delay", 2},
-    {"net_reset", 2},      {"net_lose_reply", 2},
-    {"kill", 2},           {"pause", 2},
-    {"term", 1},           {"zk_kill", 1},
-    {"zk_pause", 1},       {"clock_step", 3},
-    {"clock_slew", 1},     {"disk_unwritable", 1},
-    {"disk_full", 1},      {"cut_off_and_jump", 1},
-    {"floor_raise", 1},    {"seq_raise", 1},
+    {"net_stall", 3},
+    {"net_delay", 2},
+    {"net_reset", 2},
+    {"net_lose_reply", 2},
+    {"kill", 2},
+    {"pause", 2},
+    {"term", 1},
+    {"zk_kill", 1},
+    {"zk_pause", 1},
+    {"clock_step", 3},
+    {"clock_slew", 1},
+    {"disk_unwritable", 1},
+    {"disk_full", 1},
+    {"cut_off_and_jump", 1},
+    {"floor_raise", 1},
+    {"seq_raise", 1},
     {"seq_lose_reply", 2},
+    // ZooKeeper losing what it acknowledged (docs/operations.md, "ZooKeeper
+    // lost or restored its data"): rare, as each fences the cluster.
+    {"zk_wipe", 1},
+    {"zk_restore", 1},
 };
 
 constexpr std::int64_t kMeanGapMs = 1200;
@@ -112,6 +124,7 @@ class Planner {
 
   std::vector<PlannedFault> make(const std::string& kind, std::int64_t at, std::int64_t end) {
     const auto clamp = [&](std::int64_t duration) { return std::min(duration, end - at); };
+    if (kind == "zk_wipe" || kind == "zk_restore") return lose_history(kind, at, end);
     if (is_zk(kind)) {
       if (zk_busy_until_ > at) return {};
       PlannedFault f{at, clamp(kind == "zk_kill" ? uniform(1000, 5000) : uniform(500, 4000)), kind,
@@ -166,6 +179,26 @@ class Planner {
     return {f};
   }
 
+  // A wipe: ZooKeeper back empty at `at`. A restore: a backup taken at
+  // `at`, and ZooKeeper back from it a few seconds later, when every daemon
+  // has written since (its heartbeats). Either lasts until the runbook has
+  // run: the fault's duration is the time the daemons are given to notice
+  // before the sequences are raised.
+  std::vector<PlannedFault> lose_history(const std::string& kind, std::int64_t at,
+                                         std::int64_t end) {
+    if (zk_busy_until_ > at) return {};
+    std::vector<PlannedFault> out;
+    std::int64_t lost_at = at;
+    if (kind == "zk_restore") {
+      lost_at = at + uniform(2000, 8000);
+      if (lost_at >= end) return {};
+      out.push_back(PlannedFault{at, 0, "zk_backup", 0});
+    }
+    out.push_back(PlannedFault{lost_at, std::min(uniform(1000, 4000), end - lost_at), kind, 0});
+    zk_busy_until_ = lost_at + out.back().duration_ms;
+    return out;
+  }
+
   const NemesisOptions& o_;
   std::mt19937_64 random_;
   std::map<int, std::map<std::string, std::int64_t>> busy_until_;
@@ -186,6 +219,13 @@ std::string PlannedFault::describe() const {
         "seq_raise sequence {}: above the highest number the load was given, + {}, {} ms to "
         "confirm",
         target, amount, duration_ms);
+  }
+  if (kind == "zk_backup") return "zk_backup: a copy of ZooKeeper's data";
+  if (kind == "zk_wipe" || kind == "zk_restore") {
+    return fmt::format(
+        "{}: ZooKeeper back {}, the sequences raised past the load's numbers {} ms later", kind,
+        kind == "zk_wipe" ? "empty" : "from the last zk_backup, `cluster fence` run at once",
+        duration_ms);
   }
   std::string what = fmt::format(
       "{} {}", kind,
@@ -208,6 +248,7 @@ const std::vector<std::string>& fault_kinds() {
     for (const auto& kind : kKinds) {
       if (std::string(kind.name) != "cut_off_and_jump") k.emplace_back(kind.name);
     }
+    k.emplace_back("zk_backup");  // before each zk_restore
     return k;
   }();
   return kinds;

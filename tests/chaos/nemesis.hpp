@@ -15,7 +15,8 @@ struct PlannedFault {
   std::int64_t at_ms = 0;        // from the start of the load
   std::int64_t duration_ms = 0;  // 0: instant
   std::string kind;
-  int target = 0;           // a daemon's index; for zk_*: a server's index, -1 the leader;
+  int target = 0;           // a daemon's index; for zk_*: a server's index, -1 the leader
+                            // (zk_wipe, zk_restore, zk_backup: every server);
                             // floor_raise: -1 (the cluster); seq_raise: which of the load's
                             // sequences (0 or 1)
   std::int64_t amount = 0;  // clock_step: ms; clock_slew: ppm; net_delay: ms; net_lose_reply:
@@ -40,9 +41,9 @@ const std::vector<std::string>& fault_kinds();
 
 // Deterministic in the options. No two process faults (kill, pause, term) on
 // one daemon overlap, and none overlaps another fault of that daemon; at
-// most one ZooKeeper fault at a time, one floor_raise (its duration is the
-// time `pool floor` is given to confirm) and one seq_raise (likewise `seq
-// raise`); all end before the quiet stretch.
+// most one ZooKeeper fault at a time (a zk_restore's from its zk_backup on), one floor_raise (its
+// duration is the time `pool floor` is given to confirm) and one seq_raise (likewise `seq raise`);
+// all end before the quiet stretch.
 std::vector<PlannedFault> plan_faults(const NemesisOptions& options);
 
 // The quiet stretch at the end of a run of `length`.

@@ -1,12 +1,14 @@
 // The data of our ZooKeeper nodes, which any client with write access can
 // change: each decoder either refuses the text or returns data that encodes
 // to a text it decodes again to the same data. The first byte picks the node
-// (or, 7, Leaf's leaf_alloc rows for `seq import`).
+// (or, 7, Leaf's leaf_alloc rows for `seq import`; 8, the root's cluster ID
+// and fence).
 #include <set>
 #include <string>
 #include <string_view>
 
 #include "fuzz_check.hpp"
+#include "snowflake/coord/cluster_identity.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_node.hpp"
@@ -75,13 +77,36 @@ void leaf_alloc_rows(std::string_view text) {
   }
 }
 
+// The root's cluster ID and fence (cluster_identity.hpp): what decodes is
+// written back as it was, a fence written or dropped leaves the ID alone,
+// and a fence combined with another never ends sooner than either.
+void root_identity(std::string_view text) {
+  namespace c = snowflake::coord;
+  const auto id = c::recorded_cluster_id(text);
+  if (id) {
+    FUZZ_CHECK(c::is_cluster_id(*id), text);
+    FUZZ_CHECK(c::recorded_cluster_id(c::with_cluster_id(text, *id)) == id, text);
+  }
+  const auto fence = c::recorded_fence(text);
+  FUZZ_CHECK(!c::recorded_fence(c::without_fence(text)), text);
+  FUZZ_CHECK(c::recorded_cluster_id(c::without_fence(text)) == id, text);
+  if (!fence) return;
+  const std::string fenced = c::with_fence(text, *fence);
+  FUZZ_CHECK(c::recorded_fence(fenced) == fence && c::recorded_cluster_id(fenced) == id, text);
+  const c::ClusterFence other{fence->until_ms / 2, c::FenceKind::new_cluster, 0, "other"};
+  const auto both = c::combined(*fence, other);
+  FUZZ_CHECK(both.until_ms >= fence->until_ms && both.until_ms >= other.until_ms, text);
+  FUZZ_CHECK(fence->kind != c::FenceKind::history_lost || both.kind == c::FenceKind::history_lost,
+             text);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   if (size == 0) return 0;
   const auto text = as_text(data + 1, size - 1);
   namespace c = snowflake::coord;
-  switch (data[0] % 8) {
+  switch (data[0] % 9) {
     case 0:
       round_trip(text, [](std::string_view t) { return c::decode_inuse(t); });
       break;
@@ -109,6 +134,9 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
       break;
     case 7:
       leaf_alloc_rows(text);
+      break;
+    case 8:
+      root_identity(text);
       break;
   }
   (void)c::worker_id_of_node(text);

@@ -1,0 +1,142 @@
+#include "runbook.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <thread>
+
+#include "../support/http_client.hpp"
+#include "../support/wall_clock.hpp"
+
+namespace snowflake::chaos {
+
+using namespace std::chrono_literals;
+using test::wall_us_now;
+
+namespace {
+
+// The chaos config's fence: lease 1500 + margin 500 + skew 2000 ms.
+constexpr std::int64_t kFenceMs = 4000;
+// How long the runbook waits for daemons to notice, and for a raise to be
+// confirmed (a daemon cut off drops what it held once back: up to 8 s).
+constexpr auto kNoticeWithin = 20s;
+constexpr auto kRaiseWithin = 30s;
+constexpr int kExitNoSequence = 2;  // seq raise on a tag ZooKeeper does not have
+
+// A field of /status's `cluster`, null if absent.
+const nlohmann::json& cluster_field(const nlohmann::json& status, const char* name,
+                                    const char* sub = nullptr) {
+  static const nlohmann::json none;
+  if (!status.is_object() || !status.contains("cluster")) return none;
+  const auto& cluster = status["cluster"];
+  if (!cluster.is_object() || !cluster.contains(name)) return none;
+  const auto& v = cluster[name];
+  if (!sub) return v;
+  return v.is_object() && v.contains(sub) ? v[sub] : none;
+}
+
+}  // namespace
+
+std::future<RunbookOutcome> LostDataRunbook::start(
+    const std::string& kind, std::int64_t loss_us,
+    std::chrono::steady_clock::time_point planned_end, std::size_t index) {
+  std::vector<int> runs;
+  for (int d = 0; d < cluster_.daemons(); ++d) runs.push_back(cluster_.run(d));
+  return std::async(std::launch::async, [this, kind, loss_us, runs, planned_end, index] {
+    return run(kind, loss_us, runs, planned_end, index);
+  });
+}
+
+RunbookOutcome LostDataRunbook::run(const std::string& kind, std::int64_t loss_us,
+                                    std::vector<int> runs_at_loss,
+                                    std::chrono::steady_clock::time_point planned_end,
+                                    std::size_t index) {
+  RunbookOutcome out;
+  if (kind == "zk_restore") {
+    const int code = cluster_.run_admin({"cluster", "fence", "--timeout", "8000"},
+                                        fmt::format("cluster-fence-{}", index));
+    out.note = fmt::format(": cluster fence exited {}", code);
+  }
+  std::this_thread::sleep_until(planned_end);  // the plan's time for the daemons to notice
+  out.note += await_noticed(loss_us, runs_at_loss);
+  for (std::size_t q = 0; q < std::size(kChaosSequences); ++q) {
+    out.raises.push_back(raise(q, kind, index));
+  }
+  return out;
+}
+
+std::string LostDataRunbook::await_noticed(std::int64_t loss_us,
+                                           const std::vector<int>& runs_at_loss) {
+  const auto deadline = std::chrono::steady_clock::now() + kNoticeWithin;
+  std::vector<int> waiting;
+  for (int d = 0; d < cluster_.daemons(); ++d) waiting.push_back(d);
+  while (true) {
+    std::erase_if(waiting, [&](int d) { return noticed(d, loss_us, runs_at_loss); });
+    if (waiting.empty() || std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(100ms);  // a poll of /status
+  }
+  return waiting.empty() ? std::string()
+                         : fmt::format(", not noticed by d{} within {} s",
+                                       fmt::join(waiting, ", d"), kNoticeWithin.count());
+}
+
+bool LostDataRunbook::noticed(int d, std::int64_t loss_us, const std::vector<int>& runs_at_loss) {
+  const int run = cluster_.run(d);
+  if (run != runs_at_loss[static_cast<std::size_t>(d)]) return true;
+  if (!cluster_.is_up(d)) return false;  // stopped or frozen: it may hold numbers still
+  std::optional<test::HttpReply> reply;
+  try {
+    reply = test::http_get(cluster_.port(d), "/status");
+  } catch (const std::exception&) {  // refused: it went down a moment ago
+    return false;
+  }
+  if (!reply || reply->status != 200) return false;
+  const auto status = nlohmann::json::parse(reply->body, nullptr, false);
+  const auto& losses = cluster_field(status, "history_losses");
+  {
+    std::lock_guard lock(mutex_);
+    LossesSeen& seen = losses_seen_[d];
+    const std::uint64_t before = seen.run == run ? seen.losses : 0;
+    if (losses.is_number_unsigned() && losses.get<std::uint64_t>() > before) {
+      seen = {run, losses.get<std::uint64_t>()};
+      return true;
+    }
+  }
+  // Nothing of its own lost (it held nothing the loss took), but back on
+  // ZooKeeper since: it sees a fence written after the loss (one from
+  // before ended at most a fence's length after it was written, and losses
+  // are further apart than that).
+  const auto& until = cluster_field(status, "fence", "until_ms");
+  return until.is_number() && until.get<std::int64_t>() >= loss_us / 1000 + kFenceMs / 2;
+}
+
+Fault LostDataRunbook::raise(std::size_t q, const std::string& after, std::size_t index) {
+  const auto& seq = kChaosSequences[q];
+  Fault f{"seq_raise", "cluster", wall_us_now(), 0, "", 0, 0, seq.tag};
+  f.above_id = std::max(load_.highest_number(q), seq.start);
+  const std::string above = std::to_string(f.above_id);
+  const auto deadline = std::chrono::steady_clock::now() + kRaiseWithin;
+  std::string how = "seq raise";
+  int code = -1;
+  for (int attempt = 1; code != 0 && std::chrono::steady_clock::now() < deadline; ++attempt) {
+    code = cluster_.run_admin({"seq", "raise", seq.tag, "--above", above, "--timeout", "4000"},
+                              fmt::format("runbook-{}-raise-{}-{}", index, seq.tag, attempt));
+    if (code == kExitNoSequence) {  // ZooKeeper lost it, and no daemon made it again
+      how = "seq create";
+      code =
+          cluster_.run_admin({"seq", "create", seq.tag, "--start", std::to_string(f.above_id + 1),
+                              "--step", std::to_string(seq.step)},
+                             fmt::format("runbook-{}-create-{}-{}", index, seq.tag, attempt));
+    }
+  }
+  f.end_us = wall_us_now();
+  f.confirmed_us = code == 0 ? f.end_us : 0;
+  f.detail =
+      fmt::format("runbook after {}: {} \"{}\" above {}, {}", after, how, seq.tag, f.above_id,
+                  code == 0 ? std::string("confirmed") : fmt::format("not confirmed ({})", code));
+  return f;
+}
+
+}  // namespace snowflake::chaos

@@ -1,0 +1,61 @@
+#pragma once
+// The runbook of docs/operations.md ("ZooKeeper lost or restored its data"),
+// done by the nemesis after a zk_wipe or a zk_restore as an operator would,
+// on a thread of its own (its commands wait for daemons; the nemesis goes
+// on meanwhile, so that a daemon it stopped is started again in time):
+//   - after a restore, `snowflaked cluster fence` at once;
+//   - at the fault's planned end, once every daemon that ran through the
+//     loss has noticed it (its /status counts the loss, or shows the fence
+//     written since) or is a run started since (it holds nothing from
+//     before), each sequence raised past the numbers the load was given,
+//     again until confirmed, or made again above them where ZooKeeper lost
+//     it (`seq raise`, `seq create`).
+// Each raise is a seq_raise record of the schedule, so that the checker
+// holds `seq raise`'s contract to it.
+
+#include <chrono>
+#include <future>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cluster.hpp"
+#include "history.hpp"
+#include "load.hpp"
+
+namespace snowflake::chaos {
+
+struct RunbookOutcome {
+  std::string note;           // for the fault's detail: what was done, who was not seen
+  std::vector<Fault> raises;  // seq_raise records
+};
+
+class LostDataRunbook {
+ public:
+  LostDataRunbook(ChaosCluster& cluster, const ChaosLoad& load) : cluster_(cluster), load_(load) {}
+
+  // Starts the runbook for a loss of `kind` (zk_wipe, zk_restore) that
+  // happened at `loss_us` (real clock); the sequences wait for `planned_end`.
+  std::future<RunbookOutcome> start(const std::string& kind, std::int64_t loss_us,
+                                    std::chrono::steady_clock::time_point planned_end,
+                                    std::size_t index);
+
+ private:
+  struct LossesSeen {  // what a daemon's /status said, last time it counted a loss
+    int run = -1;
+    std::uint64_t losses = 0;
+  };
+  RunbookOutcome run(const std::string& kind, std::int64_t loss_us, std::vector<int> runs_at_loss,
+                     std::chrono::steady_clock::time_point planned_end, std::size_t index);
+  std::string await_noticed(std::int64_t loss_us, const std::vector<int>& runs_at_loss);
+  bool noticed(int d, std::int64_t loss_us, const std::vector<int>& runs_at_loss);
+  Fault raise(std::size_t q, const std::string& after, std::size_t index);
+
+  ChaosCluster& cluster_;
+  const ChaosLoad& load_;
+  std::mutex mutex_;  // losses_seen_: two runbooks may overlap
+  std::map<int, LossesSeen> losses_seen_;
+};
+
+}  // namespace snowflake::chaos
