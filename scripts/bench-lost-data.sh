@@ -26,6 +26,7 @@ bash scripts/build.sh build/bench -DCMAKE_BUILD_TYPE=Release -DSNOWFLAKE_BUILD_T
 src=$(mktemp -d)
 trap 'git worktree remove --force "$src" >/dev/null 2>&1 || rm -rf "$src"' EXIT
 git worktree add --detach -q "$src" "$rev"
+rm -rf build/bench-baseline  # configured from another worktree's path last time
 bash "$src/scripts/build.sh" "$PWD/build/bench-baseline" -DCMAKE_BUILD_TYPE=Release \
   -DSNOWFLAKE_BUILD_TESTS=OFF >/dev/null
 echo "baseline: $(git rev-parse --short "$rev"), this tree: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with changes)')"

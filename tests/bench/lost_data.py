@@ -73,7 +73,7 @@ def recycle_config(zk, timings="recycle"):
                                       "max_boot_wait_ms": 5000})
         config["zookeeper"]["session_timeout_ms"] = 2000
         config["zookeeper"]["connect_timeout_ms"] = 2000
-        config["layout"] = {"worker_bits": 1, "sequence_bits": 21}
+        config["layout"] = {"worker_bits": 2, "sequence_bits": 20}  # room for all three
     return config
 
 

@@ -19,6 +19,7 @@ class ZooKeeperServer:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.workdir = workdir
+        self.name = name
         self.data = os.path.join(workdir, name + "-data")
         os.makedirs(self.data, exist_ok=True)
         self.config = os.path.join(workdir, name + ".cfg")
@@ -53,7 +54,7 @@ class ZooKeeperServer:
     def back_up(self):
         """A copy of its data as it is now (stopped for the copy); returns its path."""
         self.backups += 1
-        backup = os.path.join(self.workdir, f"backup{self.backups}")
+        backup = os.path.join(self.workdir, f"{self.name}-backup{self.backups}")
         self.stop()
         shutil.copytree(self.data, backup)
         self.start()
@@ -82,9 +83,12 @@ class ZooKeeperServer:
         os.kill(self.process.pid, signal.SIGSTOP)
 
     def resume(self):
-        os.kill(self.process.pid, signal.SIGCONT)
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGCONT)
 
     def stop(self):
+        if self.process.poll() is not None:
+            return  # stopped already (a wipe or a restore that failed half-way)
         self.resume()
         self.process.kill()
         self.process.wait(20)
