@@ -106,9 +106,8 @@ std::string new_cluster_id() {
 }
 
 bool is_cluster_id(std::string_view text) noexcept {
-  return text.size() == 2 * kIdBytes && std::all_of(text.begin(), text.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
+  return text.size() == 2 * kIdBytes &&
+         text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
 ClusterFence combined(const ClusterFence& a, const ClusterFence& b) {
