@@ -249,9 +249,15 @@ class Nemesis {
   void start_history_loss(Applied& a, std::size_t i) {
     if (a.plan.kind == "zk_wipe") {
       cluster_.zk_wipe();
-    } else if (!cluster_.zk_restore()) {
-      a.note = ": no backup to restore";
-      return;
+    } else {
+      // The runbook: no daemon reaches the restored ensemble before
+      // `cluster fence` has run (the runbook lets them through then).
+      cluster_.hold_off_zookeeper(true);
+      if (!cluster_.zk_restore()) {
+        cluster_.hold_off_zookeeper(false);
+        a.note = ": no backup to restore";
+        return;
+      }
     }
     a.runbook = runbook_.start(
         a.plan.kind, a.start_us,

@@ -301,7 +301,17 @@ std::int64_t ChaosCluster::max_clock_offset_ms(int d, std::int64_t from_us,
 }
 
 void ChaosCluster::stall(int d, bool on) {
-  for (auto& p : slots_[idx(d)]->proxies) on ? p->stall() : p->heal();
+  // Counted: a net_stall and a hold-off (below) may overlap on a daemon.
+  std::lock_guard lock(stall_mutex_);
+  Slot& s = *slots_[idx(d)];
+  const int before = s.stalls;
+  s.stalls = std::max(0, s.stalls + (on ? 1 : -1));
+  if ((before == 0) == (s.stalls == 0)) return;
+  for (auto& p : s.proxies) on ? p->stall() : p->heal();
+}
+
+void ChaosCluster::hold_off_zookeeper(bool on) {
+  for (int d = 0; d < daemons(); ++d) stall(d, on);
 }
 
 void ChaosCluster::delay(int d, std::chrono::milliseconds each_chunk) {

@@ -78,6 +78,10 @@ class ChaosCluster {
 
   // Faults. Each returns a word on what it did ("" if nothing could be done).
   void stall(int d, bool on);
+  // Every daemon's connections to ZooKeeper stalled (or no longer): the
+  // restore runbook keeps the daemons off the restored ensemble until
+  // `cluster fence` has run. Counted with stall().
+  void hold_off_zookeeper(bool on);
   void delay(int d, std::chrono::milliseconds each_chunk);
   void reset_connections(int d);
   // The next reply to a multi (heartbeats and claims), or with `set_data` to
@@ -130,6 +134,7 @@ class ChaosCluster {
     std::filesystem::path state;
     std::filesystem::path config;
     std::unique_ptr<test::ChildProcess> process;
+    int stalls = 0;          // stall()s not yet healed
     bool held_down = false;  // stopped on purpose
     bool frozen = false;
     std::optional<std::chrono::steady_clock::time_point> restart_at;
@@ -162,6 +167,7 @@ class ChaosCluster {
   std::filesystem::path admin_config_;  // ZooKeeper without proxies, for pool floor
   std::optional<std::filesystem::path> zk_backup_;
   mutable std::mutex mutex_;  // slots' processes and offsets
+  std::mutex stall_mutex_;    // slots' stalls
   std::vector<std::string> crashes_;
   std::atomic<bool> stopping_{false};
   std::thread supervisor_;
