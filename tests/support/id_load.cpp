@@ -44,7 +44,10 @@ void IdLoad::run() {
     const auto body = nlohmann::json::parse(reply->body, nullptr, false);
     if (reply->status == 200 && body.contains("ids")) {
       batches_.push_back({asked, ids_.size()});
-      for (const auto& id : body["ids"]) ids_.push_back(std::stoull(id.get<std::string>()));
+      for (const auto& id : body["ids"]) {
+        ids_.push_back(std::stoull(id.get<std::string>()));
+        highest_ = std::max(highest_.load(), ids_.back());
+      }
       issued_ = ids_.size();
     } else {
       ++refusals_[body.is_object() ? body.value("error", "unknown") : "unknown"];

@@ -31,6 +31,8 @@ class IdLoad {
   const std::map<std::string, int>& refusals() const { return refusals_; }
   // IDs issued so far (readable while running).
   std::size_t issued() const { return issued_.load(); }
+  // The largest ID (or number) issued so far (readable while running).
+  std::uint64_t highest() const { return highest_.load(); }
   // After stop(): the index in ids() of the first ID whose request was sent
   // at or after `t` (ids().size() if none was).
   std::size_t first_asked_at_or_after(std::chrono::steady_clock::time_point t) const;
@@ -49,6 +51,7 @@ class IdLoad {
   std::string route_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> issued_{0};
+  std::atomic<std::uint64_t> highest_{0};
   std::vector<std::uint64_t> ids_;
   std::vector<Batch> batches_;
   std::map<std::string, int> refusals_;
