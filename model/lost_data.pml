@@ -10,12 +10,24 @@
  *   - a wipe: every node gone (a pod on an emptyDir, a new disk);
  *   - a restore: every node as a backup taken earlier in the run had it
  *     (the backup is itself an action, at any moment). With the runbook,
- *     `snowflaked cluster fence` runs right after the restore, before any
- *     daemon reaches ZooKeeper again (-DRESTORE_WITHOUT_COMMAND leaves it
- *     out: spin then finds the window that docs/design.md bounds).
+ *     `snowflaked cluster fence` runs right after the restore, at any moment
+ *     after it: daemons may reach ZooKeeper first (-DRESTORE_WITHOUT_COMMAND
+ *     leaves it out: spin then finds the window that docs/design.md bounds).
  * Either way each daemon's session is refused or gone: its next step on
  * ZooKeeper is with a fresh session, which checks the root first
- * (RefusedSessionWatch, Coordinator::check_root).
+ * (RefusedSessionWatch, Coordinator::check_root); a daemon that saw
+ * nothing newer than the backup may go on in it unnoticed.
+ *
+ * The grace (coordinator.restore_grace_ms): what ZooKeeper grants over a
+ * connection younger than it (a claim, a heartbeat's longer lease, a range)
+ * is used only after it, and after the root or the sequence's node is read
+ * again. A restore or a wipe restarts ZooKeeper, so every connection after
+ * it is new (young). The timing it rests on: the command lands within the
+ * grace of ZooKeeper's return (docs/operations.md: started before it, it
+ * lands as ZooKeeper answers), so a grace ends only once the command is in.
+ * Every grace here ends the moment it lands (a later end only holds back
+ * what a daemon may do), and a connection made with no command owed has
+ * none (after a wipe, or once the command is in, nothing relies on it).
  *
  * Time is ticks; real time, ZooKeeper's time and the clocks are one (the
  * fence's margin and skew cover what snowflake.pml checks of clocks). The
@@ -50,6 +62,7 @@
  *   -DNO_FREEZE              a loss makes the sequence again above what the
  *                            daemon held, but does not freeze it
  *   -DRESTORE_WITHOUT_COMMAND  a restore with nobody running cluster fence
+ *   -DNO_GRACE               what a new connection grants is used at once
  */
 
 #ifndef TMAX
@@ -96,14 +109,22 @@ byte seen[2];            /* the history its zxids come from (ClusterHistory's hi
 byte floor[2];           /* its generator: nothing at or below (the claim's floor, the fence) */
 byte until[2];           /* its lease and time fence: the last confirmed write + LEASE */
 byte held[2];            /* a sequence number buffered, 0 none */
+bool young[2];           /* its connection is in its grace */
+bool settling[2];        /* held[m] was taken in the grace: not handed out yet */
 
 /* ---- ghosts ---- */
 byte lost_issued[TSPAN];   /* the token that issued in that unit with the worker ID */
 bool lost_handed[NSEQ];    /* handed out */
 byte handed_max;           /* the application's data: the largest number it has */
 bool lost_once;            /* a wipe or a restore happened */
+bool command_owed;         /* restored, and cluster fence not landed yet */
 
 #define spend_fault faults < FAULTS -> faults++
+#ifdef NO_GRACE
+#define connect_anew(m) skip
+#else
+#define connect_anew(m) young[m] = command_owed
+#endif
 #define conn(m) (up[m] && !cut[m])
 #define go(m) (conn(m) && checked[m])
 
@@ -133,7 +154,7 @@ inline act_on_loss(m) {
   /* made again, or raised, above what it held (restore_held), and frozen:
    * it knows only what it held, not what the others handed out */
   seq_next = (held[m] != 0 -> max(seq_next, held[m] + 1) : seq_next);
-  held[m] = 0;
+  held[m] = 0; settling[m] = false;
 #ifndef NO_FREEZE
   seq_frozen = seq_frozen || seq_next != 0;
 #endif
@@ -149,7 +170,7 @@ inline issue(m) {
 }
 
 inline hand_out(m) {
-  atomic { up[m] && held[m] != 0 ->
+  atomic { up[m] && held[m] != 0 && !settling[m] ->
     assert(!lost_handed[held[m]]);
     printf("MSC: t=%d machine %d hands out %d\n", now, m, held[m]);
     lost_handed[held[m]] = true; handed_max = max(handed_max, held[m]); held[m] = 0 }
@@ -158,7 +179,8 @@ inline hand_out(m) {
 proctype Daemon(byte m) {
 start:
   atomic { up[m] = true; token[m] = tokens; tokens++; checked[m] = false; own[m] = false;
-           floor[m] = 0; until[m] = 0; seen[m] = 0; held[m] = 0 }
+           floor[m] = 0; until[m] = 0; seen[m] = 0; held[m] = 0; settling[m] = false;
+           connect_anew(m) }
   do
   /* ---- a new session: the root checked first (check_cluster_root) ---- */
   :: atomic { conn(m) && !checked[m] ->
@@ -189,7 +211,9 @@ start:
        if
        :: answered_from_behind(m) -> act_on_loss(m)   /* a history behind ours */
        :: true ->                               /* unnoticed (or none to notice) */
-          seen[m] = era; own[m] = true; floor[m] = no_floor; until[m] = now + LEASE; honour(m);
+          /* in the grace: no lease until the heartbeat after it */
+          seen[m] = era; own[m] = true; floor[m] = no_floor; until[m] = (young[m] -> 0 : now + LEASE);
+          honour(m);
           printf("MSC: t=%d machine %d (token %d) claims the worker ID, floor %d\n",
                  now, m, token[m], floor[m])
        fi }
@@ -203,7 +227,8 @@ start:
           :: answered_from_behind(m) ->
              printf("MSC: t=%d machine %d: a heartbeat answered from an older history\n", now, m);
              act_on_loss(m)
-          :: true -> seen[m] = era; until[m] = now + LEASE; honour(m)
+          :: true -> seen[m] = era; honour(m);
+             until[m] = (young[m] -> until[m] : now + LEASE)   /* the grace: none added */
           fi
        :: else ->
           if
@@ -228,14 +253,23 @@ start:
        held[m] = seq_next; seq_next++;
        if
        :: answered_from_behind(m) -> act_on_loss(m)   /* the range is never handed out */
-       :: true -> seen[m] = era;
+       :: true -> seen[m] = era; settling[m] = young[m];
           printf("MSC: t=%d machine %d takes %d\n", now, m, held[m])
+       fi }
+  /* the grace over: the node read again (SequenceSupplier::settle,
+   * check_floor): gone, or behind what we took, is a loss; frozen, the
+   * number is dropped (a gap) */
+  :: atomic { go(m) && settling[m] && !young[m] ->
+       settling[m] = false;
+       if
+       :: seq_next == 0 || seq_next <= held[m] -> act_on_loss(m)
+       :: else -> if :: seq_frozen -> held[m] = 0 :: else fi
        fi }
   :: hand_out(m)
 #endif
 
   /* ---- a crash, and the restart: with its state directory, or a fresh one ---- */
-  :: atomic { spend_fault; up[m] = false; own[m] = false; held[m] = 0;
+  :: atomic { spend_fault; up[m] = false; own[m] = false; held[m] = 0; settling[m] = false;
               printf("MSC: t=%d machine %d crashes\n", now, m) }
      if
      :: skip                     /* its state directory: it knows the cluster */
@@ -252,7 +286,8 @@ end:
 #ifndef SEQUENCES      /* the sequence's numbers do not depend on time */
   :: atomic { now < TMAX -> now++ }
 #endif
-  :: atomic { spend_fault; select(m : 0 .. 1); cut[m] = !cut[m]; m = 0 }
+  :: atomic { spend_fault; select(m : 0 .. 1); cut[m] = !cut[m];
+              if :: !cut[m] -> connect_anew(m) :: else fi; m = 0 }
   /* a backup of ZooKeeper's data, at any moment */
   :: atomic { !backed_up -> backed_up = true;
        b_root = root; b_root_id = root_id; b_fence = fence; b_inuse = inuse; b_in_token = in_token;
@@ -263,28 +298,29 @@ end:
   :: atomic { spend_fault; lost_once = true;
        root = false; root_id = 0; fence = 0; inuse = false; in_token = 0; in_ts = 0;
        notuse = true; no_floor = 0; seq_next = 0; seq_frozen = false; era++;
-       checked[0] = false; checked[1] = false;
+       checked[0] = false; checked[1] = false; connect_anew(0); connect_anew(1);
        printf("MSC: t=%d ZooKeeper comes back empty\n", now) }
-  /* ZooKeeper back from the backup, and the runbook's command at once */
+  /* ZooKeeper back from the backup; the runbook's command owed */
   :: atomic { backed_up && spend_fault; lost_once = true;
        root = b_root; root_id = b_root_id; fence = b_fence; inuse = b_inuse; in_token = b_in_token;
        in_ts = b_in_ts; notuse = b_notuse; no_floor = b_no_floor; seq_next = b_seq_next;
        seq_frozen = b_seq_frozen; era++;
-       checked[0] = false; checked[1] = false;
-       printf("MSC: t=%d ZooKeeper comes back from the backup\n", now);
 #ifndef RESTORE_WITHOUT_COMMAND
-       /* snowflaked cluster fence: the root made if the copy has none (under a
-        * new ID: the daemons that knew the old one find it replaced), fenced;
-        * every sequence frozen */
+       command_owed = true;
+#endif
+       checked[0] = false; checked[1] = false; connect_anew(0); connect_anew(1);
+       printf("MSC: t=%d ZooKeeper comes back from the backup\n", now) }
+  /* snowflaked cluster fence: the root made if the copy has none (under a
+   * new ID: the daemons that knew the old one find it replaced), fenced;
+   * every sequence frozen */
+  :: atomic { command_owed -> command_owed = false; young[0] = false; young[1] = false;
        if
        :: !root -> root = true; root_id = ids; ids++
        :: else
        fi;
        fence_to(now + LEASE);
        if :: seq_next != 0 -> seq_frozen = true :: else fi;
-       printf("MSC: t=%d cluster fence: fenced until %d, the sequence frozen\n", now, fence)
-#endif
-     }
+       printf("MSC: t=%d cluster fence: fenced until %d, the sequence frozen\n", now, fence) }
   /* The operator, after a loss: seq raise above the application's data
    * (or seq create above it, for a tag ZooKeeper lost), once every daemon
    * that held a number of it has dropped it (its confirmation, or the

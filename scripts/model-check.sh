@@ -85,6 +85,8 @@ checks=(
   "lost-data-restore-without-command|violates 8|-DRESTORE_WITHOUT_COMMAND|lost_data.pml"
   "lost-data-no-freeze|violates 8|-DSEQUENCES -DNO_FREEZE|lost_data.pml"
   "lost-data-sequences-restore-without-command|violates 8|-DSEQUENCES -DRESTORE_WITHOUT_COMMAND|lost_data.pml"
+  "lost-data-no-grace|violates 8|-DNO_GRACE|lost_data.pml"
+  "lost-data-sequences-no-grace|violates 8|-DSEQUENCES -DNO_GRACE|lost_data.pml"
 )
 
 if [ -n "$only" ]; then

@@ -214,6 +214,23 @@ void read_timings(JsonSection& coord, CoordinatorSettings& c) {
                            "the wait for the next heartbeat",
                            c.heartbeat_interval.count(), c.lease_timeout.count()));
   }
+  // A heartbeat over a new connection extends no lease until the grace is
+  // over: a running lease must outlast a reconnection's grace and the
+  // heartbeat after it, or every ZooKeeper restart would stop the service.
+  // Unset, it is 2 s, or half what a lease leaves after a heartbeat if that
+  // is less (a config with short leases, written before the key, still
+  // starts).
+  const auto room = c.lease_timeout - c.heartbeat_interval;
+  c.restore_grace = ms("restore_grace_ms",
+                       std::clamp(room / 2, std::chrono::milliseconds(0), d.restore_grace), 0);
+  if (c.restore_grace >= room) {
+    coord.fail("restore_grace_ms",
+               fmt::format("must be less than lease_timeout_ms - heartbeat_interval_ms ({} >= {} "
+                           "- {}): a lease must outlast a reconnection's grace and the heartbeat "
+                           "after it",
+                           c.restore_grace.count(), c.lease_timeout.count(),
+                           c.heartbeat_interval.count()));
+  }
   if (c.lease_timeout + c.safety_margin > c.reclaim_after) {
     coord.fail(
         "reclaim_after_ms",

@@ -297,7 +297,8 @@ void Daemon::start_sequences() {
       .run = me.instance,
       .owner = me.describe(),
       .sizing = {q.segment_duration, q.max_step, static_cast<double>(q.refill_at_percent) / 100.0},
-      .history = coordinator_ ? &coordinator_->history() : nullptr};
+      .history = coordinator_ ? &coordinator_->history() : nullptr,
+      .restore_grace = config_.coordinator.restore_grace};
   // The coordinator holds the state directory's lock by now: the run named
   // there is over.
   if (auto previous = state::swap_sequence_run(commands::state_dir_of(config_), me.instance)) {

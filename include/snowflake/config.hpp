@@ -78,6 +78,14 @@ struct CoordinatorSettings {
   // intervals ahead (state/time_reservation.hpp).
   std::chrono::milliseconds persist_interval{100};
   static constexpr int kReserveIntervals = 10;
+  // What ZooKeeper grants over a connection younger than this (a worker ID
+  // claimed, a heartbeat's longer lease, a sequence range) is used only once
+  // the connection is this old and the cluster's fence, or the sequence's
+  // node, has been read again: a ZooKeeper restored from a backup is fenced
+  // (snowflaked cluster fence, or the daemons that lived through it) before
+  // anything taken from its old records goes out (docs/design.md, "A
+  // restore, and the grace"). 0: used at once.
+  std::chrono::milliseconds restore_grace{2'000};
 };
 
 struct HttpSettings {

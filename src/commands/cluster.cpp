@@ -36,6 +36,7 @@ namespace {
 struct ClusterOptions {
   std::string config_file;
   std::optional<std::chrono::milliseconds> timeout;
+  std::optional<std::chrono::milliseconds> wait;  // for ZooKeeper to answer
 };
 
 std::string who(std::string_view command) {
@@ -71,7 +72,7 @@ int exit_code_of(const coord::CoordError& e) { return e.fatal() ? kExitConflict 
 int cluster_create(const ClusterOptions& options) {
   const auto config = cluster_config(options, "create");
   if (!config) return kExitUsage;
-  const auto zk = connect_for_command(*config);
+  const auto zk = connect_for_command(*config, options.wait);
   if (!zk) return kExitFailure;
   const std::string& root = config->zookeeper.root;
   // This machine's daemon has been part of the cluster at this root: if
@@ -147,7 +148,7 @@ void report_sequences(coord::ZkSession& zk, const std::string& root,
 int cluster_fence(const ClusterOptions& options) {
   const auto config = cluster_config(options, "fence");
   if (!config) return kExitUsage;
-  const auto zk = connect_for_command(*config);
+  const auto zk = connect_for_command(*config, options.wait);
   if (!zk) return kExitFailure;
   const std::string& root = config->zookeeper.root;
   const auto length = coord::fence_length(config->coordinator);
@@ -188,9 +189,12 @@ Parsed cluster_command(const Options& options, const Arguments& args) {
   if (!options.count("config")) {
     return fmt::format("cluster {} needs --config FILE (ZooKeeper and root)", args[0]);
   }
-  ClusterOptions o{*config_path(options), std::nullopt};
+  ClusterOptions o{*config_path(options), std::nullopt, std::nullopt};
   if (options.count("timeout")) {
     o.timeout = std::chrono::milliseconds(options["timeout"].as<std::uint32_t>());
+  }
+  if (options.count("wait")) {
+    o.wait = std::chrono::milliseconds(options["wait"].as<std::uint32_t>());
   }
   if (args[0] == "create") return Action([o] { return cluster_create(o); });
   return Action([o] { return cluster_fence(o); });

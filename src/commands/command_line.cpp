@@ -38,6 +38,10 @@ po::options_description visible_options() {
        "floor, cluster fence: wait this long for every owner's confirmation (default: the "
        "lease + safety margin + 10 s); seq raise, seq import: for every holder's (default "
        "10000)")
+      ("wait", po::value<std::uint32_t>()->value_name("MS"),
+       "cluster create, cluster fence: keep trying to reach ZooKeeper this long (default: "
+       "zookeeper.connect_timeout_ms); cluster fence started before a restored ZooKeeper "
+       "lands the moment it answers")
       ("above-id", po::value<std::string>()->value_name("N"),
        "pool floor: no daemon of the cluster issues an ID <= N (the largest ID in your tables)")
       ("from-leaf", po::value<std::string>()->value_name("ROOT"),
@@ -87,10 +91,11 @@ std::string usage_text() {
   snowflaked pool floor --config FILE (--above-id N | --from-leaf ROOT) [--timeout MS]
                                                  no daemon of the cluster issues an ID
                                                  <= N once this exits 0 (a migration)
-  snowflaked cluster create --config FILE         vouch that the config's cluster is new: a
+  snowflaked cluster create --config FILE [--wait MS]
+                                                 vouch that the config's cluster is new: a
                                                  root made without a fence, or a daemon's
                                                  new-cluster fence lifted
-  snowflaked cluster fence --config FILE [--timeout MS]
+  snowflaked cluster fence --config FILE [--wait MS] [--timeout MS]
                                                  after ZooKeeper lost or restored data: no
                                                  ID until every earlier lease has run out,
                                                  every sequence frozen until seq raise

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 #include "../logging.hpp"
 #include "snowflake/clock.hpp"
@@ -67,15 +69,26 @@ std::string state_dir_of(const Config& c) {
   return "/var/lib/snowflaked";
 }
 
-std::unique_ptr<coord::ZkSession> connect_for_command(const Config& config) {
+std::unique_ptr<coord::ZkSession> connect_for_command(
+    const Config& config, std::optional<std::chrono::milliseconds> wait) {
   configure_logging("warn");
-  auto zk = coord::ZkSession::connect(zookeeper_settings(config));
-  if (!zk) {
-    fail(kExitFailure, fmt::format("cannot reach ZooKeeper at {}: {}", config.zookeeper.hosts,
-                                   zk.error().message()));
-    return nullptr;
+  using Clock = std::chrono::steady_clock;
+  auto settings = zookeeper_settings(config);
+  const auto deadline = Clock::now() + wait.value_or(settings.connect_timeout);
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    settings.connect_timeout = std::max(std::chrono::milliseconds(1), left);
+    auto zk = coord::ZkSession::connect(settings);
+    if (zk) return std::move(zk).value();
+    // A name that does not resolve yet fails at once: tried again shortly.
+    if (Clock::now() + std::chrono::milliseconds(200) >= deadline) {
+      fail(kExitFailure, fmt::format("cannot reach ZooKeeper at {}: {}", config.zookeeper.hosts,
+                                     zk.error().message()));
+      return nullptr;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  return std::move(zk).value();
 }
 
 }  // namespace snowflake::commands

@@ -52,6 +52,9 @@ std::string state_dir_of(const Config& config);
 // A session for an operator command (pool status, pool floor), with the
 // ZooKeeper client's chatter kept out of the report. On failure prints why
 // and returns nullptr (exit 1).
-std::unique_ptr<coord::ZkSession> connect_for_command(const Config& config);
+// `wait`: keep trying this long (ZooKeeper not up yet, its names not yet
+// resolvable), instead of zookeeper.connect_timeout_ms once.
+std::unique_ptr<coord::ZkSession> connect_for_command(
+    const Config& config, std::optional<std::chrono::milliseconds> wait = std::nullopt);
 
 }  // namespace snowflake::commands

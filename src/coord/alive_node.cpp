@@ -33,7 +33,7 @@ ZkOp AliveNodes::keep(ZkSession& zk, std::uint32_t id, const OwnerToken& owner,
 }
 
 Result<bool, CoordError> AliveNodes::recover(ZkSession& zk, std::uint32_t id, const ZkError& e,
-                                             std::int64_t& held_by) const {
+                                             const OwnerToken& owner, std::int64_t& held_by) const {
   if (e.path != path(id)) return false;
   if (e.code == ZkErrc::no_node) {  // removed by hand: make it again
     held_by = 0;
@@ -41,6 +41,17 @@ Result<bool, CoordError> AliveNodes::recover(ZkSession& zk, std::uint32_t id, co
   }
   if (e.code != ZkErrc::node_exists) return false;
   BOOST_OUTCOME_TRY(found, holder(zk, id));
+  if (found && found->session != zk.session_id() && found->owner == owner) {
+    // This run's, from a session it gave up on: a ZooKeeper restarted
+    // slower than the session timeout keeps it, while we opened another.
+    // Taken for another run's, it would look like a node ZooKeeper lost.
+    if (auto removed = zk.remove(path(id), -1);
+        !removed && removed.error().code != ZkErrc::no_node) {
+      return CoordError::from(removed.error());
+    }
+    held_by = 0;
+    return true;
+  }
   if (found && found->session != zk.session_id()) {
     return CoordError{CoordErrc::lost,
                       fmt::format("{} is held by {}", path(id), found->describe())};

@@ -416,6 +416,13 @@ bool Coordinator::lease_runs() const {
          clock_.monotonic() < last_confirmed_sent_ + options_.settings.lease_timeout;
 }
 
+std::chrono::steady_clock::time_point Coordinator::grace_ends() const {
+  if (!zk_) return {};
+  return zk_->connected_since() + options_.settings.restore_grace;
+}
+
+bool Coordinator::in_grace() const { return clock_.monotonic() < grace_ends(); }
+
 bool Coordinator::history_follows(std::int64_t before, std::int64_t zxid, std::string_view what) {
   if (ClusterHistory::follows(before, zxid)) {
     history_->saw(zxid);
@@ -561,9 +568,11 @@ Coordinator::Step Coordinator::acquire() {
     return Step::retry;
   }
   // A claim recovered after a lost answer carries an old ZooKeeper time: the
-  // clock check waits for a fresh write, the first heartbeat, now.
+  // clock check waits for a fresh write, the first heartbeat, now. A claim
+  // in the grace has no lease yet: the heartbeat at its end grants it.
   next_heartbeat_ =
       owned.fresh_mtime_ms ? owned.sent + options_.settings.heartbeat_interval : clock_.monotonic();
+  if (in_grace()) next_heartbeat_ = grace_ends();
   return Step::ok;
 }
 
@@ -594,11 +603,23 @@ bool Coordinator::install(const Ownership& owned) {
   owned_floor_ = owned.floor;
   generator_ = &slot_.install(std::move(generator));
   last_confirmed_sent_ = owned.sent;
-  lease_.extend_until(owned.sent + options_.settings.lease_timeout);
+  // Claimed over a connection younger than the grace: it may come from a
+  // restored ZooKeeper's old records, whose fence (cluster fence, or a daemon
+  // that lived through it) is not written yet. No lease (503 not_ready) until
+  // the heartbeat at the grace's end, which reads the fence again first.
+  const bool held_for_grace = in_grace();
+  if (!held_for_grace) lease_.extend_until(owned.sent + options_.settings.lease_timeout);
   gauges_.last_heartbeat_ns.store(owned.sent.time_since_epoch().count(), std::memory_order_relaxed);
   gauges_.worker_acquisitions.fetch_add(1, std::memory_order_relaxed);
   spdlog::info("worker ID {} acquired ({}, {}); floor {}", owned.worker_id, options_.strategy,
                owned.node, owned.floor > 0 ? format_iso8601_ms(owned.floor) : std::string("none"));
+  if (held_for_grace) {
+    spdlog::info(
+        "worker ID {} issues in {} ms: claimed over a ZooKeeper connection younger than "
+        "coordinator.restore_grace_ms, it waits for the cluster's fence to be read again",
+        owned.worker_id,
+        std::chrono::ceil<milliseconds>(grace_ends() - clock_.monotonic()).count());
+  }
   return true;
 }
 
@@ -641,6 +662,14 @@ Coordinator::Step Coordinator::renew() {
   gauges_.heartbeats.fetch_add(1, std::memory_order_relaxed);
   gauges_.last_heartbeat_ns.store(sent.time_since_epoch().count(), std::memory_order_relaxed);
   last_confirmed_sent_ = sent;
+  // Answered over a connection younger than the grace: the lease running
+  // (granted before) is kept, none is added; the heartbeat at the grace's end,
+  // after reading the fence again, extends it (docs/design.md, "A restore,
+  // and the grace").
+  if (in_grace()) {
+    next_heartbeat_ = grace_ends();
+    return Step::ok;
+  }
   lease_.extend_until(sent + options_.settings.lease_timeout);
   next_heartbeat_ = sent + options_.settings.heartbeat_interval;
   saw_zookeeper_time(sent, written.value().mtime_ms);

@@ -347,7 +347,8 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
       return outcome::success();
     }
     const ZkError& e = written.error();
-    BOOST_OUTCOME_TRY(about_alive, alive_.recover(zk, claim.worker_id, e, claim.alive_session));
+    BOOST_OUTCOME_TRY(
+        about_alive, alive_.recover(zk, claim.worker_id, e, claim.data.owner, claim.alive_session));
     if (about_alive) continue;
     if (e.path == inuse_ && e.code == ZkErrc::bad_version)
       continue;  // a move elsewhere: read again

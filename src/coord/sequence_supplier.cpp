@@ -334,6 +334,7 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   entry.gauges.left.store(left, std::memory_order_relaxed);
   entry.gauges.rate.store(rate, std::memory_order_relaxed);
 
+  if (state.settling && !settle(entry, state)) return;
   // Nothing is taken for a tag nobody asked this daemon for, or frozen.
   if (state.last_size == 0 && !entry.wanted.load(std::memory_order_acquire)) return;
   if (entry.frozen.load(std::memory_order_acquire)) return;
@@ -369,19 +370,55 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
                  range.end);
     return;
   }
-  if (!entry.buffer.add({range.start, range.end})) return;  // closed: stopping
   state.last_size = range.end - range.start;
   entry.gauges.fetches.fetch_add(1, std::memory_order_relaxed);
   entry.gauges.step.store(state.last_size, std::memory_order_relaxed);
+  if (zk_->connected_since() + options_.restore_grace > std::chrono::steady_clock::now()) {
+    // Over a connection still in its grace: it may come from a restored
+    // counter whose freeze (cluster fence, or a daemon that lived through
+    // it) is not written yet. Handed out once the grace is over and the node
+    // is read again (docs/design.md, "A restore, and the grace").
+    state.settling = SequenceRange{range.start, range.end};
+    spdlog::info(
+        "sequences: \"{}\" took [{}, {}) over a new ZooKeeper connection: handed out "
+        "once coordinator.restore_grace_ms is over and the sequence is read again",
+        entry.tag, range.start, range.end);
+    return;
+  }
+  if (!entry.buffer.add({range.start, range.end})) return;  // closed: stopping
   entry.gauges.left.store(left + state.last_size, std::memory_order_relaxed);
   spdlog::debug("sequences: \"{}\" took [{}, {}) at {:.0f}/s", entry.tag, range.start, range.end,
                 rate);
 }
 
+bool SequenceSupplier::settle(SequenceEntry& entry, TagState& state) {
+  if (!zk_ || !zk_->connected() ||
+      zk_->connected_since() + options_.restore_grace > std::chrono::steady_clock::now()) {
+    return false;
+  }
+  if (!check_floor(entry, state)) return false;  // read again on the next pass
+  const SequenceRange range = *state.settling;
+  state.settling.reset();
+  if (entry.frozen.load(std::memory_order_acquire)) {
+    spdlog::warn("sequences: \"{}\": [{}, {}) is not used: frozen while it waited (a gap)",
+                 entry.tag, range.start, range.end);
+    return true;
+  }
+  if (!entry.buffer.add(range)) return false;  // closed: stopping
+  entry.gauges.left.fetch_add(range.size(), std::memory_order_relaxed);
+  spdlog::debug("sequences: \"{}\": [{}, {}) handed out from now", entry.tag, range.start,
+                range.end);
+  return true;
+}
+
 void SequenceSupplier::give_back_all() {
   for (SequenceEntry* entry : registry_.entries()) {
     entry->buffer.close();
-    const auto first_unused = entry->buffer.state().first_unused;
+    // A range still in its grace is the last one taken: given back with the
+    // buffer's rest, or alone.
+    const auto& settling = tags_[entry->tag].settling;
+    auto first_unused = entry->buffer.state().first_unused;
+    if (!first_unused && settling) first_unused = settling->start;
     if (!first_unused) continue;
     if (!zk_ || zk_->gone() || !zk_->connected()) {
       spdlog::info("sequences: \"{}\": [{}, ...) not given back (ZooKeeper away): a gap",

@@ -158,7 +158,8 @@ Result<void, CoordError> SequentialWorker::heartbeat(ZkSession& zk, SequentialCl
       return outcome::success();
     }
     const ZkError& e = written.error();
-    BOOST_OUTCOME_TRY(about_alive, alive_.recover(zk, claim.worker_id, e, claim.alive_session));
+    BOOST_OUTCOME_TRY(about_alive, alive_.recover(zk, claim.worker_id, e, *claim.data.owner,
+                                                  claim.alive_session));
     if (about_alive) continue;
     if (e.path == claim.path && e.code == ZkErrc::no_node) {
       // Nothing deletes a forever node: ZooKeeper lost it (or an operator did).

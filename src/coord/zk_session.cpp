@@ -144,6 +144,9 @@ void ZkSession::on_event(zhandle_t*, int type, int state, const char* path, void
     const int before = self->state_.exchange(state);
     if (state == ZOO_CONNECTED_STATE) {
       self->disconnected_since_ns_.store(0, std::memory_order_relaxed);
+      if (before != ZOO_CONNECTED_STATE) {
+        self->connected_since_ns_.store(steady_now_ns(), std::memory_order_release);
+      }
       up = self->on_connected_;
     } else if (before == ZOO_CONNECTED_STATE) {
       self->disconnected_since_ns_.store(steady_now_ns(), std::memory_order_relaxed);
@@ -234,6 +237,11 @@ std::chrono::milliseconds ZkSession::disconnected_for() const noexcept {
   if (since == 0) return std::chrono::milliseconds(0);
   return std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::nanoseconds(steady_now_ns() - since));
+}
+
+std::chrono::steady_clock::time_point ZkSession::connected_since() const noexcept {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::nanoseconds(connected_since_ns_.load(std::memory_order_acquire)));
 }
 
 bool ZkSession::connected() const noexcept { return state_.load() == ZOO_CONNECTED_STATE; }

@@ -247,21 +247,19 @@ class Nemesis {
   // ZooKeeper loses its data, every server at once; the runbook (on a
   // thread of its own) does the rest, and the fault ends with it.
   void start_history_loss(Applied& a, std::size_t i) {
+    const auto start_runbook = [&] {
+      a.runbook = runbook_.start(
+          a.plan.kind, a.start_us,
+          std::chrono::steady_clock::now() + std::chrono::milliseconds(a.plan.duration_ms), i);
+    };
     if (a.plan.kind == "zk_wipe") {
       cluster_.zk_wipe();
-    } else {
-      // The runbook: no daemon reaches the restored ensemble before
-      // `cluster fence` has run (the runbook lets them through then).
-      cluster_.hold_off_zookeeper(true);
-      if (!cluster_.zk_restore()) {
-        cluster_.hold_off_zookeeper(false);
-        a.note = ": no backup to restore";
-        return;
-      }
+      start_runbook();
+    } else if (!cluster_.zk_restore(start_runbook)) {
+      // The runbook starts `cluster fence --wait` before ZooKeeper is back,
+      // as docs/operations.md says; the daemons reconnect beside it.
+      a.note = ": no backup to restore";
     }
-    a.runbook = runbook_.start(
-        a.plan.kind, a.start_us,
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(a.plan.duration_ms), i);
   }
 
   // At its planned end, the fault waits for its runbook.

@@ -136,7 +136,10 @@ void ChaosCluster::write_config_file(const std::filesystem::path& path, const st
         {"safety_margin_ms", 500},
         {"max_skew_ms", 2000},
         {"max_boot_wait_ms", 2000},
-        {"persist_interval_ms", 100}}},
+        {"persist_interval_ms", 100},
+        // The most these leases allow (below lease - heartbeat): the
+        // restore runbook's command lands within it on a busy machine.
+        {"restore_grace_ms", 1000}}},
       {"zookeeper",
        {{"hosts", hosts},
         {"root", "/snowflake/chaos"},
@@ -301,17 +304,13 @@ std::int64_t ChaosCluster::max_clock_offset_ms(int d, std::int64_t from_us,
 }
 
 void ChaosCluster::stall(int d, bool on) {
-  // Counted: a net_stall and a hold-off (below) may overlap on a daemon.
+  // Counted: net_stalls may overlap on a daemon.
   std::lock_guard lock(stall_mutex_);
   Slot& s = *slots_[idx(d)];
   const int before = s.stalls;
   s.stalls = std::max(0, s.stalls + (on ? 1 : -1));
   if ((before == 0) == (s.stalls == 0)) return;
   for (auto& p : s.proxies) on ? p->stall() : p->heal();
-}
-
-void ChaosCluster::hold_off_zookeeper(bool on) {
-  for (int d = 0; d < daemons(); ++d) stall(d, on);
 }
 
 void ChaosCluster::delay(int d, std::chrono::milliseconds each_chunk) {
@@ -458,9 +457,9 @@ void ChaosCluster::zk_wipe() { zk_ ? zk_->wipe() : ensemble_->wipe(); }
 
 void ChaosCluster::zk_back_up() { zk_backup_ = zk_ ? zk_->back_up() : ensemble_->back_up(); }
 
-bool ChaosCluster::zk_restore() {
+bool ChaosCluster::zk_restore(const std::function<void()>& while_down) {
   if (!zk_backup_) return false;
-  zk_ ? zk_->restore(*zk_backup_) : ensemble_->restore(*zk_backup_);
+  zk_ ? zk_->restore(*zk_backup_, while_down) : ensemble_->restore(*zk_backup_, while_down);
   return true;
 }
 

@@ -78,10 +78,6 @@ class ChaosCluster {
 
   // Faults. Each returns a word on what it did ("" if nothing could be done).
   void stall(int d, bool on);
-  // Every daemon's connections to ZooKeeper stalled (or no longer): the
-  // restore runbook keeps the daemons off the restored ensemble until
-  // `cluster fence` has run. Counted with stall().
-  void hold_off_zookeeper(bool on);
   void delay(int d, std::chrono::milliseconds each_chunk);
   void reset_connections(int d);
   // The next reply to a multi (heartbeats and claims), or with `set_data` to
@@ -102,7 +98,9 @@ class ChaosCluster {
   // from the last backup (taken with the servers stopped for a moment).
   void zk_wipe();
   void zk_back_up();
-  bool zk_restore();  // false if there is no backup
+  // False if there is no backup; `while_down` runs with ZooKeeper stopped,
+  // its data replaced, before it starts again.
+  bool zk_restore(const std::function<void()>& while_down);
   // Whether daemon `d` runs, neither stopped nor frozen on purpose.
   bool is_up(int d) const;
   // `snowflaked ARGS --config <admin>` to its end (30 s at most): its exit

@@ -224,7 +224,8 @@ std::string PlannedFault::describe() const {
   if (kind == "zk_wipe" || kind == "zk_restore") {
     return fmt::format(
         "{}: ZooKeeper back {}, the sequences raised past the load's numbers {} ms later", kind,
-        kind == "zk_wipe" ? "empty" : "from the last zk_backup, `cluster fence` run at once",
+        kind == "zk_wipe" ? "empty"
+                          : "from the last zk_backup, `cluster fence --wait` started before",
         duration_ms);
   }
   std::string what = fmt::format(

@@ -55,10 +55,12 @@ RunbookOutcome LostDataRunbook::run(const std::string& kind, std::int64_t loss_u
                                     std::size_t index) {
   RunbookOutcome out;
   if (kind == "zk_restore") {
-    const int code = cluster_.run_admin({"cluster", "fence", "--timeout", "2000"},
-                                        fmt::format("cluster-fence-{}", index));
-    out.note = fmt::format(": cluster fence exited {}, then the daemons let through", code);
-    cluster_.hold_off_zookeeper(false);
+    // Started while ZooKeeper is down: it lands the moment ZooKeeper
+    // answers, inside the grace of the daemons' new connections.
+    const int code =
+        cluster_.run_admin({"cluster", "fence", "--wait", "20000", "--timeout", "2000"},
+                           fmt::format("cluster-fence-{}", index));
+    out.note = fmt::format(": cluster fence (started before ZooKeeper was back) exited {}", code);
   }
   std::this_thread::sleep_until(planned_end);  // the plan's time for the daemons to notice
   out.note += await_noticed(loss_us, runs_at_loss);

@@ -3,10 +3,10 @@
 // done by the nemesis after a zk_wipe or a zk_restore as an operator would,
 // on a thread of its own (its commands wait for daemons; the nemesis goes
 // on meanwhile, so that a daemon it stopped is started again in time):
-//   - after a restore, `snowflaked cluster fence` at once, the daemons
-//     held off the restored ensemble until it has run (the runbook: a
-//     daemon that reaches it first and saw nothing newer than the backup
-//     could take from the restored records; docs/design.md's window);
+//   - for a restore, `snowflaked cluster fence --wait` started while
+//     ZooKeeper is down, landing as it answers; the daemons reconnect
+//     beside it, and their grace (coordinator.restore_grace_ms) keeps what
+//     they take from the restored records until they have read its fence;
 //   - at the fault's planned end, once every daemon that ran through the
 //     loss has noticed it (its /status counts the loss, or shows the fence
 //     written since) or is a run started since (it holds nothing from

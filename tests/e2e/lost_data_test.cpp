@@ -9,6 +9,9 @@
 //     daemons, then `seq raise` from the application's data;
 //   - the same without the command: the daemons that lived through it
 //     notice on their own and fence the cluster;
+//   - the command landing a moment after a daemon paused since before the
+//     backup and a fresh one took ranges from the restored counter: their
+//     grace keeps those from going out;
 //   - a daemon restarted from its state directory on an empty ZooKeeper
 //     makes the cluster again fenced, and `cluster create` refuses it;
 //   - a root made by a daemon alone is fenced until `cluster create`.
@@ -19,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <csignal>
 #include <memory>
 #include <set>
 
@@ -331,6 +335,91 @@ TEST_CASE(
   CHECK(listed.status.code == 0);
 }
 
+// The end of a daemon's log, for a failure's message.
+std::string log_tail(const Daemon& d) {
+  const std::string log = d.process().stderr_text();
+  return log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
+}
+
+// The sequence's `next` as ZooKeeper holds it now.
+std::int64_t next_of(const ZooKeeperServer& zk, const std::string& tag) {
+  auto s = connect(zk);
+  return json::parse(s->get(kE2eRoot + "/sequences/" + tag).value().data)["next"]
+      .get<std::int64_t>();
+}
+
+TEST_CASE(
+    "back from a backup as cluster fence runs: the grace keeps the restored counter's numbers "
+    "from going out, from a daemon that saw nothing newer and from a fresh one",
+    "[lost_data]") {
+  // b is paused before the backup, so ZooKeeper's restored history is all it
+  // has seen: its session is taken back, nothing shows it a restore. a
+  // hands out numbers past the backup and is paused too (it cannot notice).
+  // After the restore b comes back and a fresh daemon c starts, asked for
+  // numbers at once; they take ranges from the restored counter,
+  // and the runbook's command lands a moment later, inside their grace
+  // (coordinator.restore_grace_ms, 2 s here): they must read the freeze
+  // before they hand out any of it. (With restore_grace_ms 0 both hand out
+  // from the restored counter, which a had taken past.)
+  ZooKeeperServer zk;
+  TempDir sa, sb, sc;
+  set_up_cluster(zk);
+  Daemon a(lost_data_config(zk, sa).dump());
+  Daemon b(lost_data_config(zk, sb).dump());
+  wait_ready(a);
+  wait_ready(b);
+  std::vector<std::unique_ptr<Loaded>> loads;
+  loads.push_back(std::make_unique<Loaded>(b));
+  REQUIRE(eventually([&] { return loads[0]->numbers.issued() > 20; }));
+  b.process().send_signal(SIGSTOP);
+  const auto backup = zk.back_up();
+  const std::int64_t restored_next = next_of(zk, "invoice");
+  loads.push_back(std::make_unique<Loaded>(a));
+  {
+    INFO(log_tail(a));
+    REQUIRE(eventually([&] { return next_of(zk, "invoice") > restored_next + 50; }));
+  }
+  a.process().send_signal(SIGSTOP);
+
+  zk.restore(backup);
+  REQUIRE(next_of(zk, "invoice") == restored_next);
+  b.process().send_signal(SIGCONT);
+  Daemon c(lost_data_config(zk, sc).dump(), "127.0.0.1:0", {}, Genesis::as_found);
+  loads.push_back(std::make_unique<Loaded>(c));
+  // A range from the restored counter, then at once the runbook's command.
+  REQUIRE(eventually([&] { return next_of(zk, "invoice") > restored_next; }, 30s));
+  const auto fenced = cli(b, {"cluster", "fence", "--timeout", "30000"});
+  INFO(fenced.out << fenced.err);
+  REQUIRE(fenced.status.code == 0);
+  a.process().send_signal(SIGCONT);
+  // a and b come back to issuing IDs above the fence (c has no worker ID
+  // left in a pool of two); the sequence stays frozen.
+  {
+    INFO(log_tail(a) << "\n" << log_tail(b));
+    REQUIRE(eventually([&] { return ready(a).has_value() && ready(b).has_value(); }, 60s));
+  }
+  const auto resumed = loads[0]->ids.issued() + loads[1]->ids.issued();
+  REQUIRE(
+      eventually([&] { return loads[0]->ids.issued() + loads[1]->ids.issued() > resumed + 100; }));
+  for (auto* x : {&a, &b, &c}) {
+    CHECK(error_of(http_get(x->port(), "/seq/invoice")) == "sequence_frozen");
+  }
+  for (auto& l : loads) l->stop();
+
+  const auto ids = all_of(loads, true);
+  const auto numbers = all_of(loads, false);
+  INFO(ids.size() << " IDs and " << numbers.size() << " sequence numbers");
+  CHECK(duplicates(ids) == 0);
+  CHECK(duplicates(numbers) == 0);
+  // Nothing from the restored counter went out, from b or from c.
+  for (const std::size_t i : {std::size_t{0}, std::size_t{2}}) {
+    const auto& got = loads[i]->numbers.ids();
+    CHECK(std::none_of(got.begin(), got.end(), [&](std::uint64_t n) {
+      return n >= static_cast<std::uint64_t>(restored_next);
+    }));
+  }
+}
+
 TEST_CASE(
     "a daemon restarted on a wiped ZooKeeper makes its cluster again, same ID, fenced, and "
     "cluster create refuses it",
@@ -394,4 +483,30 @@ TEST_CASE("a root made by a daemon alone is fenced for a lease, and cluster crea
   wait_ready(a, 10s);
   CHECK(fence_of(a).is_null());
   CHECK(cli(a, {"cluster", "create"}).status.code == 0);  // again: nothing to do
+}
+
+TEST_CASE("cluster create --wait started before ZooKeeper: it acts the moment ZooKeeper answers",
+          "[lost_data]") {
+  // The compose file's one-shot starts before the ensemble answers, and the
+  // restore runbook starts `cluster fence --wait` before ZooKeeper is back.
+  ZooKeeperServer zk;
+  TempDir sa;
+  const auto config = write_daemon_config(sa, lost_data_config(zk, sa).dump());
+  zk.stop();
+  {
+    // Without --wait: zookeeper.connect_timeout_ms (2 s here), then exit 1.
+    const auto refused = cli(config, {"cluster", "create"});
+    CHECK(refused.status.code == 1);
+    CHECK_THAT(refused.err, Catch::Contains("cannot reach ZooKeeper"));
+  }
+  ChildProcess waiting(
+      {snowflaked_binary(), "cluster", "create", "--wait", "30000", "--config", config.string()});
+  // Still trying after the connect timeout it would otherwise give up at.
+  CHECK_FALSE(waiting.wait_for_exit(3s));
+  zk.start();
+  const auto status = waiting.wait_for_exit(30s);
+  REQUIRE(status);
+  CHECK(status->code == 0);
+  CHECK_THAT(waiting.stdout_text(), Catch::Contains("created the cluster"));
+  CHECK(connect(zk)->exists(kE2eRoot).value());
 }

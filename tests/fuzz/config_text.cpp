@@ -71,6 +71,10 @@ void check_rules(const Config& c, std::string_view text) {
   FUZZ_CHECK(k.heartbeat_interval < k.lease_timeout, text);
   FUZZ_CHECK(k.lease_timeout + k.safety_margin <= k.reclaim_after, text);
   FUZZ_CHECK(k.persist_interval <= milliseconds(1'000), text);
+  // A reconnection's grace leaves a running lease room for a heartbeat.
+  FUZZ_CHECK(k.restore_grace >= milliseconds(0) &&
+                 k.restore_grace + k.heartbeat_interval < k.lease_timeout,
+             text);
   FUZZ_CHECK(state::kReserveIntervals * k.persist_interval <= k.max_boot_wait, text);
   FUZZ_CHECK(k.max_skew >= milliseconds(1) && k.safety_margin >= milliseconds(0), text);
 

@@ -249,6 +249,25 @@ def images(live):
         export_deb(cluster, live.deb_dir)
 
 
+def exit_code(cluster, container, timeout):
+    """The exit code (text) of a one-shot container, once it has ended."""
+    seen = []  # the states it went through, for the failure's message
+
+    def ended():
+        st = cluster.podman("inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}",
+                            container).stdout.split()
+        if not seen or seen[-1] != st:
+            seen.append(st)
+        # podman 4.3 says "stopped" for a container with a health check
+        # that exited on its own, "exited" otherwise.
+        return st[1] if st and st[0] in ("exited", "stopped") else None
+
+    try:
+        return poll(f"{container} ended", ended, timeout)
+    except Failure as e:
+        raise Failure(f"{e}; its states: {seen}") from e
+
+
 def compose_up(live):
     cluster = live.cluster
     started = time.monotonic()
@@ -269,12 +288,15 @@ def compose_up(live):
           f"containers: {running}")
     # The first start vouched for the new cluster, and ended.
     once = cluster.container(ONCE)
-    state = poll(f"{ONCE} exited", lambda: (lambda st: st if st.startswith("exited") else None)(
-        cluster.podman("inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", once).stdout), 180)
+    try:
+        code = exit_code(cluster, once, 180)
+    except Failure as e:
+        said = cluster.podman("logs", once, check=False)
+        raise Failure(f"{e}; its log ends: {(said.stdout + said.stderr)[-3000:]}") from e
     said = cluster.podman("logs", once, check=False)
-    check(state.split()[1] == "0" and ("created the cluster" in said.stdout
-                                       or "its fence is lifted" in said.stdout),
-          f"{ONCE}: {state}: {said.stdout}{said.stderr}")
+    check(code == "0" and ("created the cluster" in said.stdout
+                           or "its fence is lifted" in said.stdout),
+          f"{ONCE}: exit {code}: {said.stdout}{said.stderr}")
 
 
 def replicas_ready(live):
@@ -453,9 +475,7 @@ def kube_play(live):
     job_container = [c for c in sorted(everything()["containers"] - before["containers"])
                      if c.startswith(job_name) and not c.endswith("-infra")]
     check(len(job_container) == 1, f"the Job's containers: {job_container}")
-    code = poll("the Job's cluster create exited", lambda: (lambda st: st.split()[1] if st.startswith("exited") else None)(
-        cluster.podman("inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}",
-                       job_container[0]).stdout), 120)
+    code = exit_code(cluster, job_container[0], 120)
     job_log = cluster.podman("logs", job_container[0], check=False)
     check(code == "0", f"the Job's cluster create exited {code}: {job_log.stdout}{job_log.stderr}")
     check("exists" in job_log.stdout or "created" in job_log.stdout,

@@ -152,12 +152,14 @@ std::filesystem::path ZooKeeperEnsemble::back_up() {
   return backup;
 }
 
-void ZooKeeperEnsemble::restore(const std::filesystem::path& backup) {
+void ZooKeeperEnsemble::restore(const std::filesystem::path& backup,
+                                const std::function<void()>& while_down) {
   kill_all();
   for (std::size_t i = 0; i < members_.size(); ++i) {
     empty_directory(data_dir(static_cast<int>(i)));
     copy_directory(backup / std::to_string(i), data_dir(static_cast<int>(i)));
   }
+  if (while_down) while_down();
   start_all();
 }
 
@@ -263,10 +265,12 @@ std::filesystem::path ZooKeeperServer::back_up() {
   return backup;
 }
 
-void ZooKeeperServer::restore(const std::filesystem::path& backup) {
+void ZooKeeperServer::restore(const std::filesystem::path& backup,
+                              const std::function<void()>& while_down) {
   stop();
   empty_directory(data_dir());
   copy_directory(backup, data_dir());
+  if (while_down) while_down();
   start();
 }
 

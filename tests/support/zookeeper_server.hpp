@@ -42,8 +42,9 @@ class ZooKeeperServer {
   // copy and started again), kept until the server goes.
   std::filesystem::path back_up();
   // The server killed, its data replaced by a backup, started again: a
-  // restore of last night's copy.
-  void restore(const std::filesystem::path& backup);
+  // restore of last night's copy. `while_down` runs before the start (the
+  // runbook's command, started before ZooKeeper is back).
+  void restore(const std::filesystem::path& backup, const std::function<void()>& while_down = {});
 
  private:
   std::filesystem::path data_dir() const { return dir_.path() / "data"; }
@@ -75,7 +76,7 @@ class ZooKeeperEnsemble {
   // data emptied (its myid kept) or replaced by a backup, all started again.
   void wipe();
   std::filesystem::path back_up();
-  void restore(const std::filesystem::path& backup);
+  void restore(const std::filesystem::path& backup, const std::function<void()>& while_down = {});
   void pause(int index);
   void resume(int index);
 

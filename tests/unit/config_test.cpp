@@ -29,6 +29,7 @@ TEST_CASE("an empty config gives every default", "[config]") {
   CHECK(c.generator.random_sequence_bound == 64);
   CHECK(c.coordinator.type == CoordinatorType::static_id);
   CHECK(c.coordinator.static_worker_id == 0);
+  CHECK(c.coordinator.restore_grace == std::chrono::milliseconds(2000));
   CHECK(c.http.listen == "127.0.0.1:8080");
   CHECK(c.http.io_threads == 0);
   CHECK(c.http.max_batch == 10000);
@@ -140,6 +141,10 @@ TEST_CASE("every config error names its key", "[config]") {
       {R"({"coordinator": {"heartbeat_interval_ms": 1000, "lease_timeout_ms": 3000,
            "reclaim_after_ms": 3500, "safety_margin_ms": 1000}})",
        "coordinator.reclaim_after_ms", "3000 + 1000 > 3500"},
+      // A running lease must outlast a reconnection's grace and a heartbeat.
+      {R"({"coordinator": {"heartbeat_interval_ms": 1000, "lease_timeout_ms": 3000,
+           "reclaim_after_ms": 5000, "restore_grace_ms": 2000}})",
+       "coordinator.restore_grace_ms", "(2000 >= 3000 - 1000)"},
       {R"({"coordinator": {"type": "zk"}})", "coordinator.type", "static"},
       {R"({"coordinator": {"advertise": "no-port"}})", "coordinator.advertise", "host:port"},
       {R"({"coordinator": {"persist_interval_ms": 60000}})", "coordinator.persist_interval_ms",
@@ -289,6 +294,8 @@ TEST_CASE("coordinator and zookeeper settings: defaults and reading", "[config]"
   CHECK(c.coordinator.advertise == "10.0.0.1:80");
   CHECK(c.coordinator.reclaim_after == std::chrono::milliseconds(5000));
   CHECK(c.coordinator.persist_interval == std::chrono::milliseconds(20));
+  // Unset: half of what the lease leaves after a heartbeat, below 2 s.
+  CHECK(c.coordinator.restore_grace == std::chrono::milliseconds(1000));
   CHECK(c.zookeeper.root == "/snowflake/orders");
   CHECK(c.zookeeper.hosts == "a:1,b:2");
   CHECK(c.zookeeper.connect_timeout == std::chrono::milliseconds(400));

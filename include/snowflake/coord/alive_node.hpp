@@ -43,9 +43,11 @@ class AliveNodes {
   ZkOp keep(ZkSession& zk, std::uint32_t id, const OwnerToken& owner, std::int64_t held_by) const;
   // A heartbeat's multi failed with `e`. If that was about alive/<id>,
   // corrects `held_by` and answers true (try again), or lost if another
-  // session holds it; false if `e` is about something else.
+  // run's session holds it; false if `e` is about something else. One of
+  // `owner`'s own earlier sessions (given up on while ZooKeeper restarted,
+  // and kept by it) is removed: nothing writes through it any more.
   Result<bool, CoordError> recover(ZkSession& zk, std::uint32_t id, const ZkError& e,
-                                   std::int64_t& held_by) const;
+                                   const OwnerToken& owner, std::int64_t& held_by) const;
   // Removes alive/<id> if this session holds it (a worker ID we lost: let
   // whoever has it now hold it). Best effort: it goes with the session anyway.
   void let_go(ZkSession& zk, std::uint32_t id) const;

@@ -112,6 +112,11 @@ class Coordinator {
   std::optional<std::int64_t> fence_out_of_reach() const;
   // Our lease, counted from our last write ZooKeeper confirmed, still runs.
   bool lease_runs() const;
+  // When the session's connection is coordinator.restore_grace_ms old:
+  // before then, a claim or a heartbeat answered over it extends no lease
+  // (docs/design.md, "A restore, and the grace").
+  std::chrono::steady_clock::time_point grace_ends() const;
+  bool in_grace() const;
   // A write of ours sent when the highest zxid seen was `before` answered
   // with `zxid`: false (and the loss acted on) if ZooKeeper's history is
   // behind what we saw.

@@ -72,6 +72,11 @@ struct SequenceSupplierOptions {
   // What the daemon knows of its cluster's history (the coordinator's), if
   // it has a coordinator: losses are reported to it and read from it.
   ClusterHistory* history = nullptr;
+  // A range taken over a ZooKeeper connection younger than this is handed
+  // out only once the connection is this old and the tag's node has been
+  // read again (coordinator.restore_grace_ms: a restored ZooKeeper's
+  // sequences are frozen before a range from its old counter goes out).
+  std::chrono::milliseconds restore_grace{0};
 };
 
 class SequenceSupplier {
@@ -96,6 +101,8 @@ class SequenceSupplier {
     RateMeter meter;
     std::int64_t last_size = 0;        // the last range taken; 0: none yet
     std::int64_t dropped_through = 0;  // the highest floor the buffer dropped through
+    // Taken over a connection still in its grace: not in the buffer yet.
+    std::optional<SequenceRange> settling;
   };
 
   void run();
@@ -115,6 +122,10 @@ class SequenceSupplier {
   // loss reported) if its zxid is not above `before`.
   bool history_follows(std::int64_t before, std::string_view what);
   void list_tags();
+  // A range taken in the grace, once the grace is over: the node read again,
+  // then into the buffer, or dropped (a gap) if the tag is frozen now.
+  // False: still waiting (or the node could not be read).
+  bool settle(SequenceEntry& entry, TagState& state);
   void forget_previous_run();
   // Reads the tag's node again (and watches it): a floor above what the
   // buffer dropped through is dropped through now. False: not read.

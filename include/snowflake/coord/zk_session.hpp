@@ -147,6 +147,11 @@ class ZkSession {
   bool connected() const noexcept;
   // How long the session has been trying to reconnect; 0 while connected.
   std::chrono::milliseconds disconnected_for() const noexcept;
+  // When the connection now up (or the last one) was made, on the steady
+  // clock: every answer since came over it. A restore or a wipe restarts
+  // every ZooKeeper server, so whatever a daemon is granted from restored
+  // records comes over a connection made after it (coordinator.restore_grace_ms).
+  std::chrono::steady_clock::time_point connected_since() const noexcept;
 
   // Returns the path created (with the sequence suffix, if any).
   Result<std::string, ZkError> create(const std::string& path, std::string_view data,
@@ -222,6 +227,7 @@ class ZkSession {
   std::atomic<int> state_{0};  // the C client's last session state
   // Since when it has been trying to reconnect (steady clock, ns); 0: connected.
   std::atomic<std::int64_t> disconnected_since_ns_{0};
+  std::atomic<std::int64_t> connected_since_ns_{0};
   std::atomic<std::int64_t> timeout_ms_{0};  // negotiated, once connected
   std::atomic<std::int64_t> highest_zxid_{0};
   std::mutex mutex_;
