@@ -74,13 +74,19 @@ std::unique_ptr<coord::ZkSession> connect_for_command(
   configure_logging("warn");
   using Clock = std::chrono::steady_clock;
   auto settings = zookeeper_settings(config);
-  const auto deadline = Clock::now() + wait.value_or(settings.connect_timeout);
+  const auto each = settings.connect_timeout;
+  const auto deadline = Clock::now() + std::max(wait.value_or(each), std::chrono::milliseconds(1));
   for (;;) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    settings.connect_timeout = std::max(std::chrono::milliseconds(1), left);
+    settings.connect_timeout = std::clamp(left, std::chrono::milliseconds(1), each);
     auto zk = coord::ZkSession::connect(settings);
     if (zk) return std::move(zk).value();
+    if (zk.error().code == coord::ZkErrc::auth_failed) {  // no wait cures that
+      fail(kExitFailure, fmt::format("cannot reach ZooKeeper at {}: {}", config.zookeeper.hosts,
+                                     zk.error().message()));
+      return nullptr;
+    }
     // A name that does not resolve yet fails at once: tried again shortly.
     if (Clock::now() + std::chrono::milliseconds(200) >= deadline) {
       fail(kExitFailure, fmt::format("cannot reach ZooKeeper at {}: {}", config.zookeeper.hosts,

@@ -416,12 +416,14 @@ bool Coordinator::lease_runs() const {
          clock_.monotonic() < last_confirmed_sent_ + options_.settings.lease_timeout;
 }
 
-std::chrono::steady_clock::time_point Coordinator::grace_ends() const {
-  if (!zk_) return {};
-  return zk_->connected_since() + options_.settings.restore_grace;
+bool Coordinator::held_for_grace(std::chrono::steady_clock::time_point read_at) {
+  const auto grace = options_.settings.restore_grace;
+  if (grace.count() == 0) return false;
+  const auto since = zk_->connection_answering_since();
+  // Not known: held, judged again by the next heartbeat.
+  grace_end_ = since ? *since + grace : clock_.monotonic() + grace;
+  return read_at < grace_end_;
 }
-
-bool Coordinator::in_grace() const { return clock_.monotonic() < grace_ends(); }
 
 bool Coordinator::history_follows(std::int64_t before, std::int64_t zxid, std::string_view what) {
   if (ClusterHistory::follows(before, zxid)) {
@@ -549,10 +551,15 @@ Coordinator::Step Coordinator::acquire() {
   // The migration floor, read after the claim on the same session: either
   // this read sees a floor raised meanwhile, or the claim came first and
   // `pool floor` waits for our confirmation (migration_floor.hpp).
+  const auto read_at = clock_.monotonic();
   if (!read_migration_floor()) {
     give_back_unused(owned);
     return Step::retry;
   }
+  // Claimed over a connection still in its grace: it may come from a
+  // restored ZooKeeper's old records, whose fence (cluster fence, or a
+  // daemon that lived through it) is not written yet.
+  const bool held = held_for_grace(read_at);
   owned.floor = std::max(owned.floor, reservation_->reserved_until(owned.worker_id));
   if (owned.fresh_mtime_ms) saw_zookeeper_time(owned.sent, *owned.fresh_mtime_ms);
   if (owned.fresh_mtime_ms &&
@@ -561,7 +568,7 @@ Coordinator::Step Coordinator::acquire() {
     fail(skew_description() + "; refusing to start. Fix the clock, then restart", false);
     return Step::fatal;
   }
-  if (!install(owned)) {
+  if (!install(owned, held)) {
     // The clock fell behind the floor after the claim checked it (a step
     // back): give the worker ID back and take another, never exit.
     give_back_unused(owned);
@@ -572,11 +579,11 @@ Coordinator::Step Coordinator::acquire() {
   // in the grace has no lease yet: the heartbeat at its end grants it.
   next_heartbeat_ =
       owned.fresh_mtime_ms ? owned.sent + options_.settings.heartbeat_interval : clock_.monotonic();
-  if (in_grace()) next_heartbeat_ = grace_ends();
+  if (held) next_heartbeat_ = std::max(grace_end_, clock_.monotonic());
   return Step::ok;
 }
 
-bool Coordinator::install(const Ownership& owned) {
+bool Coordinator::install(const Ownership& owned, bool held_for_grace) {
   GeneratorOptions g = options_.generator;
   if (owned.floor > 0) g.floor_ms = owned.floor;
   g.max_floor_wait = options_.settings.max_boot_wait;
@@ -603,11 +610,8 @@ bool Coordinator::install(const Ownership& owned) {
   owned_floor_ = owned.floor;
   generator_ = &slot_.install(std::move(generator));
   last_confirmed_sent_ = owned.sent;
-  // Claimed over a connection younger than the grace: it may come from a
-  // restored ZooKeeper's old records, whose fence (cluster fence, or a daemon
-  // that lived through it) is not written yet. No lease (503 not_ready) until
-  // the heartbeat at the grace's end, which reads the fence again first.
-  const bool held_for_grace = in_grace();
+  // Held for the grace: no lease (503 not_ready) until the heartbeat at its
+  // end, which reads the fence again first.
   if (!held_for_grace) lease_.extend_until(owned.sent + options_.settings.lease_timeout);
   gauges_.last_heartbeat_ns.store(owned.sent.time_since_epoch().count(), std::memory_order_relaxed);
   gauges_.worker_acquisitions.fetch_add(1, std::memory_order_relaxed);
@@ -618,7 +622,8 @@ bool Coordinator::install(const Ownership& owned) {
         "worker ID {} issues in {} ms: claimed over a ZooKeeper connection younger than "
         "coordinator.restore_grace_ms, it waits for the cluster's fence to be read again",
         owned.worker_id,
-        std::chrono::ceil<milliseconds>(grace_ends() - clock_.monotonic()).count());
+        std::max<std::int64_t>(
+            0, std::chrono::ceil<milliseconds>(grace_end_ - clock_.monotonic()).count()));
   }
   return true;
 }
@@ -654,6 +659,7 @@ Coordinator::Step Coordinator::renew() {
   // alive node after `pool floor` found none and counted our lease as run
   // out; this read then sees that floor (migration_floor.hpp). Unread, the
   // lease is not extended: it runs out, which is always safe.
+  const auto read_at = clock_.monotonic();
   if (!read_migration_floor()) {
     gauges_.heartbeat_failures.fetch_add(1, std::memory_order_relaxed);
     return Step::retry;
@@ -666,8 +672,8 @@ Coordinator::Step Coordinator::renew() {
   // (granted before) is kept, none is added; the heartbeat at the grace's end,
   // after reading the fence again, extends it (docs/design.md, "A restore,
   // and the grace").
-  if (in_grace()) {
-    next_heartbeat_ = grace_ends();
+  if (held_for_grace(read_at)) {
+    next_heartbeat_ = std::max(grace_end_, clock_.monotonic());
     return Step::ok;
   }
   lease_.extend_until(sent + options_.settings.lease_timeout);

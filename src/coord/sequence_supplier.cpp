@@ -365,6 +365,7 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   if (held.to == 0) held.from = range.start;  // the first range this run holds
   held.to = range.end;
   record_written_ = false;
+  const auto read_at = std::chrono::steady_clock::now();  // the floor's read, below
   if (!publish() || !check_floor(entry, state)) {
     spdlog::warn("sequences: \"{}\": [{}, {}) is not used (a gap)", entry.tag, range.start,
                  range.end);
@@ -373,7 +374,7 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   state.last_size = range.end - range.start;
   entry.gauges.fetches.fetch_add(1, std::memory_order_relaxed);
   entry.gauges.step.store(state.last_size, std::memory_order_relaxed);
-  if (zk_->connected_since() + options_.restore_grace > std::chrono::steady_clock::now()) {
+  if (held_for_grace(read_at)) {
     // Over a connection still in its grace: it may come from a restored
     // counter whose freeze (cluster fence, or a daemon that lived through
     // it) is not written yet. Handed out once the grace is over and the node
@@ -391,11 +392,19 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
                 rate);
 }
 
+bool SequenceSupplier::held_for_grace(std::chrono::steady_clock::time_point read_at) {
+  if (options_.restore_grace.count() == 0) return false;
+  const auto since = zk_->connection_answering_since();
+  return !since || read_at < *since + options_.restore_grace;
+}
+
 bool SequenceSupplier::settle(SequenceEntry& entry, TagState& state) {
-  if (!zk_ || !zk_->connected() ||
-      zk_->connected_since() + options_.restore_grace > std::chrono::steady_clock::now()) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!zk_ || !zk_->connected() || zk_->connected_since() + options_.restore_grace > now ||
+      held_for_grace(now)) {
     return false;
   }
+  // The node read after the grace (the check above before it).
   if (!check_floor(entry, state)) return false;  // read again on the next pass
   const SequenceRange range = *state.settling;
   state.settling.reset();
@@ -418,7 +427,9 @@ void SequenceSupplier::give_back_all() {
     // buffer's rest, or alone.
     const auto& settling = tags_[entry->tag].settling;
     auto first_unused = entry->buffer.state().first_unused;
-    if (!first_unused && settling) first_unused = settling->start;
+    if (!first_unused && settling && !entry->frozen.load(std::memory_order_acquire)) {
+      first_unused = settling->start;
+    }
     if (!first_unused) continue;
     if (!zk_ || zk_->gone() || !zk_->connected()) {
       spdlog::info("sequences: \"{}\": [{}, ...) not given back (ZooKeeper away): a gap",

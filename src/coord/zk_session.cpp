@@ -141,12 +141,14 @@ void ZkSession::on_event(zhandle_t*, int type, int state, const char* path, void
   std::function<void()> up;
   {
     std::lock_guard lock(self->mutex_);
+    // The connection's time before its state: whoever sees it connected
+    // sees this connection's time.
+    if (state == ZOO_CONNECTED_STATE && self->state_.load() != ZOO_CONNECTED_STATE) {
+      self->connected_since_ns_.store(steady_now_ns(), std::memory_order_release);
+    }
     const int before = self->state_.exchange(state);
     if (state == ZOO_CONNECTED_STATE) {
       self->disconnected_since_ns_.store(0, std::memory_order_relaxed);
-      if (before != ZOO_CONNECTED_STATE) {
-        self->connected_since_ns_.store(steady_now_ns(), std::memory_order_release);
-      }
       up = self->on_connected_;
     } else if (before == ZOO_CONNECTED_STATE) {
       self->disconnected_since_ns_.store(steady_now_ns(), std::memory_order_relaxed);
@@ -242,6 +244,13 @@ std::chrono::milliseconds ZkSession::disconnected_for() const noexcept {
 std::chrono::steady_clock::time_point ZkSession::connected_since() const noexcept {
   return std::chrono::steady_clock::time_point(
       std::chrono::nanoseconds(connected_since_ns_.load(std::memory_order_acquire)));
+}
+
+std::optional<std::chrono::steady_clock::time_point> ZkSession::connection_answering_since() {
+  // A sync's completion is delivered on the completion thread, after every
+  // session event queued before it.
+  if (!sync("/")) return std::nullopt;
+  return connected_since();
 }
 
 bool ZkSession::connected() const noexcept { return state_.load() == ZOO_CONNECTED_STATE; }

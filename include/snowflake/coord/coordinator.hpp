@@ -112,11 +112,11 @@ class Coordinator {
   std::optional<std::int64_t> fence_out_of_reach() const;
   // Our lease, counted from our last write ZooKeeper confirmed, still runs.
   bool lease_runs() const;
-  // When the session's connection is coordinator.restore_grace_ms old:
-  // before then, a claim or a heartbeat answered over it extends no lease
-  // (docs/design.md, "A restore, and the grace").
-  std::chrono::steady_clock::time_point grace_ends() const;
-  bool in_grace() const;
+  // A claim or heartbeat whose read of the fence was sent at `read_at`
+  // grants no lease if that read went out before the grace of the
+  // connection that answered it was over (coordinator.restore_grace_ms;
+  // docs/design.md, "A restore, and the grace"). Sets grace_end_.
+  bool held_for_grace(std::chrono::steady_clock::time_point read_at);
   // A write of ours sent when the highest zxid seen was `before` answered
   // with `zxid`: false (and the loss acted on) if ZooKeeper's history is
   // behind what we saw.
@@ -125,7 +125,8 @@ class Coordinator {
   Step renew();
   // Builds the generator above the floor and publishes it with its lease
   // and time fence. Fails only if the clock fell behind the floor meanwhile.
-  bool install(const Ownership& owned);
+  // `held_for_grace`: installed without a lease (the next heartbeat grants it).
+  bool install(const Ownership& owned, bool held_for_grace);
   // After every claim and heartbeat: measures the wall clock against
   // ZooKeeper's (the mtime of a write sent and answered between the two wall
   // readings), and holds the lease while it is off by more than max_skew
@@ -208,6 +209,7 @@ class Coordinator {
   std::uint32_t worker_id_ = 0;
   std::int64_t owned_floor_ = 0;
   std::chrono::steady_clock::time_point next_heartbeat_{};
+  std::chrono::steady_clock::time_point grace_end_{};  // of the connection last judged
   std::chrono::steady_clock::time_point next_reap_{};
   std::chrono::milliseconds backoff_{};
 

@@ -126,6 +126,9 @@ class SequenceSupplier {
   // then into the buffer, or dropped (a gap) if the tag is frozen now.
   // False: still waiting (or the node could not be read).
   bool settle(SequenceEntry& entry, TagState& state);
+  // A range whose node read was sent at `read_at` waits if that read went
+  // out before the grace of the connection that answered it was over.
+  bool held_for_grace(std::chrono::steady_clock::time_point read_at);
   void forget_previous_run();
   // Reads the tag's node again (and watches it): a floor above what the
   // buffer dropped through is dropped through now. False: not read.

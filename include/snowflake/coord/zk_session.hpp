@@ -148,10 +148,17 @@ class ZkSession {
   // How long the session has been trying to reconnect; 0 while connected.
   std::chrono::milliseconds disconnected_for() const noexcept;
   // When the connection now up (or the last one) was made, on the steady
-  // clock: every answer since came over it. A restore or a wipe restarts
-  // every ZooKeeper server, so whatever a daemon is granted from restored
-  // records comes over a connection made after it (coordinator.restore_grace_ms).
+  // clock, as far as the session's events have been delivered. A restore or
+  // a wipe restarts every ZooKeeper server, so whatever a daemon is granted
+  // from restored records comes over a connection made after it
+  // (coordinator.restore_grace_ms).
   std::chrono::steady_clock::time_point connected_since() const noexcept;
+  // connected_since() of the connection that answered every call made
+  // before this one: a round trip through the client's event queue first
+  // (the answer of a synchronous call is delivered on the client's I/O
+  // thread, and may come over a new connection whose event the completion
+  // thread has not delivered yet). nullopt: no answer.
+  std::optional<std::chrono::steady_clock::time_point> connection_answering_since();
 
   // Returns the path created (with the sequence suffix, if any).
   Result<std::string, ZkError> create(const std::string& path, std::string_view data,
