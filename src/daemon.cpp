@@ -174,9 +174,10 @@ http::RouterContext router_context(const Config& config, const IdLayout& layout,
           metrics,
           config.http,
           {config.service, co.type, std::chrono::steady_clock::now(), threads,
-           coordinated ? std::optional(ConfiguredTimings{co.heartbeat_interval, co.lease_timeout,
-                                                         co.reclaim_after, co.max_skew})
-                       : std::nullopt,
+           coordinated
+               ? std::optional(ConfiguredTimings{co.heartbeat_interval, co.lease_timeout,
+                                                 co.reclaim_after, co.max_skew, co.restore_grace})
+               : std::nullopt,
            co.datacenter_id},
           sequences,
           config.sequences.max_wait,

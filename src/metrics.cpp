@@ -187,6 +187,7 @@ void render_timings(const ConfiguredTimings& t, fmt::memory_buffer& out) {
   gauge("snowflake_config_lease_timeout_seconds", "coordinator.lease_timeout_ms", t.lease_timeout);
   gauge("snowflake_config_reclaim_after_seconds", "coordinator.reclaim_after_ms", t.reclaim_after);
   gauge("snowflake_config_max_skew_seconds", "coordinator.max_skew_ms", t.max_skew);
+  gauge("snowflake_config_restore_grace_seconds", "coordinator.restore_grace_ms", t.restore_grace);
 }
 
 }  // namespace

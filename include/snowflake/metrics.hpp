@@ -30,6 +30,7 @@ struct ConfiguredTimings {
   std::chrono::milliseconds lease_timeout;
   std::chrono::milliseconds reclaim_after;
   std::chrono::milliseconds max_skew;
+  std::chrono::milliseconds restore_grace;
 };
 
 enum class Route : std::uint8_t {

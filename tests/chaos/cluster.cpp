@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -327,6 +328,18 @@ void ChaosCluster::lose_next_reply(int d, std::chrono::milliseconds outage, bool
   for (auto& p : slots_[idx(d)]->proxies) p->lose_next_reply(op, outage);
 }
 
+std::string ChaosCluster::dump_stacks(const test::ChildProcess& process,
+                                      const std::string& log_name) const {
+  // Where it hangs is the whole diagnosis; the record keeps every thread's
+  // stack (gdb, where the machine has it).
+  if (::access("/usr/bin/gdb", X_OK) != 0) return "";
+  test::ChildProcess gdb(
+      {"/usr/bin/gdb", "-p", std::to_string(process.pid()), "-batch", "-ex", "thread apply all bt"},
+      {}, options_.out / "logs" / log_name);
+  if (!gdb.wait_for_exit(60s)) gdb.send_signal(SIGKILL);
+  return fmt::format(" (its threads' stacks: logs/{})", log_name);
+}
+
 void ChaosCluster::stop_daemon(int d, int signal) {
   test::ChildProcess* process = nullptr;
   {
@@ -353,8 +366,9 @@ void ChaosCluster::stop_daemon(int d, int signal) {
     slots_[idx(d)]->frozen = false;
   }
   if (!process->wait_for_exit(20s)) {
+    const std::string stacks = dump_stacks(*process, fmt::format("d{}-stacks", d));
     std::lock_guard lock(mutex_);
-    crashes_.push_back(fmt::format("d{}: no exit 20 s after signal {}", d, signal));
+    crashes_.push_back(fmt::format("d{}: no exit 20 s after signal {}{}", d, signal, stacks));
     process->send_signal(SIGKILL);
     process->wait_for_exit(10s);
   } else if (signal == SIGTERM) {

@@ -123,6 +123,9 @@ class ChaosCluster {
   std::vector<std::string> shut_down();
 
  private:
+  // Every thread's stack of a running daemon into logs/<log_name>; what to
+  // add to its crash line.
+  std::string dump_stacks(const test::ChildProcess& process, const std::string& log_name) const;
   struct Slot {
     int index = 0;
     std::atomic<unsigned short> port{0};

@@ -187,7 +187,9 @@ TEST_CASE(
   for (const char* line : {"\nsnowflake_config_heartbeat_interval_seconds 0.3\n",
                            "\nsnowflake_config_lease_timeout_seconds 1.5\n",
                            "\nsnowflake_config_reclaim_after_seconds 2.5\n",
-                           "\nsnowflake_config_max_skew_seconds 1.5\n"}) {
+                           "\nsnowflake_config_max_skew_seconds 1.5\n",
+                           // Unset: half of what the lease leaves after a heartbeat.
+                           "\nsnowflake_config_restore_grace_seconds 0.6\n"}) {
     INFO(line);
     CHECK(text.find(line) != std::string::npos);
   }
