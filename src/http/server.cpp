@@ -308,6 +308,12 @@ void sweep(const std::shared_ptr<ServerState>& state) {
   state->sweep_timer.expires_after(sweep_interval(state->settings));
   state->sweep_timer.async_wait([state](error_code ec) {
     if (ec) return;  // stopped
+    {
+      // A wait that completed before stop()'s cancel() still runs, and would
+      // arm the timer again: the main context would never run out of work.
+      std::lock_guard lock(state->mutex);
+      if (state->stopping) return;
+    }
     const auto now = Clock::now();
     for (auto& s : state->live_sessions([now](const Session& s) { return s.deadline() <= now; })) {
       net::post(s->executor(), [s, now] { s->check_deadline(now); });
