@@ -29,6 +29,13 @@
  * what a daemon may do), and a connection made with no command owed has
  * none (after a wipe, or once the command is in, nothing relies on it).
  *
+ * The vouch (cluster_vouch.hpp): `snowflaked cluster create` records in the
+ * root the ZooKeeper run it made the cluster in (`era` here: a wipe or a
+ * restore restarts ZooKeeper, a new run); a session made in that run and on
+ * its first connection claims without the grace. A session that reconnects
+ * may be in a later run, so it is judged by the run it is in now; the
+ * backup keeps the vouch, the run does not.
+ *
  * Time is ticks; real time, ZooKeeper's time and the clocks are one (the
  * fence's margin and skew cover what snowflake.pml checks of clocks). The
  * lease is LEASE ticks, and reclaim_after equals it.
@@ -63,6 +70,10 @@
  *                            daemon held, but does not freeze it
  *   -DRESTORE_WITHOUT_COMMAND  a restore with nobody running cluster fence
  *   -DNO_GRACE               what a new connection grants is used at once
+ *   -DVOUCH_ANY_RUN          a vouch spares the grace whatever run it was
+ *                            given in (a restored copy's too)
+ *   -DVOUCH_ANY_CONNECTION   a session judged by the run it was made in,
+ *                            though it reconnected since
  */
 
 #ifndef TMAX
@@ -93,9 +104,11 @@ byte no_floor;
 byte seq_next;           /* sequences/s: next; 0: no such node */
 bool seq_frozen;
 byte era;                /* which history ZooKeeper holds: a wipe or a restore starts another */
+byte root_vouch;         /* the root's vouch: era + 1 of cluster create's run; 0 none */
 /* ... and a backup of them */
 bool backed_up;
 bool b_root, b_inuse, b_notuse, b_seq_frozen;
+byte b_root_vouch;
 byte b_root_id, b_fence, b_in_token, b_in_ts, b_no_floor, b_seq_next;
 
 /* ---- each machine's daemon ---- */
@@ -110,6 +123,7 @@ byte floor[2];           /* its generator: nothing at or below (the claim's floo
 byte until[2];           /* its lease and time fence: the last confirmed write + LEASE */
 byte held[2];            /* a sequence number buffered, 0 none */
 bool young[2];           /* its connection is in its grace */
+byte sess_era[2];        /* the run its session was made in */
 bool settling[2];        /* held[m] was taken in the grace: not handed out yet */
 
 /* ---- ghosts ---- */
@@ -120,10 +134,19 @@ bool lost_once;            /* a wipe or a restore happened */
 bool command_owed;         /* restored, and cluster fence not landed yet */
 
 #define spend_fault faults < FAULTS -> faults++
+/* The vouch spares m's connection the grace: given in the run m's session
+ * is in now (cluster_vouch.hpp: made in it, on its first connection). */
+#if defined(VOUCH_ANY_RUN)
+#define vouched(m) (root_vouch != 0)
+#elif defined(VOUCH_ANY_CONNECTION)
+#define vouched(m) (root_vouch == sess_era[m] + 1)
+#else
+#define vouched(m) (root_vouch == era + 1)
+#endif
 #ifdef NO_GRACE
 #define connect_anew(m) skip
 #else
-#define connect_anew(m) young[m] = command_owed
+#define connect_anew(m) young[m] = (command_owed && !vouched(m))
 #endif
 #define conn(m) (up[m] && !cut[m])
 #define go(m) (conn(m) && checked[m])
@@ -180,7 +203,7 @@ proctype Daemon(byte m) {
 start:
   atomic { up[m] = true; token[m] = tokens; tokens++; checked[m] = false; own[m] = false;
            floor[m] = 0; until[m] = 0; seen[m] = 0; held[m] = 0; settling[m] = false;
-           connect_anew(m) }
+           sess_era[m] = era; connect_anew(m) }
   do
   /* ---- a new session: the root checked first (check_cluster_root) ---- */
   :: atomic { conn(m) && !checked[m] ->
@@ -292,11 +315,11 @@ end:
   :: atomic { !backed_up -> backed_up = true;
        b_root = root; b_root_id = root_id; b_fence = fence; b_inuse = inuse; b_in_token = in_token;
        b_in_ts = in_ts; b_notuse = notuse; b_no_floor = no_floor; b_seq_next = seq_next;
-       b_seq_frozen = seq_frozen;
+       b_seq_frozen = seq_frozen; b_root_vouch = root_vouch;
        printf("MSC: t=%d a backup of ZooKeeper's data\n", now) }
   /* ZooKeeper back empty */
   :: atomic { spend_fault; lost_once = true;
-       root = false; root_id = 0; fence = 0; inuse = false; in_token = 0; in_ts = 0;
+       root = false; root_id = 0; fence = 0; inuse = false; in_token = 0; in_ts = 0; root_vouch = 0;
        notuse = true; no_floor = 0; seq_next = 0; seq_frozen = false; era++;
        checked[0] = false; checked[1] = false; connect_anew(0); connect_anew(1);
        printf("MSC: t=%d ZooKeeper comes back empty\n", now) }
@@ -304,7 +327,7 @@ end:
   :: atomic { backed_up && spend_fault; lost_once = true;
        root = b_root; root_id = b_root_id; fence = b_fence; inuse = b_inuse; in_token = b_in_token;
        in_ts = b_in_ts; notuse = b_notuse; no_floor = b_no_floor; seq_next = b_seq_next;
-       seq_frozen = b_seq_frozen; era++;
+       seq_frozen = b_seq_frozen; root_vouch = b_root_vouch; era++;
 #ifndef RESTORE_WITHOUT_COMMAND
        command_owed = true;
 #endif
@@ -335,7 +358,7 @@ end:
 
 init {
   /* The first install: snowflaked cluster create, vouched (no fence), and the sequence. */
-  atomic { root = true; root_id = ids; ids++; notuse = true;
+  atomic { root = true; root_id = ids; ids++; notuse = true; root_vouch = era + 1;
 #ifdef SEQUENCES
            seq_next = 1;
 #endif

@@ -87,6 +87,9 @@ checks=(
   "lost-data-sequences-restore-without-command|violates 8|-DSEQUENCES -DRESTORE_WITHOUT_COMMAND|lost_data.pml"
   "lost-data-no-grace|violates 8|-DNO_GRACE|lost_data.pml"
   "lost-data-sequences-no-grace|violates 8|-DSEQUENCES -DNO_GRACE|lost_data.pml"
+  "lost-data-vouch-any-run|violates 8|-DVOUCH_ANY_RUN|lost_data.pml"
+  "lost-data-vouch-any-connection|violates 8|-DVOUCH_ANY_CONNECTION|lost_data.pml"
+  "lost-data-sequences-vouch-any-run|violates 8|-DSEQUENCES -DVOUCH_ANY_RUN|lost_data.pml"
 )
 
 if [ -n "$only" ]; then

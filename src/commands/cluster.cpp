@@ -24,6 +24,7 @@
 #include "floor_confirmations.hpp"
 #include "snowflake/coord/cluster_fence.hpp"
 #include "snowflake/coord/cluster_root.hpp"
+#include "snowflake/coord/cluster_vouch.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/state/cluster_file.hpp"
@@ -90,22 +91,41 @@ int cluster_create(const ClusterOptions& options) {
                               *known, root, state_dir_of(*config)));
     }
   }
-  auto checked = check_root(*zk, *config, {std::nullopt, {}, who("create"), /*vouched=*/true});
+  const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  auto checked =
+      check_root(*zk, *config, {std::nullopt, {}, who("create"), /*vouched=*/true, now_ms});
   if (!checked) return fail(exit_code_of(checked.error()), checked.error().message);
   const std::string& id = checked.value().cluster_id;
+  // Its daemons started in this ZooKeeper run skip the restore grace
+  // (docs/design.md, "A new cluster's first start").
+  const std::string spared = fmt::format(
+      "; daemons that reach this ZooKeeper before it restarts, within {} min, issue without "
+      "coordinator.restore_grace_ms",
+      std::chrono::duration_cast<std::chrono::minutes>(coord::kVouchLasts).count());
   if (checked.value().outcome == coord::RootOutcome::created) {
-    std::cout << fmt::format("created the cluster {} at {}\n", id, root);
+    std::cout << fmt::format("created the cluster {} at {}{}\n", id, root, spared);
     return kExitOk;
   }
-  auto lifted = coord::lift_new_cluster_fence(*zk, root);
+  auto lifted = coord::lift_new_cluster_fence(*zk, root, now_ms);
   if (!lifted) {
     return fail(
         lifted.error().code == coord::CoordErrc::history_lost ? kExitConflict : kExitFailure,
         lifted.error().message);
   }
-  std::cout << (lifted.value()
-                    ? fmt::format("the cluster {} at {} is new: its fence is lifted\n", id, root)
-                    : fmt::format("the cluster {} exists at {}: nothing to do\n", id, root));
+  switch (lifted.value()) {
+    case coord::Lifted::lifted_and_vouched:
+      std::cout << fmt::format("the cluster {} at {} is new: its fence is lifted{}\n", id, root,
+                               spared);
+      break;
+    case coord::Lifted::lifted:
+      std::cout << fmt::format("the cluster {} at {} is new: its fence is lifted\n", id, root);
+      break;
+    case coord::Lifted::none:
+      std::cout << fmt::format("the cluster {} exists at {}: nothing to do\n", id, root);
+      break;
+  }
   return kExitOk;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "snowflake/coord/cluster_tree.hpp"
+#include "snowflake/coord/cluster_vouch.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/time_format.hpp"
 
@@ -97,11 +98,12 @@ Result<std::vector<std::string>, CoordError> freeze_sequences(ZkSession& zk,
   return tags;
 }
 
-Result<bool, CoordError> lift_new_cluster_fence(ZkSession& zk, const std::string& root) {
+Result<Lifted, CoordError> lift_new_cluster_fence(ZkSession& zk, const std::string& root,
+                                                  std::int64_t now_ms) {
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(node, zk.get(root));
     const auto fence = recorded_fence(node.data);
-    if (!fence) return false;
+    if (!fence) return Lifted::none;
     if (fence->kind == FenceKind::history_lost) {
       return CoordError{
           CoordErrc::history_lost,
@@ -110,8 +112,14 @@ Result<bool, CoordError> lift_new_cluster_fence(ZkSession& zk, const std::string
                       "(docs/operations.md, \"ZooKeeper lost or restored its data\")",
                       root, format_iso8601_ms(fence->until_ms), fence->reason)};
     }
-    auto set = zk.set(root, without_fence(node.data), node.stat.version);
-    if (set) return true;
+    // Made in this run: nothing under it is older than this run, so no
+    // restore can have put it there.
+    const auto maker = recorded_maker_session(node.data);
+    const bool vouch = maker && same_zookeeper_run(*maker, zk.session_id());
+    std::string data = without_fence(node.data);
+    if (vouch) data = with_vouch(data, {zk.session_id(), now_ms});
+    auto set = zk.set(root, data, node.stat.version);
+    if (set) return vouch ? Lifted::lifted_and_vouched : Lifted::lifted;
     if (set.error().code != ZkErrc::bad_version && !set.error().outcome_unknown()) {
       return CoordError::from(set.error());
     }

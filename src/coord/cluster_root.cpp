@@ -1,4 +1,5 @@
 #include "snowflake/coord/cluster_root.hpp"
+#include "snowflake/coord/cluster_vouch.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -227,6 +228,14 @@ Result<std::optional<RootCheck>, CoordError> make_root(ZkSession& zk, const std:
                                 knows ? FenceKind::history_lost : FenceKind::new_cluster, reason));
   std::string record = with_cluster_id(mine, check.cluster_id);
   if (fence) record = with_fence(record, *fence);
+  // A new cluster made in this ZooKeeper run: cluster create's word, given
+  // now or (lifting the fence) later, spares its daemons the restore grace
+  // while the run lasts (cluster_vouch.hpp).
+  if (identity.vouched) {
+    record = with_vouch(record, {zk.session_id(), identity.now_ms});
+  } else if (!knows) {
+    record = with_maker_session(record, zk.session_id());
+  }
   auto created = zk.create(root, record);
   if (!created) {
     if (created.error().code == ZkErrc::node_exists || created.error().outcome_unknown())

@@ -420,6 +420,20 @@ bool Coordinator::held_for_grace(std::chrono::steady_clock::time_point read_at) 
   const auto grace = options_.settings.restore_grace;
   if (grace.count() == 0) return false;
   const auto since = zk_->connection_answering_since();
+  // Vouched for in the run this session was made in and has not left (its
+  // first connection): the cluster is younger than the run, nothing in it
+  // restored.
+  if (since && zk_->on_first_connection() &&
+      vouch_reaches(vouch_, zk_->session_id(), clock_.wall_ms())) {
+    if (vouch_noted_session_ != zk_->session_id()) {
+      vouch_noted_session_ = zk_->session_id();
+      spdlog::info(
+          "no restore grace: cluster create vouched for the cluster in this ZooKeeper run "
+          "(session 0x{:x}, {})",
+          vouch_->session, format_iso8601_ms(vouch_->at_ms));
+    }
+    return false;
+  }
   // Not known: held, judged again by the next heartbeat.
   grace_end_ = since ? *since + grace : clock_.monotonic() + grace;
   return read_at < grace_end_;
@@ -713,6 +727,7 @@ bool Coordinator::read_migration_floor() {
     return false;
   }
   apply_fence(recorded_fence(node.value().data));
+  vouch_ = recorded_vouch(node.value().data);
   const auto floor = recorded_floor(node.value().data);
   if (!floor || floor->ms <= migration_floor_ms_) return true;
   migration_floor_ms_ = floor->ms;

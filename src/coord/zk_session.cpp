@@ -145,6 +145,7 @@ void ZkSession::on_event(zhandle_t*, int type, int state, const char* path, void
     // sees this connection's time.
     if (state == ZOO_CONNECTED_STATE && self->state_.load() != ZOO_CONNECTED_STATE) {
       self->connected_since_ns_.store(steady_now_ns(), std::memory_order_release);
+      self->connections_.fetch_add(1, std::memory_order_release);
     }
     const int before = self->state_.exchange(state);
     if (state == ZOO_CONNECTED_STATE) {
@@ -254,6 +255,10 @@ std::optional<std::chrono::steady_clock::time_point> ZkSession::connection_answe
 }
 
 bool ZkSession::connected() const noexcept { return state_.load() == ZOO_CONNECTED_STATE; }
+
+bool ZkSession::on_first_connection() const noexcept {
+  return connections_.load(std::memory_order_acquire) == 1;
+}
 
 ZkError ZkSession::error(int rc, const std::string& path) const {
   ZkErrc code = classify(rc);

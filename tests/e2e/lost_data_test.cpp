@@ -14,7 +14,8 @@
 //     grace keeps those from going out;
 //   - a daemon restarted from its state directory on an empty ZooKeeper
 //     makes the cluster again fenced, and `cluster create` refuses it;
-//   - a root made by a daemon alone is fenced until `cluster create`.
+//   - a root made by a daemon alone is fenced until `cluster create`;
+//   - cluster create's vouch spares the grace only in its ZooKeeper run.
 // A pool of two worker IDs, both held when ZooKeeper forgets: any daemon
 // that took one from the forgotten records would issue beside its holder.
 
@@ -497,9 +498,46 @@ TEST_CASE("a root made by a daemon alone is fenced for a lease, and cluster crea
   INFO(created.out << created.err);
   CHECK(created.status.code == 0);
   CHECK_THAT(created.out, Catch::Contains("fence is lifted"));
+  // Made in this ZooKeeper run (by the daemon): vouched for, so the daemon,
+  // still on its session's first connection, claims without the grace.
+  CHECK_THAT(created.out, Catch::Contains("without coordinator.restore_grace_ms"));
   wait_ready(a, 10s);
   CHECK(fence_of(a).is_null());
+  CHECK_THAT(a.process().stderr_text(),
+             Catch::Contains("no restore grace: cluster create vouched"));
   CHECK(cli(a, {"cluster", "create"}).status.code == 0);  // again: nothing to do
+}
+
+TEST_CASE(
+    "cluster create vouches for its ZooKeeper run: a daemon of that run claims without the grace, "
+    "one after ZooKeeper restarted waits it out, and create never vouches for a root it found",
+    "[lost_data]") {
+  ZooKeeperServer zk;
+  TempDir sa, sb;
+  const auto config = [&](const TempDir& state) {
+    json c = lost_data_config(zk, state);
+    c["coordinator"]["restore_grace_ms"] = 3000;
+    return c.dump();
+  };
+  // Genesis::vouched: cluster create made the root in this run.
+  Daemon a(config(sa));
+  wait_ready(a, 20s);
+  const std::string a_log = a.process().stderr_text();
+  CHECK_THAT(a_log, Catch::Contains("no restore grace: cluster create vouched"));
+  CHECK_THAT(a_log, !Catch::Contains("coordinator.restore_grace_ms, it waits"));
+  // A restart (as a restore does): the vouch, kept in the data as a backup
+  // keeps it, is of the run before. A fresh daemon's claim waits the grace,
+  // as after a restore; create, finding the root, vouches for nothing.
+  zk.restart();
+  const auto again = cli(a, {"cluster", "create"});
+  INFO(again.out << again.err);
+  CHECK(again.status.code == 0);
+  CHECK_THAT(again.out, Catch::Contains("nothing to do"));
+  Daemon b(config(sb), "127.0.0.1:0", {}, Genesis::as_found);
+  wait_ready(b, 20s);
+  const std::string b_log = b.process().stderr_text();
+  CHECK_THAT(b_log, Catch::Contains("coordinator.restore_grace_ms, it waits"));
+  CHECK_THAT(b_log, !Catch::Contains("no restore grace"));
 }
 
 TEST_CASE("cluster create --wait started before ZooKeeper: it acts the moment ZooKeeper answers",

@@ -1,14 +1,15 @@
 // The data of our ZooKeeper nodes, which any client with write access can
 // change: each decoder either refuses the text or returns data that encodes
 // to a text it decodes again to the same data. The first byte picks the node
-// (or, 7, Leaf's leaf_alloc rows for `seq import`; 8, the root's cluster ID
-// and fence).
+// (or, 7, Leaf's leaf_alloc rows for `seq import`; 8, the root's cluster ID,
+// fence and vouch).
 #include <set>
 #include <string>
 #include <string_view>
 
 #include "fuzz_check.hpp"
 #include "snowflake/coord/cluster_identity.hpp"
+#include "snowflake/coord/cluster_vouch.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_node.hpp"
@@ -86,6 +87,18 @@ void root_identity(std::string_view text) {
   if (id) {
     FUZZ_CHECK(c::is_cluster_id(*id), text);
     FUZZ_CHECK(c::recorded_cluster_id(c::with_cluster_id(text, *id)) == id, text);
+  }
+  // cluster create's vouch: round trips, kept by a fence's writes, and
+  // never reaches a session of another ZooKeeper run.
+  if (const auto vouch = c::recorded_vouch(text)) {
+    const auto again = c::recorded_vouch(c::with_vouch(text, *vouch));
+    FUZZ_CHECK(again && again->session == vouch->session && again->at_ms == vouch->at_ms, text);
+    FUZZ_CHECK(c::recorded_vouch(c::without_fence(text)).has_value(), text);
+    FUZZ_CHECK(!c::vouch_reaches(vouch, vouch->session ^ (std::int64_t{1} << 20), vouch->at_ms),
+               text);
+  }
+  if (const auto maker = c::recorded_maker_session(text)) {
+    FUZZ_CHECK(c::recorded_maker_session(c::with_maker_session(text, *maker)) == maker, text);
   }
   const auto fence = c::recorded_fence(text);
   FUZZ_CHECK(!c::recorded_fence(c::without_fence(text)), text);

@@ -51,8 +51,11 @@ Result<std::vector<std::string>, CoordError> freeze_sequences(ZkSession& zk,
                                                               const std::string& root);
 
 // `snowflaked cluster create` on a root that exists: lifts a new_cluster
-// fence (true), finds none (false), or refuses a history_lost one
-// (CoordErrc::history_lost, naming it).
-Result<bool, CoordError> lift_new_cluster_fence(ZkSession& zk, const std::string& root);
+// fence, finds none, or refuses a history_lost one (CoordErrc::history_lost,
+// naming it). A root a daemon made in this ZooKeeper run is vouched for too
+// (cluster_vouch.hpp), at `now_ms` (wall clock).
+enum class Lifted : std::uint8_t { none, lifted, lifted_and_vouched };
+Result<Lifted, CoordError> lift_new_cluster_fence(ZkSession& zk, const std::string& root,
+                                                  std::int64_t now_ms);
 
 }  // namespace snowflake::coord

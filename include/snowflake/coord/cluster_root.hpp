@@ -36,6 +36,7 @@ struct RootIdentity {
   std::string who{};  // "host:port pid N", for a fence's reason
   // `snowflaked cluster create`: a missing root is a new cluster, for sure.
   bool vouched = false;
+  std::int64_t now_ms = 0;  // the wall clock, for a vouch (cluster_vouch.hpp)
 };
 
 enum class RootOutcome {

@@ -24,6 +24,7 @@
 #include "snowflake/config.hpp"
 #include "snowflake/coord/cluster_history.hpp"
 #include "snowflake/coord/cluster_identity.hpp"
+#include "snowflake/coord/cluster_vouch.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/coordination_gauges.hpp"
@@ -115,7 +116,9 @@ class Coordinator {
   // A claim or heartbeat whose read of the fence was sent at `read_at`
   // grants no lease if that read went out before the grace of the
   // connection that answered it was over (coordinator.restore_grace_ms;
-  // docs/design.md, "A restore, and the grace"). Sets grace_end_.
+  // docs/design.md, "A restore, and the grace"), unless cluster create
+  // vouched for the cluster in the ZooKeeper run the session was made and
+  // is still in (cluster_vouch.hpp). Sets grace_end_.
   bool held_for_grace(std::chrono::steady_clock::time_point read_at);
   // A write of ours sent when the highest zxid seen was `before` answered
   // with `zxid`: false (and the loss acted on) if ZooKeeper's history is
@@ -210,6 +213,8 @@ class Coordinator {
   std::int64_t owned_floor_ = 0;
   std::chrono::steady_clock::time_point next_heartbeat_{};
   std::chrono::steady_clock::time_point grace_end_{};  // of the connection last judged
+  std::optional<ClusterVouch> vouch_{};                // the root's, as last read
+  std::int64_t vouch_noted_session_ = 0;               // said in the log for this session
   std::chrono::steady_clock::time_point next_reap_{};
   std::chrono::milliseconds backoff_{};
 

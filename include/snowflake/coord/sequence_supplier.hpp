@@ -45,6 +45,7 @@
 #include <thread>
 
 #include "snowflake/coord/cluster_history.hpp"
+#include "snowflake/coord/cluster_vouch.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/coord/zk_session.hpp"
@@ -127,8 +128,13 @@ class SequenceSupplier {
   // False: still waiting (or the node could not be read).
   bool settle(SequenceEntry& entry, TagState& state);
   // A range whose node read was sent at `read_at` waits if that read went
-  // out before the grace of the connection that answered it was over.
+  // out before the grace of the connection that answered it was over,
+  // unless vouched_in_this_run().
   bool held_for_grace(std::chrono::steady_clock::time_point read_at);
+  // cluster create vouched for the cluster in the ZooKeeper run this session
+  // was made in and has not left (its first connection; cluster_vouch.hpp).
+  // The root is read once per session.
+  bool vouched_in_this_run();
   void forget_previous_run();
   // Reads the tag's node again (and watches it): a floor above what the
   // buffer dropped through is dropped through now. False: not read.
@@ -148,6 +154,8 @@ class SequenceSupplier {
   SequenceRegistry& registry_;
   SequenceTaker taker_;
   std::unique_ptr<ZkSession> zk_;
+  std::optional<ClusterVouch> vouch_;  // the root's, read over session vouch_session_
+  std::int64_t vouch_session_ = 0;
   RefusedSessionWatch refusal_watch_;
   std::map<std::string, TagState, std::less<>> tags_;  // the thread's own
   std::atomic<bool> relist_{true};  // the children watch fired (or a new session)

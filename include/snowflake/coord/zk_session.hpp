@@ -159,6 +159,10 @@ class ZkSession {
   // thread, and may come over a new connection whose event the completion
   // thread has not delivered yet). nullopt: no answer.
   std::optional<std::chrono::steady_clock::time_point> connection_answering_since();
+  // Whether the connection up is the session's first (as far as its events
+  // have been delivered: after connection_answering_since()). A session
+  // that has reconnected may be in a ZooKeeper restarted since it was made.
+  bool on_first_connection() const noexcept;
 
   // Returns the path created (with the sequence suffix, if any).
   Result<std::string, ZkError> create(const std::string& path, std::string_view data,
@@ -235,6 +239,7 @@ class ZkSession {
   // Since when it has been trying to reconnect (steady clock, ns); 0: connected.
   std::atomic<std::int64_t> disconnected_since_ns_{0};
   std::atomic<std::int64_t> connected_since_ns_{0};
+  std::atomic<int> connections_{0};          // connections made, the first included
   std::atomic<std::int64_t> timeout_ms_{0};  // negotiated, once connected
   std::atomic<std::int64_t> highest_zxid_{0};
   std::mutex mutex_;
