@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <set>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -70,6 +71,37 @@ Result<coord::RootCheck, coord::CoordError> check_root(coord::ZkSession& zk, con
 
 int exit_code_of(const coord::CoordError& e) { return e.fatal() ? kExitConflict : kExitFailure; }
 
+std::int64_t wall_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// One session on each server of zookeeper.hosts (a chroot suffix kept), its
+// ID; a server that does not answer within a second is left out (its
+// daemons wait the restore grace).
+std::vector<std::int64_t> sessions_on_each_server(const Config& config) {
+  const std::string& hosts = config.zookeeper.hosts;
+  const auto slash = hosts.find('/');
+  const std::string chroot = slash == std::string::npos ? std::string() : hosts.substr(slash);
+  const std::string list = hosts.substr(0, slash);
+  std::vector<std::int64_t> sessions;
+  for (std::size_t from = 0; from <= list.size();) {
+    const auto comma = std::min(list.find(',', from), list.size());
+    if (comma > from) {
+      auto settings = zookeeper_settings(config);
+      settings.hosts = list.substr(from, comma - from) + chroot;
+      settings.connect_timeout =
+          std::min(settings.connect_timeout, std::chrono::milliseconds(1000));
+      if (auto session = coord::ZkSession::connect(settings)) {
+        sessions.push_back(session.value()->session_id());
+      }
+    }
+    from = comma + 1;
+  }
+  return sessions;
+}
+
 int cluster_create(const ClusterOptions& options) {
   const auto config = cluster_config(options, "create");
   if (!config) return kExitUsage;
@@ -91,41 +123,47 @@ int cluster_create(const ClusterOptions& options) {
                               *known, root, state_dir_of(*config)));
     }
   }
-  const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count();
+  // A session on every server it reaches, before the root is made or its
+  // fence lifted: each server numbers its own clients' sessions by its own
+  // run, and the vouch reaches the daemons of those runs (cluster_vouch.hpp).
+  coord::ClusterVouch vouch{{zk->session_id()}, wall_now_ms()};
+  for (const std::int64_t session : sessions_on_each_server(*config)) {
+    vouch.sessions.push_back(session);
+  }
   auto checked =
-      check_root(*zk, *config, {std::nullopt, {}, who("create"), /*vouched=*/true, now_ms});
+      check_root(*zk, *config, {std::nullopt, {}, who("create"), /*vouched=*/true, vouch});
   if (!checked) return fail(exit_code_of(checked.error()), checked.error().message);
   const std::string& id = checked.value().cluster_id;
-  // Its daemons started in this ZooKeeper run skip the restore grace
-  // (docs/design.md, "A new cluster's first start").
-  const std::string spared = fmt::format(
-      "; daemons that reach this ZooKeeper before it restarts, within {} min, issue without "
-      "coordinator.restore_grace_ms",
-      std::chrono::duration_cast<std::chrono::minutes>(coord::kVouchLasts).count());
+  std::string said;
   if (checked.value().outcome == coord::RootOutcome::created) {
-    std::cout << fmt::format("created the cluster {} at {}{}\n", id, root, spared);
-    return kExitOk;
+    said = fmt::format("created the cluster {} at {}", id, root);
+  } else {
+    auto lifted = coord::lift_new_cluster_fence(*zk, root, vouch);
+    if (!lifted) {
+      return fail(
+          lifted.error().code == coord::CoordErrc::history_lost ? kExitConflict : kExitFailure,
+          lifted.error().message);
+    }
+    said = lifted.value() == coord::Lifted::none
+               ? fmt::format("the cluster {} exists at {}: nothing to do", id, root)
+               : fmt::format("the cluster {} at {} is new: its fence is lifted", id, root);
   }
-  auto lifted = coord::lift_new_cluster_fence(*zk, root, now_ms);
-  if (!lifted) {
-    return fail(
-        lifted.error().code == coord::CoordErrc::history_lost ? kExitConflict : kExitFailure,
-        lifted.error().message);
+  // What the root says now: ours is in it only where it was written (an
+  // empty root node we found, or a root made by a daemon before this run,
+  // is not vouched for; a write whose answer was lost may be).
+  auto now = zk->get(root);
+  const auto recorded = now ? coord::recorded_vouch(now.value().data) : std::nullopt;
+  if (recorded && recorded->sessions == vouch.sessions) {
+    std::set<std::uint64_t> runs;
+    for (const std::int64_t session : vouch.sessions) {
+      runs.insert(static_cast<std::uint64_t>(session) >> 16);
+    }
+    said += fmt::format(
+        "; daemons that reach one of {} ZooKeeper server(s) before it restarts, within {} min, "
+        "issue without coordinator.restore_grace_ms",
+        runs.size(), std::chrono::duration_cast<std::chrono::minutes>(coord::kVouchLasts).count());
   }
-  switch (lifted.value()) {
-    case coord::Lifted::lifted_and_vouched:
-      std::cout << fmt::format("the cluster {} at {} is new: its fence is lifted{}\n", id, root,
-                               spared);
-      break;
-    case coord::Lifted::lifted:
-      std::cout << fmt::format("the cluster {} at {} is new: its fence is lifted\n", id, root);
-      break;
-    case coord::Lifted::none:
-      std::cout << fmt::format("the cluster {} exists at {}: nothing to do\n", id, root);
-      break;
-  }
+  std::cout << said << "\n";
   return kExitOk;
 }
 

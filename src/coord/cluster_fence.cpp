@@ -99,7 +99,7 @@ Result<std::vector<std::string>, CoordError> freeze_sequences(ZkSession& zk,
 }
 
 Result<Lifted, CoordError> lift_new_cluster_fence(ZkSession& zk, const std::string& root,
-                                                  std::int64_t now_ms) {
+                                                  const ClusterVouch& vouch) {
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(node, zk.get(root));
     const auto fence = recorded_fence(node.data);
@@ -115,11 +115,11 @@ Result<Lifted, CoordError> lift_new_cluster_fence(ZkSession& zk, const std::stri
     // Made in this run: nothing under it is older than this run, so no
     // restore can have put it there.
     const auto maker = recorded_maker_session(node.data);
-    const bool vouch = maker && same_zookeeper_run(*maker, zk.session_id());
+    const bool vouched = maker && vouch_covers_run(vouch, *maker);
     std::string data = without_fence(node.data);
-    if (vouch) data = with_vouch(data, {zk.session_id(), now_ms});
+    if (vouched) data = with_vouch(data, vouch);
     auto set = zk.set(root, data, node.stat.version);
-    if (set) return vouch ? Lifted::lifted_and_vouched : Lifted::lifted;
+    if (set) return vouched ? Lifted::lifted_and_vouched : Lifted::lifted;
     if (set.error().code != ZkErrc::bad_version && !set.error().outcome_unknown()) {
       return CoordError::from(set.error());
     }

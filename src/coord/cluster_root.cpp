@@ -232,7 +232,7 @@ Result<std::optional<RootCheck>, CoordError> make_root(ZkSession& zk, const std:
   // now or (lifting the fence) later, spares its daemons the restore grace
   // while the run lasts (cluster_vouch.hpp).
   if (identity.vouched) {
-    record = with_vouch(record, {zk.session_id(), identity.now_ms});
+    record = with_vouch(record, identity.vouch);
   } else if (!knows) {
     record = with_maker_session(record, zk.session_id());
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 #include "../json_integer.hpp"
@@ -12,6 +13,10 @@ namespace snowflake::coord {
 namespace {
 
 using nlohmann::json;
+
+// More than any ensemble has servers: a root rewritten by hand to list
+// thousands is not read as a vouch.
+constexpr std::size_t kMaxVouchSessions = 255;
 
 json vouch_root_object(std::string_view root_data) {
   json j = json::parse(root_data, nullptr, false);
@@ -46,17 +51,29 @@ std::optional<ClusterVouch> recorded_vouch(std::string_view root_data) {
   const json j = vouch_root_object(root_data);
   const auto it = j.find("vouched");
   if (it == j.end() || !it->is_object()) return std::nullopt;
-  const auto session = parse_vouch_session(it->value("session", json()));
+  const auto listed = it->find("sessions");
   const auto at = it->find("at_ms");
-  if (!session || at == it->end()) return std::nullopt;
+  if (listed == it->end() || !listed->is_array() || listed->empty() ||
+      listed->size() > kMaxVouchSessions || at == it->end()) {
+    return std::nullopt;
+  }
+  ClusterVouch vouch;
+  for (const auto& entry : *listed) {
+    const auto session = parse_vouch_session(entry);
+    if (!session) return std::nullopt;
+    vouch.sessions.push_back(*session);
+  }
   const auto at_ms = json_integer<std::int64_t>(*at);
   if (!at_ms) return std::nullopt;
-  return ClusterVouch{*session, *at_ms};
+  vouch.at_ms = *at_ms;
+  return vouch;
 }
 
 std::string with_vouch(std::string_view root_data, const ClusterVouch& vouch) {
   json j = vouch_root_object(root_data);
-  j["vouched"] = {{"session", vouch_session_text(vouch.session)}, {"at_ms", vouch.at_ms}};
+  json sessions = json::array();
+  for (const std::int64_t session : vouch.sessions) sessions.push_back(vouch_session_text(session));
+  j["vouched"] = {{"sessions", std::move(sessions)}, {"at_ms", vouch.at_ms}};
   return j.dump();
 }
 
@@ -72,9 +89,14 @@ std::string with_maker_session(std::string_view root_data, std::int64_t session)
   return j.dump();
 }
 
+bool vouch_covers_run(const ClusterVouch& vouch, std::int64_t session) noexcept {
+  return std::any_of(vouch.sessions.begin(), vouch.sessions.end(),
+                     [session](std::int64_t s) { return same_zookeeper_run(s, session); });
+}
+
 bool vouch_reaches(const std::optional<ClusterVouch>& vouch, std::int64_t session,
                    std::int64_t now_ms) noexcept {
-  return vouch && same_zookeeper_run(vouch->session, session) && now_ms >= vouch->at_ms &&
+  return vouch && vouch_covers_run(*vouch, session) && now_ms >= vouch->at_ms &&
          now_ms - vouch->at_ms < kVouchLasts.count();
 }
 

@@ -428,9 +428,9 @@ bool Coordinator::held_for_grace(std::chrono::steady_clock::time_point read_at) 
     if (vouch_noted_session_ != zk_->session_id()) {
       vouch_noted_session_ = zk_->session_id();
       spdlog::info(
-          "no restore grace: cluster create vouched for the cluster in this ZooKeeper run "
-          "(session 0x{:x}, {})",
-          vouch_->session, format_iso8601_ms(vouch_->at_ms));
+          "no restore grace: cluster create vouched for the cluster in this ZooKeeper server's "
+          "run (at {}; session 0x{:x})",
+          format_iso8601_ms(vouch_->at_ms), zk_->session_id());
     }
     return false;
   }

@@ -565,3 +565,35 @@ TEST_CASE("cluster create --wait started before ZooKeeper: it acts the moment Zo
   CHECK_THAT(waiting.stdout_text(), Catch::Contains("created the cluster"));
   CHECK(connect(zk)->exists(kE2eRoot).value());
 }
+
+TEST_CASE(
+    "cluster create on an ensemble vouches on every server: a daemon on each of them claims "
+    "without the grace",
+    "[lost_data]") {
+  // Each server numbers its own clients' sessions by its own run: the
+  // command's one session would reach only the daemons of its server.
+  ZooKeeperEnsemble ensemble;
+  TempDir sc;
+  json create = cluster_config(ensemble.hosts(), "recycle", sc.path());
+  create["coordinator"]["restore_grace_ms"] = 1000;
+  const auto created = cli(write_daemon_config(sc, create.dump()), {"cluster", "create"});
+  INFO(created.out << created.err);
+  REQUIRE(created.status.code == 0);
+  CHECK_THAT(created.out, Catch::Contains("one of 3 ZooKeeper server(s)"));
+  std::vector<std::unique_ptr<TempDir>> states;
+  std::vector<std::unique_ptr<Daemon>> daemons;
+  for (int i = 0; i < ensemble.size(); ++i) {
+    states.push_back(std::make_unique<TempDir>());
+    json c = cluster_config("127.0.0.1:" + std::to_string(ensemble.client_port(i)), "recycle",
+                            states.back()->path());
+    c["coordinator"]["restore_grace_ms"] = 1000;
+    daemons.push_back(std::make_unique<Daemon>(
+        c.dump(), "127.0.0.1:0", std::map<std::string, std::string>{}, Genesis::as_found));
+  }
+  for (int i = 0; i < ensemble.size(); ++i) {
+    wait_ready(*daemons[static_cast<std::size_t>(i)], 30s);
+    INFO("the daemon on server " << i);
+    CHECK_THAT(daemons[static_cast<std::size_t>(i)]->process().stderr_text(),
+               Catch::Contains("no restore grace: cluster create vouched"));
+  }
+}

@@ -92,9 +92,13 @@ void root_identity(std::string_view text) {
   // never reaches a session of another ZooKeeper run.
   if (const auto vouch = c::recorded_vouch(text)) {
     const auto again = c::recorded_vouch(c::with_vouch(text, *vouch));
-    FUZZ_CHECK(again && again->session == vouch->session && again->at_ms == vouch->at_ms, text);
+    FUZZ_CHECK(again && again->sessions == vouch->sessions && again->at_ms == vouch->at_ms, text);
     FUZZ_CHECK(c::recorded_vouch(c::without_fence(text)).has_value(), text);
-    FUZZ_CHECK(!c::vouch_reaches(vouch, vouch->session ^ (std::int64_t{1} << 20), vouch->at_ms),
+    // A session of another run of the first server: reached only if another
+    // listed session is of that run.
+    const std::int64_t other = vouch->sessions.front() ^ (std::int64_t{1} << 20);
+    FUZZ_CHECK(!c::vouch_reaches(c::ClusterVouch{{vouch->sessions.front()}, vouch->at_ms}, other,
+                                 vouch->at_ms),
                text);
   }
   if (const auto maker = c::recorded_maker_session(text)) {

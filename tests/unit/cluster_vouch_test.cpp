@@ -5,6 +5,8 @@
 
 #include "snowflake/coord/cluster_vouch.hpp"
 
+#include <vector>
+
 using namespace snowflake::coord;
 
 namespace {
@@ -33,18 +35,25 @@ TEST_CASE("cluster vouch: recorded beside the root's other fields, and only its 
           "[lost_data]") {
   const std::string root = R"({"time_bits":41,"cluster_id":"0123456789abcdef0123456789abcdef"})";
   CHECK_FALSE(recorded_vouch(root));
-  const std::string vouched = with_vouch(root, {kRunA0, 1'800'000'000'000});
+  const std::string vouched = with_vouch(root, {{kRunA0, kRunB0}, 1'800'000'000'000});
   const auto v = recorded_vouch(vouched);
   REQUIRE(v);
-  CHECK(v->session == kRunA0);
+  CHECK(v->sessions == std::vector<std::int64_t>{kRunA0, kRunB0});
   CHECK(v->at_ms == 1'800'000'000'000);
-  CHECK(vouched.find(R"("session":"0x010003ef6e050000")") != std::string::npos);
+  CHECK(vouched.find(R"("sessions":["0x010003ef6e050000","0x010003ef8c160000"])") !=
+        std::string::npos);
   CHECK(vouched.find(R"("time_bits":41)") != std::string::npos);
-  CHECK_FALSE(recorded_vouch(R"({"vouched":{"session":"0x10003ef6e050000","at_ms":1}})"));
-  CHECK_FALSE(recorded_vouch(R"({"vouched":{"session":"0x0000000000000000","at_ms":1}})"));
-  CHECK_FALSE(recorded_vouch(R"({"vouched":{"session":"0x010003ef6e05000g","at_ms":1}})"));
-  CHECK_FALSE(recorded_vouch(R"({"vouched":{"session":"0x010003ef6e050000"}})"));
-  CHECK_FALSE(recorded_vouch(R"({"vouched":{"session":"0x010003ef6e050000","at_ms":1.5}})"));
+  const auto one = [](const std::string& session, const std::string& at = "1") {
+    return R"({"vouched":{"sessions":[")" + session + R"("],"at_ms":)" + at + "}}";
+  };
+  CHECK(recorded_vouch(one("0x010003ef6e050000")));
+  CHECK_FALSE(recorded_vouch(one("0x10003ef6e050000")));  // 15 digits
+  CHECK_FALSE(recorded_vouch(one("0x0000000000000000")));
+  CHECK_FALSE(recorded_vouch(one("0x010003ef6e05000g")));
+  CHECK_FALSE(recorded_vouch(one("0x010003ef6e050000", "1.5")));
+  CHECK_FALSE(recorded_vouch(R"({"vouched":{"sessions":["0x010003ef6e050000"]}})"));
+  CHECK_FALSE(recorded_vouch(R"({"vouched":{"sessions":[],"at_ms":1}})"));
+  CHECK_FALSE(recorded_vouch(R"({"vouched":{"sessions":["0x010003ef6e050000",7],"at_ms":1}})"));
   CHECK_FALSE(recorded_vouch(R"({"vouched":"yes"})"));
   CHECK_FALSE(recorded_vouch("not json"));
 
@@ -56,11 +65,17 @@ TEST_CASE("cluster vouch: recorded beside the root's other fields, and only its 
 TEST_CASE("cluster vouch: reaches a session of its run for kVouchLasts from when it was given",
           "[lost_data]") {
   const std::int64_t at = 1'800'000'000'000;
-  const std::optional<ClusterVouch> vouch = ClusterVouch{kRunA0, at};
+  const std::optional<ClusterVouch> vouch = ClusterVouch{{kRunA0}, at};
   CHECK(vouch_reaches(vouch, kRunA1, at));
   CHECK(vouch_reaches(vouch, kRunA1, at + kVouchLasts.count() - 1));
   CHECK_FALSE(vouch_reaches(vouch, kRunA1, at + kVouchLasts.count()));
   CHECK_FALSE(vouch_reaches(vouch, kRunA1, at - 1));  // a clock behind the vouch's: no
   CHECK_FALSE(vouch_reaches(vouch, kRunB0, at + 1));  // ZooKeeper restarted since
   CHECK_FALSE(vouch_reaches(std::nullopt, kRunA1, at));
+  // One session per server: a daemon of any of their runs.
+  constexpr std::int64_t kOtherServer = 0x20003f0000a0003;
+  const std::optional<ClusterVouch> ensemble = ClusterVouch{{kRunA0, kOtherServer}, at};
+  CHECK(vouch_reaches(ensemble, kOtherServer + 5, at + 1));
+  CHECK(vouch_reaches(ensemble, kRunA1, at + 1));
+  CHECK_FALSE(vouch_reaches(ensemble, kRunB0, at + 1));
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "snowflake/coord/cluster_identity.hpp"
+#include "snowflake/coord/cluster_vouch.hpp"
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/zk_session.hpp"
 
@@ -52,10 +53,9 @@ Result<std::vector<std::string>, CoordError> freeze_sequences(ZkSession& zk,
 
 // `snowflaked cluster create` on a root that exists: lifts a new_cluster
 // fence, finds none, or refuses a history_lost one (CoordErrc::history_lost,
-// naming it). A root a daemon made in this ZooKeeper run is vouched for too
-// (cluster_vouch.hpp), at `now_ms` (wall clock).
+// naming it). A root a daemon made in a run of one of `vouch`'s sessions is
 enum class Lifted : std::uint8_t { none, lifted, lifted_and_vouched };
 Result<Lifted, CoordError> lift_new_cluster_fence(ZkSession& zk, const std::string& root,
-                                                  std::int64_t now_ms);
+                                                  const ClusterVouch& vouch);
 
 }  // namespace snowflake::coord

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "snowflake/coord/cluster_identity.hpp"
+#include "snowflake/coord/cluster_vouch.hpp"
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/coordinator_type.hpp"
@@ -36,7 +37,7 @@ struct RootIdentity {
   std::string who{};  // "host:port pid N", for a fence's reason
   // `snowflaked cluster create`: a missing root is a new cluster, for sure.
   bool vouched = false;
-  std::int64_t now_ms = 0;  // the wall clock, for a vouch (cluster_vouch.hpp)
+  ClusterVouch vouch{};  // what a root it makes records (cluster_vouch.hpp)
 };
 
 enum class RootOutcome {
