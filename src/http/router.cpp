@@ -59,6 +59,9 @@ Response lease_unavailable(LeaseState state, const RouterContext& ctx) {
           "issuing at once, and fences the cluster",
           kRetrySoon);
     case LeaseState::expired:
+      // A lease that ran out while ZooKeeper was away, come back fenced (a
+      // restore): the fence is what binds longer, and it says until when.
+      if (auto fenced = fence_refusal(ctx)) return std::move(*fenced);
       return unavailable_response(to_string(state),
                                   "this daemon's worker-ID lease has expired (no heartbeat reached "
                                   "ZooKeeper in time); it may not issue IDs until one does",

@@ -268,9 +268,11 @@ class ZooKeeperServer:
         self.start()
         return backup
 
-    def restore(self, backup):
-        """Killed, its data replaced by a backup, started again."""
+    def restore(self, backup, while_stopped=lambda: None):
+        """Killed, its data replaced by a backup, started again; while_stopped
+        runs once it is down (docs/operations.md: the fence command starts then)."""
         self.stop()
+        while_stopped()
         shutil.rmtree(os.path.join(self.dir, "data"))
         shutil.copytree(backup, os.path.join(self.dir, "data"))
         self.start()

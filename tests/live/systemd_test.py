@@ -74,6 +74,11 @@ class Container:
     def run(self, args, **kw):
         return run(["nsenter", "-t", str(self.init_pid), "-a"] + args, **kw)
 
+    def spawn(self, args):
+        """A command started in the container, not waited for; dies with us."""
+        return subprocess.Popen(dying_with_us(["nsenter", "-t", str(self.init_pid), "-a"] + args),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
     def sh(self, script, **kw):
         return self.run(["sh", "-c", script], **kw)
 
@@ -327,10 +332,11 @@ def dead_run_reclaimed(run):
 
 def restore_runbook(run):
     """docs/operations.md's restore runbook, as an operator follows it: the
-    service serves, ZooKeeper is restored from a backup taken a moment
-    before, and `snowflaked cluster fence` is run at once. It exits 0; the
-    daemon refuses (503 cluster_fenced) until the fence has passed, then
-    issues again, above it, and no ID repeats."""
+    service serves, ZooKeeper is stopped and `snowflaked cluster fence
+    --wait` started, the data restored from a backup taken a moment before
+    and ZooKeeper started. The command exits 0; the daemon refuses (503
+    cluster_fenced) until the fence has passed, then issues again, above it,
+    and no ID repeats."""
     box = run.box
     box.write("/etc/snowflaked/snowflaked.json",
               daemon_config(run.zk.hosts(), int(run.base.rsplit(":", 1)[1])))
@@ -348,11 +354,17 @@ def restore_runbook(run):
     poll("issuing after the backup", lambda: issue()[0] == 200, 60)
     for _ in range(50):
         issue()
-    run.zk.restore(backup)
-    fenced = box.run(["snowflaked", "cluster", "fence", "--config", "/etc/snowflaked/snowflaked.json"],
-                     check=False, timeout=120)
-    check(fenced.returncode == 0, f"cluster fence: exit {fenced.returncode}: {fenced.stdout}{fenced.stderr}")
-    check("fenced until" in fenced.stdout, f"cluster fence said: {fenced.stdout}")
+    command = []
+    run.zk.restore(backup, while_stopped=lambda: command.append(box.spawn(
+        ["snowflaked", "cluster", "fence", "--config", "/etc/snowflaked/snowflaked.json",
+         "--wait", "600000"])))
+    try:
+        out, err = command[0].communicate(timeout=120)
+    except subprocess.TimeoutExpired as e:
+        command[0].kill()
+        raise Failure("cluster fence: still running 120 s after ZooKeeper's return") from e
+    check(command[0].returncode == 0, f"cluster fence: exit {command[0].returncode}: {out}{err}")
+    check("fenced until" in out, f"cluster fence said: {out}")
     status, body = issue()
     check(status == 503 and body.get("error") == "cluster_fenced", f"/id right after the fence: {status} {body}")
     _, state = http_json(run.base + "/status")

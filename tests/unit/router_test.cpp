@@ -137,6 +137,24 @@ TEST_CASE("no lease: 503 not_ready or lease_expired with Retry-After", "[router]
   CHECK(f.get("/health").result_int() == 200);  // alive all the same
 }
 
+TEST_CASE("an expired lease under the cluster's fence: 503 cluster_fenced until the fence ends",
+          "[router]") {
+  Fixture f;
+  f.lease.extend_until(f.clock.monotonic() + 100ms);
+  f.clock.advance(100ms);
+  check_error(f.get("/id/order"), 503, "lease_expired");
+  // The fence is judged by the wall clock the coordinator reads it with.
+  const std::int64_t until = SystemClock::instance().wall_ms() + 60'000;
+  f.gauges.fence_until_ms.store(until);
+  f.gauges.fence_kind.store(FenceGauge::history_lost);
+  const auto r = f.get("/id/order");
+  check_error(r, 503, "cluster_fenced");
+  CHECK(std::stoi(header(r, field::retry_after)) >= 59);
+  check_error(f.get("/ready"), 503, "cluster_fenced");
+  f.gauges.fence_until_ms.store(SystemClock::instance().wall_ms() - 1);  // passed
+  check_error(f.get("/id/order"), 503, "lease_expired");
+}
+
 TEST_CASE("a clock step back: 503 clock_moved_backwards, Retry-After covers the gap", "[router]") {
   Fixture f;
   REQUIRE(f.get("/id/order").result_int() == 200);
