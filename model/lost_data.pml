@@ -36,6 +36,14 @@
  * may be in a later run, so it is judged by the run it is in now; the
  * backup keeps the vouch, the run does not.
  *
+ * `cluster create` may run again at any moment (the compose file's one-shot
+ * runs on every `up`). It remembers the cluster it made or found in its
+ * state directory (cluster_memory.hpp) and refuses one ZooKeeper no longer
+ * has (no root, or another ID); otherwise it does what it does the first
+ * time: a missing root made, vouched for; a new_cluster fence a daemon put
+ * up in this run lifted, vouched for. -DCREATE_FORGETS runs it with an
+ * empty state directory each time (the one-shot on a tmpfs).
+ *
  * Time is ticks; real time, ZooKeeper's time and the clocks are one (the
  * fence's margin and skew cover what snowflake.pml checks of clocks). The
  * lease is LEASE ticks, and reclaim_after equals it.
@@ -74,6 +82,7 @@
  *                            given in (a restored copy's too)
  *   -DVOUCH_ANY_CONNECTION   a session judged by the run it was made in,
  *                            though it reconnected since
+ *   -DCREATE_FORGETS         cluster create keeps nothing between runs
  */
 
 #ifndef TMAX
@@ -105,6 +114,8 @@ byte seq_next;           /* sequences/s: next; 0: no such node */
 bool seq_frozen;
 byte era;                /* which history ZooKeeper holds: a wipe or a restore starts another */
 byte root_vouch;         /* the root's vouch: era + 1 of cluster create's run; 0 none */
+byte fence_new;          /* the fence is a new_cluster one, put up by a daemon that made the root
+                            knowing none: era + 1 of the run it did (made_in_session); 0 not */
 /* ... and a backup of them */
 bool backed_up;
 bool b_root, b_inuse, b_notuse, b_seq_frozen;
@@ -132,6 +143,9 @@ bool lost_handed[NSEQ];    /* handed out */
 byte handed_max;           /* the application's data: the largest number it has */
 bool lost_once;            /* a wipe or a restore happened */
 bool command_owed;         /* restored, and cluster fence not landed yet */
+/* ---- cluster create's state directory, and its runs after the first ---- */
+byte create_known;         /* the cluster ID it recorded; 0 none */
+bool created_again;
 
 #define spend_fault faults < FAULTS -> faults++
 /* The vouch spares m's connection the grace: given in the run m's session
@@ -162,7 +176,7 @@ bool command_owed;         /* restored, and cluster fence not landed yet */
 #define fence_to(t) skip
 #define honour(m) skip
 #else
-#define fence_to(t) fence = max(fence, t)
+#define fence_to(t) fence = max(fence, t); fence_new = 0
 #define honour(m) floor[m] = (own[m] -> max(floor[m], fence) : 0)
 #endif
 
@@ -214,10 +228,9 @@ start:
                  now, m, root_id, fence)
        :: !root && known[m] == 0 ->     /* a new cluster, as far as it can tell */
           root = true; root_id = ids; ids++; known[m] = root_id;
-#ifndef UNFENCED_GENESIS
-          fence_to(now + LEASE);
+#if !defined(UNFENCED_GENESIS) && !defined(NO_FENCE)
+          fence = now + LEASE; fence_new = era + 1;   /* no root, no fence: new_cluster */
 #endif
-         
           printf("MSC: t=%d machine %d makes cluster %d, fenced until %d\n", now, m, root_id, fence)
        :: root && known[m] != 0 && root_id != known[m] ->   /* made again under us */
           known[m] = root_id; fence_to(now + LEASE); act_on_loss(m);
@@ -320,6 +333,7 @@ end:
   /* ZooKeeper back empty */
   :: atomic { spend_fault; lost_once = true;
        root = false; root_id = 0; fence = 0; inuse = false; in_token = 0; in_ts = 0; root_vouch = 0;
+       fence_new = 0;
        notuse = true; no_floor = 0; seq_next = 0; seq_frozen = false; era++;
        checked[0] = false; checked[1] = false; connect_anew(0); connect_anew(1);
        printf("MSC: t=%d ZooKeeper comes back empty\n", now) }
@@ -328,6 +342,7 @@ end:
        root = b_root; root_id = b_root_id; fence = b_fence; inuse = b_inuse; in_token = b_in_token;
        in_ts = b_in_ts; notuse = b_notuse; no_floor = b_no_floor; seq_next = b_seq_next;
        seq_frozen = b_seq_frozen; root_vouch = b_root_vouch; era++;
+       fence_new = 0;   /* a new_cluster fence the copy has is of an older run: never lifted */
 #ifndef RESTORE_WITHOUT_COMMAND
        command_owed = true;
 #endif
@@ -344,6 +359,26 @@ end:
        fence_to(now + LEASE);
        if :: seq_next != 0 -> seq_frozen = true :: else fi;
        printf("MSC: t=%d cluster fence: fenced until %d, the sequence frozen\n", now, fence) }
+  /* cluster create again (the compose one-shot on another `up`); a run
+   * that changes nothing (refused, or nothing to do) is a step to the same
+   * state, and may come at any moment */
+  :: atomic { !created_again ->
+       m = create_known;
+#ifdef CREATE_FORGETS
+       m = 0;
+#endif
+       if
+       :: !root && m == 0 ->
+          root = true; root_id = ids; ids++; notuse = true; root_vouch = era + 1;
+          create_known = root_id; created_again = true;
+          printf("MSC: t=%d cluster create again: makes cluster %d, vouched\n", now, root_id)
+       :: root && (m == 0 || root_id == m) && fence_new == era + 1 ->
+          fence = 0; fence_new = 0; root_vouch = era + 1;   /* lift_new_cluster_fence */
+          create_known = root_id; created_again = true;
+          printf("MSC: t=%d cluster create again: lifts cluster %d's new_cluster fence\n", now, root_id)
+       :: else   /* refused: ZooKeeper lost the cluster it knows; or nothing to do */
+       fi;
+       m = 0 }
   /* The operator, after a loss: seq raise above the application's data
    * (or seq create above it, for a tag ZooKeeper lost), once every daemon
    * that held a number of it has dropped it (its confirmation, or the
@@ -359,6 +394,7 @@ end:
 init {
   /* The first install: snowflaked cluster create, vouched (no fence), and the sequence. */
   atomic { root = true; root_id = ids; ids++; notuse = true; root_vouch = era + 1;
+           create_known = root_id;
 #ifdef SEQUENCES
            seq_next = 1;
 #endif

@@ -78,7 +78,7 @@ checks=(
   "sequence-raise-floor-read-first|violates 7|-DREAD_FLOOR_FIRST|sequence_raise.pml"
   "sequence-raise-ack-before-drop|violates 7|-DACK_BEFORE_DROP|sequence_raise.pml"
   "sequence-raise-ephemeral-holder|violates 7|-DEPHEMERAL_HOLDER|sequence_raise.pml"
-  "lost-data|clean||lost_data.pml|26"
+  "lost-data|clean||lost_data.pml|27"
   "lost-data-sequences|clean|-DSEQUENCES|lost_data.pml"
   "lost-data-no-fence|violates 8|-DNO_FENCE|lost_data.pml"
   "lost-data-unfenced-genesis|violates 8|-DUNFENCED_GENESIS|lost_data.pml"
@@ -90,6 +90,7 @@ checks=(
   "lost-data-vouch-any-run|violates 8|-DVOUCH_ANY_RUN|lost_data.pml"
   "lost-data-vouch-any-connection|violates 8|-DVOUCH_ANY_CONNECTION|lost_data.pml"
   "lost-data-sequences-vouch-any-run|violates 8|-DSEQUENCES -DVOUCH_ANY_RUN|lost_data.pml"
+  "lost-data-create-forgets|violates 8|-DCREATE_FORGETS|lost_data.pml"
 )
 
 if [ -n "$only" ]; then

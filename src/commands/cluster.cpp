@@ -4,6 +4,8 @@
 // new too, and only an operator (or an install script) knows it is not.
 // This makes the root unfenced, or lifts a new-cluster fence a daemon put
 // up; never a fence for lost history. Exit 0 also when the cluster exists.
+// It remembers the cluster in its state directory, and refuses (exit 3) one
+// there that ZooKeeper lost (cluster_memory.hpp).
 //
 // snowflaked cluster fence --config FILE [--timeout MS]: the restore
 // runbook's command (docs/operations.md, "ZooKeeper lost or restored its
@@ -20,6 +22,7 @@
 #include <iostream>
 #include <set>
 
+#include "cluster_memory.hpp"
 #include "commands.hpp"
 #include "common.hpp"
 #include "floor_confirmations.hpp"
@@ -28,7 +31,6 @@
 #include "snowflake/coord/cluster_vouch.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
-#include "snowflake/state/cluster_file.hpp"
 #include "snowflake/time_format.hpp"
 
 namespace snowflake::commands {
@@ -108,20 +110,13 @@ int cluster_create(const ClusterOptions& options) {
   const auto zk = connect_for_command(*config, options.wait);
   if (!zk) return kExitFailure;
   const std::string& root = config->zookeeper.root;
-  // This machine's daemon has been part of the cluster at this root: if
-  // ZooKeeper has lost it, it is not new (a daemon started here makes it
-  // again, fenced).
-  if (const auto known = state::load_cluster_id(state_dir_of(*config), root)) {
-    auto there = zk->exists(root);
-    if (!there) return fail(kExitFailure, "cannot read the root: " + there.error().message());
-    if (!there.value()) {
-      return fail(kExitConflict,
-                  fmt::format("the cluster {} ran at {} ({} says so), and ZooKeeper no longer "
-                              "has it: it is not new. A daemon started here makes it again, "
-                              "fenced (docs/operations.md, \"ZooKeeper lost or restored its "
-                              "data\")",
-                              *known, root, state_dir_of(*config)));
-    }
+  // This host has been part of the cluster at this root (its daemon, or an
+  // earlier run of this command, recorded it): if ZooKeeper has lost it, it
+  // is not new.
+  if (const auto verdict = judge_by_memory(*zk, *config); verdict.failure) {
+    return fail(kExitFailure, *verdict.failure);
+  } else if (verdict.conflict) {
+    return fail(kExitConflict, *verdict.conflict);
   }
   // A session on every server it reaches, before the root is made or its
   // fence lifted: each server numbers its own clients' sessions by its own
@@ -164,6 +159,9 @@ int cluster_create(const ClusterOptions& options) {
         runs.size(), std::chrono::duration_cast<std::chrono::minutes>(coord::kVouchLasts).count());
   }
   std::cout << said << "\n";
+  const auto memory = remember_cluster(*config, id);
+  if (!memory.said.empty()) std::cout << memory.said << "\n";
+  if (!memory.warning.empty()) std::cerr << "warning: " << memory.warning << "\n";
   return kExitOk;
 }
 

@@ -36,12 +36,16 @@ std::string encode_cluster_record(const ClusterRecord& record) {
   return nlohmann::json{{"root", record.root}, {"cluster_id", record.cluster_id}}.dump() + "\n";
 }
 
-std::optional<std::string> load_cluster_id(const std::string& dir, const std::string& root) {
+std::optional<ClusterRecord> load_cluster_record(const std::string& dir) {
   std::ifstream in(path_in(dir));
   if (!in) return std::nullopt;
   std::ostringstream text;
   text << in.rdbuf();
-  auto record = decode_cluster_record(text.str());
+  return decode_cluster_record(text.str());
+}
+
+std::optional<std::string> load_cluster_id(const std::string& dir, const std::string& root) {
+  auto record = load_cluster_record(dir);
   if (!record || record->root != root) return std::nullopt;
   return std::move(record->cluster_id);
 }

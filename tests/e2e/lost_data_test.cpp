@@ -14,6 +14,8 @@
 //     grace keeps those from going out;
 //   - a daemon restarted from its state directory on an empty ZooKeeper
 //     makes the cluster again fenced, and `cluster create` refuses it;
+//   - cluster create, run again after ZooKeeper lost the cluster, refuses it
+//     (its state directory remembers);
 //   - a root made by a daemon alone is fenced until `cluster create`;
 //   - cluster create's vouch spares the grace only in its ZooKeeper run.
 // A pool of two worker IDs, both held when ZooKeeper forgets: any daemon
@@ -34,7 +36,9 @@
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
 #include "snowflake/clock.hpp"
+#include "snowflake/coord/cluster_identity.hpp"
 #include "snowflake/id_layout.hpp"
+#include "snowflake/state/cluster_file.hpp"
 
 using namespace snowflake;
 using namespace snowflake::test;
@@ -472,6 +476,48 @@ TEST_CASE(
   CHECK(created.status.code == 3);
   CHECK_THAT(created.err, Catch::Contains("not new"));
   wait_ready(again, 40s);
+}
+
+TEST_CASE(
+    "cluster create remembers the cluster in its state directory: run again after ZooKeeper lost "
+    "it, it refuses (exit 3), makes nothing and lifts no fence",
+    "[lost_data]") {
+  // The compose file's one-shot, on a volume of its own, runs on every `up`.
+  ZooKeeperServer zk;
+  TempDir one_shot, sa;
+  const TempDir dir;
+  const auto config = write_daemon_config(dir, lost_data_config(zk, one_shot).dump());
+  const auto made = cli(config, {"cluster", "create"});
+  INFO(made.out << made.err);
+  REQUIRE(made.status.code == 0);
+  CHECK_THAT(made.out, Catch::Contains("recorded in " + one_shot.path().string()));
+  const auto root_id = [&] {
+    return coord::recorded_cluster_id(connect(zk)->get(kE2eRoot).value().data);
+  };
+  const auto id = root_id();
+  REQUIRE(id);
+  CHECK(state::load_cluster_id(one_shot.path().string(), kE2eRoot) == id);
+  const auto again = cli(config, {"cluster", "create"});
+  CHECK(again.status.code == 0);
+  CHECK_THAT(again.out, Catch::Contains("nothing to do"));
+
+  zk.wipe();
+  const auto refused = cli(config, {"cluster", "create"});
+  INFO(refused.out << refused.err);
+  CHECK(refused.status.code == 3);
+  CHECK_THAT(refused.err, Catch::Contains("not new") && Catch::Contains("no longer has it"));
+  CHECK_FALSE(connect(zk)->exists(kE2eRoot).value());  // nothing made
+
+  // A fresh daemon (no state of its own) makes the root as new, fenced:
+  // create knows it is another cluster, and leaves the fence up.
+  Daemon fresh(lost_data_config(zk, sa).dump(), "127.0.0.1:0", {}, Genesis::as_found);
+  REQUIRE(eventually([&] { return fence_of(fresh).is_object(); }, 30s));
+  const auto other = cli(config, {"cluster", "create"});
+  INFO(other.out << other.err);
+  CHECK(other.status.code == 3);
+  CHECK_THAT(other.err, Catch::Contains("ZooKeeper has the cluster " + *root_id()));
+  CHECK(fence_of(fresh)["kind"] == "new_cluster");
+  CHECK(state::load_cluster_id(one_shot.path().string(), kE2eRoot) == id);  // kept
 }
 
 TEST_CASE("a root made by a daemon alone is fenced for a lease, and cluster create lifts the fence",

@@ -531,6 +531,36 @@ def kube_play(live):
         "nothing left after kube down")
 
 
+def zookeeper_wiped_up_again(live):
+    """The ensemble rebuilt empty (its containers and data volumes gone) and
+    `up -d` run again, as an operator would: the one-shot, whose volume
+    remembers the cluster, exits 3 and vouches for nothing; a replica that
+    lived through it fences the cluster."""
+    cluster = live.cluster
+    once = cluster.container(ONCE)
+    first_start = cluster.podman("inspect", "--format", "{{.State.StartedAt}}", once).stdout.strip()
+    cluster.podman("rm", "--force", "--time", "0", *[cluster.container(z) for z in ZOOKEEPERS])
+    wiped = [v for v in cluster.listing()["volumes"]
+             if re.fullmatch(rf"{re.escape(cluster.name)}_zk\d-(data|datalog)", v)]
+    check(len(wiped) == 6, f"the ensemble's data volumes: {wiped}")
+    cluster.podman("volume", "rm", *wiped)
+    cluster.compose("up", "-d", timeout=300)
+
+    def rerun_ended():
+        st = cluster.podman("inspect", "--format", "{{.State.StartedAt}}|{{.State.Status}}|"
+                            "{{.State.ExitCode}}", once).stdout.strip().split("|")
+        return st if st[0] != first_start and st[1] in ("exited", "stopped") else None
+    _, _, code = poll(f"{ONCE} run again, ended", rerun_ended, 240, interval=1)
+    said = cluster.podman("logs", once, check=False)  # both runs: the first made the cluster
+    check(code == "3" and "not new" in said.stdout + said.stderr,
+          f"{ONCE} after the wipe: exit {code}: {said.stdout}{said.stderr}")
+    fence = poll("snowflaked1 fences the cluster", lambda: (
+        lambda s: s[1].get("cluster", {}).get("fence") if s[0] == 200 else None)(
+            http_json(cluster.url("snowflaked1", "/status"))), 120)
+    check(fence.get("kind") == "history_lost", f"snowflaked1's fence: {fence}")
+    log(f"      {ONCE}: exit 3; snowflaked1 fenced until {fence.get('until')}")
+
+
 def down_removes_all(live):
     cluster = live.cluster
     cluster.compose("down", "-v", timeout=300)
@@ -570,6 +600,9 @@ STEPS = [
     ("deploy/kubernetes by `podman kube play`: restricted, ready, issuing; the pod stopped "
      "(SIGTERM) gives its worker ID back, kube down leaves nothing",
      kube_play),
+    ("ZooKeeper's volumes lost and `up -d` again: the one-shot remembers the cluster on its "
+     "volume and refuses it (exit 3); a replica that lived through it fences the cluster",
+     zookeeper_wiped_up_again),
     ("down -v removes the containers and volumes",
      down_removes_all),
 ]

@@ -27,6 +27,9 @@ struct ClusterRecord {
 std::optional<ClusterRecord> decode_cluster_record(std::string_view text);
 std::string encode_cluster_record(const ClusterRecord& record);
 
+// The file's record, whatever root it names; nullopt if there is none or it
+// cannot be read.
+std::optional<ClusterRecord> load_cluster_record(const std::string& dir);
 // The cluster ID the file names for `root`; nullopt if there is no file, it
 // names another root, or it cannot be read (it is only ever a witness).
 std::optional<std::string> load_cluster_id(const std::string& dir, const std::string& root);

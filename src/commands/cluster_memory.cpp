@@ -1,0 +1,62 @@
+#include "cluster_memory.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "snowflake/coord/cluster_identity.hpp"
+#include "snowflake/state/cluster_file.hpp"
+
+namespace snowflake::commands {
+
+MemoryVerdict judge_by_memory(coord::ZkSession& zk, const Config& config) {
+  const std::string& root = config.zookeeper.root;
+  const std::string dir = state_dir_of(config);
+  const auto known = state::load_cluster_id(dir, root);
+  if (!known) return {};
+  auto there = zk.try_get(root);
+  if (!there) return {std::nullopt, "cannot read the root: " + there.error().message()};
+  const auto found = there.value() ? coord::recorded_cluster_id(there.value()->data) : std::nullopt;
+  if (found == known) return {};
+  std::string what = "ZooKeeper no longer has it";
+  if (there.value()) {
+    what = found ? "ZooKeeper has the cluster " + *found + " there"
+                 : std::string("ZooKeeper has a root without a cluster ID there");
+  }
+  return {fmt::format("the cluster {} ran at {} ({}/cluster.json says so), and {}: it is not new. "
+                      "Never vouch for it (docs/operations.md, \"ZooKeeper lost or restored its "
+                      "data\"); a daemon started with this state directory fences the cluster",
+                      *known, root, dir, what),
+          std::nullopt};
+}
+
+Recorded remember_cluster(const Config& config, const std::string& cluster_id) {
+  const std::string dir = state_dir_of(config);
+  struct stat st {};
+  // No directory: nothing here to remember with (a daemon records the
+  // cluster where it runs); one that names a cluster is a daemon's.
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return {};
+  if (state::load_cluster_record(dir)) return {};
+  if (auto saved = state::save_cluster_id(dir, config.zookeeper.root, cluster_id); !saved) {
+    return {{},
+            fmt::format("could not record the cluster in {}: {}; run again after ZooKeeper lost "
+                        "it, this command could not tell it is not new",
+                        dir, saved.error())};
+  }
+  // Root in a daemon's directory (systemd's DynamicUser=, a volume): the
+  // record its owner's, so the daemon reads it and may replace it.
+  const std::string path = dir + "/cluster.json";
+  if (::geteuid() == 0 && (st.st_uid != 0 || st.st_gid != 0) &&
+      ::chown(path.c_str(), st.st_uid, st.st_gid) != 0) {
+    return {{},
+            fmt::format("recorded the cluster in {}, but could not give it to the "
+                        "directory's owner (uid {})",
+                        path, st.st_uid)};
+  }
+  return {fmt::format("recorded in {}: run again after ZooKeeper lost the cluster, this command "
+                      "refuses it (exit 3)",
+                      path),
+          {}};
+}
+
+}  // namespace snowflake::commands
