@@ -342,7 +342,11 @@ end:
        root = b_root; root_id = b_root_id; fence = b_fence; inuse = b_inuse; in_token = b_in_token;
        in_ts = b_in_ts; notuse = b_notuse; no_floor = b_no_floor; seq_next = b_seq_next;
        seq_frozen = b_seq_frozen; root_vouch = b_root_vouch; era++;
-       fence_new = 0;   /* a new_cluster fence the copy has is of an older run: never lifted */
+       /* A new_cluster fence the copy has is of an older run: lift_new_cluster_fence
+        * would lift it without the vouch. Left out: the copy holds a root a daemon
+        * made, so create remembers another cluster (here always the first) and
+        * refuses before any lift. */
+       fence_new = 0;
 #ifndef RESTORE_WITHOUT_COMMAND
        command_owed = true;
 #endif

@@ -4,16 +4,48 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include "../error_text.hpp"
 #include "snowflake/coord/cluster_identity.hpp"
 #include "snowflake/state/cluster_file.hpp"
 
 namespace snowflake::commands {
 
+namespace {
+
+std::string record_path(const std::string& dir) { return dir + "/cluster.json"; }
+
+// The record in `dir`, if any; an error if there may be one this command
+// cannot read (it must not vouch for a cluster it cannot rule out).
+Result<std::optional<state::ClusterRecord>, std::string> read_record(const std::string& dir) {
+  const std::string path = record_path(dir);
+  std::ifstream in(path);
+  if (!in) {
+    if (errno == ENOENT) return std::optional<state::ClusterRecord>{};
+    return fmt::format("cannot read {}: {} (run it as the daemon's user, or root)", path,
+                       error_text(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto record = state::decode_cluster_record(text.str());
+  if (!record) {
+    return fmt::format("{} is not a cluster record (edited?): put it right or remove it", path);
+  }
+  return std::optional<state::ClusterRecord>{std::move(*record)};
+}
+
+}  // namespace
+
 MemoryVerdict judge_by_memory(coord::ZkSession& zk, const Config& config) {
   const std::string& root = config.zookeeper.root;
   const std::string dir = state_dir_of(config);
-  const auto known = state::load_cluster_id(dir, root);
-  if (!known) return {};
+  auto record = read_record(dir);
+  if (!record) return {std::nullopt, record.error()};
+  if (!record.value() || record.value()->root != root) return {};
+  const std::optional<std::string> known = record.value()->cluster_id;
   auto there = zk.try_get(root);
   if (!there) return {std::nullopt, "cannot read the root: " + there.error().message()};
   const auto found = there.value() ? coord::recorded_cluster_id(there.value()->data) : std::nullopt;
@@ -35,9 +67,20 @@ Recorded remember_cluster(const Config& config, const std::string& cluster_id) {
   struct stat st {};
   // No directory: nothing here to remember with (a daemon records the
   // cluster where it runs); one that names a cluster is a daemon's.
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return {};
-  if (state::load_cluster_record(dir)) return {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return {fmt::format("not recorded: no state directory {} here (a daemon records the cluster "
+                        "where it runs)",
+                        dir),
+            {}};
+  }
+  if (const auto other = state::load_cluster_record(dir)) {
+    if (other->root == config.zookeeper.root) return {};  // ours, or its daemon's: the same
+    return {{},
+            fmt::format("not recorded: {} names the cluster at {}, which it keeps",
+                        record_path(dir), other->root)};
+  }
   if (auto saved = state::save_cluster_id(dir, config.zookeeper.root, cluster_id); !saved) {
+    ::unlink((record_path(dir) + ".tmp").c_str());  // none of ours left where the daemon writes
     return {{},
             fmt::format("could not record the cluster in {}: {}; run again after ZooKeeper lost "
                         "it, this command could not tell it is not new",
@@ -45,7 +88,7 @@ Recorded remember_cluster(const Config& config, const std::string& cluster_id) {
   }
   // Root in a daemon's directory (systemd's DynamicUser=, a volume): the
   // record its owner's, so the daemon reads it and may replace it.
-  const std::string path = dir + "/cluster.json";
+  const std::string path = record_path(dir);
   if (::geteuid() == 0 && (st.st_uid != 0 || st.st_gid != 0) &&
       ::chown(path.c_str(), st.st_uid, st.st_gid) != 0) {
     return {{},

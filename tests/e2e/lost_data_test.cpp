@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <fstream>
 #include <memory>
 #include <set>
 
@@ -518,6 +519,17 @@ TEST_CASE(
   CHECK_THAT(other.err, Catch::Contains("ZooKeeper has the cluster " + *root_id()));
   CHECK(fence_of(fresh)["kind"] == "new_cluster");
   CHECK(state::load_cluster_id(one_shot.path().string(), kE2eRoot) == id);  // kept
+
+  // A record it cannot read: it cannot rule the cluster out, so no vouch.
+  stop(fresh);
+  zk.wipe();
+  std::ofstream(one_shot.path() / "cluster.json")
+      << R"({"root": ")" << kE2eRoot << R"(", "cluster_id": 7)";
+  const auto unreadable = cli(config, {"cluster", "create"});
+  INFO(unreadable.out << unreadable.err);
+  CHECK(unreadable.status.code == 1);
+  CHECK_THAT(unreadable.err, Catch::Contains("is not a cluster record"));
+  CHECK_FALSE(connect(zk)->exists(kE2eRoot).value());
 }
 
 TEST_CASE("a root made by a daemon alone is fenced for a lease, and cluster create lifts the fence",
