@@ -33,6 +33,13 @@ if [ $# -eq 0 ]; then
     exit 1
   fi
   python3 scripts/check-layers.py
+  # Zeroing a buffer right before it is freed is a dead store the optimiser
+  # may drop: a secret (a key, a token, the line read from its file) is
+  # wiped with wipe() (src/secret_wipe.hpp, OPENSSL_cleanse).
+  if git grep -nE "std::fill\(.*'\\\\0'\)|\.fill\(0\)" -- src include; then
+    echo "lint: zeroing with std::fill or .fill(0) in src/: wipe secrets with wipe() (src/secret_wipe.hpp)" >&2
+    exit 1
+  fi
 fi
 
 CXX=clang++-14 cmake -S . -B build/lint -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \

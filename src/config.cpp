@@ -315,7 +315,7 @@ HttpSettings read_http(JsonSection http, const std::string& credentials_director
   h.request_timeout = ms("request_timeout_ms", d.request_timeout);
   h.drain_timeout = ms("drain_timeout_ms", d.drain_timeout);
   h.tag_allowlist =
-      http.string_list("tag_allowlist", is_valid_name, "a tag ([A-Za-z0-9._-]{1,64})");
+      http.string_list("tag_allowlist", is_valid_name, "a tag ([A-Za-z0-9._-]{1,64}, not . or ..)");
   h.max_metric_tags =
       static_cast<std::uint32_t>(http.integer("max_metric_tags", d.max_metric_tags, 0, 100'000));
   h.leaf_compat = http.boolean("leaf_compat", d.leaf_compat);
@@ -346,7 +346,8 @@ Config read_config(const nlohmann::json& document, std::int64_t now_ms,
   c.service = root.string("service", c.service);
   // The service name becomes a ZooKeeper path element and a metrics label.
   if (!is_valid_name(c.service)) {
-    root.fail("service", fmt::format("must match [A-Za-z0-9._-]{{1,64}}, got \"{}\"", c.service));
+    root.fail("service", fmt::format("must match [A-Za-z0-9._-]{{1,64}} (not . or ..), got \"{}\"",
+                                     c.service));
   }
   c.log_level = root.choice("log_level", c.log_level,
                             {"trace", "debug", "info", "warn", "error", "critical", "off"});

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "config_parts.hpp"
+#include "secret_wipe.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/names.hpp"
 
@@ -44,10 +45,10 @@ FormSettings read_forms(JsonSection forms, const IdLayout& layout,
     const std::string path = secret_path(f.opaque_key_file, credentials_directory);
     std::string text = read_secret_line(forms, "opaque_key_file", path);
     auto key = forms::parse_opaque_key(text);
-    std::fill(text.begin(), text.end(), '\0');
+    wipe(text);
     if (!key) forms.fail("opaque_key_file", fmt::format("\"{}\" {}", path, key.error()));
     auto opaque = forms::OpaqueIds::create(key.value());
-    key.value().fill(0);
+    wipe(key.value());
     if (!opaque) forms.fail("opaque_key_file", opaque.error());
     f.opaque = std::make_shared<const forms::OpaqueIds>(std::move(opaque).value());
   }
@@ -59,7 +60,7 @@ FormSettings read_forms(JsonSection forms, const IdLayout& layout,
   JsonSection by_tag = forms.section("tags");
   if (tags.is_object()) {
     for (const auto& [tag, value] : tags.items()) {
-      if (!is_valid_name(tag)) by_tag.fail(tag, "is not a tag ([A-Za-z0-9._-]{1,64})");
+      if (!is_valid_name(tag)) by_tag.fail(tag, "is not a tag ([A-Za-z0-9._-]{1,64}, not . or ..)");
       f.by_tag[tag] = read_form(by_tag, tag, f, layout);
     }
   }

@@ -12,6 +12,7 @@
 
 #include "config_parts.hpp"
 #include "error_text.hpp"
+#include "secret_wipe.hpp"
 #include "snowflake/listen_address.hpp"
 #include "snowflake/sha256.hpp"
 
@@ -35,16 +36,26 @@ std::string secret_path(const std::string& configured, const std::string& creden
 
 std::string read_secret_line(const JsonSection& section, std::string_view key,
                              const std::string& path) {
-  std::ifstream in(path);
+  // The stream reads into a buffer of ours, and the line never grows past
+  // what was reserved: no copy of the secret is left behind unwiped.
+  std::string io_buffer(kMaxSecretLine + 1, '\0');
+  const WipedOnExit io_wiped(io_buffer);
+  std::ifstream in;
+  in.rdbuf()->pubsetbuf(io_buffer.data(), static_cast<std::streamsize>(io_buffer.size()));
+  in.open(path);
   if (!in) section.fail(key, fmt::format("cannot open \"{}\": {}", path, error_text(errno)));
   std::string line;
+  line.reserve(kMaxSecretLine + 1);
+  const WipedOnExit line_wiped(line);
   for (char c; line.size() <= kMaxSecretLine && in.get(c) && c != '\n';) line.push_back(c);
   if (line.size() > kMaxSecretLine) {
     section.fail(key, fmt::format("\"{}\": the first line is over {} bytes", path, kMaxSecretLine));
   }
-  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+  std::size_t end = line.size();
+  while (end > 0 && std::isspace(static_cast<unsigned char>(line[end - 1]))) --end;
   const auto first = line.find_first_not_of(" \t");
-  return first == std::string::npos ? std::string() : line.substr(first);
+  return first == std::string::npos || first >= end ? std::string()
+                                                    : line.substr(first, end - first);
 }
 
 void read_admin(JsonSection& http, HttpSettings& h, const std::string& credentials_directory) {
@@ -63,6 +74,7 @@ void read_admin(JsonSection& http, HttpSettings& h, const std::string& credentia
   if (h.admin_token_file.empty()) return;
   const std::string path = secret_path(h.admin_token_file, credentials_directory);
   std::string token = read_secret_line(http, "admin_token_file", path);
+  const WipedOnExit wiped(token);
   if (token.size() < kMinAdminToken) {
     http.fail("admin_token_file",
               fmt::format("\"{}\" holds a token of {} characters; at least {} (openssl rand -hex "
@@ -70,7 +82,6 @@ void read_admin(JsonSection& http, HttpSettings& h, const std::string& credentia
                           path, token.size(), kMinAdminToken));
   }
   h.admin_token_sha256 = sha256(token);
-  std::fill(token.begin(), token.end(), '\0');
 }
 
 }  // namespace snowflake

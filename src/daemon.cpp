@@ -301,9 +301,19 @@ void Daemon::start_sequences() {
       .history = coordinator_ ? &coordinator_->history() : nullptr,
       .restore_grace = config_.coordinator.restore_grace};
   // The coordinator holds the state directory's lock by now: the run named
-  // there is over.
-  if (auto previous = state::swap_sequence_run(commands::state_dir_of(config_), me.instance)) {
-    options.previous_run = previous.value();
+  // there is over if it ran in this boot from this very directory.
+  const std::string dir = commands::state_dir_of(config_);
+  if (auto previous = state::swap_sequence_run(dir, me.instance)) {
+    const auto& before = previous.value();
+    if (before && before->proven_over) {
+      options.previous_run = before->run;
+    } else if (before) {
+      spdlog::warn(
+          "sequences: {}/sequence-run names run {}, but {}: nothing proves that run over (it may "
+          "be a daemon still running from the original directory, cut off from ZooKeeper), so "
+          "its holder node is kept; once that run is gone for good: snowflaked seq forget {}",
+          dir, before->run, before->why_not, before->run);
+    }
   } else {
     spdlog::warn("sequences: {}; a holder node left by a killed run is not deleted",
                  previous.error());

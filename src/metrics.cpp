@@ -228,6 +228,11 @@ void render_sequences(const SequenceRegistry& registry, fmt::memory_buffer& out)
           });
   per_tag("snowflake_seq_step", "gauge", "The size of the last range taken, per tag.",
           [&](const SequenceEntry& e) { return e.gauges.step.load(relaxed); });
+  per_tag("snowflake_seq_exhausted", "gauge",
+          "1 while the tag has no number left to take (its numbers end below 2^63 - 1, or it "
+          "was retired with seq raise --above 9223372036854775807): 410 sequence_exhausted once "
+          "the buffer is empty.",
+          [&](const SequenceEntry& e) { return e.exhausted.load(relaxed) ? 1 : 0; });
   per_tag("snowflake_seq_fetches_total", "counter", "Ranges taken from ZooKeeper, per tag.",
           [&](const SequenceEntry& e) { return e.gauges.fetches.load(relaxed); });
   per_tag("snowflake_seq_fetch_failures_total", "counter",

@@ -12,6 +12,13 @@ namespace {
 // holds the overshoot of thousands of threads at once.
 constexpr std::uint64_t kMaxReservation = std::uint64_t{1} << 20;
 
+// The first number above `floor`: INT64_MAX at most, which no range holds
+// (ranges end at INT64_MAX at most, exclusive), so a floor at the very top
+// drops everything without overflowing.
+constexpr std::int64_t above(std::int64_t floor) noexcept {
+  return floor == INT64_MAX ? INT64_MAX : floor + 1;
+}
+
 }  // namespace
 
 SequenceBuffer::SequenceBuffer() : word_(std::uint64_t{1} << kOffsetBits) {
@@ -116,9 +123,15 @@ bool SequenceBuffer::add(SequenceRange r) {
     std::lock_guard lock(mutex_);
     if (closed_ || r.size() <= 0 || r.start < last_end_) return false;
     last_end_ = r.end;
-    r.start = std::max(r.start, floor_ + 1);
-    for (std::int64_t from = r.start; from < r.end; from += kMaxSequenceRange) {
-      queue_.push_back({from, std::min(r.end, from + kMaxSequenceRange)});
+    r.start = std::max(r.start, above(floor_));
+    // In pieces the offset can hold; the distance left is computed unsigned
+    // (from < end), so a range at the top of int64 never steps past it.
+    for (std::int64_t from = r.start; from < r.end;) {
+      const auto left = static_cast<std::uint64_t>(r.end) - static_cast<std::uint64_t>(from);
+      const std::int64_t to =
+          left > static_cast<std::uint64_t>(kMaxSequenceRange) ? from + kMaxSequenceRange : r.end;
+      queue_.push_back({from, to});
+      from = to;
     }
     const std::uint64_t w = word_.load(std::memory_order_acquire);
     const auto current = range_of(w >> kOffsetBits);
@@ -134,7 +147,7 @@ void SequenceBuffer::drop_through(std::int64_t floor) {
   std::lock_guard lock(mutex_);
   if (floor <= floor_) return;
   floor_ = floor;
-  for (auto& r : queue_) r.start = std::min(r.end, std::max(r.start, floor + 1));
+  for (auto& r : queue_) r.start = std::min(r.end, std::max(r.start, above(floor)));
   // The range being handed out, if it reaches down to the floor: replaced by
   // its rest above the floor as a new generation, whatever the offset has
   // come to by then (the exchange fails and is redone if it moved).
@@ -146,7 +159,7 @@ void SequenceBuffer::drop_through(std::int64_t floor) {
     const std::int64_t next = range->start + static_cast<std::int64_t>(std::min<std::uint64_t>(
                                                  w & kOffsetMask, range->size()));
     if (next > floor || next >= range->end) break;
-    publish_locked(generation + 1, {std::min(range->end, floor + 1), range->end});
+    publish_locked(generation + 1, {std::min(range->end, above(floor)), range->end});
     if (word_.compare_exchange_weak(w, (generation + 1) << kOffsetBits, std::memory_order_acq_rel,
                                     std::memory_order_acquire)) {
       break;

@@ -86,8 +86,8 @@ class Metrics {
 
  private:
   // Every status the service answers with; anything else lands in "other".
-  static constexpr std::array<unsigned, 13> kStatuses = {200, 400, 401, 403, 404, 405, 408,
-                                                         413, 414, 431, 500, 503, 0};
+  static constexpr std::array<unsigned, 14> kStatuses = {200, 400, 401, 403, 404, 405, 408,
+                                                         410, 413, 414, 431, 500, 503, 0};
   static std::size_t status_index(unsigned status) noexcept;
 
   std::array<std::array<std::atomic<std::uint64_t>, kStatuses.size()>, kRouteCount> requests_{};

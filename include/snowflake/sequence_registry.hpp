@@ -39,6 +39,9 @@ struct SequenceEntry {
   // Frozen: nothing is handed out (503 sequence_frozen) until `seq raise`
   // thaws it (coord/sequence_node.hpp). Set before the buffer is emptied.
   std::atomic<bool> frozen{false};
+  // ZooKeeper has no number left for this tag (coord::is_exhausted): once
+  // the buffer is empty, 410 sequence_exhausted, without waiting.
+  std::atomic<bool> exhausted{false};
 };
 
 class SequenceRegistry {

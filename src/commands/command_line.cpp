@@ -53,6 +53,8 @@ po::options_description visible_options() {
        "seq create: the smallest range a daemon takes (default 1000)")
       ("above", po::value<std::string>()->value_name("N"),
        "seq raise: no daemon hands out a number <= N of the tag")
+      ("force", "seq forget: delete a holder node written within the last 10 minutes too (its "
+       "daemon was connected to ZooKeeper then: know that it is gone)")
       ("leaf-alloc", po::value<std::string>()->value_name("FILE"),
        "seq import: the output of mysql --batch -e 'SELECT biz_tag, max_id, step FROM "
        "leaf_alloc'")
@@ -106,7 +108,9 @@ std::string usage_text() {
   snowflaked seq raise TAG --above N --config FILE [--timeout MS]
                                                  no daemon hands out a number <= N of TAG
                                                  once this exits 0
-  snowflaked seq forget RUN --config FILE          a killed daemon's holder node deleted
+  snowflaked seq forget RUN --config FILE [--force]
+                                                 a killed daemon's holder node deleted
+                                                 (written 10 min ago or more, or --force)
   snowflaked seq import --leaf-alloc FILE --config FILE [--timeout MS]
                                                  Leaf-segment's tags, each from its max_id
   snowflaked get [TAG] [--count N] [--form FORM] [--servers URL,...] [--timeout MS] [--json]
@@ -114,7 +118,8 @@ std::string usage_text() {
                                                  can issue (exit 1: none could)
 
 )" << visible_options()
-      << "\nExit codes: 0 success, 1 runtime failure, 2 bad command line or config.\n";
+      << "\nExit codes: 0 success, 1 runtime failure, 2 bad command line or config, 3 refused\n"
+         "(cluster create: not a new cluster; seq forget: a holder node written too recently).\n";
   return out.str();
 }
 

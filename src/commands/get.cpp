@@ -56,7 +56,8 @@ Parsed get_command(const Options& options, const Arguments& args) {
   if (args.size() > 1) return std::string("get takes at most one TAG");
   if (!args.empty()) o.tag = args[0];
   if (!is_valid_name(o.tag)) {
-    return fmt::format("get: TAG must match [A-Za-z0-9._-]{{1,64}}, got \"{}\"", o.tag);
+    return fmt::format("get: TAG must match [A-Za-z0-9._-]{{1,64}} (not . or ..), got \"{}\"",
+                       o.tag);
   }
   if (options.count("count")) o.count = options["count"].as<std::uint32_t>();
   if (o.count < 1) return std::string("get: --count must be at least 1");

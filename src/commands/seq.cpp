@@ -162,7 +162,7 @@ Parsed seq_command(const Options& options, const Arguments& args) {
     return Action([file, json = options.count("json") > 0] { return seq_list(file, json); });
   }
   if (args.size() != 2 || !is_valid_name(args[1])) {
-    return std::string("seq create takes one tag, [A-Za-z0-9._-]{1,64}");
+    return std::string("seq create takes one tag, [A-Za-z0-9._-]{1,64}, not . or ..");
   }
   if (!options.count("start")) return std::string("seq create needs --start N (its first number)");
   const auto start = number_option(options, "start", 1);

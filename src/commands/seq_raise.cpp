@@ -6,12 +6,15 @@
 // from ZooKeeper (a sequence has no lease: it goes on handing out its
 // ranges), stopped, or killed.
 //
-// snowflaked seq forget RUN --config FILE: deletes the holder node of a run
-// that is gone for good (killed, and its state directory not used again),
-// which would otherwise hold up every raise below what it held.
+// snowflaked seq forget RUN --config FILE [--force]: deletes the holder node
+// of a run that is gone for good (killed, and its state directory not used
+// again), which would otherwise hold up every raise below what it held. A
+// node written within kForgetMinAge is refused (exit 3) without --force: a
+// run connected to ZooKeeper rewrites it every minute, so it was alive then.
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <iostream>
@@ -28,6 +31,10 @@
 namespace snowflake::commands {
 
 namespace {
+
+// How old a holder node must be for seq forget to delete it unasked: ten of
+// the periods at which a connected run writes it again.
+constexpr std::chrono::minutes kForgetMinAge{10};
 
 // The runs that have not confirmed yet, a line each for people.
 struct Pending {
@@ -106,11 +113,37 @@ int seq_raise(const std::string& file, const std::string& tag, std::int64_t abov
   return raise_and_confirm(*zk, config->zookeeper.root, tag, above, patience);
 }
 
-int seq_forget(const std::string& file, const std::string& run) {
+int seq_forget(const std::string& file, const std::string& run, bool force) {
   const auto config = load_config(file);
   if (!config) return kExitUsage;
   const auto zk = connect_for_command(*config);
   if (!zk) return kExitFailure;
+  auto holders = coord::read_holders(*zk, config->zookeeper.root);
+  if (!holders)
+    return fail(kExitFailure, "cannot read the holders' nodes: " + holders.error().message);
+  const auto holder = std::find_if(holders.value().begin(), holders.value().end(),
+                                   [&run](const coord::Holder& h) { return h.run == run; });
+  if (holder == holders.value().end()) {
+    return fail(kExitUsage, fmt::format("no holder node of run {} (seq list shows them)", run));
+  }
+  const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  const std::int64_t age_ms = now_ms - holder->written_ms;
+  if (!force && age_ms < std::chrono::milliseconds(kForgetMinAge).count()) {
+    // A run connected to ZooKeeper writes its node at least once a minute:
+    // one written this recently was alive then, and may be handing out still.
+    return fail(
+        kExitConflict,
+        fmt::format("run {}'s holder node was written {} s ago ({}): its daemon was "
+                    "connected to ZooKeeper then, and may still hand out the numbers it "
+                    "holds. Nothing deleted. A live run writes it at least every minute: "
+                    "wait until it is {} minutes old, or give --force if you know the "
+                    "daemon is gone for good",
+                    run, std::max<std::int64_t>(0, age_ms / 1000),
+                    format_iso8601_ms(holder->written_ms),
+                    std::chrono::duration_cast<std::chrono::minutes>(kForgetMinAge).count()));
+  }
   auto removed = coord::remove_holder(*zk, config->zookeeper.root, run);
   if (!removed) return fail(kExitFailure, "cannot delete: " + removed.error().message);
   if (!removed.value()) {
@@ -124,7 +157,7 @@ int seq_forget(const std::string& file, const std::string& run) {
 
 Parsed seq_raise_command(const Options& options, const Arguments& args) {
   if (args.size() != 2 || !is_valid_name(args[1])) {
-    return std::string("seq raise takes one tag, [A-Za-z0-9._-]{1,64}");
+    return std::string("seq raise takes one tag, [A-Za-z0-9._-]{1,64}, not . or ..");
   }
   if (!options.count("above")) return std::string("seq raise needs --above N");
   const auto text = options["above"].as<std::string>();
@@ -145,7 +178,9 @@ Parsed seq_forget_command(const Options& options, const Arguments& args) {
   if (args.size() != 2 || !is_valid_name(args[1])) {
     return std::string("seq forget takes one run (seq list names them)");
   }
-  return Action([file = *config_path(options), run = args[1]] { return seq_forget(file, run); });
+  return Action([file = *config_path(options), run = args[1], force = options.count("force") > 0] {
+    return seq_forget(file, run, force);
+  });
 }
 
 }  // namespace snowflake::commands

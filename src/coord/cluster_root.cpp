@@ -166,6 +166,8 @@ std::string_view to_string(CoordErrc code) noexcept {
       return "sequence_exists";
     case CoordErrc::frozen:
       return "frozen";
+    case CoordErrc::sequence_exhausted:
+      return "sequence_exhausted";
     case CoordErrc::history_lost:
       return "history_lost";
   }

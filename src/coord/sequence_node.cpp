@@ -62,6 +62,12 @@ std::string_view to_string(TakeRefusal r) noexcept {
   return "?";
 }
 
+std::int64_t first_untaken(const SequenceNode& node) noexcept {
+  return std::max(node.next, node.floor < kSequenceMax ? node.floor + 1 : node.floor);
+}
+
+bool is_exhausted(const SequenceNode& node) noexcept { return first_untaken(node) >= kSequenceMax; }
+
 TakeOutcome plan_take(const SequenceNode& node, std::int32_t version, const std::string& owner,
                       std::int64_t count) {
   // ZooKeeper's versions are int32 and wrap: after 2^31 - 1 writes comes
@@ -70,8 +76,7 @@ TakeOutcome plan_take(const SequenceNode& node, std::int32_t version, const std:
   // both succeed. Versions are only ever compared for equality.
   if (version == -1) return {std::nullopt, TakeRefusal::version_wrapped};
   if (node.frozen) return {std::nullopt, TakeRefusal::frozen};
-  const std::int64_t start =
-      std::max(node.next, node.floor < kSequenceMax ? node.floor + 1 : node.floor);
+  const std::int64_t start = first_untaken(node);
   if (start >= kSequenceMax || count < 1) return {std::nullopt, TakeRefusal::exhausted};
   count = std::max(count, node.step);  // the tag's smallest range
   const std::int64_t end = start + std::min(count, kSequenceMax - start);

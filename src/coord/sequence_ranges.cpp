@@ -76,14 +76,18 @@ Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& ro
                                     "(seq raise {} --above N thaws it)",
                                     tag, tag)};
     }
+    if (planned.refusal == TakeRefusal::exhausted) {
+      return CoordError{CoordErrc::sequence_exhausted,
+                        fmt::format("sequence \"{}\" has no number left: its next range would "
+                                    "start at {}, and its numbers end below {}",
+                                    tag, first_untaken(read.node), kSequenceMax)};
+    }
     if (!planned.plan) {
       return CoordError{CoordErrc::unusable,
-                        fmt::format("sequence \"{}\" cannot hand out more ({}: {})", tag,
-                                    to_string(*planned.refusal),
-                                    *planned.refusal == TakeRefusal::version_wrapped
-                                        ? "its node's version came round to -1, which "
-                                          "ZooKeeper reads as any version"
-                                        : "its next number is the largest there is")};
+                        fmt::format("sequence \"{}\" cannot hand out more ({}: its node's "
+                                    "version came round to -1, which ZooKeeper reads as any "
+                                    "version)",
+                                    tag, to_string(*planned.refusal))};
     }
     auto written = zk.set(path, encode(planned.plan->after), read.version);
     if (written) return planned.plan->range;

@@ -99,6 +99,10 @@ void SequenceSupplier::adopt(std::unique_ptr<ZkSession> session) {
     // risen while none was set.
     std::lock_guard lock(changed_mutex_);
     for (const auto& [tag, held] : record_.tags) changed_tags_.insert(tag);
+    // An exhausted tag waits for its watch too (a give-back makes room).
+    for (const SequenceEntry* e : registry_.entries()) {
+      if (e->exhausted.load(std::memory_order_relaxed)) changed_tags_.insert(e->tag);
+    }
   }
   registry_.connected.store(true, std::memory_order_relaxed);
 }
@@ -240,6 +244,17 @@ bool SequenceSupplier::check_floor(SequenceEntry& entry, TagState& state) {
     return false;
   }
   const SequenceNode& node = read.value().node;
+  if (const bool exhausted = is_exhausted(node); exhausted != entry.exhausted.load()) {
+    entry.exhausted.store(exhausted, std::memory_order_release);
+    if (exhausted) {
+      spdlog::warn(
+          "sequences: \"{}\" has no number left to take (next {}, floor {}): once this "
+          "daemon's buffer is empty it answers 410 sequence_exhausted",
+          entry.tag, node.next, node.floor);
+    } else {
+      spdlog::info("sequences: \"{}\" has numbers to take again (one was given back)", entry.tag);
+    }
+  }
   if (holds && node.next < held->second.to && !entry.frozen.load()) {
     // `next` never falls below a range taken (a give-back moves it back only
     // to the giver's own unused rest, above every earlier range).
@@ -338,6 +353,8 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   // Nothing is taken for a tag nobody asked this daemon for, or frozen.
   if (state.last_size == 0 && !entry.wanted.load(std::memory_order_acquire)) return;
   if (entry.frozen.load(std::memory_order_acquire)) return;
+  // None left to take: the node's watch says when a give-back makes room.
+  if (entry.exhausted.load(std::memory_order_acquire)) return;
   if (!should_refill(buffered.current_size, buffered.current_left, buffered.queued,
                      options_.sizing)) {
     return;
@@ -349,8 +366,9 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   const std::int64_t before = options_.history ? options_.history->highest_zxid() : 0;
   auto taken = take_range(*zk_, options_.root, entry.tag, taker_, size);
   if (!taken) {
-    if (taken.error().code == CoordErrc::frozen) {
-      check_floor(entry, state);  // frozen here too, and watched for the thaw
+    if (taken.error().code == CoordErrc::frozen ||
+        taken.error().code == CoordErrc::sequence_exhausted) {
+      check_floor(entry, state);  // frozen or exhausted here too, and watched for the change
       return;
     }
     entry.gauges.fetch_failures.fetch_add(1, std::memory_order_relaxed);

@@ -72,7 +72,10 @@ Result<OpaqueKey, std::string> parse_opaque_key(std::string_view text) {
   for (std::size_t i = 0; i < key.size(); ++i) {
     const int hi = hex_digit_value(hex[2 * i]);
     const int lo = hex_digit_value(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return std::string("holds a character that is not a hex digit");
+    if (hi < 0 || lo < 0) {
+      OPENSSL_cleanse(key.data(), key.size());  // the part read so far
+      return std::string("holds a character that is not a hex digit");
+    }
     key[i] = static_cast<std::uint8_t>(hi * 16 + lo);
   }
   return key;

@@ -139,7 +139,8 @@ std::string uuids_body(std::string_view tag, const std::vector<std::uint64_t>& i
 }
 
 Response bad_tag() {
-  return error_response(Status::bad_request, "bad_tag", "tag must match [A-Za-z0-9._-]{1,64}");
+  return error_response(Status::bad_request, "bad_tag",
+                        "tag must match [A-Za-z0-9._-]{1,64}, not . or ..");
 }
 
 Response ids_response(std::string body, Format format) {

@@ -75,7 +75,7 @@ std::string ids_body(std::string_view tag, const std::vector<std::int64_t>& ids,
 std::string uuids_body(std::string_view tag, const std::vector<std::uint64_t>& ids,
                        const IdLayout& layout, Format format, bool batch);
 
-// 400 bad_tag: the tag (or Leaf's key) is not [A-Za-z0-9._-]{1,64}.
+// 400 bad_tag: the tag (or Leaf's key) is not [A-Za-z0-9._-]{1,64}, or is . or ..
 Response bad_tag();
 
 // The answer with that body, in its format's content type.

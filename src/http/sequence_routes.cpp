@@ -42,6 +42,16 @@ Response frozen_sequence(std::string_view tag) {
       kRetrySoon);
 }
 
+// `got`: what was left of the batch asked for, dropped (a gap at the very
+// end, where a smaller batch still gets them).
+Response exhausted_sequence(std::string_view tag, std::size_t got) {
+  return error_response(
+      Status::gone, "sequence_exhausted",
+      fmt::format("sequence \"{}\" has {} left: its numbers end below 2^63 - 1, or it was "
+                  "retired (seq raise {} --above 9223372036854775807)",
+                  tag, got == 0 ? "no number" : "fewer numbers than asked for", tag));
+}
+
 // `count` numbers of the tag's sequence, or the answer to send instead.
 Result<std::vector<std::int64_t>, Response> take_numbers(std::string_view tag, std::uint32_t count,
                                                          RouterContext& ctx) {
@@ -52,6 +62,8 @@ Result<std::vector<std::int64_t>, Response> take_numbers(std::string_view tag, s
   std::vector<std::int64_t> numbers;
   numbers.reserve(count);
   std::size_t got = entry->buffer.take(count, numbers);
+  if (got < count && entry->exhausted.load(std::memory_order_acquire)) [[unlikely]]
+    return exhausted_sequence(tag, got);  // nothing will come: no wait
   if (got < count) [[unlikely]] {
     // Dry: the supplier takes a range (the first one, or the next after a
     // burst); wait for it, a bounded time.
@@ -62,6 +74,8 @@ Result<std::vector<std::int64_t>, Response> take_numbers(std::string_view tag, s
   // Numbers taken before a batch ran dry are never handed out: a gap.
   entry->gauges.handed_out.fetch_add(got, std::memory_order_relaxed);
   if (got < count && entry->frozen.load(std::memory_order_acquire)) return frozen_sequence(tag);
+  if (got < count && entry->exhausted.load(std::memory_order_acquire))
+    return exhausted_sequence(tag, got);
   if (got < count) {
     return unavailable_response(
         "sequence_unavailable",
@@ -113,10 +127,12 @@ nlohmann::ordered_json sequences_json(const RouterContext& ctx) {
     const double rate = e->gauges.rate.load(relaxed);
     const double seconds = seconds_left(left, rate);
     const bool frozen = e->frozen.load(relaxed);
+    const bool exhausted = e->exhausted.load(relaxed);
     tags[e->tag] = {
         // Numbers here, or a range to be had.
-        {"ready", !frozen && (left > 0 || connected)},
+        {"ready", !frozen && (left > 0 || (connected && !exhausted))},
         {"frozen", frozen},
+        {"exhausted", exhausted},
         {"left", left},
         {"seconds_left", seconds < 0 ? nlohmann::ordered_json(nullptr)
                                      : nlohmann::ordered_json(static_cast<std::int64_t>(seconds))},

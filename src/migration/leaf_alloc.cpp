@@ -56,7 +56,8 @@ Result<std::vector<LeafAllocRow>, std::string> parse_leaf_alloc(std::string_view
     }
     LeafAllocRow row{std::string(fields[0]), 0, 0};
     if (!is_valid_name(row.tag)) {
-      return fmt::format("line {}: biz_tag \"{}\" is not [A-Za-z0-9._-]{{1,64}}", number, row.tag);
+      return fmt::format("line {}: biz_tag \"{}\" is not [A-Za-z0-9._-]{{1,64}} (or is . or ..)",
+                         number, row.tag);
     }
     if (!seen.insert(row.tag).second) {
       return fmt::format("line {}: biz_tag \"{}\" twice", number, row.tag);

@@ -36,6 +36,17 @@ std::string current_boot_id() {
   return id;
 }
 
+std::string directory_identity(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return {};
+  return fmt::format("{}:{}", st.st_dev, st.st_ino);
+}
+
+bool written_here(std::string_view boot_id, std::string_view dir_id, std::string_view boot_now,
+                  std::string_view dir_now) noexcept {
+  return !boot_now.empty() && !dir_now.empty() && boot_id == boot_now && dir_id == dir_now;
+}
+
 Result<std::unique_ptr<StateDir>, std::string> StateDir::open(const std::string& dir) {
   std::error_code ec;
   if (std::filesystem::create_directories(dir, ec)) {
@@ -66,13 +77,13 @@ Result<std::unique_ptr<StateDir>, std::string> StateDir::open(const std::string&
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
     // Only the message of a second daemon loses its pid; the lock holds.
   }
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) {
+  std::string dir_id = directory_identity(dir);
+  if (dir_id.empty()) {
+    const int error = errno;
     ::close(fd);
-    return fmt::format("coordinator.state_dir \"{}\": {}", dir, error_text(errno));
+    return fmt::format("coordinator.state_dir \"{}\": {}", dir, error_text(error));
   }
-  std::unique_ptr<StateDir> opened(
-      new StateDir(dir, fd, current_boot_id(), fmt::format("{}:{}", st.st_dev, st.st_ino)));
+  std::unique_ptr<StateDir> opened(new StateDir(dir, fd, current_boot_id(), std::move(dir_id)));
   auto loaded = opened->file_.load();
   if (!loaded) return loaded.error();
   opened->previous_ = std::move(loaded).value();
@@ -97,7 +108,7 @@ Result<void, std::string> StateDir::save(StateRecord record) const {
 }
 
 bool StateDir::proves_writer_dead(const StateRecord& record) const {
-  return !boot_id_.empty() && record.boot_id == boot_id_ && record.dir_id == dir_id_;
+  return written_here(record.boot_id, record.dir_id, boot_id_, dir_id_);
 }
 
 }  // namespace snowflake::state

@@ -203,8 +203,10 @@ void ChaosCluster::admin_command(std::vector<std::string> args, const std::strin
 
 void ChaosCluster::forget_sequence_run(const Slot& s) {
   std::ifstream in(s.state / "sequence-run");
-  std::string run;
-  if (!in || !std::getline(in, run) || run.empty()) return;  // it served no sequence
+  if (!in) return;  // it served no sequence
+  const auto record = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!record.is_object() || !record.contains("run") || !record["run"].is_string()) return;
+  const std::string run = record["run"].get<std::string>();
   std::lock_guard lock(forget_mutex_);
   to_forget_.emplace_back(run, fmt::format("seq-forget-d{}-run{}", s.index, s.run.load()));
 }
@@ -223,7 +225,7 @@ void ChaosCluster::forget_runs() {
     // 0: forgotten; 2: no holder node (the run held nothing, or deleted it
     // at a clean stop). Anything else (ZooKeeper away): again, as an
     // operator would.
-    const int code = run_admin({"seq", "forget", next->first}, next->second);
+    const int code = run_admin({"seq", "forget", next->first, "--force"}, next->second);
     if (code == 0 || code == 2) {
       std::lock_guard lock(forget_mutex_);
       to_forget_.pop_front();

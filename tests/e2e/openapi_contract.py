@@ -250,9 +250,12 @@ def main():
                                       "connect_timeout_ms": 500},
                         "sequences": {"enabled": True, "max_wait_ms": 300},
                         "http": {"leaf_compat": True}}, work, "sequences")
-    for tag, start in (("order", "1000"), ("cold", "1")):
+    for tag, start in (("order", "1000"), ("cold", "1"), ("retired", "1")):
         subprocess.run([BINARY, "seq", "create", tag, "--start", start, "--config",
                         sequences.config_path], check=True, capture_output=True)
+    # "retired": raised past the last number (410 sequence_exhausted).
+    subprocess.run([BINARY, "seq", "raise", "retired", "--above", "9223372036854775807",
+                    "--config", sequences.config_path], check=True, capture_output=True)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         tags = json.loads(request(sequences.port, "GET", "/status")[2])["sequences"]["tags"]
@@ -376,6 +379,11 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms):
     probe("/api/segment/get/{key}", "GET", "/api/segment/get/order", on=seq_port)
     probe("/api/segment/get/{key}", "GET", "/api/segment/get/bad%20key", on=seq_port)
     probe("/api/segment/get/{key}", "GET", "/api/segment/get/stranger", on=seq_port)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and request(seq_port, "GET", "/seq/retired")[0] != 410:
+        time.sleep(0.05)
+    probe("/seq/{tag}", "GET", "/seq/retired", on=seq_port)  # 410 sequence_exhausted
+    probe("/api/segment/get/{key}", "GET", "/api/segment/get/retired", on=seq_port)
     probe("/status", "GET", "/status", on=seq_port)
     probe("/ready", "GET", "/ready", on=seq_port)
     zk.pause()

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "../support/daemon.hpp"
+#include "../support/fault_proxy.hpp"
 #include "../support/http_client.hpp"
 #include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
@@ -285,9 +286,124 @@ TEST_CASE(
             {"raise", "order", "--above", std::to_string(higher + 2000000), "--timeout", "500"})
             .status.code == 1);
   CHECK(seq(restarted, {"forget", "nosuchrun"}).status.code == 2);
-  CHECK(seq(restarted, {"forget", b_run}).status.code == 0);
+  // Written seconds ago: its daemon was alive then. Refused without --force.
+  const auto young = seq(restarted, {"forget", b_run});
+  CHECK(young.status.code == 3);
+  CHECK_THAT(young.err, Catch::Contains("--force") && Catch::Contains("Nothing deleted"));
+  CHECK_FALSE(holders_of(restarted, "order").empty());
+  CHECK(seq(restarted, {"forget", b_run, "--force"}).status.code == 0);
   CHECK(
       seq(restarted, {"raise", "order", "--above", std::to_string(higher + 2000000)}).status.code ==
       0);
   stop(restarted);
+}
+
+TEST_CASE(
+    "sequences at the top of int64: handed out to the last number, then 410; a tag retired "
+    "with seq raise --above 9223372036854775807 is confirmed and hands out nothing",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  Daemon d(cluster_config(zk.hosts(), "recycle", state.path()).dump());
+  wait_ready(d);
+  constexpr std::int64_t kTop = INT64_MAX;
+  // Within the top 2^31: the buffer's pieces overflowed here (the daemon
+  // grew past a gigabyte and stopped answering).
+  REQUIRE(
+      seq(d, {"create", "top", "--start", std::to_string(kTop - 40), "--step", "10"}).status.code ==
+      0);
+  REQUIRE(eventually([&] { return next_number(d, "top") == kTop - 40; }, 10s));
+  std::vector<std::int64_t> got{kTop - 40};
+  std::optional<HttpReply> last;
+  for (int i = 0; i < 60; ++i) {
+    last = http_get(d.port(), "/seq/top?count=3");
+    REQUIRE(last);
+    if (last->status != 200) break;
+    const auto body = json::parse(last->body);
+    for (const auto& n : body["ids"]) got.push_back(std::stoll(n.get<std::string>()));
+  }
+  CHECK(error_of(last) == "sequence_exhausted");
+  CHECK(last->status == 410);
+  // Every number to the last, once each: batches of 3 leave one (40 = 3 * 13 + 1),
+  // which a batch of one still gets.
+  const auto one = http_get(d.port(), "/seq/top");
+  REQUIRE(one);
+  if (one->status == 200)
+    got.push_back(std::stoll(json::parse(one->body)["id"].get<std::string>()));
+  CHECK(std::is_sorted(got.begin(), got.end()));
+  CHECK(std::adjacent_find(got.begin(), got.end()) == got.end());
+  CHECK(got.back() <= kTop - 1);
+  CHECK(got.size() >= 39);
+  CHECK(error_of(http_get(d.port(), "/seq/top")) == "sequence_exhausted");
+  CHECK(json::parse(http_get(d.port(), "/status")->body)["sequences"]["tags"]["top"]["exhausted"] ==
+        true);
+
+  // Retiring a tag: confirmed, and nothing at all afterwards (floor + 1
+  // overflowed: 9223372036854775808 and on were handed out).
+  REQUIRE(seq(d, {"create", "ret", "--start", "1", "--step", "100"}).status.code == 0);
+  REQUIRE(eventually([&] { return next_number(d, "ret") == 1; }, 10s));
+  const auto retired =
+      seq(d, {"raise", "ret", "--above", std::to_string(kTop), "--timeout", "10000"});
+  INFO(retired.out << retired.err);
+  CHECK(retired.status.code == 0);
+  CHECK(retired.out.find("confirmed") != std::string::npos);
+  for (int i = 0; i < 3; ++i) {
+    const auto after = http_get(d.port(), "/seq/ret?count=2");
+    REQUIRE(after);
+    CHECK(after->status == 410);
+    CHECK(error_of(after) == "sequence_exhausted");
+  }
+  CHECK(http_get(d.port(), "/health")->status == 200);
+  stop(d);
+}
+
+TEST_CASE(
+    "sequences: a daemon started from a copy of a running daemon's state directory keeps the "
+    "original's holder node; with the original cut off, seq raise does not confirm",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  FaultProxy proxy(zk.port());
+  TempDir sa, parent;
+  Daemon a(cluster_config(proxy.hosts(), "recycle", sa.path()).dump());
+  wait_ready(a);
+  REQUIRE(seq(a, {"create", "cp", "--start", "1", "--step", "100"}).status.code == 0);
+  REQUIRE(eventually([&] { return next_number(a, "cp") == 1; }, 10s));
+  std::string a_run;
+  REQUIRE(eventually([&] {
+    const auto h = holders_of(a, "cp");
+    if (h.size() == 1) a_run = h[0]["run"].get<std::string>();
+    return !a_run.empty();
+  }));
+
+  // A cloned volume, `cp -a` of a running daemon's state.
+  const auto copy = parent.path() / "copied-state";
+  copy_directory(sa.path(), copy);
+  Daemon b(cluster_config(zk.hosts(), "recycle", copy).dump());
+  wait_ready(b);
+  // Once it hands out a number, its supplier has dealt with the run it
+  // found named in the directory (that comes first).
+  REQUIRE(eventually([&] { return next_number(b, "cp").has_value(); }, 10s));
+  CHECK_THAT(b.process().stderr_text(),
+             Catch::Contains("this one is a copy") && Catch::Contains("seq forget " + a_run));
+  const auto held = holders_of(b, "cp");
+  CHECK(std::any_of(held.begin(), held.end(), [&](const json& h) { return h["run"] == a_run; }));
+
+  // The original, cut off, goes on handing out its range: the raise must
+  // not say that nobody does.
+  proxy.stall();
+  const auto raised = seq(b, {"raise", "cp", "--above", "20", "--timeout", "1500"});
+  INFO(raised.out << raised.err);
+  CHECK(raised.status.code == 1);
+  CHECK(raised.err.find(a_run) != std::string::npos);
+  const auto during = next_number(a, "cp");
+  CHECK(during.has_value());
+  CHECK(during <= 20);
+  // Back: it drops them, and the raise is confirmed.
+  proxy.heal();
+  const auto again = seq(b, {"raise", "cp", "--above", "20", "--timeout", "20000"});
+  INFO(again.out << again.err);
+  CHECK(again.status.code == 0);
+  CHECK(next_number(a, "cp") > 20);
+  stop(a);
+  stop(b);
 }

@@ -66,6 +66,7 @@ const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "unknown_tag",
                                                           "unknown_sequence",
                                                           "sequence_unavailable",
+                                                          "sequence_exhausted",
                                                           "method_not_allowed",
                                                           "request_timeout",
                                                           "body_not_allowed",
@@ -82,7 +83,8 @@ const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "bad_form",
                                                           "unauthorized",
                                                           "forbidden"};
-const std::set<unsigned> kDocumentedStatuses{200, 400, 401, 403, 404, 405, 408, 413, 414, 431, 503};
+const std::set<unsigned> kDocumentedStatuses{200, 400, 401, 403, 404, 405,
+                                             408, 410, 413, 414, 431, 503};
 constexpr std::string_view kToken = "fuzz-admin-token-0123456789abcdef0123";
 
 // Opaque IDs under a fixed key; "secret" is pinned to opaque, "event" to uuid.
@@ -126,9 +128,11 @@ struct Daemon {
     if (state != 2) lease.grant_indefinitely();
     if (state == 3) lease.revoke();
     if (state == 4) lease.hold_for_clock_skew(true);
-    // A sequence with a range to hand out, and one with none (503 at once).
+    // A sequence with a range to hand out, one with none (503 at once), and
+    // one with none left to take (410 at once).
     sequences.add("order")->buffer.add({kSequenceStart, kSequenceStart + 100'000});
     sequences.add("dry");
+    sequences.add("gone")->exhausted = true;
     sequences.listed = true;  // the tags read: another tag is unknown (404)
   }
   test::ManualClock clock{kStart};

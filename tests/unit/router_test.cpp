@@ -445,6 +445,34 @@ TEST_CASE("GET /seq/<tag>: numbers from the tag's ranges, increasing, in the sha
   CHECK(body_json(f.get("/status"))["sequences"]["tags"].contains("invoice"));
 }
 
+TEST_CASE(
+    "GET /seq/<tag> of an exhausted tag: its buffer first, then 410 sequence_exhausted at once",
+    "[router][sequence]") {
+  HttpSettings leaf;
+  leaf.leaf_compat = true;
+  Fixture f(leaf);
+  SequenceRegistry sequences(4);
+  sequences.listed = true;
+  SequenceEntry* top = sequences.add("top");
+  top->buffer.add({INT64_MAX - 2, INT64_MAX});
+  top->exhausted = true;
+  f.context.sequences = &sequences;
+  f.context.sequence_wait = 60s;  // never waited for: nothing will come
+
+  CHECK(body_json(f.get("/seq/top"))["id"] == std::to_string(INT64_MAX - 2));
+  CHECK(f.get("/api/segment/get/top").body() == std::to_string(INT64_MAX - 1));
+  const auto gone = f.get("/seq/top");
+  check_error(gone, 410, "sequence_exhausted");
+  check_error(f.get("/api/segment/get/top"), 410, "sequence_exhausted");
+  check_error(f.get("/seq/top?count=2"), 410, "sequence_exhausted");
+  CHECK_FALSE(top->wanted.load());  // no range asked for
+  const auto status = body_json(f.get("/status"))["sequences"]["tags"]["top"];
+  CHECK(status["exhausted"] == true);
+  CHECK(status["ready"] == false);
+  CHECK(f.get("/metrics").body().find("snowflake_seq_exhausted{tag=\"top\"} 1") !=
+        std::string::npos);
+}
+
 TEST_CASE("GET /seq/<tag> on a daemon without sequences: 404 that says so", "[router][sequence]") {
   Fixture f;
   check_error(f.get("/seq/invoice"), 404, "unknown_sequence");

@@ -138,3 +138,47 @@ TEST_CASE(
   CHECK(in_ranges);
   CHECK(total > 0);
 }
+
+TEST_CASE("sequence buffer: a range at the top of int64 is handed out to its last number",
+          "[sequence]") {
+  SequenceBuffer b;
+  // Starts within the top 2^31: a piece's end computed as start + 2^31
+  // would overflow (and loop on, queueing pieces without end).
+  REQUIRE(b.add({INT64_MAX - 5, INT64_MAX}));
+  CHECK(b.state().ranges_queued + (b.state().current_size > 0 ? 1 : 0) == 1);
+  CHECK(take(b, 10) == std::vector<std::int64_t>{INT64_MAX - 5, INT64_MAX - 4, INT64_MAX - 3,
+                                                 INT64_MAX - 2, INT64_MAX - 1});
+  CHECK(take(b, 1).empty());
+}
+
+TEST_CASE("sequence buffer: a range longer than a piece, ending at the top, goes in pieces",
+          "[sequence]") {
+  SequenceBuffer b;
+  const std::int64_t start = INT64_MAX - 3 * kMaxSequenceRange - 7;
+  REQUIRE(b.add({start, INT64_MAX}));
+  const auto s = b.state();
+  CHECK(s.current_left + s.queued == 3 * kMaxSequenceRange + 7);
+  CHECK(s.ranges_queued + (s.current_size > 0 ? 1 : 0) == 4);
+  CHECK(take(b, 2) == std::vector<std::int64_t>{start, start + 1});
+  b.drop_through(INT64_MAX - 3);
+  CHECK(take(b, 5) == std::vector<std::int64_t>{INT64_MAX - 2, INT64_MAX - 1});
+  CHECK_FALSE(b.state().first_unused);
+}
+
+TEST_CASE("sequence buffer: a floor of INT64_MAX drops everything, now and later", "[sequence]") {
+  SequenceBuffer b;
+  REQUIRE(b.add({1, 100}));
+  REQUIRE(b.add({INT64_MAX - 10, INT64_MAX}));
+  CHECK(take(b, 1) == std::vector<std::int64_t>{1});
+  // floor + 1 overflowed: the next numbers came out above INT64_MAX.
+  b.drop_through(INT64_MAX);
+  CHECK(take(b, 3).empty());
+  CHECK_FALSE(b.state().first_unused);
+  CHECK(b.state().current_left == 0);
+  CHECK(b.state().queued == 0);
+  // Nothing added after it is handed out either.
+  SequenceBuffer c;
+  c.drop_through(INT64_MAX);
+  CHECK(c.add({5, 10}));
+  CHECK(take(c, 3).empty());
+}

@@ -7,6 +7,7 @@
 #include "../support/child_process.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/state/sequence_run.hpp"
+#include "snowflake/state/state_dir.hpp"
 
 using namespace snowflake;
 using namespace snowflake::coord;
@@ -42,16 +43,48 @@ TEST_CASE("holder node: a raise waits for a run only while it may hand out a num
   CHECK_FALSE(holds_unconfirmed(empty, "order", 10'000));
 }
 
-TEST_CASE("state directory: the previous run's token read, this run's written in its place",
-          "[sequence]") {
+TEST_CASE(
+    "state directory: the previous run's token read, proven over only in this boot and this "
+    "very directory",
+    "[sequence]") {
   test::TempDir dir;
-  const auto first = state::swap_sequence_run(dir.path().string(), "aaaa1111");
+  const std::string path = dir.path().string();
+  const auto first = state::swap_sequence_run(path, "aaaa1111");
   REQUIRE(first);
   CHECK_FALSE(first.value());
-  const auto second = state::swap_sequence_run(dir.path().string(), "bbbb2222");
+  const auto second = state::swap_sequence_run(path, "bbbb2222");
   REQUIRE(second);
-  CHECK(second.value() == std::optional<std::string>("aaaa1111"));
+  REQUIRE(second.value());
+  CHECK(second.value()->run == "aaaa1111");
+  CHECK(second.value()->proven_over);
+
+  // A copy of the directory (cp -a of a running daemon's state): the run it
+  // names may still be handing out numbers.
+  test::TempDir parent;
+  const auto copy = parent.path() / "copy";
+  test::copy_directory(dir.path(), copy);
+  const auto copied = state::swap_sequence_run(copy.string(), "cccc3333");
+  REQUIRE(copied);
+  REQUIRE(copied.value());
+  CHECK(copied.value()->run == "bbbb2222");
+  CHECK_FALSE(copied.value()->proven_over);
+  CHECK_THAT(copied.value()->why_not, Catch::Contains("copy"));
+
+  // Another boot; and 0.4's file, the token alone.
+  std::ofstream(dir.path() / "sequence-run")
+      << R"({"run":"dddd4444","boot_id":"another-boot","dir_id":")"
+      << state::directory_identity(path) << "\"}\n";
+  const auto rebooted = state::swap_sequence_run(path, "eeee5555");
+  REQUIRE(rebooted.value());
+  CHECK_FALSE(rebooted.value()->proven_over);
+  CHECK_THAT(rebooted.value()->why_not, Catch::Contains("another boot"));
+  std::ofstream(dir.path() / "sequence-run") << "ffff6666\n";
+  const auto old = state::swap_sequence_run(path, "gggg7777");
+  REQUIRE(old.value());
+  CHECK(old.value()->run == "ffff6666");
+  CHECK_FALSE(old.value()->proven_over);
+
   // A torn or foreign file names no run.
   std::ofstream(dir.path() / "sequence-run") << "not a token!\n";
-  CHECK_FALSE(state::swap_sequence_run(dir.path().string(), "cccc3333").value());
+  CHECK_FALSE(state::swap_sequence_run(path, "hhhh8888").value());
 }

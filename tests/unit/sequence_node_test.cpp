@@ -46,6 +46,26 @@ TEST_CASE("sequence node: a floor moves the next take above it, and the top is n
   CHECK(plan_take(node_at(kSequenceMax), 0, "r-1", 1).refusal == TakeRefusal::exhausted);
 }
 
+TEST_CASE("sequence node: exhausted at the top, or raised to it (a tag retired)", "[sequence]") {
+  CHECK_FALSE(is_exhausted(node_at(kSequenceMax - 1)));
+  CHECK(is_exhausted(node_at(kSequenceMax)));
+  // Retiring: seq raise --above 9223372036854775807.
+  const auto retired = raised(node_at(100), INT64_MAX);
+  CHECK(retired.floor == INT64_MAX);
+  CHECK(retired.next == 100);  // not moved past the top
+  CHECK(is_exhausted(retired));
+  CHECK(plan_take(retired, 0, "r-1", 1).refusal == TakeRefusal::exhausted);
+  // A floor one below the top leaves nothing either: ranges end at kSequenceMax.
+  CHECK(is_exhausted(raised(node_at(100), kSequenceMax - 1)));
+  const auto last = raised(node_at(100), kSequenceMax - 2);
+  CHECK_FALSE(is_exhausted(last));
+  const auto take = plan_take(last, 0, "r-1", 1000);
+  REQUIRE(take.plan);
+  CHECK(take.plan->range == SequenceTake{"r-1", kSequenceMax - 1, kSequenceMax});
+  CHECK(is_exhausted(take.plan->after));
+  CHECK(freeze(node_at(100), INT64_MAX).floor == INT64_MAX);
+}
+
 TEST_CASE("sequence node: a lost reply is decided by the attempt's nonce, not by equal data",
           "[sequence]") {
   // Two daemons read the same node and plan the same range: only the nonce

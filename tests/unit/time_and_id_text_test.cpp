@@ -51,13 +51,17 @@ TEST_CASE("a decoded ID as JSON: the ID as a string, time in ISO-8601", "[id_tex
         R"("datacenter_id":3,"worker_id":1,"sequence":5})");
 }
 
-TEST_CASE("names (service, tags): [A-Za-z0-9._-]{1,64}", "[id_text]") {
+TEST_CASE("names (service, tags): [A-Za-z0-9._-]{1,64}, not . or ..", "[id_text]") {
   CHECK(is_valid_name("order"));
   CHECK(is_valid_name("Order_v2.eu-1"));
+  CHECK(is_valid_name("..."));
+  CHECK(is_valid_name(".a"));
   CHECK(is_valid_name(std::string(64, 'a')));
   for (const std::string& bad :
        {std::string(), std::string(65, 'a'), std::string("a/b"), std::string("a b"),
-        std::string("ä"), std::string("a%2F"), std::string("a\0b", 3)}) {
+        std::string("ä"), std::string("a%2F"), std::string("a\0b", 3),
+        // ZooKeeper refuses these as node names: a path's relative steps.
+        std::string("."), std::string("..")}) {
     CHECK_FALSE(is_valid_name(bad));
   }
 }

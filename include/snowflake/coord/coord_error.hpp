@@ -27,11 +27,12 @@ enum class CoordErrc {
   // Our node is gone, or another's, where no rule lets anyone take it while
   // our lease runs: within the lease, ZooKeeper lost what it acknowledged.
   vanished,
-  clock,            // the wall clock cannot be trusted against the floor or ZooKeeper
-  no_sequence,      // no sequence of that tag (seq create makes one)
-  sequence_exists,  // seq create: a sequence of that tag exists
-  frozen,           // the sequence is frozen (its history is in doubt): seq raise first
-  history_lost,     // cluster create: the cluster's history was lost here, it is not new
+  clock,               // the wall clock cannot be trusted against the floor or ZooKeeper
+  no_sequence,         // no sequence of that tag (seq create makes one)
+  sequence_exists,     // seq create: a sequence of that tag exists
+  frozen,              // the sequence is frozen (its history is in doubt): seq raise first
+  sequence_exhausted,  // the sequence has no number left below kSequenceMax (or was retired)
+  history_lost,        // cluster create: the cluster's history was lost here, it is not new
 };
 
 std::string_view to_string(CoordErrc code) noexcept;

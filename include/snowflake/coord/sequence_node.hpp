@@ -32,7 +32,9 @@ namespace snowflake::coord {
 // re-read, and the range counts as lost (a gap, never a duplicate).
 inline constexpr std::size_t kSequenceTakesKept = 16;
 
-// The largest number a sequence hands out: JSON and every client can carry it.
+// The end of a sequence's numbers, exclusive (ranges are [start, end) in
+// int64): the largest number handed out is kSequenceMax - 1, which JSON and
+// every client can carry.
 inline constexpr std::int64_t kSequenceMax = INT64_MAX;
 
 struct SequenceTake {
@@ -54,6 +56,13 @@ struct SequenceNode {
 std::string encode(const SequenceNode& n);
 // nullopt: not a sequence node (or one whose numbers do not add up).
 std::optional<SequenceNode> decode_sequence(std::string_view text);
+
+// The first number a take would start at: above the floor, and not below `next`.
+std::int64_t first_untaken(const SequenceNode& node) noexcept;
+// No number is left to take: `next` reached kSequenceMax, or the floor was
+// raised to kSequenceMax - 1 or above (`seq raise --above 9223372036854775807`
+// retires a tag). A clean stop's give-back can make room again.
+bool is_exhausted(const SequenceNode& node) noexcept;
 
 // Why a take cannot be planned.
 enum class TakeRefusal {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "snowflake/result.hpp"
 #include "snowflake/state/state_file.hpp"
@@ -57,5 +58,15 @@ class StateDir {
 
 // This boot's ID (/proc/sys/kernel/random/boot_id), or "" if unreadable.
 std::string current_boot_id();
+
+// A directory's identity, "device:inode" ("" if it cannot be read): a copy
+// of the directory, or the same path on a restored snapshot, has another.
+std::string directory_identity(const std::string& dir);
+
+// Whether a record stamped with `boot_id` and `dir_id` was written in this
+// boot (`boot_now`, known) into the directory whose identity is `dir_now`.
+// With the directory's lock held, that proves its writer has exited.
+bool written_here(std::string_view boot_id, std::string_view dir_id, std::string_view boot_now,
+                  std::string_view dir_now) noexcept;
 
 }  // namespace snowflake::state
