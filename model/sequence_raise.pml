@@ -16,12 +16,24 @@
  * again (and watches it again), drops its buffer through the floor, then
  * says so in its holder node.
  *
+ * A number goes out in two steps, as in the code: a request reserves it
+ * (SequenceBuffer::take), then its reply is written. Each reply is counted
+ * in the daemon's epoch from before its reservation until written
+ * (RepliesInFlight; the model makes the count and the reservation one
+ * step, which the epoch read again after counting makes sound). After a
+ * drop the daemon opens a new epoch, and acknowledges only once no reply
+ * of the epoch before is in flight: a reply reserved before the drop may
+ * hold a number at or below the floor. In the same way the holder node's
+ * `from` (what the run may still hand out starts there) moves up only once
+ * the replies reserved before its new value was read are written.
+ *
  * Faults, from one budget (FAULTS): a daemon cut off from ZooKeeper for good
  * (it goes on handing out what its buffer holds: a sequence has no lease).
  *
  * Property 7 of README.md (assertion "raised_through"): once the raise is
- * confirmed, no number at or below its floor is handed out. Property 6 too
- * (assertion "handed_out"): no number twice.
+ * confirmed, no reply carrying a number at or below its floor is written
+ * (reaches a client). Property 6 too (assertion "handed_out"): no number
+ * twice.
  *
  * Mutants (spin must find a counterexample to each):
  *   -DREAD_FLOOR_FIRST   the floor read before the holder node names the
@@ -30,6 +42,11 @@
  *   -DEPHEMERAL_HOLDER   the holder node goes with the session (ephemeral):
  *                        a cut-off daemon's holdings vanish from the raise's
  *                        sight while it still hands them out
+ *   -DACK_BEFORE_REPLIES the acknowledgement written once the buffer drops,
+ *                        without waiting for the replies reserved before
+ *   -DFROM_WITHOUT_DRAIN the holder node's `from` moved up to the buffer's
+ *                        first unused number at once: a reply in flight
+ *                        below it is out of the raise's sight
  */
 
 #ifndef FAULTS
@@ -53,6 +70,12 @@ bool cut[2];                /* daemon m cut off from ZooKeeper for good */
 byte b_from[2], b_to[2];    /* daemon m's buffer: [from, to) not yet handed out */
 bool done[2];               /* daemon m's supplier has ended */
 bit handed_out[NMAX];       /* ghost: each number handed out */
+/* daemon m's request: a reply reserved, not yet written; and whether it
+   was reserved before the daemon's last drop (counted in the epoch that
+   the drop's begin_drain closed: what drained() waits for) */
+bool busy[2];
+byte reply_num[2];
+bit old_epoch[2];
 byte raised_through;        /* ghost: the floor of the raise once confirmed; 0 none */
 
 /* A write of the tag's node fires the watches set on it. */
@@ -76,10 +99,12 @@ proctype Daemon(byte m) {
      atomic { !cut[m] -> f = floor; watch[m] = true;
               if :: f > dropped -> dropped = f :: else -> skip fi;
               printf("MSC: seq: daemon %d reads floor %d\n", m, f) }
-     atomic { !cut[m] -> rec[m] = true; rec_from[m] = p_from; rec_to[m] = p_to;
+     atomic { !cut[m] -> if :: !rec[m] -> rec_from[m] = p_from :: else -> skip fi;
+              rec[m] = true; rec_to[m] = p_to;
               printf("MSC: seq: daemon %d's holder node: [%d, %d)\n", m, p_from, p_to) }
 #else
-     atomic { !cut[m] -> rec[m] = true; rec_from[m] = p_from; rec_to[m] = p_to;
+     atomic { !cut[m] -> if :: !rec[m] -> rec_from[m] = p_from :: else -> skip fi;
+              rec[m] = true; rec_to[m] = p_to;
               printf("MSC: seq: daemon %d's holder node: [%d, %d)\n", m, p_from, p_to) }
      atomic { !cut[m] -> f = floor; watch[m] = true;
               if :: f > dropped -> dropped = f :: else -> skip fi;
@@ -102,14 +127,36 @@ proctype Daemon(byte m) {
                  :: b_from[m] <= f && f >= b_to[m] -> b_from[m] = b_to[m]
                  :: else -> skip fi }
 #else
+     /* the drop, then a new epoch (begin_drain) */
      atomic { if :: f > dropped -> dropped = f :: else -> skip fi;
               if :: b_from[m] <= f && f < b_to[m] -> b_from[m] = f + 1
                  :: b_from[m] <= f && f >= b_to[m] -> b_from[m] = b_to[m]
-                 :: else -> skip fi }
+                 :: else -> skip fi;
+              old_epoch[m] = busy[m] }
+     /* acknowledged once drained: no reply of the epoch before in flight */
+#ifdef ACK_BEFORE_REPLIES
      atomic { !cut[m] -> rec_dropped[m] = f;
+#else
+     atomic { !cut[m] && !old_epoch[m] -> rec_dropped[m] = f;
+#endif
               printf("MSC: seq: daemon %d's holder node: dropped through %d\n", m, f) }
 #endif
      f = 0
+  /* the holder node's `from` brought up to the buffer's first unused
+     number F, once every reply reserved before F was read is written. The
+     code reads F, opens an epoch, and writes F once the epoch before is
+     drained; replies reserved meanwhile hold F or above. One step here:
+     taken when no reply below F is in flight (any reply in flight is).
+     Daemon 1's only, whose replies take two steps (below); daemon 0's
+     `from` stays where its first range began, which is safe too. */
+#ifdef FROM_WITHOUT_DRAIN
+  :: atomic { m == 1 && !cut[m] && rec[m] && b_from[m] < b_to[m] && b_from[m] > rec_from[m] ->
+#else
+  :: atomic { m == 1 && !cut[m] && rec[m] && b_from[m] < b_to[m] && b_from[m] > rec_from[m] &&
+              !busy[m] ->
+#endif
+     rec_from[m] = b_from[m];
+     printf("MSC: seq: daemon %d's holder node: from %d\n", m, rec_from[m]) }
   /* cut off from ZooKeeper for good: its session ends */
   :: atomic { !cut[m] && faults < FAULTS -> faults++; cut[m] = true; watch[m] = false;
 #ifdef EPHEMERAL_HOLDER
@@ -121,16 +168,27 @@ proctype Daemon(byte m) {
   od
 }
 
-/* Daemon m's requests, beside its supplier: the next number of the buffer,
-   one atomic step (SequenceBuffer::take). */
+/* Daemon m's requests, beside its supplier: the next number of the buffer
+   reserved (counted in the epoch, then SequenceBuffer::take), then its
+   reply written, a step later. Daemon 0's replies are written at once (the
+   bound: replies in flight on one daemon, whose raise and acknowledgement
+   do not depend on the other's). */
 proctype Requests(byte m) {
   do
-  :: atomic { b_from[m] < b_to[m] ->
-     printf("MSC: seq: daemon %d hands out %d\n", m, b_from[m]);
+  :: atomic { m == 0 && b_from[m] < b_to[m] ->
+     printf("MSC: seq: daemon %d's reply carries %d\n", m, b_from[m]);
      assert(!handed_out[b_from[m]]);          /* property 6 */
      assert(b_from[m] > raised_through);      /* property 7 */
      handed_out[b_from[m]] = 1; b_from[m]++ }
-  :: atomic { done[m] && b_from[m] == b_to[m] -> break }
+  :: atomic { m == 1 && b_from[m] < b_to[m] && !busy[m] ->
+     busy[m] = true; reply_num[m] = b_from[m]; b_from[m]++;
+     printf("MSC: seq: daemon %d reserves %d\n", m, reply_num[m]) }
+  :: atomic { busy[m] ->
+     printf("MSC: seq: daemon %d's reply carries %d\n", m, reply_num[m]);
+     assert(!handed_out[reply_num[m]]);       /* property 6 */
+     assert(reply_num[m] > raised_through);   /* property 7 */
+     handed_out[reply_num[m]] = 1; busy[m] = false; old_epoch[m] = 0; reply_num[m] = 0 }
+  :: atomic { done[m] && b_from[m] == b_to[m] && !busy[m] -> break }
   od
 }
 

@@ -78,6 +78,8 @@ checks=(
   "sequence-raise-floor-read-first|violates 7|-DREAD_FLOOR_FIRST|sequence_raise.pml"
   "sequence-raise-ack-before-drop|violates 7|-DACK_BEFORE_DROP|sequence_raise.pml"
   "sequence-raise-ephemeral-holder|violates 7|-DEPHEMERAL_HOLDER|sequence_raise.pml"
+  "sequence-raise-ack-before-replies|violates 7|-DACK_BEFORE_REPLIES|sequence_raise.pml"
+  "sequence-raise-from-without-drain|violates 7|-DFROM_WITHOUT_DRAIN|sequence_raise.pml"
   "lost-data|clean||lost_data.pml|27"
   "lost-data-sequences|clean|-DSEQUENCES|lost_data.pml"
   "lost-data-no-fence|violates 8|-DNO_FENCE|lost_data.pml"

@@ -215,6 +215,11 @@ void render_sequences(const SequenceRegistry& registry, fmt::memory_buffer& out)
   };
   per_tag("snowflake_seq_numbers_total", "counter", "Sequence numbers handed out, per tag.",
           [&](const SequenceEntry& e) { return e.gauges.handed_out.load(relaxed); });
+  per_tag("snowflake_seq_numbers_dropped_total", "counter",
+          "Sequence numbers taken for a request that was then refused (a batch the buffer could "
+          "not fill in time, or a refusal that came after some were taken): a gap, left out of "
+          "the rate that sizes ranges, per tag.",
+          [&](const SequenceEntry& e) { return e.gauges.dropped.load(relaxed); });
   per_tag("snowflake_seq_buffered", "gauge",
           "Sequence numbers this daemon holds and has not handed out, per tag.",
           [&](const SequenceEntry& e) { return e.gauges.left.load(relaxed); });

@@ -49,6 +49,10 @@ void SequenceRegistry::request_refill() noexcept {
   wake_.notify_one();
 }
 
+void SequenceRegistry::wake_all_waiting() const {
+  for (SequenceEntry* e : entries()) e->waiting.wake_all();
+}
+
 bool SequenceRegistry::wait_for_request(std::chrono::milliseconds timeout) {
   std::unique_lock lock(wake_mutex_);
   wake_.wait_for(lock, timeout,

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "snowflake/sequence_buffer.hpp"
+#include "snowflake/sequence_replies.hpp"
 
 namespace snowflake {
 
@@ -27,6 +28,9 @@ struct SequenceGauges {
   std::atomic<std::int64_t> left{0};             // numbers buffered, at the last look
   std::atomic<double> rate{0};                   // numbers per second handed out, smoothed
   std::atomic<std::uint64_t> handed_out{0};      // numbers handed out (the router counts)
+  // Numbers taken for a request that was then refused (a batch the buffer
+  // could not fill in time): a gap, not counted in the rate.
+  std::atomic<std::uint64_t> dropped{0};
 };
 
 struct SequenceEntry {
@@ -42,6 +46,10 @@ struct SequenceEntry {
   // ZooKeeper has no number left for this tag (coord::is_exhausted): once
   // the buffer is empty, 410 sequence_exhausted, without waiting.
   std::atomic<bool> exhausted{false};
+  // The replies holding its numbers, not yet written (seq raise waits for
+  // those from before its drop), and the requests waiting for numbers.
+  RepliesInFlight replies;
+  WakeList waiting;
 };
 
 class SequenceRegistry {
@@ -72,6 +80,9 @@ class SequenceRegistry {
   void request_refill() noexcept;
   // Waits until request_refill() or `timeout`; true if asked.
   bool wait_for_request(std::chrono::milliseconds timeout);
+  // Wakes every request waiting for any tag's numbers (ZooKeeper lost: a
+  // dry tag's requests answer at once, no range will come).
+  void wake_all_waiting() const;
 
  private:
   std::size_t slot_of(std::string_view tag) const noexcept;

@@ -50,7 +50,7 @@ void SequenceSupplier::run() {
   }
   give_back_all();
   zk_.reset();
-  registry_.connected.store(false, std::memory_order_relaxed);
+  set_connected(false);
 }
 
 bool SequenceSupplier::ensure_session() {
@@ -60,12 +60,12 @@ bool SequenceSupplier::ensure_session() {
       adopt(std::move(fresh));
       return true;
     }
-    registry_.connected.store(zk_->connected(), std::memory_order_relaxed);
+    set_connected(zk_->connected());
     return true;
   }
   if (zk_) spdlog::warn("sequences: the ZooKeeper session is gone; opening a new one");
   zk_.reset();
-  registry_.connected.store(false, std::memory_order_relaxed);
+  set_connected(false);
   auto session = ZkSession::connect(options_.zookeeper);
   if (!session) {
     backoff_ =
@@ -104,7 +104,13 @@ void SequenceSupplier::adopt(std::unique_ptr<ZkSession> session) {
       if (e->exhausted.load(std::memory_order_relaxed)) changed_tags_.insert(e->tag);
     }
   }
-  registry_.connected.store(true, std::memory_order_relaxed);
+  set_connected(true);
+}
+
+void SequenceSupplier::set_connected(bool connected) {
+  if (registry_.connected.exchange(connected, std::memory_order_acq_rel) && !connected) {
+    registry_.wake_all_waiting();  // they answer now: no range will come
+  }
 }
 
 void SequenceSupplier::report_loss(HistoryLoss kind, std::string detail) {
@@ -144,9 +150,11 @@ void SequenceSupplier::freeze_on_loss() {
     const auto held = record_.tags.find(entry->tag);
     if (held != record_.tags.end() && held->second.to > 0) {
       entry->buffer.drop_through(held->second.to - 1);
-      held->second.dropped_through = std::max(held->second.dropped_through, held->second.to - 1);
+      dropped(tags_[entry->tag], held->second.to - 1);
     }
+    entry->waiting.wake_all();  // they answer sequence_frozen now
   }
+  acknowledge_drops();
   record_written_ = false;
   restore_owed_ = !record_.tags.empty();
   spdlog::error(
@@ -244,17 +252,8 @@ bool SequenceSupplier::check_floor(SequenceEntry& entry, TagState& state) {
     return false;
   }
   const SequenceNode& node = read.value().node;
-  if (const bool exhausted = is_exhausted(node); exhausted != entry.exhausted.load()) {
-    entry.exhausted.store(exhausted, std::memory_order_release);
-    if (exhausted) {
-      spdlog::warn(
-          "sequences: \"{}\" has no number left to take (next {}, floor {}): once this "
-          "daemon's buffer is empty it answers 410 sequence_exhausted",
-          entry.tag, node.next, node.floor);
-    } else {
-      spdlog::info("sequences: \"{}\" has numbers to take again (one was given back)", entry.tag);
-    }
-  }
+  state.node_exhausted = is_exhausted(node);
+  update_exhausted(entry, state);
   if (holds && node.next < held->second.to && !entry.frozen.load()) {
     // `next` never falls below a range taken (a give-back moves it back only
     // to the giver's own unused rest, above every earlier range).
@@ -270,24 +269,34 @@ bool SequenceSupplier::check_floor(SequenceEntry& entry, TagState& state) {
   if (frozen != entry.frozen.load()) {
     if (frozen && holds) entry.buffer.drop_through(held->second.to - 1);
     entry.frozen.store(frozen, std::memory_order_release);
+    entry.waiting.wake_all();
     spdlog::warn("sequences: \"{}\" is {}", entry.tag,
                  frozen ? "frozen: nothing is handed out until seq raise thaws it" : "thawed");
-    if (frozen && holds) {
-      held->second.dropped_through = std::max(held->second.dropped_through, held->second.to - 1);
-      record_written_ = false;
-    }
+    if (frozen && holds) dropped(state, held->second.to - 1);
   }
   const std::int64_t floor = node.floor;
   if (floor <= state.dropped_through) return true;
   entry.buffer.drop_through(floor);
   state.dropped_through = floor;
-  if (held != record_.tags.end()) {
-    held->second.dropped_through = std::max(held->second.dropped_through, floor);
-    record_written_ = false;  // publish() says so
-  }
+  if (held != record_.tags.end()) dropped(state, floor);  // acknowledged once drained
   spdlog::info("sequences: \"{}\": nothing at or below {} is handed out (seq raise)", entry.tag,
                floor);
   return true;
+}
+
+void SequenceSupplier::update_exhausted(SequenceEntry& entry, const TagState& state) {
+  const bool exhausted = state.node_exhausted && !state.settling && !state.joining;
+  if (exhausted == entry.exhausted.load()) return;
+  entry.exhausted.store(exhausted, std::memory_order_release);
+  entry.waiting.wake_all();
+  if (exhausted) {
+    spdlog::warn(
+        "sequences: \"{}\" has no number left to take: once this daemon's buffer is empty it "
+        "answers 410 sequence_exhausted",
+        entry.tag);
+  } else {
+    spdlog::info("sequences: \"{}\" has numbers to take again", entry.tag);
+  }
 }
 
 void SequenceSupplier::check_changed_floors() {
@@ -304,8 +313,42 @@ void SequenceSupplier::check_changed_floors() {
       changed_tags_.insert(tag);  // again on the next pass
     }
   }
-  // An acknowledgement `seq raise` waits for: written at once.
+  // An acknowledgement `seq raise` waits for: written at once, once the
+  // replies from before the drop are out.
+  acknowledge_drops();
   if (!record_written_ && !record_.tags.empty()) publish();
+}
+
+void SequenceSupplier::dropped(TagState& state, std::int64_t floor) {
+  state.to_acknowledge = std::max(state.to_acknowledge, floor);
+}
+
+void SequenceSupplier::acknowledge_drops() {
+  for (auto& [tag, held] : record_.tags) {
+    TagState& state = tags_[tag];
+    SequenceEntry* entry = registry_.find(tag);
+    if (!entry) continue;
+    if (!state.draining) {
+      const auto first_unused = entry->buffer.state().first_unused;
+      const bool floor_owed = state.to_acknowledge > held.dropped_through;
+      const bool from_behind = first_unused && *first_unused > held.from;
+      if (!floor_owed && !from_behind) continue;
+      // The drop is done and the first unused number read: replies that
+      // reserve from now on hold nothing at or below the one, nor below the
+      // other; those counted before may, until written.
+      entry->replies.begin_drain();
+      state.draining =
+          TagState::Drain{state.to_acknowledge, from_behind ? first_unused : std::nullopt};
+    }
+    if (!entry->replies.drained()) continue;  // on a later pass (a reply is being written)
+    const TagState::Drain done = *state.draining;
+    state.draining.reset();
+    if (done.from) held.from = std::clamp(*done.from, held.from, held.to);
+    if (done.floor > held.dropped_through) {
+      held.dropped_through = done.floor;
+      record_written_ = false;  // an acknowledgement: publish() says so at once
+    }
+  }
 }
 
 bool SequenceSupplier::publish() {
@@ -314,9 +357,8 @@ bool SequenceSupplier::publish() {
     const SequenceEntry* entry = registry_.find(tag);
     if (!entry) continue;
     const SequenceBufferState buffered = entry->buffer.state();
-    // Only ever up: the numbers not yet handed out only rise. A dry buffer
-    // leaves it where it was (a range just taken is not in the buffer yet).
-    if (buffered.first_unused) held.from = std::max(held.from, *buffered.first_unused);
+    // `from` moves only in acknowledge_drops(): after the replies that may
+    // hold a number below it are written.
     held.left = buffered.current_left + buffered.queued;
     held.rate = entry->gauges.rate.load(std::memory_order_relaxed);
   }
@@ -384,7 +426,11 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   held.to = range.end;
   record_written_ = false;
   const auto read_at = std::chrono::steady_clock::now();  // the floor's read, below
-  if (!publish() || !check_floor(entry, state)) {
+  state.joining = true;  // the node may say exhausted already: not here until it is in
+  const bool named = publish() && check_floor(entry, state);
+  state.joining = false;
+  if (!named) {
+    update_exhausted(entry, state);
     spdlog::warn("sequences: \"{}\": [{}, {}) is not used (a gap)", entry.tag, range.start,
                  range.end);
     return;
@@ -398,13 +444,17 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
     // it) is not written yet. Handed out once the grace is over and the node
     // is read again (docs/design.md, "A restore, and the grace").
     state.settling = SequenceRange{range.start, range.end};
+    update_exhausted(entry, state);  // not while it settles
     spdlog::info(
         "sequences: \"{}\" took [{}, {}) over a new ZooKeeper connection: handed out "
         "once coordinator.restore_grace_ms is over and the sequence is read again",
         entry.tag, range.start, range.end);
     return;
   }
-  if (!entry.buffer.add({range.start, range.end})) return;  // closed: stopping
+  const bool added = entry.buffer.add({range.start, range.end});
+  update_exhausted(entry, state);  // once its numbers are in the buffer
+  if (!added) return;              // closed: stopping
+  entry.waiting.wake_all();
   entry.gauges.left.store(left + state.last_size, std::memory_order_relaxed);
   spdlog::debug("sequences: \"{}\" took [{}, {}) at {:.0f}/s", entry.tag, range.start, range.end,
                 rate);
@@ -444,9 +494,13 @@ bool SequenceSupplier::settle(SequenceEntry& entry, TagState& state) {
   if (entry.frozen.load(std::memory_order_acquire)) {
     spdlog::warn("sequences: \"{}\": [{}, {}) is not used: frozen while it waited (a gap)",
                  entry.tag, range.start, range.end);
+    update_exhausted(entry, state);
     return true;
   }
-  if (!entry.buffer.add(range)) return false;  // closed: stopping
+  const bool added = entry.buffer.add(range);
+  update_exhausted(entry, state);  // once its numbers are in the buffer
+  if (!added) return false;        // closed: stopping
+  entry.waiting.wake_all();
   entry.gauges.left.fetch_add(range.size(), std::memory_order_relaxed);
   spdlog::debug("sequences: \"{}\": [{}, {}) handed out from now", entry.tag, range.start,
                 range.end);
@@ -456,6 +510,7 @@ bool SequenceSupplier::settle(SequenceEntry& entry, TagState& state) {
 void SequenceSupplier::give_back_all() {
   for (SequenceEntry* entry : registry_.entries()) {
     entry->buffer.close();
+    entry->waiting.wake_all();  // nothing more comes: they answer now
     // A range still in its grace is the last one taken: given back with the
     // buffer's rest, or alone.
     const auto& settling = tags_[entry->tag].settling;

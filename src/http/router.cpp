@@ -357,7 +357,7 @@ std::string_view error_code_of(std::string_view body) {
 
 struct Routed {
   Route route;
-  Response response;
+  Answer answer;
 };
 
 // Which route a path is: the ID routes and /decode by prefix (a tag or ID
@@ -446,17 +446,58 @@ Routed route(const Request& req, RouterContext& ctx) {
 
 }  // namespace
 
-Response handle_request(const Request& req, RouterContext& ctx) {
-  const auto started = std::chrono::steady_clock::now();
+namespace {
+
+// What every answer gets once it is there, now or after a wait: counted in
+// the metrics (its duration from the request's arrival), in the request's
+// HTTP version and keep-alive, and bodiless for HEAD.
+struct Finish {
+  Route route;
+  unsigned version;
+  bool keep_alive;
+  bool head;
+  std::chrono::steady_clock::time_point started;
+  RouterContext* ctx;
+
+  void operator()(Response& res) const {
+    ctx->metrics.count_request(route, res.result_int());
+    if (res.result_int() == 503) ctx->metrics.count_refusal(route, error_code_of(res.body()));
+    res.version(version);
+    res.keep_alive(keep_alive);
+    if (head) omit_body(res);
+    ctx->metrics.observe_duration(route, std::chrono::steady_clock::now() - started);
+  }
+};
+
+}  // namespace
+
+Answer handle_request(const Request& req, RouterContext& ctx) {
+  const Finish finish{{},
+                      req.version(),
+                      req.keep_alive(),
+                      req.method() == verb::head,
+                      std::chrono::steady_clock::now(),
+                      &ctx};
   Routed routed = route(req, ctx);
-  Response res = std::move(routed.response);
-  ctx.metrics.count_request(routed.route, res.result_int());
-  if (res.result_int() == 503) ctx.metrics.count_refusal(routed.route, error_code_of(res.body()));
-  res.version(req.version());
-  res.keep_alive(req.keep_alive());
-  if (req.method() == verb::head) omit_body(res);
-  ctx.metrics.observe_duration(routed.route, std::chrono::steady_clock::now() - started);
-  return res;
+  Finish done = finish;
+  done.route = routed.route;
+  if (auto* reply = std::get_if<Reply>(&routed.answer)) [[likely]] {
+    done(reply->response);
+    return std::move(routed.answer);
+  }
+  Wait wait = std::get<Wait>(std::move(routed.answer));
+  wait.retry = [retry = std::move(wait.retry), done](bool last) -> std::optional<Reply> {
+    auto reply = retry(last);
+    if (reply) done(reply->response);
+    return reply;
+  };
+  return wait;
+}
+
+Response answer_at_once(Answer answer) {
+  if (auto* reply = std::get_if<Reply>(&answer)) return std::move(reply->response);
+  auto last = std::get<Wait>(answer).retry(true);
+  return std::move(last->response);
 }
 
 Response reject_request(Status status, std::string_view code, std::string_view message,

@@ -52,49 +52,126 @@ Response exhausted_sequence(std::string_view tag, std::size_t got) {
                   tag, got == 0 ? "no number" : "fewer numbers than asked for", tag));
 }
 
-// `count` numbers of the tag's sequence, or the answer to send instead.
-Result<std::vector<std::int64_t>, Response> take_numbers(std::string_view tag, std::uint32_t count,
-                                                         RouterContext& ctx) {
+// How the numbers go out: /seq's shapes, or Leaf's bare number.
+struct Shape {
+  Format format = Format::json;
+  bool batch = false;
+  bool leaf = false;
+};
+
+// One request for `count` numbers of a tag. What it took is kept across
+// waits (a batch the buffer fills in two goes loses nothing); while it holds
+// numbers or takes them, it is counted among the tag's replies in flight,
+// until its reply is written (seq raise waits for those; a wait holding
+// none holds up nobody).
+struct SequenceAsk {
+  SequenceAsk(SequenceEntry& e, std::string_view t, std::uint32_t n, Shape s)
+      : entry(&e), tag(t), count(n), shape(s) {
+    numbers.reserve(n);
+  }
+  SequenceAsk(SequenceAsk&&) noexcept = default;
+  SequenceAsk& operator=(SequenceAsk&&) = delete;
+  SequenceAsk(const SequenceAsk&) = delete;
+  SequenceAsk& operator=(const SequenceAsk&) = delete;
+  // A wait ended without an answer (its connection cut): what it took is a gap.
+  ~SequenceAsk() {
+    if (!numbers.empty())
+      entry->gauges.dropped.fetch_add(numbers.size(), std::memory_order_relaxed);
+  }
+  SequenceEntry* entry;
+  std::string tag;
+  std::uint32_t count;
+  Shape shape;
+  std::vector<std::int64_t> numbers{};  // moved from: empty (vector's move)
+  std::shared_ptr<const void> in_flight{};
+};
+
+Response numbers_response(const SequenceAsk& ask) {
+  if (ask.shape.leaf) {
+    std::string body;
+    append_id(body, static_cast<std::uint64_t>(ask.numbers.front()));
+    return text_response(Status::ok, std::move(body));
+  }
+  return ids_response(ids_body(ask.tag, ask.numbers, ask.shape.format, ask.shape.batch),
+                      ask.shape.format);
+}
+
+// A refusal instead of the numbers: those taken are never handed out (a gap,
+// counted as dropped, not in the rate that sizes ranges).
+Reply refuse(SequenceAsk& ask, Response refusal) {
+  ask.entry->gauges.dropped.fetch_add(ask.numbers.size(), std::memory_order_relaxed);
+  ask.numbers.clear();
+  ask.in_flight.reset();
+  return {std::move(refusal)};
+}
+
+// Takes what the buffer has. The reply: the numbers, whole; or a refusal
+// when none can come (frozen, exhausted, ZooKeeper away) or at the
+// deadline (`last`). nullopt: wait for the supplier, who has been asked.
+std::optional<Reply> attempt(SequenceAsk& ask, RouterContext& ctx, bool last) {
+  SequenceEntry& entry = *ask.entry;
+  if (entry.frozen.load(std::memory_order_acquire)) [[unlikely]]
+    return refuse(ask, frozen_sequence(ask.tag));
+  // Counted before it reserves (sequence_replies.hpp says why).
+  if (!ask.in_flight) ask.in_flight = entry.replies.enter();
+  const auto complete = [&ask, &entry]() -> std::optional<Reply> {
+    entry.buffer.take(ask.count - ask.numbers.size(), ask.numbers);
+    if (ask.numbers.size() < ask.count) return std::nullopt;
+    entry.gauges.handed_out.fetch_add(ask.count, std::memory_order_relaxed);
+    return Reply{numbers_response(ask), std::move(ask.in_flight)};
+  };
+  if (auto whole = complete()) [[likely]]
+    return whole;
+  // A frozen tag's buffer is emptied after the flag is set: read it again.
+  if (entry.frozen.load(std::memory_order_acquire)) return refuse(ask, frozen_sequence(ask.tag));
+  if (entry.exhausted.load(std::memory_order_acquire)) {
+    // Set once the last range is in the buffer: what it added, first.
+    if (auto whole = complete()) return whole;
+    return refuse(ask, exhausted_sequence(ask.tag, ask.numbers.size()));  // nothing will come
+  }
+  // Dry: the supplier takes a range (the first one, or the next after a
+  // burst; once ZooKeeper is back, if it is away). Asked again at each
+  // retry: a wake may have been for another change.
+  entry.wanted.store(true, std::memory_order_release);
+  ctx.sequences->request_refill();
+  if (!ctx.sequences->connected.load(std::memory_order_acquire)) {
+    return refuse(ask, unavailable_response(
+                           "sequence_unavailable",
+                           fmt::format("sequence \"{}\" has no number buffered here, and ZooKeeper "
+                                       "is away: no new range can be taken",
+                                       ask.tag),
+                           kRetrySoon));
+  }
+  if (last) {
+    return refuse(ask, unavailable_response(
+                           "sequence_unavailable",
+                           fmt::format("sequence \"{}\" has no number buffered here and no range "
+                                       "came within {} ms",
+                                       ask.tag, ctx.sequence_wait.count()),
+                           kRetrySoon));
+  }
+  if (ask.numbers.empty()) ask.in_flight.reset();  // holds nothing while it waits
+  return std::nullopt;
+}
+
+// The numbers now, or a wait on the event loop (never a blocked thread)
+// for the supplier's next range, up to sequences.max_wait_ms.
+Answer serve(std::string_view tag, std::uint32_t count, Shape shape, RouterContext& ctx) {
   SequenceEntry* entry = ctx.sequences ? ctx.sequences->find(tag) : nullptr;
   if (!entry) return unknown_sequence(tag, ctx);
-  if (entry->frozen.load(std::memory_order_acquire)) [[unlikely]]
-    return frozen_sequence(tag);
-  std::vector<std::int64_t> numbers;
-  numbers.reserve(count);
-  std::size_t got = entry->buffer.take(count, numbers);
-  if (got < count && entry->exhausted.load(std::memory_order_acquire)) [[unlikely]]
-    return exhausted_sequence(tag, got);  // nothing will come: no wait
-  if (got < count) [[unlikely]] {
-    // Dry: the supplier takes a range (the first one, or the next after a
-    // burst); wait for it, a bounded time.
-    entry->wanted.store(true, std::memory_order_release);
-    ctx.sequences->request_refill();
-    got += entry->buffer.take_waiting(count - got, numbers, ctx.sequence_wait);
-  }
-  // Numbers taken before a batch ran dry are never handed out: a gap.
-  entry->gauges.handed_out.fetch_add(got, std::memory_order_relaxed);
-  if (got < count && entry->frozen.load(std::memory_order_acquire)) return frozen_sequence(tag);
-  if (got < count && entry->exhausted.load(std::memory_order_acquire))
-    return exhausted_sequence(tag, got);
-  if (got < count) {
-    return unavailable_response(
-        "sequence_unavailable",
-        ctx.sequences->connected.load(std::memory_order_relaxed)
-            ? fmt::format("sequence \"{}\" has no number buffered here and no range came within "
-                          "{} ms",
-                          tag, ctx.sequence_wait.count())
-            : fmt::format("sequence \"{}\" has no number buffered here, and ZooKeeper is away: "
-                          "no new range can be taken",
-                          tag),
-        kRetrySoon);
-  }
-  return numbers;
+  SequenceAsk ask(*entry, tag, count, shape);
+  if (auto now = attempt(ask, ctx, ctx.sequence_wait.count() <= 0)) [[likely]]
+    return std::move(*now);
+  auto waiting = std::make_shared<SequenceAsk>(std::move(ask));
+  return Wait{[waiting, &ctx](bool last) { return attempt(*waiting, ctx, last); },
+              [entry](std::weak_ptr<const Wake> wake) { entry->waiting.add(std::move(wake)); },
+              std::chrono::steady_clock::now() + ctx.sequence_wait};
 }
 
 }  // namespace
 
-Response issue_sequence(const Request& req, std::string_view tag, std::string_view query,
-                        RouterContext& ctx) {
+Answer issue_sequence(const Request& req, std::string_view tag, std::string_view query,
+                      RouterContext& ctx) {
   if (!is_valid_name(tag)) return bad_tag();
   const auto q = parse_id_query(query, ctx.settings.max_batch);
   if (!q) return error_response(q.error().status, q.error().code, q.error().message);
@@ -102,19 +179,12 @@ Response issue_sequence(const Request& req, std::string_view tag, std::string_vi
     return error_response(Status::bad_request, "bad_form",
                           "a sequence's numbers are handed out plain (form=plain or none)");
   }
-  auto taken = take_numbers(tag, q.value().count, ctx);
-  if (!taken) return std::move(taken).error();
-  const Format format = negotiate(req, q.value());
-  return ids_response(ids_body(tag, taken.value(), format, q.value().batch), format);
+  return serve(tag, q.value().count, {negotiate(req, q.value()), q.value().batch, false}, ctx);
 }
 
-Response leaf_segment_get(std::string_view key, RouterContext& ctx) {
+Answer leaf_segment_get(std::string_view key, RouterContext& ctx) {
   if (!is_valid_name(key)) return bad_tag();
-  auto taken = take_numbers(key, 1, ctx);
-  if (!taken) return std::move(taken).error();
-  std::string body;
-  append_id(body, static_cast<std::uint64_t>(taken.value().front()));
-  return text_response(Status::ok, std::move(body));
+  return serve(key, 1, {Format::text, false, true}, ctx);
 }
 
 nlohmann::ordered_json sequences_json(const RouterContext& ctx) {

@@ -2,8 +2,10 @@
 // The dense sequences' routes (GET /seq/<tag>, Leaf's GET
 // /api/segment/get/<key>) and what /ready and /status say of them. Internal
 // to the router: a request costs one atomic step on the tag's buffer while it
-// holds numbers; an empty buffer waits a bounded time for the supplier, then
-// answers 503 sequence_unavailable, never a guess.
+// holds numbers; an empty buffer waits a bounded time for the supplier (on
+// the event loop: http/answer.hpp), then answers 503 sequence_unavailable,
+// never a guess; at once when nothing can come (ZooKeeper away, the tag
+// frozen or exhausted).
 
 #include <nlohmann/json.hpp>
 
@@ -13,11 +15,11 @@
 
 namespace snowflake::http {
 
-Response issue_sequence(const Request& req, std::string_view tag, std::string_view query,
-                        RouterContext& ctx);
+Answer issue_sequence(const Request& req, std::string_view tag, std::string_view query,
+                      RouterContext& ctx);
 
 // Leaf's segment route: one number, bare, as text.
-Response leaf_segment_get(std::string_view key, RouterContext& ctx);
+Answer leaf_segment_get(std::string_view key, RouterContext& ctx);
 
 // {"<tag>": {"ready", "left", "seconds_left", "step", "rate"}, ...}, and
 // whether ZooKeeper is connected: for /status and /ready. Null when this

@@ -117,7 +117,11 @@ class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(Socket&& socket, std::shared_ptr<ServerState> state, const Handlers& handlers,
           std::uint64_t id)
-      : socket_(std::move(socket)), state_(std::move(state)), handlers_(handlers), id_(id) {}
+      : socket_(std::move(socket)),
+        wait_timer_(socket_.get_executor()),
+        state_(std::move(state)),
+        handlers_(handlers),
+        id_(id) {}
   ~Session() {
     if (state_->remove(id_)) {
       // Nothing left to drain: stop the drain timer (on the main context,
@@ -210,9 +214,52 @@ class Session : public std::enable_shared_from_this<Session> {
     const Request& request = parser_->get();
     if (const auto refusal = refusal_for_request(request, settings().limits))
       return reject(*refusal);
-    Response response = handlers_.handle(request);
-    if (draining_) response.keep_alive(false);
-    write(response);
+    Answer answer = handlers_.handle(request);
+    if (auto* reply = std::get_if<Reply>(&answer)) [[likely]]
+      return send(std::move(*reply));
+    start_wait(std::get<Wait>(std::move(answer)));
+  }
+
+  void send(Reply reply) {
+    if (draining_) reply.response.keep_alive(false);
+    in_flight_ = std::move(reply.in_flight);  // until written (or the connection dropped)
+    write(reply.response);
+  }
+
+  // A request whose answer must wait (a dry sequence): kept here with a
+  // timer for its deadline and a wake the supplier's side calls when a
+  // retry may succeed. The loop serves its other connections meanwhile.
+  void start_wait(Wait wait) {
+    wait_ = std::move(wait);
+    // The server's state kept too: the context the wake posts to lives as
+    // long as the wake does, whenever the supplier calls it.
+    wake_ = std::make_shared<const Wake>(
+        [weak = weak_from_this(), state = state_, executor = executor()] {
+          net::post(executor, [weak] {
+            if (auto self = weak.lock()) self->retry_wait(false);
+          });
+        });
+    // The request's own deadline lasts as long as its answer may take.
+    set_deadline(
+        std::chrono::duration_cast<std::chrono::milliseconds>(wait_->deadline - Clock::now()) +
+        settings().request_timeout);
+    wait_timer_.expires_at(wait_->deadline);
+    wait_timer_.async_wait([self = shared_from_this()](error_code ec) {
+      if (!ec) self->retry_wait(true);
+    });
+    retry_wait(false);
+  }
+
+  void retry_wait(bool last) {
+    if (!wait_) return;  // answered already: a late wake
+    // Subscribed before the retry: a change between the two wakes us again.
+    if (!last) wait_->subscribe(wake_);
+    auto reply = wait_->retry(last);
+    if (!reply) return;
+    wait_.reset();
+    wake_.reset();  // what it subscribed to expires
+    wait_timer_.cancel();
+    send(std::move(*reply));
   }
 
   void reject(const Refusal& refusal) {
@@ -248,17 +295,29 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_write(error_code ec, std::size_t) {
+    in_flight_.reset();  // written, or never to be
     if (ec || timed_out_ || !keep_alive_ || draining_) return close();
     do_read();
   }
 
   void close() {
+    if (wait_) {
+      // A request still waiting goes with its connection: no answer is
+      // taken for a socket that is closed (what it took is a gap).
+      wait_timer_.cancel();
+      wait_.reset();
+      wake_.reset();
+    }
     error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_send, ignored);
     socket_.close(ignored);
   }
 
   Socket socket_;
+  Timer wait_timer_;                       // a waiting request's deadline
+  std::optional<Wait> wait_;               // the request waiting for its answer
+  std::shared_ptr<const Wake> wake_;       // what its subscriptions call
+  std::shared_ptr<const void> in_flight_;  // the reply being written holds numbers
   beast::flat_buffer buffer_;
   std::optional<beast::http::request_parser<beast::http::empty_body>> parser_;
   std::string out_;

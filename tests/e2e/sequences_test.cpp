@@ -407,3 +407,51 @@ TEST_CASE(
   stop(a);
   stop(b);
 }
+
+TEST_CASE(
+    "sequences: requests waiting for a dry tag's range do not hold up the event loop: /id is "
+    "answered meanwhile on the one I/O thread, and the range, once it comes, answers each",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  // One event loop, a long wait, and a session that outlives the pause below
+  // (so the daemon counts ZooKeeper connected, and each request waits).
+  const json patch = {{"coordinator", {{"static_worker_id", 3}}},
+                      {"sequences", {{"enabled", true}, {"max_wait_ms", 8000}}},
+                      {"zookeeper", {{"session_timeout_ms", 30000}}}};
+  Daemon d(cluster_config(zk.hosts(), "static", state.path(), patch).dump());
+  REQUIRE(seq(d, {"create", "dry", "--start", "1", "--step", "10"}).status.code == 0);
+  REQUIRE(eventually([&] {
+    const auto r = http_get(d.port(), "/status");
+    if (!r || r->status != 200) return false;
+    const auto s = json::parse(r->body)["sequences"];
+    return s["zookeeper"] == "connected" && s["tags"].contains("dry");
+  }));
+
+  zk.pause();  // no range comes while it is stopped
+  std::vector<std::unique_ptr<HttpConnection>> waiting;
+  for (int i = 0; i < 4; ++i) {
+    waiting.push_back(std::make_unique<HttpConnection>(d.port(), "127.0.0.1", 20s));
+    waiting.back()->send("GET /seq/dry HTTP/1.1\r\nHost: t\r\n\r\n");
+  }
+  // A blocked loop answered this only once the waits ended (8 s each).
+  HttpConnection ids(d.port(), "127.0.0.1", 3s);
+  const auto id = ids.request("/id/x");
+  REQUIRE(id);
+  CHECK(id->status == 200);
+  const auto health = ids.request("/health");
+  REQUIRE(health);
+  CHECK(health->status == 200);
+
+  zk.resume();  // the range comes: each waiting request is answered from it
+  std::set<std::string> numbers;
+  for (auto& c : waiting) {
+    const auto r = c->read_reply();
+    REQUIRE(r);
+    INFO(r->body);
+    CHECK(r->status == 200);
+    if (r->status == 200) numbers.insert(json::parse(r->body)["id"].get<std::string>());
+  }
+  CHECK(numbers.size() == 4);
+  stop(d);
+}

@@ -383,7 +383,7 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
       refuse(*refusal);
       return 0;
     }
-    const Response response = handle_request(request, daemon.context);
+    const Response response = answer_at_once(handle_request(request, daemon.context));
     check_answer(daemon, request, response, input);
     if (!response.keep_alive()) return 0;
   }

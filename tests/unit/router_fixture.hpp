@@ -9,9 +9,13 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/verb.hpp>
 
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "../support/manual_clock.hpp"
@@ -35,7 +39,33 @@ struct RouterFixture {
                      unsigned version = 11) {
     http::Request req{method, target, version};
     for (auto& [f, v] : headers) req.set(f, v);
-    return http::handle_request(req, context);
+    return resolve(http::handle_request(req, context));
+  }
+
+  // As the server resolves a wait, but blocking this thread: retried when
+  // woken (subscribed first), answered at its deadline.
+  static http::Response resolve(http::Answer answer) {
+    if (auto* reply = std::get_if<http::Reply>(&answer)) return std::move(reply->response);
+    auto& wait = std::get<http::Wait>(answer);
+    struct Woken {
+      std::mutex mutex;
+      std::condition_variable cv;
+      bool woken = false;
+    };
+    auto state = std::make_shared<Woken>();
+    const auto wake = std::make_shared<const http::Wake>([state] {
+      std::lock_guard lock(state->mutex);
+      state->woken = true;
+      state->cv.notify_all();
+    });
+    for (;;) {
+      wait.subscribe(wake);
+      if (auto reply = wait.retry(false)) return std::move(reply->response);
+      std::unique_lock lock(state->mutex);
+      if (!state->cv.wait_until(lock, wait.deadline, [&] { return state->woken; })) break;
+      state->woken = false;
+    }
+    return std::move(wait.retry(true)->response);
   }
 
   ManualClock clock{kRouterStart};

@@ -183,7 +183,7 @@ TEST_CASE("with an admin listener, the operators' routes move there, and the tok
   CHECK(body_json(decoded)["worker_id"] == 9);
   // A non-GET is 405 on every listener, before any access rule.
   Request post{verb::post, "/metrics", 11};
-  CHECK(handle_request(post, main.context).result_int() == 405);
+  CHECK(answer_at_once(handle_request(post, main.context)).result_int() == 405);
   Request post_id{verb::post, "/id/x", 11};
-  CHECK(handle_request(post_id, admin.context).result_int() == 405);
+  CHECK(answer_at_once(handle_request(post_id, admin.context)).result_int() == 405);
 }

@@ -391,7 +391,7 @@ TEST_CASE(
       layout,   worker,  lease,    gauges,
       liveness, metrics, settings, {"svc", CoordinatorType::recycle, clock.monotonic(), 1}};
   const auto get = [&](const std::string& target) {
-    return handle_request(Request{verb::get, target, 11}, ctx);
+    return answer_at_once(handle_request(Request{verb::get, target, 11}, ctx));
   };
   REQUIRE(get("/id/x?count=4").result_int() == 200);
   const auto refused = get("/id/x");
@@ -443,6 +443,91 @@ TEST_CASE("GET /seq/<tag>: numbers from the tag's ranges, increasing, in the sha
   CHECK(f.get("/id/order").result_int() == 503);
   CHECK(body_json(f.get("/seq/invoice"))["id"] == "200");
   CHECK(body_json(f.get("/status"))["sequences"]["tags"].contains("invoice"));
+}
+
+TEST_CASE(
+    "GET /seq/<tag> of a dry tag waits without blocking: the answer comes when a range is added, "
+    "whole, with the numbers taken before the wait",
+    "[router][sequence]") {
+  Fixture f;
+  SequenceRegistry sequences(4);
+  sequences.listed = true;
+  sequences.connected = true;
+  SequenceEntry* order = sequences.add("order");
+  order->buffer.add({100, 103});
+  f.context.sequences = &sequences;
+  f.context.sequence_wait = 60s;
+
+  // Three buffered, five asked: a wait, not a blocked thread.
+  Answer answer = handle_request(Request{verb::get, "/seq/order?count=5", 11}, f.context);
+  REQUIRE(std::holds_alternative<Wait>(answer));
+  Wait& wait = std::get<Wait>(answer);
+  CHECK(order->wanted.load());  // the supplier was asked
+  CHECK_FALSE(wait.retry(false));
+  // What a waiting reply holds counts as in flight: a raise's drop waits.
+  order->replies.begin_drain();
+  CHECK_FALSE(order->replies.drained());
+  int woken = 0;
+  const auto wake = std::make_shared<const Wake>([&woken] { ++woken; });
+  wait.subscribe(wake);
+  order->buffer.add({200, 210});
+  order->waiting.wake_all();
+  CHECK(woken == 1);
+  auto reply = wait.retry(false);
+  REQUIRE(reply);
+  CHECK(reply->response.result_int() == 200);
+  // The three taken before the wait, then two of the new range: no gap.
+  CHECK(body_json(reply->response)["ids"] == json{"100", "101", "102", "200", "201"});
+  CHECK(order->gauges.handed_out.load() == 5);
+  CHECK_FALSE(order->replies.drained());  // until written
+  reply->in_flight.reset();
+  CHECK(order->replies.drained());
+  // Woken once: a subscription is spent by its wake.
+  order->waiting.wake_all();
+  CHECK(woken == 1);
+}
+
+TEST_CASE(
+    "GET /seq/<tag> of a dry tag with ZooKeeper away, or at its deadline: 503 at once, and the "
+    "numbers taken for it are dropped, not counted as handed out",
+    "[router][sequence]") {
+  Fixture f;
+  SequenceRegistry sequences(4);
+  sequences.listed = true;
+  SequenceEntry* order = sequences.add("order");
+  order->buffer.add({100, 102});
+  f.context.sequences = &sequences;
+  f.context.sequence_wait = 60s;
+
+  // ZooKeeper away: no range can come, so no wait either.
+  Answer away = handle_request(Request{verb::get, "/seq/order?count=5", 11}, f.context);
+  REQUIRE(std::holds_alternative<Reply>(away));
+  check_error(std::get<Reply>(away).response, 503, "sequence_unavailable");
+  CHECK(order->wanted.load());  // taken once it is back
+  CHECK(order->gauges.handed_out.load() == 0);
+  CHECK(order->gauges.dropped.load() == 2);
+
+  // Connected, and no range by the deadline.
+  sequences.connected = true;
+  order->buffer.add({200, 202});
+  Answer late = handle_request(Request{verb::get, "/seq/order?count=5", 11}, f.context);
+  REQUIRE(std::holds_alternative<Wait>(late));
+  auto last = std::get<Wait>(late).retry(true);
+  REQUIRE(last);
+  check_error(last->response, 503, "sequence_unavailable");
+  CHECK(order->gauges.dropped.load() == 4);
+  const auto metrics = f.get("/metrics").body();
+  CHECK(metrics.find(R"(snowflake_refusals_total{route="seq",code="sequence_unavailable"} 2)") !=
+        std::string::npos);
+  CHECK(metrics.find(R"(snowflake_seq_numbers_dropped_total{tag="order"} 4)") != std::string::npos);
+  // ZooKeeper lost while it waits: woken, and it answers at once.
+  order->buffer.add({300, 301});
+  Answer woken = handle_request(Request{verb::get, "/seq/order?count=5", 11}, f.context);
+  REQUIRE(std::holds_alternative<Wait>(woken));
+  sequences.connected = false;
+  auto now = std::get<Wait>(woken).retry(false);
+  REQUIRE(now);
+  check_error(now->response, 503, "sequence_unavailable");
 }
 
 TEST_CASE(

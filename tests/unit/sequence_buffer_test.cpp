@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "snowflake/sequence_buffer.hpp"
+#include "snowflake/sequence_replies.hpp"
 
 using namespace snowflake;
 using namespace std::chrono_literals;
@@ -181,4 +182,20 @@ TEST_CASE("sequence buffer: a floor of INT64_MAX drops everything, now and later
   c.drop_through(INT64_MAX);
   CHECK(c.add({5, 10}));
   CHECK(take(c, 3).empty());
+}
+
+TEST_CASE("replies in flight: a drain waits for the replies counted before it, not after",
+          "[sequence]") {
+  RepliesInFlight replies;
+  auto before = replies.enter();
+  CHECK(before);  // a token that is there tests true (the router keeps one per request)
+  replies.begin_drain();
+  auto after = replies.enter();
+  CHECK_FALSE(replies.drained());
+  before.reset();
+  CHECK(replies.drained());  // the one counted after the drain began is not waited for
+  replies.begin_drain();
+  CHECK_FALSE(replies.drained());
+  after.reset();
+  CHECK(replies.drained());
 }

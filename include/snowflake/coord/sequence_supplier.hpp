@@ -104,6 +104,21 @@ class SequenceSupplier {
     std::int64_t dropped_through = 0;  // the highest floor the buffer dropped through
     // Taken over a connection still in its grace: not in the buffer yet.
     std::optional<SequenceRange> settling;
+    // The highest floor the buffer dropped through that the holder node
+    // does not say yet: said once the replies from before the drop are
+    // written (RepliesInFlight). The holder node's `from` moves up the same
+    // way: to the buffer's first unused number as read before a drain (a
+    // reply in flight may hold a lower one). `draining`: what waits.
+    struct Drain {
+      std::int64_t floor = 0;
+      std::optional<std::int64_t> from{};
+    };
+    std::int64_t to_acknowledge = 0;
+    std::optional<Drain> draining{};
+    // The node, as last read, has no number left to take; a range just
+    // taken is on its way into the buffer (not exhausted here until it is in).
+    bool node_exhausted = false;
+    bool joining = false;
   };
 
   void run();
@@ -141,6 +156,19 @@ class SequenceSupplier {
   bool check_floor(SequenceEntry& entry, TagState& state);
   // The tags whose node changed (their watch fired), checked.
   void check_changed_floors();
+  // The entry's exhausted flag: nothing left to take, and no range of ours
+  // on its way into the buffer (joining, or settling through the grace).
+  void update_exhausted(SequenceEntry& entry, const TagState& state);
+  // The buffer dropped through `floor`: the holder node says so once every
+  // reply reserved before has been written (acknowledge_drops).
+  void dropped(TagState& state, std::int64_t floor);
+  // Each tag's drop (and new `from`) whose replies from before are all
+  // written, into record_; a drop is published by the caller, a `from` with
+  // the next write.
+  void acknowledge_drops();
+  // The registry's ZooKeeper flag; requests waiting for a range are woken
+  // when it falls (none will come).
+  void set_connected(bool connected);
   void supply(SequenceEntry& entry, TagState& state);
   // The holder node written as record_ stands, its figures brought up to
   // date first. False: not written.

@@ -25,6 +25,7 @@
 #include "snowflake/config.hpp"
 #include "snowflake/coordination_gauges.hpp"
 #include "snowflake/coordinator_type.hpp"
+#include "snowflake/http/answer.hpp"
 #include "snowflake/http/responses.hpp"
 #include "snowflake/http/route_access.hpp"
 #include "snowflake/id_generator.hpp"
@@ -64,7 +65,14 @@ struct RouterContext {
   const RouteTable* routes = nullptr;
 };
 
-Response handle_request(const Request& req, RouterContext& ctx);
+// The answer to a request: a reply, or (a dense sequence with nothing
+// buffered, sequence_wait > 0) a wait the server keeps on its event loop;
+// either way counted in the metrics once answered.
+Answer handle_request(const Request& req, RouterContext& ctx);
+
+// For a caller that cannot wait (the fuzz target): the reply, or a wait's
+// last try at once.
+Response answer_at_once(Answer answer);
 
 // What GET /ready answers, as a boolean: may an ID be issued right now?
 bool ready_to_issue(const RouterContext& ctx);

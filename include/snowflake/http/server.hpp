@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 
+#include "snowflake/http/answer.hpp"
 #include "snowflake/http/request_reading.hpp"
 #include "snowflake/http/responses.hpp"
 #include "snowflake/result.hpp"
@@ -48,7 +49,8 @@ struct ServerSettings {
 };
 
 struct Handlers {
-  std::function<Response(const Request&)> handle;
+  // A reply, or a wait kept on the connection's event loop (answer.hpp).
+  std::function<Answer(const Request&)> handle;
   // Answers a request refused before it could be handled.
   std::function<Response(Status, std::string_view code, std::string_view message)> reject;
 };
