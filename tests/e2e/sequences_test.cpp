@@ -299,7 +299,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "sequences at the top of int64: handed out to the last number, then 410; a tag retired "
+    "sequences at the top of int64: handed out to the last number, then 410: and a tag retired "
     "with seq raise --above 9223372036854775807 is confirmed and hands out nothing",
     "[sequence]") {
   ZooKeeperServer zk;
@@ -359,7 +359,7 @@ TEST_CASE(
 
 TEST_CASE(
     "sequences: a daemon started from a copy of a running daemon's state directory keeps the "
-    "original's holder node; with the original cut off, seq raise does not confirm",
+    "original's holder node: with the original cut off, seq raise does not confirm",
     "[sequence]") {
   ZooKeeperServer zk;
   FaultProxy proxy(zk.port());
