@@ -4,19 +4,12 @@
 
 namespace snowflake {
 
-std::shared_ptr<const void> RepliesInFlight::enter() {
+InFlightToken RepliesInFlight::enter() noexcept {
   for (;;) {
     const std::uint64_t epoch = epoch_.load(std::memory_order_seq_cst);
     auto& slot = in_flight_[epoch & 1];
     slot.fetch_add(1, std::memory_order_seq_cst);
-    if (epoch_.load(std::memory_order_seq_cst) == epoch) {
-      // Released after the reply is written: the count falls with release
-      // order, so drained() seeing it fall sees the write done.
-      // Pointing at its slot: a token that is there tests true.
-      return {&slot, [](std::atomic<std::int64_t>* counted) {
-                counted->fetch_sub(1, std::memory_order_release);
-              }};
-    }
+    if (epoch_.load(std::memory_order_seq_cst) == epoch) return InFlightToken(&slot);
     slot.fetch_sub(1, std::memory_order_relaxed);  // a drain began meanwhile: the new epoch
   }
 }

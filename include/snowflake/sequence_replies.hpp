@@ -28,13 +28,15 @@
 #include <mutex>
 #include <vector>
 
+#include "snowflake/in_flight_token.hpp"
+
 namespace snowflake {
 
 class RepliesInFlight {
  public:
   // Counted until the token is released (any thread). Before the numbers
   // are reserved.
-  std::shared_ptr<const void> enter();
+  InFlightToken enter() noexcept;
   // The supplier's thread only, one drain at a time: a new epoch; the
   // replies of the one before are what drained() waits for.
   void begin_drain() noexcept;

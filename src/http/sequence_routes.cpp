@@ -83,7 +83,7 @@ struct SequenceAsk {
   std::uint32_t count;
   Shape shape;
   std::vector<std::int64_t> numbers{};  // moved from: empty (vector's move)
-  std::shared_ptr<const void> in_flight{};
+  InFlightToken in_flight{};
 };
 
 Response numbers_response(const SequenceAsk& ask) {

@@ -317,7 +317,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Timer wait_timer_;                       // a waiting request's deadline
   std::optional<Wait> wait_;               // the request waiting for its answer
   std::shared_ptr<const Wake> wake_;       // what its subscriptions call
-  std::shared_ptr<const void> in_flight_;  // the reply being written holds numbers
+  InFlightToken in_flight_;  // the reply being written holds numbers
   beast::flat_buffer buffer_;
   std::optional<beast::http::request_parser<beast::http::empty_body>> parser_;
   std::string out_;

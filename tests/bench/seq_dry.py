@@ -15,33 +15,16 @@ answered (a 503 sequence_unavailable each, after its wait).
 Usage: seq_dry.py SNOWFLAKED [--connections N] [--seconds S] [--max-wait MS]"""
 
 import argparse
-import http.client
 import json
-import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from zookeeper_server import ZooKeeperServer  # noqa: E402
+from bench_daemon import BenchDaemon, ZooKeeperServer
 
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1000.0}
-
-
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def get(port, path, timeout=10):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    conn.request("GET", path)
-    r = conn.getresponse()
-    return r.status, r.read()
 
 
 def wrk(url, connections, seconds, latency=True):
@@ -71,47 +54,33 @@ def main():
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as work:
         zk = ZooKeeperServer(work)
-        port = free_port()
-        config = os.path.join(work, "snowflaked.json")
-        with open(config, "w", encoding="utf-8") as f:
-            json.dump({"service": "dry",
-                       "coordinator": {"type": "static", "static_worker_id": 7,
-                                       "state_dir": os.path.join(work, "state")},
-                       # Long enough that the stopped ZooKeeper still counts as
-                       # connected for the whole measurement.
-                       "zookeeper": {"hosts": zk.hosts, "session_timeout_ms": 40000},
-                       "sequences": {"enabled": True, "max_wait_ms": a.max_wait},
-                       "http": {"listen": f"127.0.0.1:{port}"},
-                       "log_level": "warn"}, f)
-        daemon = subprocess.Popen([a.snowflaked, "--config", config], stdout=subprocess.DEVNULL,
-                                  stderr=open(os.path.join(work, "d.log"), "w"))
+        daemon = BenchDaemon(a.snowflaked, work, {
+            "service": "dry",
+            "coordinator": {"type": "static", "static_worker_id": 7},
+            # Long enough that the stopped ZooKeeper still counts as
+            # connected for the whole measurement.
+            "zookeeper": {"hosts": zk.hosts, "session_timeout_ms": 40000},
+            "sequences": {"enabled": True, "max_wait_ms": a.max_wait}})
         try:
-            subprocess.run([a.snowflaked, "seq", "create", "dry", "--start", "1", "--config", config],
-                           check=True, stdout=subprocess.DEVNULL)
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    status, body = get(port, "/status")
-                    seq = json.loads(body)["sequences"] if status == 200 else None
-                    if seq and seq["zookeeper"] == "connected" and "dry" in seq["tags"]:
-                        break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    sys.exit("seq_dry: the daemon never listed the tag")
-                time.sleep(0.1)
-            ids = f"http://127.0.0.1:{port}/id/order"
+            daemon.create_tag("dry")
+
+            def listed():
+                status, body = daemon.get("/status")
+                seq = json.loads(body)["sequences"] if status == 200 else None
+                return seq and seq["zookeeper"] == "connected" and "dry" in seq["tags"]
+            daemon.wait_until(listed, "the daemon never listed the tag")
+            ids = daemon.url("/id/order")
             wrk(ids, 8, 2, latency=False).communicate()  # warm-up
             alone = figures(wrk(ids, 8, a.seconds).communicate()[0])
 
             zk.pause()  # no range comes; the session does not end for a while
-            hammer = wrk(f"http://127.0.0.1:{port}/seq/dry", a.connections, a.seconds + 2)
+            hammer = wrk(daemon.url("/seq/dry"), a.connections, a.seconds + 2)
             time.sleep(1)  # every hammering connection is waiting by now
             during = figures(wrk(ids, 8, a.seconds).communicate()[0])
             dry = figures(hammer.communicate()[0])
             try:  # a loop that blocks in its waits answers late
-                status, body = get(port, "/status", timeout=120)
-                connected = json.loads(body)["sequences"]["zookeeper"] == "connected"
+                status = daemon.get_json("/status", timeout=120)
+                connected = status["sequences"]["zookeeper"] == "connected"
             except OSError:
                 connected = False
             zk.resume()
@@ -130,8 +99,7 @@ def main():
             if during[2] > 0 and not connected:
                 sys.exit("seq_dry: the session ended during the run: the waits were not measured")
         finally:
-            daemon.kill()  # a loop stuck in waits would drain for long
-            daemon.wait(30)
+            daemon.stop(kill=True)  # a loop stuck in waits would drain for long
             zk.stop()
 
 

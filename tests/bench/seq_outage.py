@@ -18,22 +18,12 @@ Usage: seq_outage.py SNOWFLAKED [--rate N] [--warmup S] [--max S]"""
 import argparse
 import http.client
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from zookeeper_server import ZooKeeperServer  # noqa: E402
-
-
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from bench_daemon import BenchDaemon, ZooKeeperServer
 
 
 class Load:
@@ -70,12 +60,6 @@ class Load:
                 time.sleep(delay)
 
 
-def get_json(port, path):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    conn.request("GET", path)
-    return json.loads(conn.getresponse().read())
-
-
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("snowflaked")
@@ -85,33 +69,17 @@ def main():
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as work:
         zk = ZooKeeperServer(work)
-        port = free_port()
-        config = os.path.join(work, "snowflaked.json")
-        with open(config, "w", encoding="utf-8") as f:
-            # The defaults, but for where things are; sequences as shipped.
-            json.dump({"service": "outage",
-                       "coordinator": {"type": "recycle", "state_dir": os.path.join(work, "state")},
-                       "zookeeper": {"hosts": zk.hosts},
-                       "http": {"listen": f"127.0.0.1:{port}"},
-                       "log_level": "warn"}, f)
-        daemon = subprocess.Popen([a.snowflaked, "--config", config],
-                                  stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "d.log"), "w"))
+        # The defaults, but for where things are; sequences as shipped.
+        daemon = BenchDaemon(a.snowflaked, work, {"service": "outage",
+                                                  "coordinator": {"type": "recycle"},
+                                                  "zookeeper": {"hosts": zk.hosts}})
         try:
-            subprocess.run([a.snowflaked, "seq", "create", "order", "--start", "1", "--config", config],
-                           check=True, stdout=subprocess.DEVNULL)
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    if get_json(port, "/seq/order").get("id"):
-                        break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    sys.exit("seq_outage: the daemon never served /seq/order")
-                time.sleep(0.1)
-            load = Load(port, "order", a.rate)
+            daemon.create_tag("order")
+            daemon.wait_until(lambda: daemon.get_json("/seq/order").get("id"),
+                              "the daemon never served /seq/order")
+            load = Load(daemon.port, "order", a.rate)
             time.sleep(a.warmup)
-            status = get_json(port, "/status")["sequences"]["tags"]["order"]
+            status = daemon.get_json("/status")["sequences"]["tags"]["order"]
             before = len(load.numbers)
             zk.pause()
             started = time.monotonic()
@@ -133,8 +101,7 @@ def main():
             if not increasing:
                 sys.exit(1)
         finally:
-            daemon.terminate()
-            daemon.wait(30)
+            daemon.stop()
             zk.stop()
 
 

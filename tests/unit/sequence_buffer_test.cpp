@@ -199,3 +199,25 @@ TEST_CASE("replies in flight: a drain waits for the replies counted before it, n
   after.reset();
   CHECK(replies.drained());
 }
+
+TEST_CASE("replies in flight: a token counts once, whether moved, assigned over or destroyed",
+          "[sequence]") {
+  RepliesInFlight replies;
+  {
+    auto first = replies.enter();
+    InFlightToken moved(std::move(first));
+    CHECK_FALSE(first);  // NOLINT(bugprone-use-after-move): moved-from counts nothing
+    CHECK(moved);
+    replies.begin_drain();
+    CHECK_FALSE(replies.drained());
+    InFlightToken other;
+    other = std::move(moved);
+    CHECK_FALSE(replies.drained());
+    other = InFlightToken{};  // assigned over: released
+    CHECK(replies.drained());
+    auto last = replies.enter();
+    replies.begin_drain();
+    CHECK_FALSE(replies.drained());
+  }  // destroyed: released
+  CHECK(replies.drained());
+}

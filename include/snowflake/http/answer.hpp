@@ -14,18 +14,19 @@
 #include <variant>
 
 #include "snowflake/http/responses.hpp"
+#include "snowflake/in_flight_token.hpp"
 
 namespace snowflake::http {
 
 struct Reply {
   // From a response alone: most routes answer at once and hold nothing.
-  Reply(Response r, std::shared_ptr<const void> held = {})  // NOLINT(google-explicit-constructor)
+  Reply(Response r, InFlightToken held = {})  // NOLINT(google-explicit-constructor)
       : response(std::move(r)), in_flight(std::move(held)) {}
   Response response;
   // Held until the response has been written to its socket, or the
   // connection dropped: a sequence's numbers in flight, which `seq raise`'s
   // acknowledgement waits for (sequence_replies.hpp).
-  std::shared_ptr<const void> in_flight{};
+  InFlightToken in_flight{};
 };
 
 // Called once, from any thread, when a retry may succeed.
