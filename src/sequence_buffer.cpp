@@ -1,7 +1,6 @@
 #include "snowflake/sequence_buffer.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 namespace snowflake {
 
@@ -60,13 +59,6 @@ void SequenceBuffer::advance_locked(std::uint64_t generation) {
   queue_.pop_front();
 }
 
-bool SequenceBuffer::worth_taking_locked() const {
-  if (closed_ || !queue_.empty()) return true;
-  const std::uint64_t w = word_.load(std::memory_order_acquire);
-  const auto range = range_of(w >> kOffsetBits);
-  return range && (w & kOffsetMask) < static_cast<std::uint64_t>(range->size());
-}
-
 std::size_t SequenceBuffer::take(std::size_t count, std::vector<std::int64_t>& out) {
   std::size_t got = 0;
   while (got < count) {
@@ -101,23 +93,6 @@ std::size_t SequenceBuffer::take(std::size_t count, std::vector<std::int64_t>& o
   return got;
 }
 
-std::size_t SequenceBuffer::take_waiting(std::size_t count, std::vector<std::int64_t>& out,
-                                         std::chrono::milliseconds wait) {
-  const auto deadline = std::chrono::steady_clock::now() + wait;
-  std::size_t got = take(count, out);
-  while (got < count) {
-    {
-      std::unique_lock lock(mutex_);
-      if (closed_) break;
-      if (!added_.wait_until(lock, deadline, [this] { return worth_taking_locked(); })) break;
-      if (closed_) break;
-    }
-    got += take(count - got, out);
-    if (std::chrono::steady_clock::now() >= deadline) break;
-  }
-  return got;
-}
-
 bool SequenceBuffer::add(SequenceRange r) {
   {
     std::lock_guard lock(mutex_);
@@ -139,7 +114,6 @@ bool SequenceBuffer::add(SequenceRange r) {
       advance_locked(w >> kOffsetBits);
     }
   }
-  added_.notify_all();
   return true;
 }
 
@@ -188,7 +162,6 @@ void SequenceBuffer::close() {
       break;
     }
   }
-  added_.notify_all();
 }
 
 SequenceBufferState SequenceBuffer::state() const {

@@ -20,7 +20,6 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -58,10 +57,6 @@ class SequenceBuffer {
   // when the buffer runs dry. Never blocks.
   std::size_t take(std::size_t count, std::vector<std::int64_t>& out);
 
-  // Like take(), but waits up to `wait` for add() when dry.
-  std::size_t take_waiting(std::size_t count, std::vector<std::int64_t>& out,
-                           std::chrono::milliseconds wait);
-
   // A range taken from ZooKeeper, above every range added before. Longer
   // than kMaxSequenceRange: queued in pieces. False (nothing added): out of
   // order, empty, or the buffer closed.
@@ -92,14 +87,11 @@ class SequenceBuffer {
   // one) as the generation after `generation`, if that is still current.
   void advance_locked(std::uint64_t generation);
   void publish_locked(std::uint64_t generation, SequenceRange r);
-  // Called with mutex_ held: is any number left to hand out, or closed?
-  bool worth_taking_locked() const;
 
   // (generation << 32) | offset into the generation's range.
   std::atomic<std::uint64_t> word_;
   std::array<Slot, kSlots> slots_{};
   mutable std::mutex mutex_;
-  std::condition_variable added_;
   std::deque<SequenceRange> queue_;  // ranges behind the current one, increasing
   std::int64_t last_end_ = 0;        // the end of the newest range added
   std::int64_t floor_ = 0;           // drop_through's highest floor

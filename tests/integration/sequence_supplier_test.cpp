@@ -44,11 +44,11 @@ std::vector<std::int64_t> take(SequenceRegistry& registry, const std::string& ta
   SequenceEntry* e = registry.find(tag);
   if (!e) return out;
   while (out.size() < count) {
-    if (e->buffer.take(count - out.size(), out) == 0) {
-      e->wanted.store(true);
-      registry.request_refill();
-      if (e->buffer.take_waiting(count - out.size(), out, 5000ms) == 0) break;
-    }
+    if (e->buffer.take(count - out.size(), out) > 0) continue;
+    e->wanted.store(true);
+    registry.request_refill();
+    // Until the supplier adds a range (the server waits on a wake instead).
+    if (!eventually([&] { return e->buffer.take(count - out.size(), out) > 0; }, 5000ms)) break;
   }
   return out;
 }

@@ -77,22 +77,6 @@ TEST_CASE("sequence buffer: close() ends handing out and tells the first unused 
   CHECK(s.queued == 16);
 }
 
-TEST_CASE("sequence buffer: take_waiting waits for a range, and only so long", "[sequence]") {
-  SequenceBuffer b;
-  std::vector<std::int64_t> out;
-  const auto before = std::chrono::steady_clock::now();
-  CHECK(b.take_waiting(2, out, 50ms) == 0);
-  CHECK(std::chrono::steady_clock::now() - before >= 50ms);
-  std::thread adder([&] {
-    std::this_thread::sleep_for(20ms);  // the waiter is waiting by then, or takes at once
-    b.add({7, 9});
-  });
-  const std::size_t got = b.take_waiting(2, out, 10s);
-  adder.join();
-  CHECK(got == 2);
-  CHECK(out == std::vector<std::int64_t>{7, 8});
-}
-
 TEST_CASE(
     "sequence buffer: threads racing over many small ranges get each number once, "
     "increasing per thread",
