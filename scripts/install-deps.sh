@@ -4,7 +4,7 @@
 # present are skipped, and apt is not touched at all when nothing is missing.
 #   scripts/install-deps.sh          what the build, the daemon and the tests need
 #   scripts/install-deps.sh --run    only what building and running the daemon
-#                                    need (scripts/run.sh): 13 of the 31 (no
+#                                    need (scripts/run.sh): 13 of the 32 (no
 #                                    clang, spin, nginx, wrk, node, prometheus)
 #   scripts/install-deps.sh --live   what the live suite needs besides
 #                                    (scripts/live-test.sh: a booted Debian with
@@ -41,6 +41,8 @@ packages=(
   prometheus
   # Leaf-segment's leaf_alloc table in a real MariaDB (tests/e2e/leaf_segment_import.py)
   mariadb-server
+  # a load balancer with health checks in front of replicas (tests/e2e/load_balancer.py)
+  haproxy
 )
 if [ "${1:-}" = --run ]; then packages=("${run_packages[@]}"); fi
 if [ "${1:-}" = --live ]; then

@@ -314,6 +314,8 @@ HttpSettings read_http(JsonSection http, const std::string& credentials_director
   h.idle_timeout = ms("idle_timeout_ms", d.idle_timeout);
   h.request_timeout = ms("request_timeout_ms", d.request_timeout);
   h.drain_timeout = ms("drain_timeout_ms", d.drain_timeout);
+  h.shutdown_delay = std::chrono::milliseconds(
+      http.integer("shutdown_delay_ms", d.shutdown_delay.count(), 0, 600'000));
   h.tag_allowlist =
       http.string_list("tag_allowlist", is_valid_name, "a tag ([A-Za-z0-9._-]{1,64}, not . or ..)");
   h.max_metric_tags =

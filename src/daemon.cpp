@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <unistd.h>
 
@@ -115,7 +116,9 @@ class Daemon {
   bool start_static_worker();
   // Binds the HTTP listener. Errors are logged.
   bool listen();
-  // SIGTERM and SIGINT drain the server; the worker ID is given back after.
+  // SIGTERM and SIGINT: /ready says 503 at once, requests are served for
+  // http.shutdown_delay_ms more (a second signal cuts it short), then the
+  // server drains; the worker ID is given back after.
   void stop_on(StopSignals& signals);
   // The ZooKeeper modes: a worker ID from the cluster, the heartbeat thread.
   // Errors are logged. Static mode holds its lease from the start.
@@ -132,6 +135,9 @@ class Daemon {
   // What systemd is told (see systemd_notifier.hpp). Runs on the server's
   // main loop; it also sends the probe that the next call reads the answer of.
   ServiceCondition service_condition(std::chrono::milliseconds limit);
+  // On the main loop: the first stop signal, and the end of the delay.
+  void begin_stop();
+  void stop_serving();
   void log_started() const;
 
   const Config config_;
@@ -146,6 +152,7 @@ class Daemon {
   Liveness liveness_;
   Metrics metrics_;
   std::unique_ptr<SequenceRegistry> sequences_;
+  std::atomic<bool> stopping_{false};  // what /ready reads: SIGTERM came
   // Each listener answers by its own route table (route_access.hpp).
   const http::RouteTable main_routes_;
   const http::RouteTable admin_routes_;
@@ -157,7 +164,8 @@ class Daemon {
   std::unique_ptr<coord::Coordinator> coordinator_;
   std::unique_ptr<coord::SequenceSupplier> supplier_;
   SystemdNotifier notifier_;
-  std::atomic<int> exit_code_{0};  // set by a fatal coordination error
+  boost::asio::steady_timer shutdown_delay_;  // on the main loop
+  std::atomic<int> exit_code_{0};             // set by a fatal coordination error
 };
 
 http::RouterContext router_context(const Config& config, const IdLayout& layout, WorkerSlot& worker,
@@ -228,7 +236,11 @@ Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint)
           // Without a watchdog to set it: the longest one heartbeat step may
           // rightly take (a ZooKeeper call that times out, then a reconnect).
           std::max(std::chrono::milliseconds(1000),
-                   config_.zookeeper.session_timeout + config_.zookeeper.connect_timeout)) {}
+                   config_.zookeeper.session_timeout + config_.zookeeper.connect_timeout)),
+      shutdown_delay_(server_.main_context()) {
+  router_.stopping = &stopping_;
+  admin_router_.stopping = &stopping_;
+}
 
 bool Daemon::start_static_worker() {
   if (coordinated_) return true;
@@ -261,12 +273,39 @@ bool Daemon::listen() {
 }
 
 void Daemon::stop_on(StopSignals& signals) {
-  signals.start([this](int) {
-    boost::asio::post(server_.main_context(), [this] {
-      notifier_.stop("stopping: draining connections, then giving the worker ID back");
-      server_.stop();
-    });
+  signals.start(
+      [this](int) { boost::asio::post(server_.main_context(), [this] { begin_stop(); }); },
+      // A second signal within the delay: stop accepting now.
+      [this](int) {
+        boost::asio::post(server_.main_context(), [this] {
+          if (shutdown_delay_.cancel() > 0) spdlog::info("the shutdown delay is cut short");
+          stop_serving();
+        });
+      });
+}
+
+void Daemon::begin_stop() {
+  // /ready says 503 from here on; a load balancer that probes it (or
+  // Kubernetes, which takes a terminating pod out of its Services a moment
+  // after it sends SIGTERM) stops sending requests here while they are
+  // still answered, so no client meets a refused connection.
+  stopping_.store(true, std::memory_order_release);
+  const auto delay = config_.http.shutdown_delay;
+  if (delay.count() <= 0) return stop_serving();
+  spdlog::info(
+      "stopping: /ready answers 503; requests are still served for {} ms "
+      "(http.shutdown_delay_ms), then the connections drain",
+      delay.count());
+  server_.close_after_reply();
+  shutdown_delay_.expires_after(delay);
+  shutdown_delay_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) stop_serving();
   });
+}
+
+void Daemon::stop_serving() {
+  notifier_.stop("stopping: draining connections, then giving the worker ID back");
+  server_.stop();
 }
 
 bool Daemon::start_coordination() {
@@ -405,6 +444,12 @@ int run_daemon(const DaemonOptions& options) {
   // Before any thread starts: every thread inherits the blocked signals.
   StopSignals stop_signals;
   Daemon daemon(std::move(loaded->config), loaded->endpoint);
+  // The signals' thread ends before the daemon it posts to is destroyed (a
+  // signal in the last moments, on any path out of here).
+  struct SignalsEndFirst {
+    StopSignals& signals;
+    ~SignalsEndFirst() { signals.stop(); }
+  } signals_end_first{stop_signals};
   if (!daemon.start_static_worker() || !daemon.listen()) return kExitFailure;
   daemon.stop_on(stop_signals);
   if (!daemon.start_coordination()) return kExitFailure;

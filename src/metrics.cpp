@@ -273,6 +273,11 @@ std::string Metrics::render(const Snapshot& s) const {
       "valid, and nothing else refusing (a floor ahead, a clock step back).");
   line("# TYPE snowflake_ready gauge");
   line("snowflake_ready {}", s.ready ? 1 : 0);
+  line(
+      "# HELP snowflake_stopping 1 once SIGTERM came: /ready answers 503 while requests are still "
+      "served for http.shutdown_delay_ms, then the connections drain.");
+  line("# TYPE snowflake_stopping gauge");
+  line("snowflake_stopping {}", s.stopping ? 1 : 0);
 
   line("# HELP snowflake_http_requests_total HTTP requests by route and status code.");
   line("# TYPE snowflake_http_requests_total counter");

@@ -34,13 +34,15 @@ void release_stop_signals() {
 
 StopSignals::StopSignals() { block_stop_signals(); }
 
-StopSignals::~StopSignals() {
+StopSignals::~StopSignals() { stop(); }
+
+void StopSignals::stop() {
   done_.store(true);
   if (waiter_.joinable()) waiter_.join();
 }
 
-void StopSignals::start(std::function<void(int)> on_first) {
-  waiter_ = std::thread([this, on_first = std::move(on_first)] {
+void StopSignals::start(std::function<void(int)> on_first, std::function<void(int)> on_later) {
+  waiter_ = std::thread([this, on_first = std::move(on_first), on_later = std::move(on_later)] {
     name_this_thread("signals");
     const sigset_t set = stop_set();
     // A short timeout, so that the destructor can end the thread.
@@ -53,6 +55,9 @@ void StopSignals::start(std::function<void(int)> on_first) {
         first = false;
         spdlog::info("received {}", name_of(signal));
         on_first(signal);
+      } else if (on_later) {
+        spdlog::info("received {} again while stopping", name_of(signal));
+        on_later(signal);
       } else {
         spdlog::info("received {} again while stopping: ignored", name_of(signal));
       }

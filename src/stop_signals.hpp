@@ -1,9 +1,10 @@
 #pragma once
 // SIGTERM and SIGINT for the daemon: blocked in every thread and taken by
 // one thread with sigtimedwait, so they are never delivered the usual way.
-// The first asks the daemon to stop; any later one (systemd's stop after a
-// failed stop, a supervisor that asks twice, Ctrl-C twice) is logged and
-// ignored. With an asio signal_set, a second signal that came after the set
+// The first asks the daemon to stop; a later one (systemd's stop after a
+// failed stop, a supervisor that asks twice, Ctrl-C twice) asks it to stop
+// sooner (skip the shutdown delay), and never kills it. With an asio
+// signal_set, a second signal that came after the set
 // was destroyed, late in shutdown, met the default action and killed the
 // daemon with signal 15 after it had drained and given its worker ID back.
 
@@ -31,12 +32,15 @@ class StopSignals {
   StopSignals();
   // Joins the waiting thread; the signals stay blocked until exit.
   ~StopSignals();
+  // The same, at once: no callback runs after it returns (call it before
+  // what the callbacks reach is gone). Idempotent.
+  void stop();
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
   // Starts waiting: `on_first(signal)` runs, on the waiting thread, for the
-  // first signal only.
-  void start(std::function<void(int)> on_first);
+  // first signal; `on_later(signal)` for each one after it.
+  void start(std::function<void(int)> on_first, std::function<void(int)> on_later = {});
 
  private:
   std::atomic<bool> done_{false};

@@ -98,7 +98,11 @@ struct HttpSettings {
   // A request must arrive whole within this once its first byte has (so a
   // slow client cannot hold a connection), and a response be taken up in it.
   std::chrono::milliseconds request_timeout{10'000};
-  // On SIGTERM, connections still busy after this are closed.
+  // On SIGTERM, /ready answers 503 at once while requests are still served
+  // for this long, so that a load balancer (a Kubernetes Service) takes the
+  // daemon out before it stops accepting; 0: it stops accepting at once.
+  std::chrono::milliseconds shutdown_delay{0};
+  // Then, connections still busy after this are closed.
   std::chrono::milliseconds drain_timeout{10'000};
   // Empty: every valid tag. Otherwise other tags get 404 unknown_tag.
   std::vector<std::string> tag_allowlist;

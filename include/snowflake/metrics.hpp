@@ -81,6 +81,7 @@ class Metrics {
     std::optional<ConfiguredTimings> timings{};  // ZooKeeper modes only
     std::uint32_t datacenter_id = 0;
     const SequenceRegistry* sequences = nullptr;  // none served: no sequence series
+    bool stopping = false;                        // SIGTERM came: /ready says 503 stopping
   };
   std::string render(const Snapshot& snapshot) const;
 
@@ -95,7 +96,7 @@ class Metrics {
  public:
   // The 503 codes, as docs/api.md lists them (and /health's); the last is
   // "other".
-  static constexpr std::array<std::string_view, 13> kRefusalCodes = {"not_ready",
+  static constexpr std::array<std::string_view, 15> kRefusalCodes = {"not_ready",
                                                                      "lease_expired",
                                                                      "clock_skew",
                                                                      "clock_moved_backwards",
@@ -107,6 +108,8 @@ class Metrics {
                                                                      "unhealthy",
                                                                      "sequence_unavailable",
                                                                      "sequence_frozen",
+                                                                     "sequences_disabled",
+                                                                     "stopping",
                                                                      "other"};
   // Upper bounds of the request-duration buckets, in seconds (+Inf implied).
   static constexpr std::array<double, 12> kDurationBuckets = {

@@ -207,7 +207,48 @@ Response health(const RouterContext& ctx) {
   return json_response(Status::ok, R"({"status":"ok"})");
 }
 
-Response ready(RouterContext& ctx) {
+bool is_stopping(const RouterContext& ctx) {
+  return ctx.stopping != nullptr && ctx.stopping->load(std::memory_order_acquire);
+}
+
+// What a readiness probe asks about: IDs (the default) or sequences, which
+// need no lease and are served from their buffers through a ZooKeeper
+// outage (a Service of their own: docs/operations.md, "Kubernetes").
+enum class ReadyFor { id, seq };
+
+Result<ReadyFor, Response> parse_ready_query(std::string_view query) {
+  std::optional<ReadyFor> kind;
+  auto refused = visit_parameters(
+      query, [&](std::string_view key, std::string_view value) -> std::optional<Response> {
+        if (key != "for" || kind) {
+          return error_response(Status::bad_request, "unknown_parameter",
+                                fmt::format("/ready takes for (id or seq), once; not \"{}\"", key));
+        }
+        if (value == "id") {
+          kind = ReadyFor::id;
+        } else if (value == "seq") {
+          kind = ReadyFor::seq;
+        } else {
+          return error_response(Status::bad_request, "bad_for",
+                                fmt::format("for must be id or seq, got \"{}\"", value));
+        }
+        return std::nullopt;
+      });
+  if (refused) return std::move(*refused);
+  return kind.value_or(ReadyFor::id);
+}
+
+Response ready(std::string_view query, RouterContext& ctx) {
+  auto kind = parse_ready_query(query);
+  if (!kind) return std::move(kind).error();
+  if (is_stopping(ctx)) {
+    return unavailable_response(
+        "stopping",
+        "this daemon is stopping: it still answers requests for a while "
+        "(http.shutdown_delay_ms) so that load balancers take it out first, then drains",
+        kRetrySoon);
+  }
+  if (kind.value() == ReadyFor::seq) return ready_for_sequences(ctx);
   const IdGenerator* generator = issuer(ctx);
   if (!generator) return lease_unavailable(ctx.lease.state(), ctx);
   if (const auto refusal = generator->check()) return generator_refusal(*refusal, ctx);
@@ -221,7 +262,7 @@ Response ready(RouterContext& ctx) {
 
 bool ready_to_issue(const RouterContext& ctx) {
   const IdGenerator* generator = issuer(ctx);
-  return generator != nullptr && !generator->check();
+  return generator != nullptr && !generator->check() && !is_stopping(ctx);
 }
 
 std::string state_line(const RouterContext& ctx) {
@@ -234,6 +275,7 @@ std::string state_line(const RouterContext& ctx) {
   if (zookeeper != ZkConnection::not_used)
     line += fmt::format(", ZooKeeper {}", to_string(zookeeper));
   if (ctx.coordination.pool_exhausted.load(std::memory_order_relaxed)) line += ", pool exhausted";
+  if (is_stopping(ctx)) line = "stopping (/ready says 503, requests still served): " + line;
   return line;
 }
 
@@ -335,13 +377,13 @@ Response metrics(RouterContext& ctx) {
   res.set(field::cache_control, "no-store");
   const IdGenerator* generator = ctx.worker.current();
   const Lease::Status lease = ctx.lease.status();
-  res.body() =
-      ctx.metrics.render({generator ? generator->stats() : IdGenerator::Stats{}, lease.state,
-                          generator ? std::optional(generator->worker_id()) : std::nullopt,
-                          ready_to_issue(ctx), kVersion, source_revision(), ctx.info.service,
-                          &ctx.coordination, lease.remaining, std::chrono::steady_clock::now(),
-                          ctx.info.timings, ctx.info.datacenter_id, ctx.sequences}) +
-      render_process_metrics();
+  res.body() = ctx.metrics.render(
+                   {generator ? generator->stats() : IdGenerator::Stats{}, lease.state,
+                    generator ? std::optional(generator->worker_id()) : std::nullopt,
+                    ready_to_issue(ctx), kVersion, source_revision(), ctx.info.service,
+                    &ctx.coordination, lease.remaining, std::chrono::steady_clock::now(),
+                    ctx.info.timings, ctx.info.datacenter_id, ctx.sequences, is_stopping(ctx)}) +
+               render_process_metrics();
   res.prepare_payload();
   return res;
 }
@@ -425,7 +467,7 @@ Routed route(const Request& req, RouterContext& ctx) {
     case Route::health:
       return {r, health(ctx)};
     case Route::ready:
-      return {r, ready(ctx)};
+      return {r, ready(query, ctx)};
     case Route::status:
       return {r, status(ctx)};
     case Route::metrics:

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "id_answer.hpp"
@@ -212,6 +213,35 @@ nlohmann::ordered_json sequences_json(const RouterContext& ctx) {
         {"handed_out", e->gauges.handed_out.load(relaxed)}};
   }
   return {{"zookeeper", connected ? "connected" : "connecting"}, {"tags", std::move(tags)}};
+}
+
+Response ready_for_sequences(const RouterContext& ctx) {
+  if (!ctx.sequences) {
+    return unavailable_response("sequences_disabled",
+                                "this daemon serves no sequences (sequences.enabled, in a "
+                                "ZooKeeper mode): it is never ready for them",
+                                std::chrono::seconds(60));
+  }
+  const SequenceRegistry& registry = *ctx.sequences;
+  const bool listed = registry.listed.load(std::memory_order_acquire);
+  const bool connected = registry.connected.load(std::memory_order_acquire);
+  const auto entries = registry.entries();
+  const bool buffered = std::any_of(entries.begin(), entries.end(), [](const SequenceEntry* e) {
+    return e->gauges.left.load(std::memory_order_relaxed) > 0 &&
+           !e->frozen.load(std::memory_order_relaxed);
+  });
+  if (!listed || !(connected || buffered)) {
+    return unavailable_response("sequence_unavailable",
+                                listed
+                                    ? "ZooKeeper is away and no sequence has a number buffered here"
+                                    : "the sequences are not read from ZooKeeper yet",
+                                kRetrySoon);
+  }
+  nlohmann::ordered_json body{{"ready", true}, {"for", "seq"}};
+  auto sequences = sequences_json(ctx);
+  body["zookeeper"] = std::move(sequences["zookeeper"]);
+  body["sequences"] = std::move(sequences["tags"]);
+  return json_response(Status::ok, body.dump());
 }
 
 }  // namespace snowflake::http

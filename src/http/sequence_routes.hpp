@@ -26,4 +26,9 @@ Answer leaf_segment_get(std::string_view key, RouterContext& ctx);
 // daemon serves no sequences.
 nlohmann::ordered_json sequences_json(const RouterContext& ctx);
 
+// GET /ready?for=seq: 200 while a number can be handed out here, from a
+// buffer or a range ZooKeeper is there to give; else 503
+// sequence_unavailable, or sequences_disabled on a daemon that serves none.
+Response ready_for_sequences(const RouterContext& ctx);
+
 }  // namespace snowflake::http

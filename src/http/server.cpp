@@ -96,6 +96,9 @@ struct ServerState {
   // Per context: when it last ran a watchdog probe (steady clock, ns).
   std::unique_ptr<std::atomic<std::int64_t>[]> loop_seen_ns;
 
+  // Set by close_after_reply(): each reply from then on ends its connection.
+  std::atomic<bool> leaving{false};
+
   mutable std::mutex mutex;
   bool stopping = false;
   std::uint64_t next_id = 0;
@@ -221,7 +224,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void send(Reply reply) {
-    if (draining_) reply.response.keep_alive(false);
+    if (draining_ || state_->leaving.load(std::memory_order_relaxed))
+      reply.response.keep_alive(false);
     in_flight_ = std::move(reply.in_flight);  // until written (or the connection dropped)
     write(reply.response);
   }
@@ -314,10 +318,10 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   Socket socket_;
-  Timer wait_timer_;                       // a waiting request's deadline
-  std::optional<Wait> wait_;               // the request waiting for its answer
-  std::shared_ptr<const Wake> wake_;       // what its subscriptions call
-  InFlightToken in_flight_;  // the reply being written holds numbers
+  Timer wait_timer_;                  // a waiting request's deadline
+  std::optional<Wait> wait_;          // the request waiting for its answer
+  std::shared_ptr<const Wake> wake_;  // what its subscriptions call
+  InFlightToken in_flight_;           // the reply being written holds numbers
   beast::flat_buffer buffer_;
   std::optional<beast::http::request_parser<beast::http::empty_body>> parser_;
   std::string out_;
@@ -477,6 +481,8 @@ void HttpServer::run() {
   state_->contexts[0]->run();
   for (auto& t : threads) t.join();
 }
+
+void HttpServer::close_after_reply() { state_->leaving.store(true, std::memory_order_relaxed); }
 
 void HttpServer::stop() {
   {

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <optional>
 #include <thread>
 
 #include "../support/daemon.hpp"
 #include "../support/http_client.hpp"
 #include "../support/id_fields.hpp"
+#include "../support/polling.hpp"
 #include "snowflake/time_format.hpp"
 
 using namespace snowflake::test;
@@ -217,6 +219,77 @@ TEST_CASE("SIGTERM during load: in-flight requests complete, exit 0", "[http]") 
   const auto log = d.process().stderr_text();
   CHECK_THAT(log, Catch::Contains("received SIGTERM"));
   CHECK_THAT(log, Catch::Contains("stopped; high-water mark"));
+}
+
+namespace {
+
+// A fresh connection's answer to `target`, or nullopt when the connection is
+// refused (nothing listens any more).
+std::optional<HttpReply> get_or_refused(unsigned short port, const std::string& target) {
+  try {
+    return http_get(port, target);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "SIGTERM with http.shutdown_delay_ms: /ready 503 stopping at once, IDs still served (each "
+    "reply closing its connection) until the delay ends, then no new connection, exit 0",
+    "[http][signals]") {
+  Daemon d(R"({"coordinator": {"static_worker_id": 77},
+               "http": {"io_threads": 1, "shutdown_delay_ms": 1500}})");
+  HttpConnection kept(d.port());  // a keep-alive client from before
+  REQUIRE(kept.request("/id/order")->keep_alive);
+  const auto sent = std::chrono::steady_clock::now();
+  d.process().send_signal(SIGTERM);
+  REQUIRE(eventually([&] { return http_get(d.port(), "/ready")->status == 503; }, 10s));
+  CHECK(json::parse(http_get(d.port(), "/ready")->body)["error"] == "stopping");
+  CHECK(json::parse(http_get(d.port(), "/ready?for=seq")->body)["error"] == "stopping");
+  CHECK(http_get(d.port(), "/health")->status == 200);
+  // The kept connection is answered once more, and told to go.
+  const auto last = kept.request("/id/order");
+  REQUIRE(last);
+  CHECK(last->status == 200);
+  CHECK_FALSE(last->keep_alive);
+  CHECK(kept.closed_by_server(5s));
+  // Every request answered with an ID until nothing listens, and that not
+  // before the delay.
+  int served = 0;
+  std::optional<std::chrono::steady_clock::time_point> refused_at;
+  const auto deadline = sent + 20s;
+  while (!refused_at && std::chrono::steady_clock::now() < deadline) {
+    const auto r = get_or_refused(d.port(), "/id/order");
+    if (!r) {
+      refused_at = std::chrono::steady_clock::now();
+    } else {
+      INFO(r->body);
+      REQUIRE(r->status == 200);
+      ++served;
+    }
+  }
+  REQUIRE(refused_at);
+  CHECK(*refused_at - sent >= 1500ms);
+  CHECK(served > 0);
+  const auto status = d.process().wait_for_exit(15s);
+  REQUIRE(status);
+  CHECK(status->code == 0);
+  CHECK_THAT(d.process().stderr_text(), Catch::Contains("requests are still served for 1500 ms"));
+}
+
+TEST_CASE("a second SIGTERM cuts the shutdown delay short", "[http][signals]") {
+  Daemon d(R"({"coordinator": {"static_worker_id": 77},
+               "http": {"shutdown_delay_ms": 600000}})");
+  d.process().send_signal(SIGTERM);
+  REQUIRE(eventually([&] { return http_get(d.port(), "/ready")->status == 503; }, 10s));
+  CHECK(http_get(d.port(), "/id/order")->status == 200);  // still serving, for ten minutes
+  d.process().send_signal(SIGTERM);
+  const auto status = d.process().wait_for_exit(20s);
+  REQUIRE(status);
+  CHECK(status->code == 0);
+  CHECK_THAT(d.process().stderr_text(), Catch::Contains("the shutdown delay is cut short"));
 }
 
 TEST_CASE("Leaf's routes: off by default, then Leaf's answers in the configured layout",

@@ -17,6 +17,7 @@ import ctypes
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -225,8 +226,11 @@ def main():
                                "request_timeout_ms": 300, "leaf_compat": True}}, work, "healthy")
     # A migration floor an hour ahead: 503 floor_ahead until then.
     hour_ahead = ((int(time.time() * 1000) + 3_600_000 - 1735689600000) << 22)
+    # Stopped last of all with a long shutdown delay: 503 stopping (its
+    # stop() is a second SIGTERM, which ends the delay).
     floored = Daemon({"coordinator": {"type": "static", "min_id": str(hour_ahead)},
-                      "http": {"leaf_compat": True}}, work, "floored")
+                      "http": {"leaf_compat": True, "shutdown_delay_ms": 600000}},
+                     work, "floored")
     # A recycle daemon whose ZooKeeper does not answer: it never owns a
     # worker ID, so /id and /ready answer 503.
     with socket.socket() as s:
@@ -281,7 +285,8 @@ def main():
     stopped = stop_thread(stuck.process.pid, "heartbeat")
     try:
         walk(healthy.port, lapsed.port, floored.port, stuck.port, sequences.port, zk,
-             Admin(formed.port, formed.admin_port, tokened.port))
+             Admin(formed.port, formed.admin_port, tokened.port),
+             lambda: floored.process.send_signal(signal.SIGTERM))
     finally:
         formed.stop()
         tokened.stop()
@@ -329,7 +334,7 @@ class Admin:
         self.main, self.admin, self.tokened = main, admin, tokened
 
 
-def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms):
+def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_floored):
     long_target = "/id/" + "a" * 2100
     many_fields = {f"X-{i}": "y" for i in range(101)}
     produced = set()  # (template, GET or POST, status)
@@ -386,6 +391,9 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms):
     probe("/api/segment/get/{key}", "GET", "/api/segment/get/retired", on=seq_port)
     probe("/status", "GET", "/status", on=seq_port)
     probe("/ready", "GET", "/ready", on=seq_port)
+    probe("/ready", "GET", "/ready?for=seq", on=seq_port)
+    probe("/ready", "GET", "/ready?for=seq", on=port)  # 503 sequences_disabled
+    probe("/ready", "GET", "/ready?for=uuid")  # 400 bad_for
     zk.pause()
     try:
         deadline = time.monotonic() + 20
@@ -396,6 +404,7 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms):
         probe("/seq/{tag}", "GET", "/seq/cold", on=seq_port)  # 503 sequence_unavailable
         probe("/api/segment/get/{key}", "GET", "/api/segment/get/cold", on=seq_port)
         probe("/seq/{tag}", "GET", "/seq/order", on=seq_port)  # still served from the buffer
+        probe("/ready", "GET", "/ready?for=seq", on=seq_port)  # and ready for it
     finally:
         zk.resume()
     probe("/decodeSnowflakeId", "GET", "/decodeSnowflakeId?snowflakeId=x")
@@ -410,6 +419,13 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms):
     _, _, floored = request(floored_port, "GET", "/ready")
     if json.loads(floored).get("error") != "floor_ahead":
         fail(f"/ready under a floor an hour ahead: {floored!r}")
+    # SIGTERM with a shutdown delay: 503 stopping, requests still answered.
+    stop_floored()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and b'"stopping"' not in request(floored_port, "GET", "/ready")[2]:
+        time.sleep(0.05)
+    probe("/ready", "GET", "/ready", on=floored_port)
+    probe("/ready", "GET", "/ready?for=seq", on=floored_port)
 
     documented = set()
     for template, item in DOC["paths"].items():

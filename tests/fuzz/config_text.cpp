@@ -91,6 +91,8 @@ void check_rules(const Config& c, std::string_view text) {
   FUZZ_CHECK(h.idle_timeout >= milliseconds(1) && h.request_timeout >= milliseconds(1) &&
                  h.drain_timeout >= milliseconds(1),
              text);
+  FUZZ_CHECK(h.shutdown_delay >= milliseconds(0) && h.shutdown_delay <= milliseconds(600'000),
+             text);
   for (const auto& tag : h.tag_allowlist) FUZZ_CHECK(is_valid_name(tag), text);
   // A second listener is an address, not the first one's; a token file read
   // is a digest kept.

@@ -16,7 +16,8 @@
 // The first byte picks the daemon's state (owner, no worker ID, lease not
 // granted, lease revoked, clock skew), its layout, which listener it is
 // (the main one alone, the main one beside an admin listener, the admin
-// listener) and how many bytes each read returns. "Authorization: Bearer
+// listener), whether it is stopping (SIGTERM came: /ready is 503 stopping,
+// the rest still served) and how many bytes each read returns. "Authorization: Bearer
 // fuzz-admin-token-0123456789abcdef0123" is the token.
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/_experimental/test/stream.hpp>
@@ -28,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <memory>
 #include <set>
@@ -81,6 +83,8 @@ const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "time_not_reserved",
                                                           "floor_ahead",
                                                           "bad_form",
+                                                          "bad_for",
+                                                          "stopping",
                                                           "unauthorized",
                                                           "forbidden"};
 const std::set<unsigned> kDocumentedStatuses{200, 400, 401, 403, 404, 405,
@@ -112,10 +116,13 @@ constexpr std::uint32_t kDatacenter = 17;
 constexpr std::int64_t kSequenceStart = 1000;
 
 struct Daemon {
-  Daemon(unsigned state, unsigned variant, Listener which)
+  // `stopping`: SIGTERM came (/ready says 503 stopping, the rest is served).
+  Daemon(unsigned state, unsigned variant, Listener which, bool stopping)
       : layout(IdLayout::create(layout_variant(variant), kStart).value()),
         datacenter(variant == 1 ? kDatacenter : 0),
-        listener(which) {
+        listener(which),
+        stopped(stopping) {
+    context.stopping = &stopped;
     GeneratorOptions g;
     g.datacenter_id = datacenter;
     settings.leaf_compat = variant != 0;  // Leaf's routes answer, or are no routes
@@ -146,6 +153,7 @@ struct Daemon {
   HttpSettings settings;
   SequenceRegistry sequences{4};
   Listener listener;
+  std::atomic<bool> stopped;
   RouteTable routes;
   FormSettings forms = fuzz_forms();
   RouterContext context{layout,
@@ -326,6 +334,14 @@ void check_answer(Daemon& d, const Request& req, const Response& res, std::strin
       d.listener != Listener::admin) {
     FUZZ_CHECK(bearer, input);
   }
+  if (target.starts_with("/ready")) {
+    FUZZ_CHECK(!d.stopped.load(), input);  // stopping: 503 for every probe
+    const auto body = nlohmann::json::parse(res.body(), nullptr, false);
+    FUZZ_CHECK(body.is_object() && body.value("ready", false), input);
+    // A sequence probe is answered as one: never the IDs' readiness.
+    FUZZ_CHECK(body.contains("for") == (target.find("for=seq") != std::string_view::npos), input);
+    return;
+  }
   if (target.starts_with("/id/")) return check_ids(d, req, res, input);
   if (target.starts_with("/seq/") || target.starts_with("/api/segment/get/"))
     return check_numbers(d, req, res, input);
@@ -342,7 +358,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
   const auto input = as_text(data, size);
   // The layout and the listener vary with the read size, so every seed
   // keeps its state.
-  Daemon daemon(data[0] % 5, data[0] / 5 % 3, static_cast<Listener>(data[0] / 15 % 3));
+  Daemon daemon(data[0] % 5, data[0] / 5 % 3, static_cast<Listener>(data[0] / 15 % 3),
+                data[0] / 45 % 2 == 1);
   const RequestLimits limits;
 
   boost::asio::io_context io;

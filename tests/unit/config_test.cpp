@@ -34,12 +34,29 @@ TEST_CASE("an empty config gives every default", "[config]") {
   CHECK(c.http.io_threads == 0);
   CHECK(c.http.max_batch == 10000);
   CHECK(c.http.tag_allowlist.empty());
+  CHECK(c.http.shutdown_delay == std::chrono::milliseconds(0));  // stops accepting at once
+}
+
+TEST_CASE("http.shutdown_delay_ms: 0 to 10 minutes", "[config]") {
+  const auto read = [](const char* text) { return parse_config(json::parse(text), kConfigNow); };
+  CHECK(read(R"({"http": {"shutdown_delay_ms": 5000}})").value().http.shutdown_delay ==
+        std::chrono::milliseconds(5000));
+  CHECK(read(R"({"http": {"shutdown_delay_ms": 600000}})").value().http.shutdown_delay ==
+        std::chrono::minutes(10));
+  for (const char* bad :
+       {R"({"http": {"shutdown_delay_ms": -1}})", R"({"http": {"shutdown_delay_ms": 600001}})",
+        R"({"http": {"shutdown_delay_ms": "5s"}})"}) {
+    INFO(bad);
+    const auto e = read(bad).error();
+    CHECK(e.key == "http.shutdown_delay_ms");
+  }
 }
 
 TEST_CASE("http settings are read", "[config]") {
   const Config c = parse_config(json::parse(R"({"http": {"listen": "[::1]:9000", "io_threads": 3,
       "max_batch": 50, "max_connections": 9, "idle_timeout_ms": 100, "request_timeout_ms": 200,
-      "drain_timeout_ms": 300, "tag_allowlist": ["a", "b.c"], "max_metric_tags": 0}})"),
+      "drain_timeout_ms": 300, "shutdown_delay_ms": 0, "tag_allowlist": ["a", "b.c"],
+      "max_metric_tags": 0}})"),
                                 kConfigNow)
                        .value();
   CHECK(c.http.listen == "[::1]:9000");
@@ -49,6 +66,7 @@ TEST_CASE("http settings are read", "[config]") {
   CHECK(c.http.idle_timeout == std::chrono::milliseconds(100));
   CHECK(c.http.request_timeout == std::chrono::milliseconds(200));
   CHECK(c.http.drain_timeout == std::chrono::milliseconds(300));
+  CHECK(c.http.shutdown_delay == std::chrono::milliseconds(0));
   CHECK(c.http.tag_allowlist == std::vector<std::string>{"a", "b.c"});
   CHECK(c.http.max_metric_tags == 0);
 }

@@ -16,6 +16,7 @@
 // HEAD works wherever GET does. Which routes a listener serves, and to whom,
 // is its route table's business (route_access.hpp).
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -63,6 +64,9 @@ struct RouterContext {
   // What this listener serves, and to whom; nullptr: the main listener's
   // table without an admin listener (every route; opaque decoding by token).
   const RouteTable* routes = nullptr;
+  // Set once the daemon is stopping (SIGTERM): /ready answers 503 stopping
+  // while requests are still served (http.shutdown_delay_ms); nullptr: never.
+  const std::atomic<bool>* stopping = nullptr;
 };
 
 // The answer to a request: a reply, or (a dense sequence with nothing
@@ -74,7 +78,8 @@ Answer handle_request(const Request& req, RouterContext& ctx);
 // last try at once.
 Response answer_at_once(Answer answer);
 
-// What GET /ready answers, as a boolean: may an ID be issued right now?
+// What GET /ready answers, as a boolean: may an ID be issued right now (and
+// the daemon is not stopping)?
 bool ready_to_issue(const RouterContext& ctx);
 
 // The daemon's state in one line, for systemd's STATUS=, e.g.

@@ -78,6 +78,11 @@ class HttpServer {
   void run();
   // Thread-safe.
   void stop();
+  // From now on each reply says Connection: close and ends its connection,
+  // so that a keep-alive client reconnects, through its load balancer, to
+  // another replica while this one still serves (http.shutdown_delay_ms).
+  // Thread-safe.
+  void close_after_reply();
 
   // For the watchdog. probe_event_loops() posts a no-op to every event loop
   // that records when it ran; event_loop_silence() is the longest any loop
