@@ -165,6 +165,7 @@ class Daemon {
   std::unique_ptr<coord::SequenceSupplier> supplier_;
   SystemdNotifier notifier_;
   boost::asio::steady_timer shutdown_delay_;  // on the main loop
+  bool serving_stopped_ = false;              // on the main loop: stop_serving() ran
   std::atomic<int> exit_code_{0};             // set by a fatal coordination error
 };
 
@@ -291,7 +292,8 @@ void Daemon::begin_stop() {
   // still answered, so no client meets a refused connection.
   stopping_.store(true, std::memory_order_release);
   const auto delay = config_.http.shutdown_delay;
-  if (delay.count() <= 0) return stop_serving();
+  // No delay when nothing is served any more (a fatal error came first).
+  if (delay.count() <= 0 || serving_stopped_) return stop_serving();
   spdlog::info(
       "stopping: /ready answers 503; requests are still served for {} ms "
       "(http.shutdown_delay_ms), then the connections drain",
@@ -304,6 +306,8 @@ void Daemon::begin_stop() {
 }
 
 void Daemon::stop_serving() {
+  serving_stopped_ = true;
+  shutdown_delay_.cancel();
   notifier_.stop("stopping: draining connections, then giving the worker ID back");
   server_.stop();
 }
@@ -319,6 +323,9 @@ bool Daemon::start_coordination() {
         exit_code_ = permanent ? kExitConflict : kExitFailure;
         notifier_.stop("failed: " + why);
         server_.stop();
+        // A shutdown delay under way ends too (its timer would keep the
+        // main loop, and so the exit, waiting for it).
+        boost::asio::post(server_.main_context(), [this] { stop_serving(); });
       });
   if (auto started = coordinator_->start(); !started) {
     spdlog::critical("{}", started.error());

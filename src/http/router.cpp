@@ -220,10 +220,12 @@ Result<ReadyFor, Response> parse_ready_query(std::string_view query) {
   std::optional<ReadyFor> kind;
   auto refused = visit_parameters(
       query, [&](std::string_view key, std::string_view value) -> std::optional<Response> {
-        if (key != "for" || kind) {
+        if (key != "for") {
           return error_response(Status::bad_request, "unknown_parameter",
-                                fmt::format("/ready takes for (id or seq), once; not \"{}\"", key));
+                                fmt::format("/ready takes for (id or seq); not \"{}\"", key));
         }
+        if (kind)
+          return error_response(Status::bad_request, "bad_for", "for is given more than once");
         if (value == "id") {
           kind = ReadyFor::id;
         } else if (value == "seq") {

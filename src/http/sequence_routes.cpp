@@ -188,6 +188,20 @@ Answer leaf_segment_get(std::string_view key, RouterContext& ctx) {
   return serve(key, 1, {Format::text, false, true}, ctx);
 }
 
+namespace {
+
+// Numbers in the buffer now, or a range to be had. Read from the buffer
+// itself: the gauge `left` is refreshed by the supplier only while it has a
+// session, so late in an outage it still shows what has since been used up.
+bool can_hand_out(const SequenceEntry& e, bool connected) {
+  if (e.frozen.load(std::memory_order_relaxed)) return false;
+  const SequenceBufferState s = e.buffer.state();
+  return s.current_left + s.queued > 0 ||
+         (connected && !e.exhausted.load(std::memory_order_relaxed));
+}
+
+}  // namespace
+
 nlohmann::ordered_json sequences_json(const RouterContext& ctx) {
   if (!ctx.sequences) return nullptr;
   const auto relaxed = std::memory_order_relaxed;
@@ -200,8 +214,7 @@ nlohmann::ordered_json sequences_json(const RouterContext& ctx) {
     const bool frozen = e->frozen.load(relaxed);
     const bool exhausted = e->exhausted.load(relaxed);
     tags[e->tag] = {
-        // Numbers here, or a range to be had.
-        {"ready", !frozen && (left > 0 || (connected && !exhausted))},
+        {"ready", can_hand_out(*e, connected)},
         {"frozen", frozen},
         {"exhausted", exhausted},
         {"left", left},
@@ -226,16 +239,20 @@ Response ready_for_sequences(const RouterContext& ctx) {
   const bool listed = registry.listed.load(std::memory_order_acquire);
   const bool connected = registry.connected.load(std::memory_order_acquire);
   const auto entries = registry.entries();
-  const bool buffered = std::any_of(entries.begin(), entries.end(), [](const SequenceEntry* e) {
-    return e->gauges.left.load(std::memory_order_relaxed) > 0 &&
-           !e->frozen.load(std::memory_order_relaxed);
-  });
-  if (!listed || !(connected || buffered)) {
-    return unavailable_response("sequence_unavailable",
-                                listed
-                                    ? "ZooKeeper is away and no sequence has a number buffered here"
-                                    : "the sequences are not read from ZooKeeper yet",
-                                kRetrySoon);
+  // Some tag can be served (a pod has one readiness for all its tags), or,
+  // with none yet, ZooKeeper is there to serve the first one created.
+  const bool servable =
+      entries.empty() ? connected
+                      : std::any_of(entries.begin(), entries.end(), [connected](const auto* e) {
+                          return can_hand_out(*e, connected);
+                        });
+  if (!listed || !servable) {
+    return unavailable_response(
+        "sequence_unavailable",
+        !listed     ? "the sequences are not read from ZooKeeper yet"
+        : connected ? "no sequence here can hand out a number (each frozen or exhausted)"
+                    : "ZooKeeper is away and no sequence has a number buffered here",
+        kRetrySoon);
   }
   nlohmann::ordered_json body{{"ready", true}, {"for", "seq"}};
   auto sequences = sequences_json(ctx);

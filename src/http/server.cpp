@@ -300,11 +300,42 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_write(error_code ec, std::size_t) {
     in_flight_.reset();  // written, or never to be
-    if (ec || timed_out_ || !keep_alive_ || draining_) return close();
+    if (ec || timed_out_) return close();
+    if (!keep_alive_ || draining_) return linger();
     do_read();
   }
 
+  // After a last response (Connection: close): the client may have sent
+  // more already (pipelined requests, or one that crossed our close).
+  // Closing a socket with unread bytes sends a reset, which can destroy the
+  // response before the client reads it; so the sending side is shut first,
+  // and what still comes is read and dropped until the client closes, for
+  // a second at most (nginx's lingering close).
+  void linger() {
+    error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    // Its own timer (free now: nothing waits on it): the deadline sweep has
+    // ended once the server drains.
+    lingering_ = true;
+    wait_timer_.expires_after(kLingerAtMost);
+    wait_timer_.async_wait([self = shared_from_this()](error_code ec) {
+      if (!ec) self->close();
+    });
+    discard();
+  }
+  void discard() {
+    buffer_.clear();
+    socket_.async_read_some(buffer_.prepare(4096),
+                            [self = shared_from_this()](error_code ec, std::size_t) {
+                              if (ec) return self->close();  // the client closed, or we did
+                              self->discard();
+                            });
+  }
+
+  static constexpr std::chrono::milliseconds kLingerAtMost{1000};
+
   void close() {
+    if (lingering_) wait_timer_.cancel();
     if (wait_) {
       // A request still waiting goes with its connection: no answer is
       // taken for a socket that is closed (what it took is a gap).
@@ -335,6 +366,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool keep_alive_ = false;
   bool draining_ = false;
   bool timed_out_ = false;
+  bool lingering_ = false;  // after the last response, until the client closes
 };
 
 template <class Pick>

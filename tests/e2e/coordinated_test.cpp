@@ -585,6 +585,35 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "a fatal coordination error during the shutdown delay ends it: exit 3 at once, not after "
+    "the delay",
+    "[coord][signals]") {
+  ZooKeeperServer zk;
+  TempDir s1;
+  TempDir s2;
+  {
+    Daemon first(config(zk, "recycle", s1.path()).dump());  // the root: the default layout
+    wait_ready(first);
+  }
+  // Another layout, started while ZooKeeper answers nothing: it serves (not
+  // ready) and meets the root only once ZooKeeper is back.
+  zk.pause();
+  const json other = {{"layout", {{"worker_bits", 8}, {"sequence_bits", 14}}},
+                      {"http", {{"shutdown_delay_ms", 600000}}}};
+  Daemon second(config(zk, "recycle", s2.path(), other).dump(), "127.0.0.1:0", {},
+                Genesis::as_found);
+  second.process().send_signal(SIGTERM);
+  REQUIRE(eventually(
+      [&] { return http_get(second.port(), "/ready")->body.find("stopping") != std::string::npos; },
+      10s));
+  zk.resume();
+  const auto status = second.process().wait_for_exit(60s);
+  REQUIRE(status);
+  INFO(second.process().stderr_text());
+  CHECK(status->code == 3);
+}
+
+TEST_CASE(
     "told to stop again and again (systemd, a supervisor): drains, gives its worker ID back, "
     "exits 0",
     "[coord][signals]") {

@@ -65,7 +65,7 @@ class Balancer:
 backend {name}
   option httpchk GET {probe}
   http-check expect status 200
-  default-server inter {check}ms fall 1 rise 1
+  default-server inter {check}ms fall 2 rise 1
   server-template r 1-{slots} 127.0.0.1:9 check disabled
 """
         with open(config, "w", encoding="utf-8") as f:
@@ -75,6 +75,7 @@ backend {name}
 defaults
   mode http
   timeout connect 2s
+  timeout check 1s
   timeout client 30s
   timeout server 30s
   # A refused connection is a failed request, as through a Service.
@@ -268,7 +269,9 @@ def outage(zk, balancer):
     served = seqs.report(f"ZooKeeper stopped past the lease: GET /id through the balancer "
                          f"{id_status} (no replica ready for IDs); GET /seq from {len(up)} "
                          f"replica(s)")
-    return id_status == 503 and served
+    if len(up) != 3:
+        print(f"load_balancer: {len(up)} replica(s) ready for sequences in the outage, not 3")
+    return id_status == 503 and served and len(up) == 3
 
 
 def main():

@@ -292,7 +292,11 @@ def main():
         tokened.stop()
         healthy.stop()
         lapsed.stop()
-        floored.stop()
+        # Killed: its SIGTERM (sent by the walk, or not if it ended early)
+        # began a ten-minute shutdown delay, and two signals sent at once
+        # may arrive as one.
+        floored.process.kill()
+        floored.process.wait(20)
         resume_thread(stopped)  # before it exits: a traced thread is ours to reap
         stuck.stop()
         sequences.stop()

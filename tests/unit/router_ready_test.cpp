@@ -32,7 +32,7 @@ TEST_CASE("/ready?for=: id by default, seq on request, anything else 400", "[rou
   CHECK(body_json(f.get("/ready?for=id"))["worker_id"] == 9);
   check_error(f.get("/ready?for=uuid"), 400, "bad_for");
   check_error(f.get("/ready?for="), 400, "bad_for");
-  check_error(f.get("/ready?for=id&for=seq"), 400, "unknown_parameter");
+  check_error(f.get("/ready?for=id&for=seq"), 400, "bad_for");
   check_error(f.get("/ready?tag=order"), 400, "unknown_parameter");
   // A daemon without sequences is never ready for them.
   check_error(f.get("/ready?for=seq"), 503, "sequences_disabled");
@@ -62,12 +62,40 @@ TEST_CASE(
   sequences.connected = false;
   check_error(f.get("/ready"), 503, "not_ready");
   check_error(f.get("/ready?for=seq"), 503, "sequence_unavailable");  // nothing buffered
-  order->buffer.add({100, 200});
-  order->gauges.left = 100;
+  order->buffer.add({100, 103});
   CHECK(f.get("/ready?for=seq").result_int() == 200);
+  // Used up: not ready, whatever the supplier's gauge last said (it is not
+  // refreshed while the supplier has no session).
+  order->gauges.left = 3;
+  CHECK(body_json(f.get("/seq/order?count=3"))["ids"].size() == 3);
+  check_error(f.get("/ready?for=seq"), 503, "sequence_unavailable");
   // A frozen tag's buffer serves nobody.
+  order->buffer.add({200, 300});
+  CHECK(f.get("/ready?for=seq").result_int() == 200);
   order->frozen = true;
   check_error(f.get("/ready?for=seq"), 503, "sequence_unavailable");
+  // Connected again: its only tag is still frozen.
+  sequences.connected = true;
+  check_error(f.get("/ready?for=seq"), 503, "sequence_unavailable");
+  order->frozen = false;
+  CHECK(f.get("/ready?for=seq").result_int() == 200);
+}
+
+TEST_CASE("/ready?for=seq while connected: exhausted or frozen tags alone are not servable",
+          "[router][ready][sequence]") {
+  Fixture f;
+  SequenceRegistry sequences(4);
+  f.context.sequences = &sequences;
+  sequences.listed = true;
+  sequences.connected = true;
+  CHECK(f.get("/ready?for=seq").result_int() == 200);  // no tag yet: the first one will be
+  SequenceEntry* gone = sequences.add("gone");
+  gone->exhausted = true;
+  check_error(f.get("/ready?for=seq"), 503, "sequence_unavailable");
+  const auto status = body_json(f.get("/status"))["sequences"]["tags"]["gone"];
+  CHECK(status["ready"] == false);
+  sequences.add("order");
+  CHECK(f.get("/ready?for=seq").result_int() == 200);
 }
 
 TEST_CASE("/ready once stopping: 503 stopping for both kinds, while IDs are still issued",
