@@ -514,8 +514,12 @@ def kube_play(live):
     # period) gives its worker ID back and exits 0. `podman pod stop` does
     # that; podman 4.3's `kube down` kills at once (SIGKILL, no grace), which
     # would leave the worker ID to be reclaimed after reclaim_after_ms.
+    # The kubelet waits terminationGracePeriodSeconds (30 in the manifest)
+    # before SIGKILL; podman's own default is 10 s, less than the image's
+    # shutdown delay (5 s) plus a drain plus giving the worker ID back over
+    # a ZooKeeper ensemble one of whose nodes was just killed.
     for pod in played_pods:
-        cluster.podman("pod", "stop", pod, timeout=120)
+        cluster.podman("pod", "stop", "--time", "30", pod, timeout=120)
     pool = cluster.pool(REPLICAS[0])
     free = {e["worker_id"] for e in pool["notuse"]}
     check(set(workers.values()) <= free and not set(workers.values()) & {e["worker_id"] for e in pool["inuse"]},
