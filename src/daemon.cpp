@@ -20,6 +20,7 @@
 #include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
 #include "snowflake/coord/coordinator.hpp"
+#include "snowflake/coord/form_policy.hpp"
 #include "snowflake/coord/migration_floor.hpp"
 #include "snowflake/coord/sequence_supplier.hpp"
 #include "snowflake/coord/static_worker.hpp"
@@ -97,7 +98,8 @@ coord::CoordinatorOptions coordinator_options(const Config& c, std::uint16_t htt
           .advertise = c.coordinator.advertise.empty() ? default_advertise(http_port)
                                                        : c.coordinator.advertise,
           .state_dir = commands::state_dir_of(c),
-          .opaque_key = c.forms.opaque ? c.forms.opaque->fingerprint() : std::string()};
+          .opaque_key = c.forms.opaque ? c.forms.opaque->fingerprint() : std::string(),
+          .forms = coord::form_policy_of(c.forms)};
 }
 
 unsigned io_thread_count(const HttpSettings& http) {

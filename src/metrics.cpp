@@ -109,6 +109,12 @@ void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock:
       "and this daemon has none.");
   line("# TYPE snowflake_pool_exhausted gauge");
   line("snowflake_pool_exhausted {}", c.pool_exhausted.load(relaxed) ? 1 : 0);
+  line(
+      "# HELP snowflake_form_policy_disagrees 1 while the cluster's form policy (snowflaked "
+      "cluster forms) differs from this daemon's forms section: tags whose form they disagree "
+      "on are refused (503 form_policy_changed) until it is restarted with the cluster's.");
+  line("# TYPE snowflake_form_policy_disagrees gauge");
+  line("snowflake_form_policy_disagrees {}", c.forms.disagrees() ? 1 : 0);
   const auto counter = [&](std::string_view name, std::string_view help,
                            const std::atomic<std::uint64_t>& value) {
     line("# HELP {} {}", name, help);

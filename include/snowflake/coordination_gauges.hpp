@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "snowflake/form_policy.hpp"
+
 namespace snowflake {
 
 enum class ZkConnection : std::uint8_t { not_used, connecting, connected };
@@ -82,6 +84,8 @@ struct CoordinationGauges {
   // Losses of the cluster's history this daemon noticed (cluster_history.hpp).
   std::atomic<std::uint64_t> history_losses{0};
   ClusterReport cluster;
+  // The cluster's form policy against this daemon's (form_policy.hpp).
+  ClusterForms forms;
 };
 
 }  // namespace snowflake

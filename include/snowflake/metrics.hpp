@@ -96,7 +96,7 @@ class Metrics {
  public:
   // The 503 codes, as docs/api.md lists them (and /health's); the last is
   // "other".
-  static constexpr std::array<std::string_view, 15> kRefusalCodes = {"not_ready",
+  static constexpr std::array<std::string_view, 16> kRefusalCodes = {"not_ready",
                                                                      "lease_expired",
                                                                      "clock_skew",
                                                                      "clock_moved_backwards",
@@ -110,6 +110,7 @@ class Metrics {
                                                                      "sequence_frozen",
                                                                      "sequences_disabled",
                                                                      "stopping",
+                                                                     "form_policy_changed",
                                                                      "other"};
   // Upper bounds of the request-duration buckets, in seconds (+Inf implied).
   static constexpr std::array<double, 12> kDurationBuckets = {

@@ -68,7 +68,8 @@ Result<coord::RootCheck, coord::CoordError> check_root(coord::ZkSession& zk, con
   return coord::check_cluster_root(
       zk, config.zookeeper.root, layout_of(config).settings(), config.coordinator.type,
       config.coordinator.datacenter_id,
-      config.forms.opaque ? config.forms.opaque->fingerprint() : std::string(), identity);
+      config.forms.opaque ? config.forms.opaque->fingerprint() : std::string(), identity,
+      coord::form_policy_of(config.forms));
 }
 
 int exit_code_of(const coord::CoordError& e) { return e.fatal() ? kExitConflict : kExitFailure; }
@@ -239,8 +240,8 @@ int cluster_fence(const ClusterOptions& options) {
 }  // namespace
 
 Parsed cluster_command(const Options& options, const Arguments& args) {
-  if (args.size() != 1 || (args[0] != "create" && args[0] != "fence")) {
-    return std::string("cluster takes one subcommand: create or fence");
+  if (args.size() != 1 || (args[0] != "create" && args[0] != "fence" && args[0] != "forms")) {
+    return std::string("cluster takes one subcommand: create, fence or forms");
   }
   if (!options.count("config")) {
     return fmt::format("cluster {} needs --config FILE (ZooKeeper and root)", args[0]);
@@ -252,6 +253,11 @@ Parsed cluster_command(const Options& options, const Arguments& args) {
   if (options.count("wait")) {
     o.wait = std::chrono::milliseconds(options["wait"].as<std::uint32_t>());
   }
+  if (args[0] == "forms") {
+    const bool set = options.count("set") > 0;
+    return Action([o, set] { return cluster_forms(o.config_file, set); });
+  }
+  if (options.count("set")) return std::string("--set is for cluster forms");
   if (args[0] == "create") return Action([o] { return cluster_create(o); });
   return Action([o] { return cluster_fence(o); });
 }

@@ -53,6 +53,8 @@ po::options_description visible_options() {
        "seq create: the smallest range a daemon takes (default 1000)")
       ("above", po::value<std::string>()->value_name("N"),
        "seq raise: no daemon hands out a number <= N of the tag")
+      ("set", "cluster forms: make this config's forms.default and forms.tags the cluster's "
+       "form policy")
       ("force", "seq forget: delete a holder node written within the last 10 minutes too (its "
        "daemon was connected to ZooKeeper then: know that it is gone)")
       ("leaf-alloc", po::value<std::string>()->value_name("FILE"),
@@ -97,6 +99,10 @@ std::string usage_text() {
                                                  vouch that the config's cluster is new: a
                                                  root made without a fence, or a daemon's
                                                  new-cluster fence lifted
+  snowflaked cluster forms --config FILE [--set]
+                                                 the cluster's form policy beside the
+                                                 config's (exit 3: they differ); --set
+                                                 makes the config's the cluster's
   snowflaked cluster fence --config FILE [--wait MS] [--timeout MS]
                                                  after ZooKeeper lost or restored data: no
                                                  ID until every earlier lease has run out,
@@ -119,7 +125,8 @@ std::string usage_text() {
 
 )" << visible_options()
       << "\nExit codes: 0 success, 1 runtime failure, 2 bad command line or config, 3 refused\n"
-         "(cluster create: not a new cluster; seq forget: a holder node written too recently).\n";
+         "(cluster create: not a new cluster; cluster forms: the config's forms differ from the\n"
+         "cluster's; seq forget: a holder node written too recently).\n";
   return out.str();
 }
 

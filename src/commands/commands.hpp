@@ -26,6 +26,8 @@ Parsed pool_status_command(const Options& options);
 Parsed pool_floor_command(const Options& options);
 // cluster create and cluster fence (cluster.cpp).
 Parsed cluster_command(const Options& options, const Arguments& args);
+// snowflaked cluster forms (cluster_forms.cpp): the exit code.
+int cluster_forms(const std::string& config_file, bool set_policy);
 Parsed get_command(const Options& options, const Arguments& args);
 Parsed seq_command(const Options& options, const Arguments& args);
 // seq raise and seq forget (seq_raise.cpp), --config checked by seq_command.

@@ -144,6 +144,8 @@ std::string_view to_string(CoordErrc code) noexcept {
       return "foreign_root";
     case CoordErrc::opaque_key_mismatch:
       return "opaque_key_mismatch";
+    case CoordErrc::form_policy_mismatch:
+      return "form_policy_mismatch";
     case CoordErrc::workers_exhausted:
       return "workers_exhausted";
     case CoordErrc::pool_exhausted:
@@ -310,10 +312,31 @@ std::string_view to_string(RootOutcome outcome) noexcept {
   return "joined";
 }
 
+std::optional<CoordError> form_policy_conflict(const std::string& root,
+                                               std::string_view root_data,
+                                               const FormPolicy& ours) {
+  const auto recorded = recorded_form_policy(root_data);
+  if (!recorded) {
+    return CoordError{CoordErrc::form_policy_mismatch,
+                      fmt::format("{} ({}): fix it with snowflaked cluster forms --set", root,
+                                  recorded.error())};
+  }
+  if (!recorded.value() || *recorded.value() == ours) return std::nullopt;
+  return CoordError{CoordErrc::form_policy_mismatch,
+                    fmt::format("the cluster at {} hands IDs out by the form policy ({}); this "
+                                "daemon's forms section says ({}). A replica with other forms "
+                                "would hand a tag out in a form the cluster keeps it from: give "
+                                "it the cluster's forms.default and forms.tags, or change the "
+                                "cluster's with snowflaked cluster forms --set",
+                                root, describe(*recorded.value()), describe(ours))};
+}
+
 Result<RootCheck, CoordError> check_cluster_root(
     ZkSession& zk, const std::string& root, const LayoutSettings& layout, CoordinatorType strategy,
-    std::uint32_t datacenter_id, std::string_view opaque_key, const RootIdentity& identity) {
-  const std::string mine = encode_root(layout, strategy, datacenter_id, opaque_key);
+    std::uint32_t datacenter_id, std::string_view opaque_key, const RootIdentity& identity,
+    const std::optional<FormPolicy>& forms) {
+  std::string mine = encode_root(layout, strategy, datacenter_id, opaque_key);
+  if (forms) mine = with_form_policy(mine, *forms);
   if (const auto slash = root.rfind('/'); slash > 0) {
     BOOST_OUTCOME_TRY(zk.ensure_path(root.substr(0, slash)));
   }
@@ -338,13 +361,17 @@ Result<RootCheck, CoordError> check_cluster_root(
             contradiction(root, data, fields, layout, strategy, datacenter_id, opaque_key)) {
       return std::move(*conflict);
     }
+    if (forms) {
+      if (auto conflict = form_policy_conflict(root, data, *forms)) return std::move(*conflict);
+    }
     BOOST_OUTCOME_TRY(identified, identify(zk, root, data, identity));
     auto& [check, fence_to_add] = identified;
     const bool recorded_id = recorded_cluster_id(data).has_value();
     const bool datacenter_recorded = layout.datacenter_bits == 0 || datacenter_of(fields);
     const bool key_recorded = opaque_key.empty() || !opaque_key_of(fields).empty();
+    const bool forms_recorded = !forms || fields.contains("forms");
     if (strategy_of(fields) == to_string(strategy) && datacenter_recorded && key_recorded &&
-        recorded_id && !fence_to_add) {
+        forms_recorded && recorded_id && !fence_to_add) {
       return check;
     }
     // Created empty, written before strategies (or datacenters, keys, IDs)

@@ -267,8 +267,10 @@ void Coordinator::adopt_session() {
 Coordinator::Step Coordinator::check_root() {
   const RootIdentity identity{history_->known_id(), fence_length(options_.settings),
                               token_.describe(), false};
-  auto checked = check_cluster_root(*zk_, options_.root, layout_.settings(), options_.strategy,
-                                    options_.settings.datacenter_id, options_.opaque_key, identity);
+  auto checked =
+      check_cluster_root(*zk_, options_.root, layout_.settings(), options_.strategy,
+                         options_.settings.datacenter_id, options_.opaque_key, identity,
+                         options_.forms);
   if (!checked) return setback(checked.error(), "cannot check the cluster's root");
   root_checked_ = true;
   const RootCheck& c = checked.value();
@@ -728,6 +730,7 @@ bool Coordinator::read_migration_floor() {
   }
   apply_fence(recorded_fence(node.value().data));
   vouch_ = recorded_vouch(node.value().data);
+  read_form_policy(node.value().data);
   const auto floor = recorded_floor(node.value().data);
   if (!floor || floor->ms <= migration_floor_ms_) return true;
   migration_floor_ms_ = floor->ms;
@@ -736,6 +739,25 @@ bool Coordinator::read_migration_floor() {
   spdlog::info("migration floor: no ID at or below {} (time unit of {}){}", floor->above_id,
                format_iso8601_ms(floor->ms), generator_ ? "; in force" : "");
   return true;
+}
+
+void Coordinator::read_form_policy(std::string_view root_data) {
+  const auto recorded = recorded_form_policy(root_data);
+  // None recorded: the root check records ours. Not a policy: every tag's
+  // form in doubt (the root check refuses it at the next claim).
+  const std::optional<FormPolicy> cluster =
+      recorded ? std::optional(recorded.value().value_or(options_.forms)) : std::nullopt;
+  const bool disagreed = gauges_.forms.disagrees();
+  gauges_.forms.record(cluster, options_.forms);
+  if (gauges_.forms.disagrees() && !disagreed) {
+    spdlog::error(
+        "the cluster's form policy changed ({}); this daemon's forms section says ({}): tags "
+        "whose form the two disagree on are refused (503 form_policy_changed) until it is "
+        "restarted with the cluster's forms",
+        cluster ? describe(*cluster) : recorded.error(), describe(options_.forms));
+  } else if (disagreed && !gauges_.forms.disagrees()) {
+    spdlog::info("the cluster's form policy is this daemon's again ({})", describe(options_.forms));
+  }
 }
 
 void Coordinator::confirm_migration_floor() {

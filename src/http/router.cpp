@@ -112,6 +112,20 @@ Result<std::vector<std::uint64_t>, Response> take_ids(std::string_view tag, std:
   }
   IdGenerator* generator = issuer(ctx);
   if (!generator) return lease_unavailable(ctx.lease.state(), ctx);
+  // The cluster's form policy changed under this daemon's config: a tag
+  // whose form the two disagree on is not handed out here.
+  if (ctx.coordination.forms.disagrees() &&
+      !ctx.coordination.forms.allows(tag, ctx.forms ? ctx.forms->pinned_form(tag) : std::nullopt,
+                                     ctx.forms ? ctx.forms->default_form : IdForm::plain))
+      [[unlikely]] {
+    return unavailable_response(
+        "form_policy_changed",
+        fmt::format("the cluster's form policy (snowflaked cluster forms) gives tag \"{}\" "
+                    "another form than this daemon's config: ask another replica, or restart "
+                    "this one with the cluster's forms",
+                    tag),
+        kRetrySoon);
+  }
 
   std::vector<std::uint64_t> ids;
   const auto issued = generator->next_n(count, ids);
@@ -313,11 +327,18 @@ nlohmann::ordered_json cluster_json(const RouterContext& ctx) {
                  {"detail", words.loss_detail},
                  {"detected", format_iso8601_ms(words.loss_ms)}};
   }
+  // The cluster's form policy while it differs from this daemon's forms.
+  nlohmann::ordered_json forms = nullptr;
+  if (co.forms.disagrees()) {
+    const auto cluster = co.forms.disagreeing();
+    forms = cluster ? describe(*cluster) : "the root's forms record is not a policy";
+  }
   return {{"id", words.cluster_id.empty() ? nlohmann::ordered_json(nullptr)
                                           : nlohmann::ordered_json(words.cluster_id)},
           {"fence", fence},
           {"history_losses", co.history_losses.load(std::memory_order_relaxed)},
-          {"last_loss", last_loss}};
+          {"last_loss", last_loss},
+          {"form_policy_differs", forms}};
 }
 
 Response status(RouterContext& ctx) {

@@ -142,6 +142,49 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "cluster root: the form policy is recorded by the first daemon that checks it; a replica "
+    "whose forms say otherwise (its forms section left out) is refused naming both",
+    "[zk][layout][forms]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  const LayoutSettings ours{};
+  const FormPolicy opaque_orders{IdForm::plain, {{"order", IdForm::opaque}}};
+  // A tool that gives no policy (pool status) records none.
+  REQUIRE(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle));
+  CHECK_FALSE(nlohmann::json::parse(s->get(kRoot).value().data).contains("forms"));
+  // The first daemon records its own beside what is there.
+  REQUIRE(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, "aaaa1111", {},
+                             opaque_orders));
+  const auto recorded = nlohmann::json::parse(s->get(kRoot).value().data);
+  CHECK(recorded.at("forms").at("tags").at("order") == "opaque");
+  CHECK(recorded.at("opaque_key") == "aaaa1111");
+  CHECK(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, "aaaa1111", {},
+                           opaque_orders));
+  // Without the forms section: refused for good (exit 3), naming both.
+  const auto bare =
+      check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, {}, {}, FormPolicy{});
+  REQUIRE(bare.has_error());
+  CHECK(bare.error().code == CoordErrc::form_policy_mismatch);
+  CHECK(bare.error().permanent());
+  CHECK_THAT(bare.error().message, Catch::Contains("order opaque") &&
+                                       Catch::Contains("no tag pinned") &&
+                                       Catch::Contains("cluster forms --set"));
+  // Everything by default opaque is another policy too, though order goes out opaque.
+  CHECK(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, "aaaa1111", {},
+                           FormPolicy{IdForm::opaque, {}})
+            .error()
+            .code == CoordErrc::form_policy_mismatch);
+  // A record that is not a policy is refused, never read as none.
+  auto data = nlohmann::json::parse(s->get(kRoot).value().data);
+  data["forms"] = "plain";
+  REQUIRE(s->set(kRoot, data.dump(), -1));
+  CHECK(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, "aaaa1111", {},
+                           opaque_orders)
+            .error()
+            .code == CoordErrc::form_policy_mismatch);
+}
+
+TEST_CASE(
     "cluster root: a datacenter layout records its datacenter, another datacenter is refused "
     "naming both, and a sonyflake order is a layout of its own",
     "[zk][layout]") {

@@ -19,6 +19,7 @@
 #include "snowflake/coord/cluster_identity.hpp"
 #include "snowflake/coord/cluster_vouch.hpp"
 #include "snowflake/coord/coord_error.hpp"
+#include "snowflake/coord/form_policy.hpp"
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/coordinator_type.hpp"
 #include "snowflake/id_layout.hpp"
@@ -55,17 +56,23 @@ struct RootCheck {
   std::optional<ClusterFence> fence{};  // the fence in force after the check
 };
 
-// Stores `layout`, `strategy`, `datacenter_id` and the opaque key's
-// fingerprint (if any) in `root` if nobody has yet (a root written before
-// they were recorded gets ours added), else compares; gives the root a
-// cluster ID if it has none, and fences it as `identity` requires. Errors:
-// layout_mismatch, strategy_mismatch, datacenter_mismatch,
-// opaque_key_mismatch (naming both), zookeeper.
-Result<RootCheck, CoordError> check_cluster_root(ZkSession& zk, const std::string& root,
-                                                 const LayoutSettings& layout,
-                                                 CoordinatorType strategy,
-                                                 std::uint32_t datacenter_id = 0,
-                                                 std::string_view opaque_key = {},
-                                                 const RootIdentity& identity = {});
+// Stores `layout`, `strategy`, `datacenter_id`, the opaque key's
+// fingerprint (if any) and the form policy (if given) in `root` if nobody
+// has yet (a root written before they were recorded gets ours added), else
+// compares; gives the root a cluster ID if it has none, and fences it as
+// `identity` requires. Errors: layout_mismatch, strategy_mismatch,
+// datacenter_mismatch, opaque_key_mismatch, form_policy_mismatch (naming
+// both), zookeeper.
+Result<RootCheck, CoordError> check_cluster_root(
+    ZkSession& zk, const std::string& root, const LayoutSettings& layout, CoordinatorType strategy,
+    std::uint32_t datacenter_id = 0, std::string_view opaque_key = {},
+    const RootIdentity& identity = {}, const std::optional<FormPolicy>& forms = std::nullopt);
+
+// What a root's recorded form policy says against `ours`: nothing when it
+// records none or the same; else form_policy_mismatch naming both (or what
+// is wrong with the record), and how to change the cluster's.
+std::optional<CoordError> form_policy_conflict(const std::string& root,
+                                               std::string_view root_data,
+                                               const FormPolicy& ours);
 
 }  // namespace snowflake::coord

@@ -18,6 +18,7 @@ enum class CoordErrc {
   datacenter_mismatch,  // the cluster belongs to another datacenter: never retry
   foreign_root,         // the root holds another system's nodes (Leaf's): never retry
   opaque_key_mismatch,  // the cluster's opaque IDs are made with another key: never retry
+  form_policy_mismatch,  // the cluster hands tags out in other forms (coord/form_policy.hpp)
   workers_exhausted,    // sequential: the node's number is past the layout's workers
   pool_exhausted,       // recycle: every worker ID is in use; retry later
   floors_ahead,  // every worker ID within reach has a floor too far ahead of the clock; retry
@@ -54,7 +55,8 @@ struct CoordError {
   bool fatal() const noexcept {
     return code == CoordErrc::layout_mismatch || code == CoordErrc::strategy_mismatch ||
            code == CoordErrc::datacenter_mismatch || code == CoordErrc::foreign_root ||
-           code == CoordErrc::opaque_key_mismatch || code == CoordErrc::workers_exhausted ||
+           code == CoordErrc::opaque_key_mismatch || code == CoordErrc::form_policy_mismatch ||
+           code == CoordErrc::workers_exhausted ||
            code == CoordErrc::clock;
   }
   // Fatal, and no restart can cure it: the config conflicts with the

@@ -49,6 +49,7 @@ struct CoordinatorOptions {
   std::string advertise;  // "host:port": our name (sequential) and owner token
   std::string state_dir;
   std::string opaque_key;  // the opaque key's fingerprint, recorded in the root; "": none
+  FormPolicy forms;        // forms.default and forms.tags, recorded in the root
 };
 
 class Coordinator {
@@ -158,6 +159,8 @@ class Coordinator {
   // them. False if ZooKeeper could not be read, or the root is gone or names
   // another cluster (then the next step checks it again).
   bool read_migration_floor();
+  // What the root's form policy says against ours (ClusterForms).
+  void read_form_policy(std::string_view root_data);
   // Confirms the floor in force for this session, once per session and floor.
   void confirm_migration_floor();
   // Logs a retry reason at warning level once, then at debug while it repeats.
