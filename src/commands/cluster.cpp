@@ -63,13 +63,17 @@ std::optional<Config> cluster_config(const ClusterOptions& options, std::string_
   return config;
 }
 
+// The root checked against the config as a daemon would check it; with
+// `forms`, its form policy too (create records it; a fence, the restore
+// runbook's first step, is not held up by a forms section).
 Result<coord::RootCheck, coord::CoordError> check_root(coord::ZkSession& zk, const Config& config,
-                                                       const coord::RootIdentity& identity) {
+                                                       const coord::RootIdentity& identity,
+                                                       bool forms) {
   return coord::check_cluster_root(
       zk, config.zookeeper.root, layout_of(config).settings(), config.coordinator.type,
       config.coordinator.datacenter_id,
       config.forms.opaque ? config.forms.opaque->fingerprint() : std::string(), identity,
-      coord::form_policy_of(config.forms));
+      forms ? std::optional(coord::form_policy_of(config.forms)) : std::nullopt);
 }
 
 int exit_code_of(const coord::CoordError& e) { return e.fatal() ? kExitConflict : kExitFailure; }
@@ -127,7 +131,8 @@ int cluster_create(const ClusterOptions& options) {
     vouch.sessions.push_back(session);
   }
   auto checked =
-      check_root(*zk, *config, {std::nullopt, {}, who("create"), /*vouched=*/true, vouch});
+      check_root(*zk, *config, {std::nullopt, {}, who("create"), /*vouched=*/true, vouch},
+                 /*forms=*/true);
   if (!checked) return fail(exit_code_of(checked.error()), checked.error().message);
   const std::string& id = checked.value().cluster_id;
   std::string said;
@@ -218,7 +223,7 @@ int cluster_fence(const ClusterOptions& options) {
   if (!there) return fail(kExitFailure, "cannot read the root: " + there.error().message());
   coord::RootIdentity identity{std::nullopt, {}, who("fence"), false};
   if (!there.value()) identity = {coord::new_cluster_id(), length, who("fence"), false};
-  auto checked = check_root(*zk, *config, identity);
+  auto checked = check_root(*zk, *config, identity, /*forms=*/false);
   if (!checked) return fail(exit_code_of(checked.error()), checked.error().message);
   auto fence = coord::raise_fence(*zk, root, {coord::FenceKind::history_lost, length, reason});
   if (!fence) return fail(kExitFailure, "cannot fence the cluster: " + fence.error().message);

@@ -46,12 +46,12 @@ int set(coord::ZkSession& zk, const Config& config, const FormPolicy& mine) {
     if (!node) return fail(kExitFailure, "cannot read the root: " + node.error().message());
     const auto recorded = coord::recorded_form_policy(node.value().data);
     if (recorded && recorded.value() == mine) {
-      std::cout << fmt::format("the cluster at {} already hands IDs out by this policy: {}\n",
-                               root, describe(mine));
+      std::cout << fmt::format("the cluster at {} already hands IDs out by this policy: {}\n", root,
+                               describe(mine));
       return 0;
     }
-    const auto written = zk.set(root, coord::with_form_policy(node.value().data, mine),
-                                node.value().stat.version);
+    const auto written =
+        zk.set(root, coord::with_form_policy(node.value().data, mine), node.value().stat.version);
     if (!written) {
       if (written.error().code == coord::ZkErrc::bad_version || written.error().outcome_unknown())
         continue;
@@ -102,8 +102,7 @@ int cluster_forms(const std::string& config_file, bool set_policy) {
             config->coordinator.datacenter_id,
             config->forms.opaque ? config->forms.opaque->fingerprint() : std::string());
         !checked) {
-      return fail(checked.error().fatal() ? kExitConflict : kExitFailure,
-                  checked.error().message);
+      return fail(checked.error().fatal() ? kExitConflict : kExitFailure, checked.error().message);
     }
     return set(*zk, *config, mine);
   }

@@ -64,8 +64,7 @@ int pool_floor(const PoolFloorOptions& options) {
   // that a floor can be set before the first daemon starts).
   if (auto checked = coord::check_cluster_root(
           *zk, root, layout.settings(), co.type, co.datacenter_id,
-          config->forms.opaque ? config->forms.opaque->fingerprint() : std::string(), {},
-          coord::form_policy_of(config->forms));
+          config->forms.opaque ? config->forms.opaque->fingerprint() : std::string());
       !checked) {
     return fail(kExitFailure, checked.error().message);
   }

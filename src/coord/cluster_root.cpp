@@ -312,14 +312,13 @@ std::string_view to_string(RootOutcome outcome) noexcept {
   return "joined";
 }
 
-std::optional<CoordError> form_policy_conflict(const std::string& root,
-                                               std::string_view root_data,
+std::optional<CoordError> form_policy_conflict(const std::string& root, std::string_view root_data,
                                                const FormPolicy& ours) {
   const auto recorded = recorded_form_policy(root_data);
   if (!recorded) {
-    return CoordError{CoordErrc::form_policy_mismatch,
-                      fmt::format("{} ({}): fix it with snowflaked cluster forms --set", root,
-                                  recorded.error())};
+    return CoordError{
+        CoordErrc::form_policy_mismatch,
+        fmt::format("{} ({}): fix it with snowflaked cluster forms --set", root, recorded.error())};
   }
   if (!recorded.value() || *recorded.value() == ours) return std::nullopt;
   return CoordError{CoordErrc::form_policy_mismatch,

@@ -267,10 +267,9 @@ void Coordinator::adopt_session() {
 Coordinator::Step Coordinator::check_root() {
   const RootIdentity identity{history_->known_id(), fence_length(options_.settings),
                               token_.describe(), false};
-  auto checked =
-      check_cluster_root(*zk_, options_.root, layout_.settings(), options_.strategy,
-                         options_.settings.datacenter_id, options_.opaque_key, identity,
-                         options_.forms);
+  auto checked = check_cluster_root(*zk_, options_.root, layout_.settings(), options_.strategy,
+                                    options_.settings.datacenter_id, options_.opaque_key, identity,
+                                    options_.forms);
   if (!checked) return setback(checked.error(), "cannot check the cluster's root");
   root_checked_ = true;
   const RootCheck& c = checked.value();

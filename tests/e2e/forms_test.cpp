@@ -9,6 +9,8 @@
 
 #include "../support/child_process.hpp"
 #include "../support/daemon.hpp"
+#include "../support/http_client.hpp"
+#include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
 
@@ -87,6 +89,65 @@ TEST_CASE(
   stop(first);
   stop(same);
   stop(keyless);
+}
+
+TEST_CASE(
+    "forms: the cluster's form policy: a replica without the forms section exits 3; cluster "
+    "forms --set changes it, and a running daemon of the old forms refuses only the tag whose "
+    "form changed",
+    "[forms][coord]") {
+  ZooKeeperServer zk;
+  TempDir dir, s1, s2, s3;
+  const auto key = dir.write("a.key", kKeyA);
+  const json keyed = {{"forms", {{"opaque_key_file", key.string()}}}};
+  json pinned = keyed;
+  pinned["forms"]["tags"] = {{"order", "opaque"}};
+  const auto config = [&](const std::filesystem::path& state, const json& patch) {
+    return cluster_config(zk.hosts(), "recycle", state, patch);
+  };
+  // The first daemon records its forms: order only opaque.
+  Daemon first(config(s1.path(), pinned).dump());
+  wait_ready(first);
+  // A replica deployed without the forms section would hand order out plain.
+  Daemon bare(config(s2.path(), json::object()).dump());
+  const auto refused = bare.process().wait_for_exit(20s);
+  REQUIRE(refused);
+  CHECK(refused->code == 3);
+  CHECK_THAT(bare.process().stderr_text(),
+             Catch::Contains("order opaque") && Catch::Contains("cluster forms --set"));
+  const auto bare_file = dir.write("bare.json", config(s2.path(), json::object()).dump());
+  const auto shown =
+      run_process({snowflaked_binary(), "cluster", "forms", "--config", bare_file.string()});
+  CHECK(shown.status.code == 3);
+  CHECK_THAT(shown.out, Catch::Contains("order opaque") && Catch::Contains("they differ"));
+
+  // The operator pins user to uuid too; the running daemon's config does not.
+  json wider = pinned;
+  wider["forms"]["tags"]["user"] = "uuid";
+  const auto wider_file = dir.write("wider.json", config(s3.path(), wider).dump());
+  const auto set = run_process(
+      {snowflaked_binary(), "cluster", "forms", "--set", "--config", wider_file.string()});
+  INFO(set.out << set.err);
+  REQUIRE(set.status.code == 0);
+  CHECK_THAT(set.out, Catch::Contains("user uuid"));
+  REQUIRE(eventually([&] { return http_get(first.port(), "/id/user")->status == 503; }, 10s));
+  const auto changed = http_get(first.port(), "/id/user");
+  CHECK(json::parse(changed->body)["error"] == "form_policy_changed");
+  CHECK(http_get(first.port(), "/id/order")->status == 200);  // alike under both
+  CHECK(http_get(first.port(), "/ready")->status == 200);
+  CHECK(json::parse(http_get(first.port(), "/status")->body)["cluster"]["form_policy_differs"]
+            .get<std::string>()
+            .find("user uuid") != std::string::npos);
+  CHECK(http_get(first.port(), "/metrics")->body.find("snowflake_form_policy_disagrees 1") !=
+        std::string::npos);
+  // A daemon of the new forms joins; one of the old ones no more.
+  Daemon wide(config(s3.path(), wider).dump());
+  wait_ready(wide);
+  CHECK(json::parse(http_get(wide.port(), "/id/user")->body)["id"].get<std::string>().size() == 36);
+  CHECK(run_process({snowflaked_binary(), "cluster", "forms", "--config", wider_file.string()})
+            .status.code == 0);
+  stop(first);
+  stop(wide);
 }
 
 TEST_CASE("forms: snowflaked get --form and snowflaked decode, every form", "[forms][cli]") {

@@ -85,6 +85,7 @@ const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "bad_form",
                                                           "bad_for",
                                                           "stopping",
+                                                          "form_policy_changed",
                                                           "unauthorized",
                                                           "forbidden"};
 const std::set<unsigned> kDocumentedStatuses{200, 400, 401, 403, 404, 405,

@@ -2,7 +2,7 @@
 // change: each decoder either refuses the text or returns data that encodes
 // to a text it decodes again to the same data. The first byte picks the node
 // (or, 7, Leaf's leaf_alloc rows for `seq import`; 8, the root's cluster ID,
-// fence and vouch).
+// fence, vouch and form policy).
 #include <set>
 #include <string>
 #include <string_view>
@@ -10,6 +10,7 @@
 #include "fuzz_check.hpp"
 #include "snowflake/coord/cluster_identity.hpp"
 #include "snowflake/coord/cluster_vouch.hpp"
+#include "snowflake/coord/form_policy.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_node.hpp"
@@ -100,6 +101,15 @@ void root_identity(std::string_view text) {
     FUZZ_CHECK(!c::vouch_reaches(c::ClusterVouch{{vouch->sessions.front()}, vouch->at_ms}, other,
                                  vouch->at_ms),
                text);
+  }
+  // The form policy: what reads as one is written back as it was, beside
+  // the rest, and is only ever a policy of valid tags.
+  if (const auto forms = c::recorded_form_policy(text); forms && forms.value()) {
+    const auto& policy = *forms.value();
+    for (const auto& [tag, form] : policy.tags) FUZZ_CHECK(snowflake::is_valid_name(tag), text);
+    const std::string written = c::with_form_policy(text, policy);
+    FUZZ_CHECK(c::recorded_form_policy(written).value() == forms.value(), text);
+    FUZZ_CHECK(c::recorded_cluster_id(written) == id, text);
   }
   if (const auto maker = c::recorded_maker_session(text)) {
     FUZZ_CHECK(c::recorded_maker_session(c::with_maker_session(text, *maker)) == maker, text);

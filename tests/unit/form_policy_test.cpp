@@ -26,18 +26,19 @@ TEST_CASE("form policy: recorded beside what the root holds, read back the same"
   CHECK(coord::recorded_form_policy(with).value() == p);
   const json j = json::parse(with);
   CHECK(j["opaque_key"] == "ab12");  // the rest kept
-  CHECK(j["forms"] == json::parse(R"({"default":"plain","tags":{"event":"uuid","order":"opaque"}})"));
+  CHECK(j["forms"] ==
+        json::parse(R"({"default":"plain","tags":{"event":"uuid","order":"opaque"}})"));
   CHECK(describe(p) == "default plain; tags: event uuid, order opaque");
   CHECK(describe(FormPolicy{}) == "default plain, no tag pinned");
 }
 
 TEST_CASE("form policy: a record that is not one is an error, never read as none", "[forms]") {
-  for (const char* bad : {R"({"forms":"plain"})", R"({"forms":{}})",
-                          R"({"forms":{"default":"fancy","tags":{}}})",
-                          R"({"forms":{"default":"plain"}})",
-                          R"({"forms":{"default":"plain","tags":{"a b":"opaque"}}})",
-                          R"({"forms":{"default":"plain","tags":{"order":"sealed"}}})",
-                          R"({"forms":{"default":"plain","tags":{"..":"opaque"}}})"}) {
+  for (const char* bad :
+       {R"({"forms":"plain"})", R"({"forms":{}})", R"({"forms":{"default":"fancy","tags":{}}})",
+        R"({"forms":{"default":"plain"}})",
+        R"({"forms":{"default":"plain","tags":{"a b":"opaque"}}})",
+        R"({"forms":{"default":"plain","tags":{"order":"sealed"}}})",
+        R"({"forms":{"default":"plain","tags":{"..":"opaque"}}})"}) {
     INFO(bad);
     const auto read = coord::recorded_form_policy(bad);
     REQUIRE_FALSE(read);

@@ -71,8 +71,7 @@ Result<RootCheck, CoordError> check_cluster_root(
 // What a root's recorded form policy says against `ours`: nothing when it
 // records none or the same; else form_policy_mismatch naming both (or what
 // is wrong with the record), and how to change the cluster's.
-std::optional<CoordError> form_policy_conflict(const std::string& root,
-                                               std::string_view root_data,
+std::optional<CoordError> form_policy_conflict(const std::string& root, std::string_view root_data,
                                                const FormPolicy& ours);
 
 }  // namespace snowflake::coord

@@ -12,15 +12,15 @@
 namespace snowflake::coord {
 
 enum class CoordErrc {
-  zookeeper,            // a ZooKeeper call failed (see zk); retry later
-  layout_mismatch,      // the cluster's ID layout differs from ours: never retry
-  strategy_mismatch,    // the cluster's worker-ID strategy differs from ours: never retry
-  datacenter_mismatch,  // the cluster belongs to another datacenter: never retry
-  foreign_root,         // the root holds another system's nodes (Leaf's): never retry
-  opaque_key_mismatch,  // the cluster's opaque IDs are made with another key: never retry
+  zookeeper,             // a ZooKeeper call failed (see zk); retry later
+  layout_mismatch,       // the cluster's ID layout differs from ours: never retry
+  strategy_mismatch,     // the cluster's worker-ID strategy differs from ours: never retry
+  datacenter_mismatch,   // the cluster belongs to another datacenter: never retry
+  foreign_root,          // the root holds another system's nodes (Leaf's): never retry
+  opaque_key_mismatch,   // the cluster's opaque IDs are made with another key: never retry
   form_policy_mismatch,  // the cluster hands tags out in other forms (coord/form_policy.hpp)
-  workers_exhausted,    // sequential: the node's number is past the layout's workers
-  pool_exhausted,       // recycle: every worker ID is in use; retry later
+  workers_exhausted,     // sequential: the node's number is past the layout's workers
+  pool_exhausted,        // recycle: every worker ID is in use; retry later
   floors_ahead,  // every worker ID within reach has a floor too far ahead of the clock; retry
   held,          // another live session holds the worker ID (its alive node); retry
   unusable,      // a node's data cannot be read, so its floor is unknown: never use it
@@ -56,8 +56,7 @@ struct CoordError {
     return code == CoordErrc::layout_mismatch || code == CoordErrc::strategy_mismatch ||
            code == CoordErrc::datacenter_mismatch || code == CoordErrc::foreign_root ||
            code == CoordErrc::opaque_key_mismatch || code == CoordErrc::form_policy_mismatch ||
-           code == CoordErrc::workers_exhausted ||
-           code == CoordErrc::clock;
+           code == CoordErrc::workers_exhausted || code == CoordErrc::clock;
   }
   // Fatal, and no restart can cure it: the config conflicts with the
   // cluster's root (or the root is another system's), or a sequential
