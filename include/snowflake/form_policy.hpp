@@ -33,7 +33,9 @@ struct FormPolicy {
   // Whether `tag` goes out alike under this policy and one that pins it to
   // `pin` (or not) with `default_form`: pinned to the same form, or pinned
   // by neither with the same default (a tag pinned by one only may be asked
-  // for in any form by ?form= under the other).
+  // for in any form by ?form= under the other). Alike, not merely no looser:
+  // a replica stricter than the cluster also refuses the tag, so that every
+  // replica answers a tag's requests one way.
   bool agrees_on(std::string_view tag, std::optional<IdForm> pin, IdForm other_default) const {
     const auto mine = pinned(tag);
     if (mine != pin) return false;

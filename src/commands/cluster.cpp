@@ -64,8 +64,9 @@ std::optional<Config> cluster_config(const ClusterOptions& options, std::string_
 }
 
 // The root checked against the config as a daemon would check it; with
-// `forms`, its form policy too (create records it; a fence, the restore
-// runbook's first step, is not held up by a forms section).
+// `forms`, the config's form policy recorded with a root made new (create;
+// on a cluster that runs, `cluster forms` is the command for it), never
+// compared: create and fence are not held up by a forms section.
 Result<coord::RootCheck, coord::CoordError> check_root(coord::ZkSession& zk, const Config& config,
                                                        const coord::RootIdentity& identity,
                                                        bool forms) {
@@ -73,7 +74,8 @@ Result<coord::RootCheck, coord::CoordError> check_root(coord::ZkSession& zk, con
       zk, config.zookeeper.root, layout_of(config).settings(), config.coordinator.type,
       config.coordinator.datacenter_id,
       config.forms.opaque ? config.forms.opaque->fingerprint() : std::string(), identity,
-      forms ? std::optional(coord::form_policy_of(config.forms)) : std::nullopt);
+      forms ? std::optional(coord::RootForms{coord::form_policy_of(config.forms), false})
+            : std::nullopt);
 }
 
 int exit_code_of(const coord::CoordError& e) { return e.fatal() ? kExitConflict : kExitFailure; }

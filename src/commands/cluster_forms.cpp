@@ -9,12 +9,14 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <iostream>
 
 #include "commands.hpp"
 #include "common.hpp"
 #include "snowflake/coord/cluster_root.hpp"
 #include "snowflake/coord/form_policy.hpp"
+#include "snowflake/time_format.hpp"
 
 namespace snowflake::commands {
 
@@ -57,16 +59,20 @@ int set(coord::ZkSession& zk, const Config& config, const FormPolicy& mine) {
         continue;
       return fail(kExitFailure, "cannot record the policy: " + written.error().message());
     }
+    const auto holds = std::chrono::system_clock::now() + config.coordinator.lease_timeout;
     std::cout << fmt::format(
-        "the cluster at {} hands IDs out by ({}) from now on, where it was ({}).\n"
+        "the cluster at {} hands IDs out by ({}), where it was ({}).\n"
         "Daemons whose forms section says otherwise refuse each tag whose form changed (503 "
-        "form_policy_changed) as soon as they read it, and do not start again (exit 3) until "
-        "their config is this one's; a daemon cut off from ZooKeeper issues no ID once its "
-        "lease runs out ({} ms)\n",
+        "form_policy_changed) as soon as they read it (they watch the root), and do not start "
+        "again (exit 3) until their config is this one's. A daemon cut off from ZooKeeper now "
+        "reads it when it is back, and issues no ID once its lease runs out: by {} every "
+        "daemon holds to it (coordinator.lease_timeout_ms from now)\n",
         root, describe(mine),
         recorded ? (recorded.value() ? describe(*recorded.value()) : "none recorded")
                  : "not a policy",
-        config.coordinator.lease_timeout.count());
+        format_iso8601_ms(
+            std::chrono::duration_cast<std::chrono::milliseconds>(holds.time_since_epoch())
+                .count()));
     return 0;
   }
   return fail(kExitFailure, fmt::format("{} kept changing while being written", root));

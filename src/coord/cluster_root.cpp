@@ -333,9 +333,8 @@ std::optional<CoordError> form_policy_conflict(const std::string& root, std::str
 Result<RootCheck, CoordError> check_cluster_root(
     ZkSession& zk, const std::string& root, const LayoutSettings& layout, CoordinatorType strategy,
     std::uint32_t datacenter_id, std::string_view opaque_key, const RootIdentity& identity,
-    const std::optional<FormPolicy>& forms) {
-  std::string mine = encode_root(layout, strategy, datacenter_id, opaque_key);
-  if (forms) mine = with_form_policy(mine, *forms);
+    const std::optional<RootForms>& forms) {
+  const std::string mine = encode_root(layout, strategy, datacenter_id, opaque_key);
   if (const auto slash = root.rfind('/'); slash > 0) {
     BOOST_OUTCOME_TRY(zk.ensure_path(root.substr(0, slash)));
   }
@@ -343,7 +342,9 @@ Result<RootCheck, CoordError> check_cluster_root(
   for (int attempt = 0; attempt < 5; ++attempt) {
     BOOST_OUTCOME_TRY(found, zk.try_get(root));
     if (!found) {
-      BOOST_OUTCOME_TRY(made, make_root(zk, root, mine, identity));
+      BOOST_OUTCOME_TRY(
+          made,
+          make_root(zk, root, forms ? with_form_policy(mine, forms->policy) : mine, identity));
       if (made) return std::move(*made);
       continue;  // made by someone else meanwhile (or by our own lost create): read it
     }
@@ -360,23 +361,26 @@ Result<RootCheck, CoordError> check_cluster_root(
             contradiction(root, data, fields, layout, strategy, datacenter_id, opaque_key)) {
       return std::move(*conflict);
     }
-    if (forms) {
-      if (auto conflict = form_policy_conflict(root, data, *forms)) return std::move(*conflict);
+    if (forms && forms->compare) {
+      if (auto conflict = form_policy_conflict(root, data, forms->policy))
+        return std::move(*conflict);
     }
     BOOST_OUTCOME_TRY(identified, identify(zk, root, data, identity));
     auto& [check, fence_to_add] = identified;
     const bool recorded_id = recorded_cluster_id(data).has_value();
     const bool datacenter_recorded = layout.datacenter_bits == 0 || datacenter_of(fields);
     const bool key_recorded = opaque_key.empty() || !opaque_key_of(fields).empty();
-    const bool forms_recorded = !forms || fields.contains("forms");
+    // A new cluster's (no ID yet) gets ours; one that runs already, none.
+    const bool add_forms = forms && !recorded_id && !fields.contains("forms");
     if (strategy_of(fields) == to_string(strategy) && datacenter_recorded && key_recorded &&
-        forms_recorded && recorded_id && !fence_to_add) {
+        recorded_id && !fence_to_add) {
       return check;
     }
     // Created empty, written before strategies (or datacenters, keys, IDs)
     // were recorded, or to be fenced: record ours unless someone else writes
     // first, keeping whatever else it holds (a migration floor, a key).
     std::string record = with_cluster_id(merged(fields, mine), check.cluster_id);
+    if (add_forms) record = with_form_policy(record, forms->policy);
     if (fence_to_add) {
       check.fence = check.fence ? combined(*check.fence, *fence_to_add) : *fence_to_add;
       record = with_fence(record, *check.fence);

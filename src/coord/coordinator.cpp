@@ -267,11 +267,17 @@ void Coordinator::adopt_session() {
 Coordinator::Step Coordinator::check_root() {
   const RootIdentity identity{history_->known_id(), fence_length(options_.settings),
                               token_.describe(), false};
-  auto checked = check_cluster_root(*zk_, options_.root, layout_.settings(), options_.strategy,
-                                    options_.settings.datacenter_id, options_.opaque_key, identity,
-                                    options_.forms);
+  // The config's forms at the first check (exit 3 if the cluster's
+  // differ); later, the policy last read from the cluster, for a root made
+  // again (cluster_root.hpp, RootForms, says why no later check compares).
+  const RootForms forms =
+      cluster_forms_ ? RootForms{*cluster_forms_, false} : RootForms{options_.forms, true};
+  auto checked =
+      check_cluster_root(*zk_, options_.root, layout_.settings(), options_.strategy,
+                         options_.settings.datacenter_id, options_.opaque_key, identity, forms);
   if (!checked) return setback(checked.error(), "cannot check the cluster's root");
   root_checked_ = true;
+  if (!cluster_forms_) cluster_forms_ = options_.forms;  // the cluster's, or recorded now
   const RootCheck& c = checked.value();
   switch (c.outcome) {
     case RootOutcome::wiped:
@@ -746,6 +752,7 @@ void Coordinator::read_form_policy(std::string_view root_data) {
   // form in doubt (the root check refuses it at the next claim).
   const std::optional<FormPolicy> cluster =
       recorded ? std::optional(recorded.value().value_or(options_.forms)) : std::nullopt;
+  if (recorded && recorded.value()) cluster_forms_ = *recorded.value();
   const bool disagreed = gauges_.forms.disagrees();
   gauges_.forms.record(cluster, options_.forms);
   if (gauges_.forms.disagrees() && !disagreed) {

@@ -265,6 +265,14 @@ Response ready(std::string_view query, RouterContext& ctx) {
         kRetrySoon);
   }
   if (kind.value() == ReadyFor::seq) return ready_for_sequences(ctx);
+  // A root whose forms record is not a policy: no tag's form can be vouched
+  // for, every ID is refused, so the daemon is not ready either.
+  if (ctx.coordination.forms.disagrees() && !ctx.coordination.forms.disagreeing()) {
+    return unavailable_response("form_policy_changed",
+                                "the cluster's form policy cannot be read (snowflaked cluster "
+                                "forms --set records one): no ID is handed out here",
+                                kRetrySoon);
+  }
   const IdGenerator* generator = issuer(ctx);
   if (!generator) return lease_unavailable(ctx.lease.state(), ctx);
   if (const auto refusal = generator->check()) return generator_refusal(*refusal, ctx);

@@ -102,6 +102,7 @@ TEST_CASE(
   const json keyed = {{"forms", {{"opaque_key_file", key.string()}}}};
   json pinned = keyed;
   pinned["forms"]["tags"] = {{"order", "opaque"}};
+  pinned["http"] = {{"io_threads", 1}, {"leaf_compat", true}};
   const auto config = [&](const std::filesystem::path& state, const json& patch) {
     return cluster_config(zk.hosts(), "recycle", state, patch);
   };
@@ -130,11 +131,21 @@ TEST_CASE(
   INFO(set.out << set.err);
   REQUIRE(set.status.code == 0);
   CHECK_THAT(set.out, Catch::Contains("user uuid"));
-  REQUIRE(eventually([&] { return http_get(first.port(), "/id/user")->status == 503; }, 10s));
+  const auto status_of = [&](const Daemon& d, const std::string& target) {
+    const auto r = http_get(d.port(), target);
+    return r ? r->status : 0u;
+  };
+  REQUIRE(eventually([&] { return status_of(first, "/id/user") == 503; }, 10s));
   const auto changed = http_get(first.port(), "/id/user");
+  REQUIRE(changed);
   CHECK(json::parse(changed->body)["error"] == "form_policy_changed");
-  CHECK(http_get(first.port(), "/id/order")->status == 200);  // alike under both
-  CHECK(http_get(first.port(), "/ready")->status == 200);
+  // Every way of asking for user: a batch, another form, Leaf's route.
+  CHECK(status_of(first, "/id/user?count=5") == 503);
+  CHECK(status_of(first, "/id/user?form=uuid") == 503);
+  CHECK(status_of(first, "/api/snowflake/get/user") == 503);
+  CHECK(status_of(first, "/id/order") == 200);    // pinned alike under both
+  CHECK(status_of(first, "/id/invoice") == 200);  // pinned by neither, one default
+  CHECK(status_of(first, "/ready") == 200);       // it serves the rest
   CHECK(json::parse(http_get(first.port(), "/status")->body)["cluster"]["form_policy_differs"]
             .get<std::string>()
             .find("user uuid") != std::string::npos);
@@ -146,6 +157,19 @@ TEST_CASE(
   CHECK(json::parse(http_get(wide.port(), "/id/user")->body)["id"].get<std::string>().size() == 36);
   CHECK(run_process({snowflaked_binary(), "cluster", "forms", "--config", wider_file.string()})
             .status.code == 0);
+  // A record that is not a policy: no tag's form can be vouched for, and the
+  // daemons say they are not ready; --set records one again.
+  auto session = connect(zk);
+  auto root = json::parse(session->get("/snowflake/e2e").value().data);
+  root["forms"] = "opaque";
+  REQUIRE(session->set("/snowflake/e2e", root.dump(), -1));
+  REQUIRE(eventually([&] { return status_of(wide, "/ready") == 503; }, 10s));
+  CHECK(status_of(wide, "/id/invoice") == 503);
+  REQUIRE(run_process(
+              {snowflaked_binary(), "cluster", "forms", "--set", "--config", wider_file.string()})
+              .status.code == 0);
+  REQUIRE(eventually([&] { return status_of(wide, "/ready") == 200; }, 10s));
+  CHECK(status_of(wide, "/id/user") == 200);
   stop(first);
   stop(wide);
 }

@@ -142,46 +142,53 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "cluster root: the form policy is recorded by the first daemon that checks it; a replica "
-    "whose forms say otherwise (its forms section left out) is refused naming both",
+    "cluster root: a new cluster records the form policy of the config that makes it; a "
+    "daemon's first check with other forms (its forms section left out) is refused naming both",
     "[zk][layout][forms]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
   const LayoutSettings ours{};
   const FormPolicy opaque_orders{IdForm::plain, {{"order", IdForm::opaque}}};
-  // A tool that gives no policy (pool status) records none.
-  REQUIRE(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle));
-  CHECK_FALSE(nlohmann::json::parse(s->get(kRoot).value().data).contains("forms"));
-  // The first daemon records its own beside what is there.
-  REQUIRE(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, "aaaa1111", {},
-                             opaque_orders));
+  const auto check = [&](const std::string& root, const FormPolicy& forms, bool compare = true) {
+    return check_cluster_root(*s, root, ours, CoordinatorType::recycle, 0, "aaaa1111", {},
+                              RootForms{forms, compare});
+  };
+  // Made now: recorded beside the rest.
+  REQUIRE(check(kRoot, opaque_orders));
   const auto recorded = nlohmann::json::parse(s->get(kRoot).value().data);
   CHECK(recorded.at("forms").at("tags").at("order") == "opaque");
   CHECK(recorded.at("opaque_key") == "aaaa1111");
-  CHECK(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, "aaaa1111", {},
-                           opaque_orders));
+  CHECK(check(kRoot, opaque_orders));
   // Without the forms section: refused for good (exit 3), naming both.
-  const auto bare =
-      check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, {}, {}, FormPolicy{});
+  const auto bare = check(kRoot, FormPolicy{});
   REQUIRE(bare.has_error());
   CHECK(bare.error().code == CoordErrc::form_policy_mismatch);
   CHECK(bare.error().permanent());
   CHECK_THAT(bare.error().message, Catch::Contains("order opaque") &&
                                        Catch::Contains("no tag pinned") &&
                                        Catch::Contains("cluster forms --set"));
-  // Everything by default opaque is another policy too, though order goes out opaque.
-  CHECK(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, "aaaa1111", {},
-                           FormPolicy{IdForm::opaque, {}})
-            .error()
-            .code == CoordErrc::form_policy_mismatch);
+  // Everything opaque by default is another policy too, though order goes out opaque.
+  CHECK(check(kRoot, FormPolicy{IdForm::opaque, {}}).error().code ==
+        CoordErrc::form_policy_mismatch);
+  // A later check (a new session) compares nothing and changes nothing.
+  CHECK(check(kRoot, FormPolicy{}, /*compare=*/false));
+  CHECK(nlohmann::json::parse(s->get(kRoot).value().data).at("forms") == recorded.at("forms"));
   // A record that is not a policy is refused, never read as none.
-  auto data = nlohmann::json::parse(s->get(kRoot).value().data);
+  auto data = recorded;
   data["forms"] = "plain";
   REQUIRE(s->set(kRoot, data.dump(), -1));
-  CHECK(check_cluster_root(*s, kRoot, ours, CoordinatorType::recycle, 0, "aaaa1111", {},
-                           opaque_orders)
-            .error()
-            .code == CoordErrc::form_policy_mismatch);
+  CHECK(check(kRoot, opaque_orders).error().code == CoordErrc::form_policy_mismatch);
+
+  // A cluster that ran before policies were recorded gets none added: which
+  // replica's config would it be? Any forms join it.
+  REQUIRE(check_cluster_root(*s, "/older", ours, CoordinatorType::recycle));
+  CHECK(check("/older", opaque_orders));
+  CHECK(check("/older", FormPolicy{}));
+  CHECK_FALSE(nlohmann::json::parse(s->get("/older").value().data).contains("forms"));
+  // A root made empty (by a path, not a daemon) is a new cluster: recorded.
+  REQUIRE(s->create("/empty", ""));
+  REQUIRE(check("/empty", opaque_orders));
+  CHECK(nlohmann::json::parse(s->get("/empty").value().data).contains("forms"));
 }
 
 TEST_CASE(

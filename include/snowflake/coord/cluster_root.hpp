@@ -56,17 +56,31 @@ struct RootCheck {
   std::optional<ClusterFence> fence{};  // the fence in force after the check
 };
 
+// The form policy a root check records and compares (form_policy.hpp).
+struct RootForms {
+  // Recorded with a root made now (or one without a cluster ID yet: a new
+  // cluster). A root of a cluster that runs already gets none added: which
+  // replica's config would it be? `snowflaked cluster forms --set` says.
+  FormPolicy policy;
+  // Compared with what the root records: a daemon's first check (exit 3),
+  // cluster create. A daemon's later checks only record (a root made again
+  // after a wipe gets the policy last read from the cluster): one that
+  // reads a changed policy refuses the tags in dispute (ClusterForms), and
+  // a new session does not turn that into an exit.
+  bool compare = true;
+};
+
 // Stores `layout`, `strategy`, `datacenter_id`, the opaque key's
-// fingerprint (if any) and the form policy (if given) in `root` if nobody
-// has yet (a root written before they were recorded gets ours added), else
-// compares; gives the root a cluster ID if it has none, and fences it as
-// `identity` requires. Errors: layout_mismatch, strategy_mismatch,
-// datacenter_mismatch, opaque_key_mismatch, form_policy_mismatch (naming
-// both), zookeeper.
+// fingerprint (if any) and the form policy (if given, as RootForms says) in
+// `root` if nobody has yet (a root written before they were recorded gets
+// ours added), else compares; gives the root a cluster ID if it has none,
+// and fences it as `identity` requires. Errors: layout_mismatch,
+// strategy_mismatch, datacenter_mismatch, opaque_key_mismatch,
+// form_policy_mismatch (naming both), zookeeper.
 Result<RootCheck, CoordError> check_cluster_root(
     ZkSession& zk, const std::string& root, const LayoutSettings& layout, CoordinatorType strategy,
     std::uint32_t datacenter_id = 0, std::string_view opaque_key = {},
-    const RootIdentity& identity = {}, const std::optional<FormPolicy>& forms = std::nullopt);
+    const RootIdentity& identity = {}, const std::optional<RootForms>& forms = std::nullopt);
 
 // What a root's recorded form policy says against `ours`: nothing when it
 // records none or the same; else form_policy_mismatch naming both (or what

@@ -161,6 +161,9 @@ class Coordinator {
   bool read_migration_floor();
   // What the root's form policy says against ours (ClusterForms).
   void read_form_policy(std::string_view root_data);
+  // The cluster's form policy as last read (or, once checked, ours): what a
+  // later root check records if it has to make the root again.
+  std::optional<FormPolicy> cluster_forms_;
   // Confirms the floor in force for this session, once per session and floor.
   void confirm_migration_floor();
   // Logs a retry reason at warning level once, then at debug while it repeats.

@@ -7,11 +7,12 @@
 //
 //   <root>  {..., "forms": {"default": "plain", "tags": {"order": "opaque"}}}
 //
-// written with the root (or by the first daemon to check a root recorded
-// before policies were), changed only by `snowflaked cluster forms --set`.
-// A daemon whose config says otherwise does not start (exit 3); a running
-// one that meets a changed policy (the coordinator watches the root) stops
-// issuing IDs, and is not ready, until it is restarted with the cluster's.
+// written with a new cluster's root (RootForms in cluster_root.hpp), or by
+// `snowflaked cluster forms --set`, which alone changes it. A daemon whose
+// config says otherwise does not start (exit 3); a running one that reads a
+// changed policy (the coordinator watches the root) refuses each tag whose
+// form the two disagree on, and serves the rest, until it is restarted with
+// the cluster's (ClusterForms in form_policy.hpp).
 
 #include <optional>
 #include <string>
