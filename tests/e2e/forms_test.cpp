@@ -92,7 +92,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "forms: the cluster's form policy: a replica without the forms section exits 3; cluster "
+    "forms: the cluster's form policy: a replica without the forms section exits 3, cluster "
     "forms --set changes it, and a running daemon of the old forms refuses only the tag whose "
     "form changed",
     "[forms][coord]") {

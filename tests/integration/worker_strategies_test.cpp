@@ -142,7 +142,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "cluster root: a new cluster records the form policy of the config that makes it; a "
+    "cluster root: a new cluster records the form policy of the config that makes it, and a "
     "daemon's first check with other forms (its forms section left out) is refused naming both",
     "[zk][layout][forms]") {
   ZooKeeperServer zk;

@@ -63,7 +63,7 @@ TEST_CASE("form policy: a tag agrees when pinned alike, or pinned by neither wit
   CHECK_FALSE(cluster.agrees_on("user", IdForm::plain, IdForm::plain));
 }
 
-TEST_CASE("cluster forms: every tag allowed while the cluster agrees; then only those alike",
+TEST_CASE("cluster forms: every tag allowed while the cluster agrees, then only those alike",
           "[forms]") {
   ClusterForms forms;
   const auto mine = policy(IdForm::plain, {});
