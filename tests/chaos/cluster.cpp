@@ -34,9 +34,7 @@ std::string describe(const test::ExitStatus& s) {
 std::map<std::string, std::string> sanitizer_env() {
   // Sanitizer reports must not look like "refused to start" (exit 1).
   return {{"ASAN_OPTIONS", "verify_asan_link_order=0:exitcode=99"},
-          {"UBSAN_OPTIONS", "halt_on_error=1:exitcode=98"},
-          {"LSAN_OPTIONS",
-           "suppressions=" SNOWFLAKE_SOURCE_DIR "/tests/lsan.supp:print_suppressions=0"}};
+          {"UBSAN_OPTIONS", "halt_on_error=1:exitcode=98"}};
 }
 
 }  // namespace

@@ -234,7 +234,9 @@ TEST_CASE(
   }));
 
   zk.restore(backup);
-  const auto fenced = cli(a, {"cluster", "fence", "--timeout", "30000"});
+  // Right after the restore, as the runbook runs it: ZooKeeper may still be
+  // loading its copy (a loaded machine takes longer than a connect timeout).
+  const auto fenced = cli(a, {"cluster", "fence", "--wait", "30000", "--timeout", "30000"});
   INFO(fenced.out << fenced.err);
   REQUIRE(fenced.status.code == 0);
   CHECK_THAT(fenced.out, Catch::Contains("fenced until") && Catch::Contains("invoice"));
@@ -403,7 +405,7 @@ TEST_CASE(
   loads.push_back(std::make_unique<Loaded>(c));
   // A range from the restored counter, then at once the runbook's command.
   REQUIRE(eventually([&] { return next_of(zk, "invoice") > restored_next; }, 30s));
-  const auto fenced = cli(b, {"cluster", "fence", "--timeout", "30000"});
+  const auto fenced = cli(b, {"cluster", "fence", "--wait", "30000", "--timeout", "30000"});
   INFO(fenced.out << fenced.err);
   REQUIRE(fenced.status.code == 0);
   a.process().send_signal(SIGCONT);
