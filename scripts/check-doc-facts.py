@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""The docs say what the code does, wherever a fact can be read off both
+mechanically (check-docs.py only sees that links resolve):
+
+- exit codes: the table of docs/operations.md, "Exit codes", has a row for
+  each constant of src/commands/common.hpp and no other; every exit code a
+  doc or the usage text names is one of them; a condition the code gives a
+  fixed code (another layout: kExitConflict) is never said to exit with
+  another;
+- the config file: a doc names no config file but the one the package
+  installs (packaging/debian/conffiles), a file of the tree, or a
+  placeholder;
+- routes: every path the router serves is in docs/openapi.yaml and back,
+  and each is in the route tables of README.md and docs/api.md;
+- config keys: every key the parser reads (src/config*.cpp) is a row of
+  docs/configuration.md's key table and back; the environment table
+  matches kOverridableKeys;
+- figures: each figure README.md cites beside a link (4,096,000) is in the
+  section it links to; the span a sequence buffer lasts ("13.5 to 28.5
+  minutes of its rate") follows from the defaults of SequenceSettings.
+
+Exits 1 naming each mismatch. Run by CTest (label docs); tests/docs/
+doc_facts_test.py plants mismatches in a copy to see each one caught.
+
+Usage: check-doc-facts.py [SOURCE_DIR]   (default: this checkout)
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parent.parent)
+ROOT = ROOT.resolve()
+
+# A condition the code always gives the same exit code, and how docs word
+# it. A doc naming one of these and an exit code in the same clause must
+# name that code. (src/commands/common.hpp says which condition is which.)
+CONDITIONS = {
+    r"another (?:ID )?layout|another strategy|different strategies|a Leaf node|not new":
+        "kExitConflict",
+    r"bad (?:key|flag|config|command line)|unknown key|wrong value": "kExitUsage",
+    r"in use by another|directory in use": "kExitFailure",
+}
+EXIT_STATEMENT = r"(?:\(exit|exits?|exited|is exit|exit code) (\d+)((?:(?:,| and| or) \d+\b)*)"
+# The JsonSection variables of the config parser and the section each reads;
+# None for sections whose keys are not fixed (a helper's, the tags' object).
+SECTIONS = {"root": "", "layout": "layout", "gen": "generator", "coord": "coordinator",
+            "zk": "zookeeper", "http": "http", "seq": "sequences", "forms": "forms",
+            "section": None, "by_tag": None}
+FIGURE = re.compile(r"\b\d{1,3}(?:,\d{3})+\b|\b\d+\.\d+\b")
+
+
+def read(rel):
+    return (ROOT / rel).read_text()
+
+
+def docs():
+    """README.md and docs/*.md, by name."""
+    return {p.relative_to(ROOT).as_posix(): p.read_text()
+            for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
+
+
+def prose(text):
+    """Text outside fenced blocks (each left as its blank lines, so that line
+    numbers hold)."""
+    return re.sub(r"^```.*?^```", lambda m: "\n" * m.group(0).count("\n"), text,
+                  flags=re.S | re.M)
+
+
+def loose(pattern):
+    """A pattern whose spaces match any run of white space: a phrase may wrap."""
+    return pattern.replace(" ", r"\s+")
+
+
+def line_of(text, pos):
+    return text.count("\n", 0, pos) + 1
+
+
+def section(text, title):
+    """The text under the heading `title` (fenced blocks left out, where a
+    shell comment would pass for a heading), to the next heading as high."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    m = re.search(rf"^(#+) {re.escape(title)}\s*$", text, re.M)
+    if not m:
+        return None
+    rest = text[m.end():]
+    end = re.search(rf"^#{{1,{len(m.group(1))}}} ", rest, re.M)
+    return rest[:end.start()] if end else rest
+
+
+def exit_codes(wrong):
+    code = {name: int(n) for name, n in re.findall(
+        r"inline constexpr int (kExit\w+) = (\d+);", read("src/commands/common.hpp"))}
+    codes = set(code.values())
+    table = section(read("docs/operations.md"), "Exit codes") or ""
+    rows = {int(n) for n in re.findall(r"^\| (\d+) \|", table, re.M)}
+    if not code:
+        wrong.append("src/commands/common.hpp: no kExit* constants found")
+    for n in sorted(rows - codes):
+        wrong.append(f"docs/operations.md, Exit codes: a row for exit code {n}, "
+                     "which src/commands/common.hpp does not define")
+    for n in sorted(codes - rows):
+        wrong.append(f"docs/operations.md, Exit codes: no row for exit code {n}")
+    texts = {name: prose(text) for name, text in docs().items()}
+    usage = read("src/commands/command_line.cpp")
+    texts["src/commands/command_line.cpp"] = usage
+    for name, text in texts.items():
+        for m in re.finditer(loose(EXIT_STATEMENT), text, re.I):
+            for n in [m.group(1), *re.findall(r"\d+", m.group(2))]:
+                if int(n) not in codes:
+                    wrong.append(f"{name}:{line_of(text, m.start())}: names exit code {n}, which "
+                                 "src/commands/common.hpp does not define")
+        for m in re.finditer(loose(r"Exit codes: ((?:\d+ [^,]+, )+\d+)"), text):
+            said = {int(n) for n in re.findall(r"(?:^|,\s+)(\d+)\b", m.group(1))}
+            if said != codes:
+                wrong.append(f"{name}:{line_of(text, m.start())}: its list of exit codes "
+                             f"({sorted(said)}) is not the code's ({sorted(codes)})")
+        for condition, constant in CONDITIONS.items():
+            pattern = loose(rf"({condition})[^.;:()]{{0,80}}?{EXIT_STATEMENT}")
+            for m in re.finditer(pattern, text, re.I):
+                if int(m.group(2)) != code.get(constant):
+                    said = " ".join(m.group(0).split())
+                    wrong.append(f'{name}:{line_of(text, m.start())}: "{said}": {m.group(1)} '
+                                 f"exits {code.get(constant)} ({constant})")
+
+
+def config_file_names(wrong):
+    installed = {line.strip() for line in read("packaging/debian/conffiles").splitlines()
+                 if line.strip().endswith(".json")}
+    for name, text in docs().items():
+        for m in re.finditer(r"/etc/snowflaked/[\w.-]+\.json", text):
+            if m.group(0) not in installed:
+                wrong.append(f"{name}:{line_of(text, m.start())}: names {m.group(0)}; the package "
+                             f"installs {sorted(installed)}")
+        for m in re.finditer(r"--config[ =]([^\s`)\]]+)", text):
+            arg = m.group(1)
+            if arg.startswith("/etc/snowflaked/"):
+                continue  # judged above
+            placeholder = arg.isupper() or arg[0] in "<$["
+            if not placeholder and not (ROOT / arg).is_file():
+                wrong.append(f"{name}:{line_of(text, m.start())}: --config {arg}: neither the "
+                             f"installed {sorted(installed)} nor a file of the tree")
+        for m in re.finditer(r"(?<![\w/.-])config\.json\b", text):
+            wrong.append(f"{name}:{line_of(text, m.start())}: names config.json; the package "
+                         f"installs {sorted(installed)}")
+
+
+def routes(wrong):
+    served = re.findall(r'path(?: == |\.starts_with\()"(/[^"]*)"',
+                        re.search(r"Route route_of\(.*?\n}", read("src/http/router.cpp"),
+                                  re.S).group(0))
+    documented = re.findall(r"^  (/\S*):\s*$", read("docs/openapi.yaml"), re.M)
+    if not served or not documented:
+        wrong.append("no routes found in src/http/router.cpp's route_of or docs/openapi.yaml")
+    # The router matches /id/ as a prefix; OpenAPI spells it /id/{tag}.
+    for path in served:
+        if not any(p == path or (path.endswith("/") and re.fullmatch(
+                re.escape(path) + r"\{\w+\}", p)) for p in documented):
+            wrong.append(f"src/http/router.cpp serves {path}, which docs/openapi.yaml lacks")
+    for p in documented:
+        if not any(p == s or p.startswith(s) and s.endswith("/") for s in served):
+            wrong.append(f"docs/openapi.yaml has {p}, which src/http/router.cpp does not serve")
+    all_docs = docs()
+    for name in ("README.md", "docs/api.md"):
+        rows = "\n".join(line for line in all_docs[name].splitlines() if line.startswith("|"))
+        for p in documented:
+            spelled = re.sub(r"\{(\w+)\}", r"<\1>", p)
+            if not re.search(rf"`GET {re.escape(spelled)}[`?\[ ]", rows):
+                wrong.append(f"{name}: its route table lacks GET {spelled}")
+
+
+def config_keys(wrong):
+    """The keys the parser reads: a section's getter called with a literal
+    key (coord.integer("min_id", ...)), a helper given the section and a key
+    (read_secret_line(zk, "auth_file", ...)), or a local lambda of the
+    function reading one section (ms("lease_timeout_ms", ...))."""
+    keys = set()
+    for path in sorted((ROOT / "src").glob("config*.cpp")):
+        current, lambdas = None, set()
+        for line in path.read_text().splitlines():
+            if m := re.match(r"\S.*\bJsonSection&? (\w+)[,)]", line):
+                current, lambdas = m.group(1), set()  # a function of one section begins
+            for var in re.findall(r"\bJsonSection&? (\w+)", line):
+                if var not in SECTIONS:
+                    wrong.append(f"{path.relative_to(ROOT)}: JsonSection {var}: add it to "
+                                 "SECTIONS in scripts/check-doc-facts.py")
+            lambdas.update(re.findall(r"\bauto (\w+) = \[&\]\(const char\* key", line))
+            reads = re.findall(r"\b(\w+)\.(?:integer|string|boolean|choice|string_list|raw)"
+                               r'\("(\w+)"', line) + re.findall(r'\b\w+\((\w+), "(\w+)"', line)
+            reads += [(current, key) for name, key in re.findall(r'\b(\w+)\("(\w+)"', line)
+                      if name in lambdas]
+            for var, key in reads:
+                if SECTIONS.get(var) is not None:
+                    keys.add(f"{SECTIONS[var]}.{key}".lstrip("."))
+    doc = read("docs/configuration.md")
+    table = set(re.findall(r"^\| `([a-z_.]+)` \|", section(doc, "Keys") or "", re.M))
+    if not keys:
+        wrong.append("src/config*.cpp: no config keys found")
+    for key in sorted(keys - table):
+        wrong.append(f"docs/configuration.md: the key table lacks {key}, which "
+                     "src/config*.cpp reads")
+    for key in sorted(table - keys):
+        wrong.append(f"docs/configuration.md: the key table has {key}, which "
+                     "src/config*.cpp does not read")
+    env = set(re.findall(r'\{"(SNOWFLAKED_\w+)", "([\w.]+)"', read("include/snowflake/config.hpp")))
+    env_doc = set(re.findall(r"^\| `(SNOWFLAKED_\w+)` \| `([\w.]+)`", doc, re.M))
+    for variable, key in sorted(env ^ env_doc):
+        where = "lacks" if (variable, key) in env else "has"
+        wrong.append(f"docs/configuration.md: the environment table {where} {variable} -> "
+                     f"{key}; kOverridableKeys (include/snowflake/config.hpp) "
+                     f"{'has' if where == 'lacks' else 'does not have'} it")
+
+
+def cited_figures(wrong):
+    readme = prose(read("README.md"))
+    # A paragraph, a list item or a table row: a figure beside a link is one
+    # it cites.
+    for part in re.split(r"\n\s*\n|\n(?=- |\|)", readme):
+        for target, anchor in re.findall(r"\]\((docs/[\w.-]+\.md)(?:#([\w-]+))?\)", part):
+            linked = read(target)
+            if anchor:
+                titles = re.findall(r"^#+ (.+?)\s*$", linked, re.M)
+                title = next((t for t in titles
+                              if re.sub(r"[^\w\- ]", "", t.lower()).replace(" ", "-") == anchor),
+                             None)
+                linked = section(linked, title) if title else linked
+            where = f"{target}#{anchor}" if anchor else target
+            for figure in FIGURE.findall(re.sub(r"\]\([^)]*\)", "]", part)):
+                if figure not in linked:
+                    wrong.append(f"README.md:{line_of(readme, readme.find(part))}: cites {figure}, "
+                                 f"which {where} does not hold")
+
+
+def buffer_span(wrong):
+    settings = re.search(r"struct SequenceSettings \{.*?\n\};",
+                         read("include/snowflake/config.hpp"), re.S).group(0)
+    duration = int(re.search(r"segment_duration\{(\d+)\}", settings).group(1))
+    refill = int(re.search(r"refill_at_percent = (\d+);", settings).group(1)) / 100
+    # At a steady rate a range lasts segment_duration; the next is fetched
+    # once refill_at of it is used, so the buffer holds (1 - refill) to
+    # (2 - refill) ranges (include/snowflake/sequence_sizing.hpp).
+    span = ((1 - refill) * duration / 60, (2 - refill) * duration / 60)
+    texts = {**docs(), "include/snowflake/sequence_sizing.hpp":
+             read("include/snowflake/sequence_sizing.hpp")}
+    for name, text in texts.items():
+        for m in re.finditer(loose(r"(\d+(?:\.\d+)?) to (\d+(?:\.\d+)?) minutes of "
+                                   r"(?:its rate|numbers)"), text):
+            if (float(m.group(1)), float(m.group(2))) != tuple(round(x, 2) for x in span):
+                wrong.append(f"{name}:{line_of(text, m.start())}: a buffer of {m.group(1)} to "
+                             f"{m.group(2)} minutes; the defaults give {span[0]:g} to "
+                             f"{span[1]:g}")
+
+
+def main():
+    wrong = []
+    for check in (exit_codes, config_file_names, routes, config_keys, cited_figures,
+                  buffer_span):
+        check(wrong)
+    for mismatch in wrong:
+        print(f"check-doc-facts: {mismatch}")
+    if wrong:
+        return 1
+    print("check-doc-facts: exit codes, the config file's name, routes, config keys and "
+          "cited figures agree with the code")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
