@@ -16,6 +16,8 @@ copied there (live-test.sh gives it to the systemd suite: the same package
 as scripts/package-deb.sh makes, without compiling it a second time).
 """
 
+import base64
+import hashlib
 import json
 import os
 import re
@@ -25,11 +27,10 @@ import subprocess
 import sys
 import time
 
-import yaml
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from livetest import (Failure, check, debian_root_tarball, dying_with_us, free_port, http_get, http_json,  # noqa: E402
                       log, main_guard, poll, run, scratch_dir, stale_scratch_dirs, step)
+import kube_manifest  # noqa: E402
 
 KIND = "containers"
 ZOOKEEPERS = ["zk1", "zk2", "zk3"]
@@ -38,6 +39,7 @@ ONCE = "cluster-create"  # the one-shot that vouches for the new cluster
 IMAGE = "localhost/snowflaked:local"
 BUILD_STAGE = "localhost/snowflaked-build:local"
 CONFIG = "/etc/snowflaked/snowflaked.json"
+KUBE_SERVICE = "kube"  # the played pods' pool, apart from the compose cluster's
 
 
 def podman_env(work):
@@ -127,9 +129,11 @@ class Cluster:
     def exec(self, service, *args, check=True):
         return self.podman("exec", self.container(service), *args, check=check)
 
-    def pool(self, via):
-        return json.loads(self.exec(via, "snowflaked", "pool", "status", "--config", CONFIG,
-                                    "--json").stdout)
+    def pool(self, via, service=None):
+        """`pool status` in a replica: of its pool, or of another service's."""
+        env = ["--env", f"SNOWFLAKED_SERVICE={service}"] if service else []
+        return json.loads(self.podman("exec", *env, self.container(via), "snowflaked", "pool",
+                                      "status", "--config", CONFIG, "--json").stdout)
 
     def zookeeper_word(self, zk, word):
         """A four-letter word asked inside the ZooKeeper container (bash's
@@ -410,58 +414,55 @@ def replica_stopped(live):
           f"worker ID {live.workers['snowflaked2']} is not free: in use {pool['inuse']}")
 
 
+def zookeeper_acl(cluster, path, identity):
+    """A node's ACL as zkCli.sh getAcl prints it to a client of `identity`
+    (ZooKeeper shows a digest as "x" to one without the right to change the
+    ACL), asked inside a ZooKeeper container still running (an earlier step
+    killed one). The identity goes in on stdin, not on a command line."""
+    running = [z for z in ZOOKEEPERS if cluster.podman(
+        "inspect", "--format", "{{.State.Running}}", cluster.container(z)).stdout.strip() == "true"]
+    check(running, "no ZooKeeper container is running")
+    return run(["podman", "exec", "-i", cluster.container(running[0]), "zkCli.sh", "-server",
+                "127.0.0.1:2181"], env=cluster.env, timeout=120,
+               input=f"addauth digest {identity}\ngetAcl {path}\nquit\n").stdout
+
+
 def kube_play(live):
     """deploy/kubernetes/snowflaked.yaml with `podman kube play`, on the compose
-    cluster's network and against its ZooKeeper ensemble: the image and the
-    ZooKeeper hosts are the two lines a user edits too (and the service, to
-    share the compose cluster's pool). podman 4.3 plays the ConfigMap and the
-    Deployment (a pod per replica) and skips the Service and the
-    PodDisruptionBudget; it runs no probes without systemd, so they are asked
-    by hand."""
+    cluster's network and against its ZooKeeper ensemble: the image, the
+    ZooKeeper hosts and the service are what a user edits too, and the
+    Secret with ZooKeeper's credentials is made first, as the manifest says.
+    The service is a pool of its own, so that every node of it, the Job's
+    root first, is the Secret's identity's. podman 4.3 plays the ConfigMap
+    (its config file mounted over the image's), the Secret's volume and the
+    Deployment (a pod per replica), and skips the Service and the
+    PodDisruptionBudget; what it needs changed is in kube_manifest.py. It
+    runs no probes without systemd, so they are asked by hand."""
     cluster, work = live.cluster, live.work
     with open(os.path.join(live.source, "deploy/kubernetes/snowflaked.yaml")) as f:
-        manifest = f.read()
-    check("image: snowflaked:0.4.0" in manifest, "the manifest's image line moved")
-    manifest = manifest.replace("image: snowflaked:0.4.0", f"image: {IMAGE}")
-    manifest = re.sub(r"SNOWFLAKED_ZOOKEEPER_HOSTS: .*",
-                      "SNOWFLAKED_ZOOKEEPER_HOSTS: zk1:2181,zk2:2181,zk3:2181", manifest)
-    manifest = manifest.replace("SNOWFLAKED_SERVICE: default", "SNOWFLAKED_SERVICE: compose")
-    # One replica: podman 4.3 plays an emptyDir as one volume named after it,
-    # which every pod of the Deployment then shares (Kubernetes gives each pod
-    # its own), and a daemon refuses a state directory another one holds.
-    check("\n  replicas: 3\n" in manifest, "the manifest's replicas line moved")
-    manifest = manifest.replace("\n  replicas: 3\n", "\n  replicas: 1\n")
-    # podman 4.3 publishes a containerPort on the host's port of the same
-    # number, which Kubernetes does not (there it only names the port): three
-    # replicas would contend for the host's 8080. The list goes; nothing of
-    # the manifest uses it (the probes and the Service name the number).
-    ports = "          ports:\n            - {name: http, containerPort: 8080, protocol: TCP}\n"
-    check(ports in manifest, "the manifest's ports list moved")
-    manifest = manifest.replace(ports, "")
-    # podman 4.3 plays no Job: the Job's pod is played as a Pod, as the Job's
-    # controller would run it (once, until it exits 0).
-    docs = list(yaml.safe_load_all(manifest))
-    jobs = [d for d in docs if d and d.get("kind") == "Job"]
-    check(len(jobs) == 1, f"the manifest's Jobs: {[d.get('metadata', {}).get('name') for d in jobs]}")
-    job = jobs[0]
-    job_pod = {"apiVersion": "v1", "kind": "Pod",
-               "metadata": {"name": job["metadata"]["name"], "labels": job["metadata"]["labels"]},
-               "spec": job["spec"]["template"]["spec"]}
-    manifest = yaml.safe_dump_all([job_pod if d is job else d for d in docs if d], sort_keys=False)
-    played = os.path.join(work, "kube.yaml")
-    with open(played, "w") as f:
-        f.write(manifest)
+        played = kube_manifest.playable(f.read(), IMAGE, "zk1:2181,zk2:2181,zk3:2181", KUBE_SERVICE)
+    played_file = os.path.join(work, "kube.yaml")
+    with open(played_file, "w") as f:
+        f.write(played.yaml())
+    # The manifest's `openssl rand -hex 24`.
+    identity = f"snowflaked:{os.urandom(24).hex()}"
+    password = identity.split(":", 1)[1]
+    secret_file = os.path.join(work, "secret.yaml")
+    with open(os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+        f.write(kube_manifest.secret_for_podman(played.secret_name, played.secret_key, identity))
 
     def everything():
         listing = {"pods": cluster.podman("pod", "ps", "--format", "{{.Name}}").stdout.split(),
                    "containers": cluster.podman("ps", "-a", "--format", "{{.Names}}").stdout.split(),
-                   "volumes": cluster.podman("volume", "ls", "--format", "{{.Name}}").stdout.split()}
+                   "volumes": cluster.podman("volume", "ls", "--format", "{{.Name}}").stdout.split(),
+                   "secrets": cluster.podman("secret", "ls", "--format", "{{.Name}}").stdout.split()}
         return {kind: set(names) for kind, names in listing.items()}
 
     before = everything()
-    cluster.podman("kube", "play", "--network", f"{cluster.name}_default", played, timeout=300)
-    replicas = int(re.search(r"^  replicas: (\d+)$", manifest, re.M).group(1))
-    job_name = job["metadata"]["name"]
+    cluster.podman("secret", "create", played.secret_name, secret_file)
+    cluster.podman("kube", "play", "--network", f"{cluster.name}_default", played_file, timeout=300)
+    replicas = next(d for d in played.docs if d["kind"] == "Deployment")["spec"]["replicas"]
+    job_name = played.job_name
     played_pods = sorted(everything()["pods"] - before["pods"])
     pods = [p for p in played_pods if p != job_name]
     check(job_name in played_pods, f"the Job's pod was not played: {played_pods}")
@@ -470,21 +471,26 @@ def kube_play(live):
     containers = [c for c in sorted(everything()["containers"] - before["containers"])
                   if not c.endswith("-infra") and not c.startswith(job_name)]
     check(len(containers) == replicas, f"containers: {containers}")
-    # The Job: `snowflaked cluster create` exits 0 (the compose cluster's root
-    # exists: nothing to do) under the restricted context.
+    # The Job: `snowflaked cluster create` makes the new cluster's root (or,
+    # had a pod made it first, lifts the fence the pod put up) and exits 0,
+    # under the restricted context.
     job_container = [c for c in sorted(everything()["containers"] - before["containers"])
                      if c.startswith(job_name) and not c.endswith("-infra")]
     check(len(job_container) == 1, f"the Job's containers: {job_container}")
     code = exit_code(cluster, job_container[0], 120)
     job_log = cluster.podman("logs", job_container[0], check=False)
     check(code == "0", f"the Job's cluster create exited {code}: {job_log.stdout}{job_log.stderr}")
-    check("exists" in job_log.stdout or "created" in job_log.stdout,
+    check("created the cluster" in job_log.stdout or "its fence is lifted" in job_log.stdout,
           f"the Job's cluster create said: {job_log.stdout}{job_log.stderr}")
 
     def probe(container, path):
         done = cluster.podman("exec", container, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
                               f"http://127.0.0.1:8080{path}", check=False)
         return done.stdout.strip()
+
+    def ask(container, path):
+        return json.loads(cluster.podman("exec", container, "curl", "-fsS",
+                                         f"http://127.0.0.1:8080{path}").stdout)
 
     workers = {}
     for container in containers:
@@ -499,40 +505,71 @@ def kube_play(live):
               f"{container}: user {inspect['Config'].get('User')}")
         caps = run(["grep", "CapEff", f"/proc/{inspect['State']['Pid']}/status"]).stdout.split()[1]
         check(int(caps, 16) == 0, f"{container}: the daemon has capabilities {caps}")
+        # The settings come from the files alone: none from the environment,
+        # and the password in no variable.
+        env = inspect["Config"].get("Env") or []
+        check(not [e for e in env if e.startswith("SNOWFLAKED_") or password in e],
+              f"{container}: settings or the password in its environment: "
+              f"{[e.split('=', 1)[0] for e in env]}")
         poll(f"{container} ready (its readinessProbe, /ready)", lambda c=container: probe(c, "/ready") == "200",
              120)
         check(probe(container, "/health") == "200", f"{container}: its livenessProbe, /health, fails")
-        workers[container] = json.loads(cluster.podman("exec", container, "curl", "-fsS",
-                                                       "http://127.0.0.1:8080/ready").stdout)["worker_id"]
-        ids = cluster.podman("exec", container, "curl", "-fsS",
-                             "http://127.0.0.1:8080/id/order?count=3").stdout
-        check(len(json.loads(ids)["ids"]) == 3, f"{container} issued {ids}")
+        # The ConfigMap's config, not the image's (whose service is "default").
+        status = ask(container, "/status")
+        check(status["service"] == KUBE_SERVICE and status["mode"] == "recycle",
+              f"{container}: /status says service {status['service']!r}, mode {status['mode']!r}")
+        workers[container] = ask(container, "/ready")["worker_id"]
+        ids = ask(container, "/id/order?count=3")
+        check(len(ids["ids"]) == 3, f"{container} issued {ids}")
+        # `pool status` in the pod reads the same files: with the Secret's
+        # identity it may make its probe node under the root, and so reads
+        # ZooKeeper's time.
+        pool = json.loads(cluster.podman("exec", container, "snowflaked", "pool", "status", "--config",
+                                         CONFIG, "--json").stdout)
+        check(pool["time_source"] == "zookeeper" and workers[container] in
+              [e["worker_id"] for e in pool["inuse"]], f"pool status in {container}: {pool}")
     check(len(set(workers.values())) == replicas, f"worker IDs: {workers}")
-    in_use = [e["worker_id"] for e in cluster.pool(REPLICAS[0])["inuse"]]
-    check(set(workers.values()) <= set(in_use), f"the pods' worker IDs {workers} are not all in use: {in_use}")
+    # The daemon's node in ZooKeeper is the Secret's identity's: readable by
+    # all, changed by it alone (ZooKeeper's digest: base64 of its SHA-1).
+    digest = base64.b64encode(hashlib.sha1(identity.encode()).digest()).decode()
+    for worker in workers.values():
+        acl = zookeeper_acl(cluster, f"/snowflake/{KUBE_SERVICE}/pool/inuse/{worker}", identity)
+        check(f"'digest,'snowflaked:{digest}\n: cdrwa" in acl and "'world,'anyone\n: r\n" in acl,
+              f"the ACL of worker ID {worker}'s node: {acl}")
+    # A client without the Secret (a compose replica, asked about this
+    # pool) reads the pool, but ZooKeeper refuses it the probe node.
+    stranger = cluster.pool(REPLICAS[0], service=KUBE_SERVICE)
+    check(stranger["time_source"] == "newest_heartbeat" and
+          set(workers.values()) <= {e["worker_id"] for e in stranger["inuse"]},
+          f"pool status without the Secret's identity: {stranger}")
     # A pod deleted as the kubelet deletes one (SIGTERM, then the grace
     # period) gives its worker ID back and exits 0. `podman pod stop` does
     # that; podman 4.3's `kube down` kills at once (SIGKILL, no grace), which
     # would leave the worker ID to be reclaimed after reclaim_after_ms.
     # The kubelet waits terminationGracePeriodSeconds (30 in the manifest)
-    # before SIGKILL; podman's own default is 10 s, less than the image's
-    # shutdown delay (5 s) plus a drain plus giving the worker ID back over
+    # before SIGKILL; podman's own default is 10 s, less than a shutdown
+    # delay (5 s is usual) plus a drain plus giving the worker ID back over
     # a ZooKeeper ensemble one of whose nodes was just killed.
     for pod in played_pods:
         cluster.podman("pod", "stop", "--time", "30", pod, timeout=120)
-    pool = cluster.pool(REPLICAS[0])
+    pool = cluster.pool(REPLICAS[0], service=KUBE_SERVICE)
     free = {e["worker_id"] for e in pool["notuse"]}
     check(set(workers.values()) <= free and not set(workers.values()) & {e["worker_id"] for e in pool["inuse"]},
           f"the deleted pods' worker IDs {workers} are not free: in use {pool['inuse']}")
     for container in containers:
         code = cluster.podman("inspect", "--format", "{{.State.ExitCode}}", container).stdout.strip()
         check(code == "0", f"{container} exited {code} on SIGTERM")
-    cluster.podman("kube", "down", played, timeout=180)
+    cluster.podman("kube", "down", played_file, timeout=180)
+    # podman 4.3's kube down leaves the secret, and the volumes it filled
+    # with the ConfigMap's and the Secret's files (named after them), as
+    # `kubectl delete -f` leaves the Secret made beside the manifest.
+    cluster.podman("secret", "rm", played.secret_name)
+    cluster.podman("volume", "rm", played.config_map_name, played.secret_name)
     after = everything()
     left = {kind: sorted(after[kind] - before[kind]) for kind in after}
     check(not any(left.values()), f"left after kube down: {left}")
-    log(f"      {replicas} pod(s): worker ID(s) {sorted(workers.values())} given back on SIGTERM, "
-        "nothing left after kube down")
+    log(f"      {replicas} pod(s), config and ZooKeeper identity from the ConfigMap and the Secret: "
+        f"worker ID(s) {sorted(workers.values())} given back on SIGTERM, nothing left after kube down")
 
 
 def zookeeper_wiped_up_again(live):
@@ -601,8 +638,10 @@ STEPS = [
      zookeeper_node_killed),
     ("stopping one replica gives its worker ID back",
      replica_stopped),
-    ("deploy/kubernetes by `podman kube play`: restricted, ready, issuing; the pod stopped "
-     "(SIGTERM) gives its worker ID back, kube down leaves nothing",
+    ("deploy/kubernetes by `podman kube play`, its Secret made first: restricted, ready, issuing, "
+     "its config from the ConfigMap and its ZooKeeper identity from the Secret (its node's ACL; "
+     "refused to a client without it); the pod stopped (SIGTERM) gives its worker ID back, "
+     "kube down leaves nothing but the Secret's and the ConfigMap's",
      kube_play),
     ("ZooKeeper's volumes lost and `up -d` again: the one-shot remembers the cluster on its "
      "volume and refuses it (exit 3); a replica that lived through it fences the cluster",
