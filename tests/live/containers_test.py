@@ -542,16 +542,19 @@ def kube_play(live):
     check(stranger["time_source"] == "newest_heartbeat" and
           set(workers.values()) <= {e["worker_id"] for e in stranger["inuse"]},
           f"pool status without the Secret's identity: {stranger}")
-    # A pod deleted as the kubelet deletes one (SIGTERM, then the grace
-    # period) gives its worker ID back and exits 0. `podman pod stop` does
-    # that; podman 4.3's `kube down` kills at once (SIGKILL, no grace), which
-    # would leave the worker ID to be reclaimed after reclaim_after_ms.
-    # The kubelet waits terminationGracePeriodSeconds (30 in the manifest)
-    # before SIGKILL; podman's own default is 10 s, less than a shutdown
-    # delay (5 s is usual) plus a drain plus giving the worker ID back over
-    # a ZooKeeper ensemble one of whose nodes was just killed.
+    # A pod deleted as the kubelet deletes one gives its worker ID back and
+    # exits 0: the kubelet sends its containers SIGTERM, waits up to
+    # terminationGracePeriodSeconds (30 in the manifest) for them to exit,
+    # and only then tears down the pod's sandbox, its network with it. So
+    # the containers are stopped first, then the pods: podman 4.3's `pod
+    # stop` stops the infra container beside the others, and the network
+    # went while the daemon still served out the manifest's shutdown delay
+    # (5 s), before it could give its worker ID back; its `kube down` kills
+    # at once (SIGKILL, no grace), which would leave the worker ID to be
+    # reclaimed after reclaim_after_ms.
+    cluster.podman("stop", "--time", "30", *containers, timeout=120)
     for pod in played_pods:
-        cluster.podman("pod", "stop", "--time", "30", pod, timeout=120)
+        cluster.podman("pod", "stop", pod, timeout=120)
     pool = cluster.pool(REPLICAS[0], service=KUBE_SERVICE)
     free = {e["worker_id"] for e in pool["notuse"]}
     check(set(workers.values()) <= free and not set(workers.values()) & {e["worker_id"] for e in pool["inuse"]},
