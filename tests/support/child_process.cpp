@@ -54,8 +54,8 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, 
   }
   // The library's own leaks (tests/lsan.supp: a multi cut by a lost
   // connection, which a loaded machine makes in any test) are not ours.
-  merged.try_emplace("LSAN_OPTIONS", "suppressions=" SNOWFLAKE_SOURCE_DIR
-                                     "/tests/lsan.supp:print_suppressions=0");
+  merged.try_emplace("LSAN_OPTIONS",
+                     "suppressions=" SNOWFLAKE_SOURCE_DIR "/tests/lsan.supp:print_suppressions=0");
   for (auto& [k, v] : env) merged[k] = v;
   SpawnRequest request{.argv = std::move(argv),
                        .env = {},
