@@ -93,12 +93,43 @@ void Metrics::observe_duration(Route route, std::chrono::nanoseconds took) noexc
 
 namespace {
 
-void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock::time_point now,
-                         fmt::memory_buffer& out) {
-  auto line = [&out]<class... Args>(fmt::format_string<Args...> format, Args&&... args) {
+// Writes one line of the exposition format per call.
+struct Lines {
+  fmt::memory_buffer& out;
+  template <class... Args>
+  void operator()(fmt::format_string<Args...> format, Args&&... args) const {
     fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
     out.push_back('\n');
-  };
+  }
+};
+
+void render_cluster_fence(const CoordinationGauges& c, fmt::memory_buffer& out) {
+  const Lines line{out};
+  const auto relaxed = std::memory_order_relaxed;
+  const std::int64_t fence_until = c.fence_until_ms.load(relaxed);
+  const bool fence_up =
+      fence_until != INT64_MIN && fence_until >= SystemClock::instance().wall_ms();
+  const FenceGauge fence_kind = c.fence_kind.load(relaxed);
+  line(
+      "# HELP snowflake_cluster_fenced 1 while the cluster's fence is up (no ID is issued until "
+      "it ends), by why it went up: history_lost (ZooKeeper lost or rolled back data), "
+      "new_cluster (a root nobody vouched for).");
+  line("# TYPE snowflake_cluster_fenced gauge");
+  line("snowflake_cluster_fenced{{kind=\"new_cluster\"}} {}",
+       fence_up && fence_kind == FenceGauge::new_cluster ? 1 : 0);
+  line("snowflake_cluster_fenced{{kind=\"history_lost\"}} {}",
+       fence_up && fence_kind == FenceGauge::history_lost ? 1 : 0);
+  line(
+      "# HELP snowflake_cluster_fence_end_seconds When the cluster's fence ends, in Unix "
+      "seconds of ZooKeeper's clock; 0 when it has none.");
+  line("# TYPE snowflake_cluster_fence_end_seconds gauge");
+  line("snowflake_cluster_fence_end_seconds {}",
+       fence_until == INT64_MIN ? 0.0 : static_cast<double>(fence_until) / 1000.0);
+}
+
+void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock::time_point now,
+                         fmt::memory_buffer& out) {
+  const Lines line{out};
   const auto relaxed = std::memory_order_relaxed;
   line("# HELP snowflake_zookeeper_connected 1 while a ZooKeeper session is connected.");
   line("# TYPE snowflake_zookeeper_connected gauge");
@@ -134,25 +165,7 @@ void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock:
           "Times this daemon found that ZooKeeper had lost or rolled back some of the cluster's "
           "history (a wipe, a restore); it stopped issuing and fenced the cluster.",
           c.history_losses);
-  const std::int64_t fence_until = c.fence_until_ms.load(relaxed);
-  const bool fence_up =
-      fence_until != INT64_MIN && fence_until >= SystemClock::instance().wall_ms();
-  const FenceGauge fence_kind = c.fence_kind.load(relaxed);
-  line(
-      "# HELP snowflake_cluster_fenced 1 while the cluster's fence is up (no ID is issued until "
-      "it ends), by why it went up: history_lost (ZooKeeper lost or rolled back data), "
-      "new_cluster (a root nobody vouched for).");
-  line("# TYPE snowflake_cluster_fenced gauge");
-  line("snowflake_cluster_fenced{{kind=\"new_cluster\"}} {}",
-       fence_up && fence_kind == FenceGauge::new_cluster ? 1 : 0);
-  line("snowflake_cluster_fenced{{kind=\"history_lost\"}} {}",
-       fence_up && fence_kind == FenceGauge::history_lost ? 1 : 0);
-  line(
-      "# HELP snowflake_cluster_fence_end_seconds When the cluster's fence ends, in Unix "
-      "seconds of ZooKeeper's clock; 0 when it has none.");
-  line("# TYPE snowflake_cluster_fence_end_seconds gauge");
-  line("snowflake_cluster_fence_end_seconds {}",
-       fence_until == INT64_MIN ? 0.0 : static_cast<double>(fence_until) / 1000.0);
+  render_cluster_fence(c, out);
   const auto skew_ms = c.clock_skew_ms.load(relaxed);
   line("# HELP snowflake_clock_skew_seconds Wall clock minus ZooKeeper's, at the last heartbeat.");
   line("# TYPE snowflake_clock_skew_seconds gauge");
@@ -202,10 +215,7 @@ namespace {
 
 // Each served sequence's gauges (sequence_registry.hpp), by tag.
 void render_sequences(const SequenceRegistry& registry, fmt::memory_buffer& out) {
-  auto line = [&out]<class... Args>(fmt::format_string<Args...> format, Args&&... args) {
-    fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
-    out.push_back('\n');
-  };
+  const Lines line{out};
   const auto relaxed = std::memory_order_relaxed;
   const auto entries = registry.entries();
   line(
@@ -258,10 +268,7 @@ void render_sequences(const SequenceRegistry& registry, fmt::memory_buffer& out)
 // NOLINTNEXTLINE(readability-function-size)
 std::string Metrics::render(const Snapshot& s) const {
   fmt::memory_buffer out;
-  auto line = [&out]<class... Args>(fmt::format_string<Args...> format, Args&&... args) {
-    fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
-    out.push_back('\n');
-  };
+  const Lines line{out};
 
   line(
       "# HELP snowflake_build_info Build and identity of this daemon: what does not change while "
