@@ -35,7 +35,11 @@ bool uses_zookeeper(const nlohmann::json& config, const std::map<std::string, st
 void create_cluster(const std::string& config_json, const std::map<std::string, std::string>& env) {
   TempDir dir;
   const auto config = write_daemon_config(dir, config_json);
-  ChildProcess create({snowflaked_binary(), "cluster", "create", "--config", config.string()}, env);
+  // --wait: ZooKeeper just started, or a loaded machine (a TSan build beside
+  // other work), may take longer than the config's connect timeout.
+  ChildProcess create(
+      {snowflaked_binary(), "cluster", "create", "--config", config.string(), "--wait", "20000"},
+      env);
   const auto status = create.wait_for_exit(std::chrono::seconds(30));
   if (!status || status->code != 0) {
     throw std::runtime_error("snowflaked cluster create failed:\n" + create.stderr_text());
