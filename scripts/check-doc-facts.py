@@ -87,6 +87,13 @@ def section(text, title):
     return rest[:end.start()] if end else rest
 
 
+def both_ways(wrong, in_code, in_doc, missing, extra):
+    """What the code has and the doc lacks (`missing`), and what the doc has
+    and the code lacks (`extra`): each a message with {} for the item."""
+    wrong.extend(missing.format(x) for x in sorted(in_code - in_doc))
+    wrong.extend(extra.format(x) for x in sorted(in_doc - in_code))
+
+
 def exit_codes(wrong):
     code = {name: int(n) for name, n in re.findall(
         r"inline constexpr int (kExit\w+) = (\d+);", read("src/commands/common.hpp"))}
@@ -95,11 +102,10 @@ def exit_codes(wrong):
     rows = {int(n) for n in re.findall(r"^\| (\d+) \|", table, re.M)}
     if not code:
         wrong.append("src/commands/common.hpp: no kExit* constants found")
-    for n in sorted(rows - codes):
-        wrong.append(f"docs/operations.md, Exit codes: a row for exit code {n}, "
-                     "which src/commands/common.hpp does not define")
-    for n in sorted(codes - rows):
-        wrong.append(f"docs/operations.md, Exit codes: no row for exit code {n}")
+    both_ways(wrong, codes, rows,
+              "docs/operations.md, Exit codes: no row for exit code {}",
+              "docs/operations.md, Exit codes: a row for exit code {}, which "
+              "src/commands/common.hpp does not define")
     texts = {name: prose(text) for name, text in docs().items()}
     usage = read("src/commands/command_line.cpp")
     texts["src/commands/command_line.cpp"] = usage
@@ -195,12 +201,9 @@ def config_keys(wrong):
     table = set(re.findall(r"^\| `([a-z_.]+)` \|", section(doc, "Keys") or "", re.M))
     if not keys:
         wrong.append("src/config*.cpp: no config keys found")
-    for key in sorted(keys - table):
-        wrong.append(f"docs/configuration.md: the key table lacks {key}, which "
-                     "src/config*.cpp reads")
-    for key in sorted(table - keys):
-        wrong.append(f"docs/configuration.md: the key table has {key}, which "
-                     "src/config*.cpp does not read")
+    both_ways(wrong, keys, table,
+              "docs/configuration.md: the key table lacks {}, which src/config*.cpp reads",
+              "docs/configuration.md: the key table has {}, which src/config*.cpp does not read")
     env = set(re.findall(r'\{"(SNOWFLAKED_\w+)", "([\w.]+)"', read("include/snowflake/config.hpp")))
     env_doc = set(re.findall(r"^\| `(SNOWFLAKED_\w+)` \| `([\w.]+)`", doc, re.M))
     for variable, key in sorted(env ^ env_doc):
