@@ -26,7 +26,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
-CONFIG = {"config", "config_forms", "config_parts", "config_secrets", "json_section"}
+CONFIG = {"config", "config_forms", "config_parts", "config_secrets", "config_tls", "json_section"}
 PROGRAM = {"main", "daemon", "logging", "stop_signals"}
 LAYER = {"base": 0, "forms": 1, "config": 2, "state": 3, "coord": 4, "http": 4, "client": 4,
          "migration": 5, "report": 6, "program": 7}

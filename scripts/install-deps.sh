@@ -4,7 +4,7 @@
 # present are skipped, and apt is not touched at all when nothing is missing.
 #   scripts/install-deps.sh          what the build, the daemon and the tests need
 #   scripts/install-deps.sh --run    only what building and running the daemon
-#                                    need (scripts/run.sh): 13 of the 32 (no
+#                                    need (scripts/run.sh): 13 of the 33 (no
 #                                    clang, spin, nginx, wrk, node, prometheus)
 #   scripts/install-deps.sh --live   what the live suite needs besides
 #                                    (scripts/live-test.sh: a booted Debian with
@@ -18,15 +18,16 @@ run_packages=(
   # libraries on the design card (+ what the system gives)
   libboost-dev libboost-program-options-dev
   libzookeeper-mt-dev nlohmann-json3-dev libspdlog-dev libsystemd-dev
-  # OpenSSL 3's AES and CSPRNG: opaque IDs (FF1) and UUIDs
+  # OpenSSL 3: AES and the CSPRNG (opaque IDs, UUIDs), TLS on the listeners and in
+  # snowflaked get (the .deb's Depends get libssl3 from dpkg-shlibdeps)
   libssl-dev
   # run: a local ZooKeeper for the README's run command and the tests; curl to try it
   zookeeper default-jre-headless curl
 )
 packages=(
   "${run_packages[@]}"
-  # tests and benchmarks
-  catch2 wrk nginx-light libfaketime faketime
+  # tests and benchmarks (openssl: the TLS tests' certificates and s_client)
+  catch2 wrk nginx-light libfaketime faketime openssl
   # the model of the worker-ID protocol (scripts/model-check.sh), the fuzz
   # targets (scripts/fuzz.sh)
   spin clang-14 libfuzzer-14-dev

@@ -322,6 +322,7 @@ HttpSettings read_http(JsonSection http, const std::string& credentials_director
       static_cast<std::uint32_t>(http.integer("max_metric_tags", d.max_metric_tags, 0, 100'000));
   h.leaf_compat = http.boolean("leaf_compat", d.leaf_compat);
   read_admin(http, h, credentials_directory);
+  read_tls(http, h, credentials_directory);
   http.finish();
   return h;
 }

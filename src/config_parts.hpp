@@ -22,6 +22,11 @@ std::string read_secret_line(const JsonSection& section, std::string_view key,
 // http.admin_listen and http.admin_token_file, into `h` (its listen read).
 void read_admin(JsonSection& http, HttpSettings& h, const std::string& credentials_directory);
 
+// http.tls_cert_file, tls_key_file, admin_client_ca_file and
+// tls_reload_interval_ms, into `h` (its admin_listen read): the files read
+// and checked.
+void read_tls(JsonSection& http, HttpSettings& h, const std::string& credentials_directory);
+
 // The forms section: the opaque key, the default form and each tag's.
 FormSettings read_forms(JsonSection forms, const IdLayout& layout,
                         const std::string& credentials_directory);

@@ -27,6 +27,8 @@
 #include "snowflake/coordination_gauges.hpp"
 #include "snowflake/http/router.hpp"
 #include "snowflake/http/server.hpp"
+#include "snowflake/http/tls_context.hpp"
+#include "snowflake/http/tls_reloader.hpp"
 #include "snowflake/id_generator.hpp"
 #include "snowflake/id_layout.hpp"
 #include "snowflake/lease.hpp"
@@ -55,6 +57,7 @@ using commands::kExitUsage;
 struct DaemonConfig {
   Config config;
   boost::asio::ip::tcp::endpoint endpoint;
+  std::optional<http::TlsContexts> tls;  // http.tls_cert_file's, when set
 };
 
 std::optional<DaemonConfig> load_daemon_config(const DaemonOptions& options) {
@@ -80,7 +83,19 @@ std::optional<DaemonConfig> load_daemon_config(const DaemonOptions& options) {
          fmt::format("--listen: must be {}, got \"{}\"", kListenAddressForm, config->http.listen));
     return std::nullopt;
   }
-  return DaemonConfig{std::move(*config), *endpoint};
+  std::optional<http::TlsContexts> tls;
+  if (config->http.tls) {
+    // The files were checked at load; what is left is what only the TLS
+    // library can refuse (a key type it cannot serve).
+    auto contexts = http::make_tls_contexts(*config->http.tls);
+    if (!contexts) {
+      fail(kExitUsage, fmt::format("{}: http.tls_cert_file: {}",
+                                   options.config_file.value_or("defaults"), contexts.error()));
+      return std::nullopt;
+    }
+    tls = std::move(contexts).value();
+  }
+  return DaemonConfig{std::move(*config), *endpoint, std::move(tls)};
 }
 
 std::string default_advertise(std::uint16_t port) {
@@ -102,6 +117,10 @@ coord::CoordinatorOptions coordinator_options(const Config& c, std::uint16_t htt
           .forms = coord::form_policy_of(c.forms)};
 }
 
+// A certificate this close to its end is warned of at start (the alert
+// rule's threshold, contrib/prometheus/alerts.yml).
+constexpr std::chrono::seconds kTlsExpiryWarning{7 * 86'400};
+
 unsigned io_thread_count(const HttpSettings& http) {
   if (http.io_threads > 0) return http.io_threads;
   return std::max(1u, std::thread::hardware_concurrency());
@@ -111,7 +130,8 @@ unsigned io_thread_count(const HttpSettings& http) {
 // order of the members is the order of their destruction, backwards).
 class Daemon {
  public:
-  Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint);
+  Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint,
+         std::optional<http::TlsContexts> tls);
 
   // Static mode: the worker ID from the config, its floor from the state
   // file (and coordinator.min_id). Errors are logged.
@@ -130,6 +150,8 @@ class Daemon {
   void start_sequences();
   // Tells systemd it is ready, and pings its watchdog while healthy.
   void start_notifier();
+  // With TLS: looks for a rotated certificate from now on.
+  void start_tls_reloader();
   // Serves until stopped, then gives the worker ID back. The exit code.
   int serve();
 
@@ -166,9 +188,10 @@ class Daemon {
   std::unique_ptr<coord::Coordinator> coordinator_;
   std::unique_ptr<coord::SequenceSupplier> supplier_;
   SystemdNotifier notifier_;
-  boost::asio::steady_timer shutdown_delay_;  // on the main loop
-  bool serving_stopped_ = false;              // on the main loop: stop_serving() ran
-  std::atomic<int> exit_code_{0};             // set by a fatal coordination error
+  boost::asio::steady_timer shutdown_delay_;         // on the main loop
+  std::unique_ptr<http::TlsReloader> tls_reloader_;  // on the main loop; with TLS only
+  bool serving_stopped_ = false;                     // on the main loop: stop_serving() ran
+  std::atomic<int> exit_code_{0};                    // set by a fatal coordination error
 };
 
 http::RouterContext router_context(const Config& config, const IdLayout& layout, WorkerSlot& worker,
@@ -206,7 +229,8 @@ http::Handlers handlers_of(http::RouterContext& router) {
           }};
 }
 
-Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint)
+Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint,
+               std::optional<http::TlsContexts> tls)
     : config_(std::move(config)),
       endpoint_(endpoint),
       layout_(commands::layout_of(config_)),
@@ -232,7 +256,7 @@ Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint)
                .request_timeout = config_.http.request_timeout,
                .drain_timeout = config_.http.drain_timeout,
                .limits = http::RequestLimits{}},
-              handlers_of(router_), handlers_of(admin_router_)),
+              handlers_of(router_), handlers_of(admin_router_), std::move(tls)),
       notifier_(
           server_.main_context(),
           [this](std::chrono::milliseconds limit) { return service_condition(limit); }, liveness_,
@@ -311,6 +335,7 @@ void Daemon::stop_serving() {
   serving_stopped_ = true;
   shutdown_delay_.cancel();
   notifier_.stop("stopping: draining connections, then giving the worker ID back");
+  if (tls_reloader_) tls_reloader_->stop();
   server_.stop();
 }
 
@@ -390,6 +415,26 @@ void Daemon::start_notifier() {
   }
 }
 
+void Daemon::start_tls_reloader() {
+  if (!config_.http.tls) return;
+  const auto& h = config_.http;
+  // Served all the same (an expired certificate is refused by clients, not
+  // by us, and a rotation may be on its way), but said where it is seen.
+  const auto left_s = h.tls->not_after_s - SystemClock::instance().wall_ms() / 1000;
+  if (left_s < kTlsExpiryWarning.count()) {
+    spdlog::warn("TLS: the certificate in {} {} {}: clients will refuse it", h.tls_files.cert_file,
+                 left_s < 0 ? "expired" : "expires", format_iso8601_ms(h.tls->not_after_s * 1000));
+  }
+  tls_reloader_ = std::make_unique<http::TlsReloader>(
+      server_.main_context(), h.tls_files, *h.tls, h.tls_reload_interval, metrics_.tls(),
+      [this](http::TlsContexts contexts) { server_.replace_tls(std::move(contexts)); });
+  // On the main loop, as its checks and stop() are: a stop may already be
+  // under way there (a signal during start-up), and then it never starts.
+  boost::asio::post(server_.main_context(), [this] {
+    if (!serving_stopped_) tls_reloader_->start();
+  });
+}
+
 ServiceCondition Daemon::service_condition(std::chrono::milliseconds limit) {
   ServiceCondition now{http::ready_to_issue(router_), http::state_line(router_), std::nullopt};
   const auto silence = server_.event_loop_silence();
@@ -415,16 +460,24 @@ void Daemon::log_started() const {
                                  bound_admin_->address().to_string(),
                                  bound_admin_->address().is_v6() ? "]" : "", bound_admin_->port())
                    : std::string();
+  const auto& tls = config_.http.tls;
+  const auto tls_text =
+      tls ? fmt::format(", TLS on every listener{} (certificate {}, serial {}, expires {})",
+                        config_.http.admin_client_ca_file.empty()
+                            ? ""
+                            : ", client certificates on the admin listener",
+                        tls->subject, tls->serial, format_iso8601_ms(tls->not_after_s * 1000))
+          : std::string();
   const auto& f = config_.forms;
   const auto forms = f.default_form == IdForm::plain && f.by_tag.empty()
                          ? std::string()
                          : fmt::format(", IDs {} by default ({} tag(s) of their own)",
                                        to_string(f.default_form), f.by_tag.size());
   spdlog::info(
-      "snowflaked {} started: listening on {}{}{}:{} with {} io thread(s){}; service {}, "
+      "snowflaked {} started: listening on {}{}{}:{} with {} io thread(s){}{}; service {}, "
       "worker {} ({}), layout {}{}, log level {}",
       kVersion, address.is_v6() ? "[" : "", address.to_string(), address.is_v6() ? "]" : "",
-      bound_->port(), threads_, admin, config_.service,
+      bound_->port(), threads_, admin, tls_text, config_.service,
       coordinated_ ? std::string("from ZooKeeper")
                    : std::to_string(config_.coordinator.static_worker_id),
       to_string(config_.coordinator.type), layout_.describe(), forms, config_.log_level);
@@ -452,7 +505,7 @@ int run_daemon(const DaemonOptions& options) {
   configure_logging(loaded->config.log_level);
   // Before any thread starts: every thread inherits the blocked signals.
   StopSignals stop_signals;
-  Daemon daemon(std::move(loaded->config), loaded->endpoint);
+  Daemon daemon(std::move(loaded->config), loaded->endpoint, std::move(loaded->tls));
   // The signals' thread ends before the daemon it posts to is destroyed (a
   // signal in the last moments, on any path out of here).
   struct SignalsEndFirst {
@@ -464,6 +517,7 @@ int run_daemon(const DaemonOptions& options) {
   if (!daemon.start_coordination()) return kExitFailure;
   daemon.start_sequences();
   daemon.start_notifier();
+  daemon.start_tls_reloader();
   return daemon.serve();
 }
 

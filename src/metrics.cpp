@@ -209,6 +209,23 @@ void render_timings(const ConfiguredTimings& t, fmt::memory_buffer& out) {
   gauge("snowflake_config_restore_grace_seconds", "coordinator.restore_grace_ms", t.restore_grace);
 }
 
+// The served certificate's expiry and the reloads of it (http/tls_reloader.hpp).
+void render_tls(const TlsGauges& t, fmt::memory_buffer& out) {
+  const auto relaxed = std::memory_order_relaxed;
+  fmt::format_to(std::back_inserter(out),
+                 "# HELP snowflake_tls_cert_expiry_seconds When the certificate the listeners "
+                 "serve expires (its notAfter), in Unix seconds.\n"
+                 "# TYPE snowflake_tls_cert_expiry_seconds gauge\n"
+                 "snowflake_tls_cert_expiry_seconds {}\n"
+                 "# HELP snowflake_tls_reloads_total Changes of the TLS files taken up (ok) or "
+                 "refused, the certificate served before kept (failed).\n"
+                 "# TYPE snowflake_tls_reloads_total counter\n"
+                 "snowflake_tls_reloads_total{{result=\"ok\"}} {}\n"
+                 "snowflake_tls_reloads_total{{result=\"failed\"}} {}\n",
+                 t.cert_not_after_s.load(relaxed), t.reloads_ok.load(relaxed),
+                 t.reloads_failed.load(relaxed));
+}
+
 }  // namespace
 
 namespace {
@@ -415,6 +432,7 @@ std::string Metrics::render(const Snapshot& s) const {
   if (s.coordination) render_coordination(*s.coordination, s.now, out);
   if (s.timings) render_timings(*s.timings, out);
   if (s.sequences) render_sequences(*s.sequences, out);
+  if (tls_.enabled.load(std::memory_order_relaxed)) render_tls(tls_, out);
   return fmt::to_string(out);
 }
 

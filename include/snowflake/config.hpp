@@ -22,6 +22,7 @@
 #include "snowflake/id_layout.hpp"
 #include "snowflake/result.hpp"
 #include "snowflake/sha256.hpp"
+#include "snowflake/tls_identity.hpp"
 
 namespace snowflake {
 
@@ -119,6 +120,19 @@ struct HttpSettings {
   // credential's. Only its SHA-256 is kept.
   std::string admin_token_file;
   std::optional<Sha256Digest> admin_token_sha256;
+  // TLS on both listeners: the certificate chain and its key, PEM files,
+  // both or neither; a relative name is a systemd credential's.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // With TLS and an admin listener: a PEM file of CAs; the admin listener
+  // then takes only clients with a certificate one of them issued.
+  std::string admin_client_ca_file;
+  // How often the three files are looked at for a change (a rotation).
+  std::chrono::milliseconds tls_reload_interval{5'000};
+  // The files as read (the credentials directory applied), and what they
+  // held, checked at load; null: plain HTTP.
+  TlsFiles tls_files;
+  std::shared_ptr<const TlsIdentity> tls;
 };
 
 // What GET /id/<tag> hands out (id_form.hpp): a form per tag, ?form= to ask
@@ -205,8 +219,8 @@ inline constexpr OverridableKey kOverridableKeys[] = {
 };
 // Not a key: where systemd put the credentials of LoadCredential= (a
 // directory only this process may read). A relative zookeeper.auth_file,
-// forms.opaque_key_file or http.admin_token_file is read from it when it is
-// set, so that a DynamicUser= daemon can read a secret only root may read.
+// forms.opaque_key_file, http.admin_token_file or http's TLS files is read
+// from it when it is set, so that a DynamicUser= daemon can read a secret only root may read.
 inline constexpr const char* kCredentialsDirectory = "CREDENTIALS_DIRECTORY";
 // The overrides this process's environment sets, CREDENTIALS_DIRECTORY too.
 ConfigOverrides overrides_from_environment();

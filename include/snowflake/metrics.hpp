@@ -50,9 +50,21 @@ enum class Route : std::uint8_t {
 inline constexpr std::size_t kRouteCount = 12;
 std::string_view to_string(Route route) noexcept;
 
+// The listeners' TLS (http.tls_cert_file), written by the certificate
+// reloader and read when /metrics is rendered; nothing is exported while
+// `enabled` is false (plain HTTP).
+struct TlsGauges {
+  std::atomic<bool> enabled{false};
+  std::atomic<std::int64_t> cert_not_after_s{0};  // the served certificate's notAfter
+  std::atomic<std::uint64_t> reloads_ok{0};
+  std::atomic<std::uint64_t> reloads_failed{0};
+};
+
 class Metrics {
  public:
   explicit Metrics(std::size_t max_tags);
+
+  TlsGauges& tls() noexcept { return tls_; }
 
   void count_request(Route route, unsigned status) noexcept;
   void count_ids(std::string_view tag, std::uint64_t n, IdForm form = IdForm::plain);
@@ -114,6 +126,7 @@ class Metrics {
   std::atomic<std::uint64_t> ids_total_{0};
   std::array<std::atomic<std::uint64_t>, kIdFormCount> ids_by_form_{};
   std::atomic<std::uint64_t> ids_untracked_tags_{0};
+  TlsGauges tls_;
 
   const std::size_t max_tags_;
   mutable std::shared_mutex tags_mutex_;

@@ -58,9 +58,20 @@ bool refuses_the_request(unsigned status) { return status == 400 || status == 40
 int run_get(const GetOptions& options, std::ostream& out, std::ostream& err) {
   const auto deadline = Clock::now() + options.timeout;
   boost::asio::io_context io;
+  // One TLS context for every https:// replica: the CAs are read once.
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  if (std::any_of(options.servers.begin(), options.servers.end(),
+                  [](const ReplicaUrl& url) { return url.tls; })) {
+    auto made = make_client_tls(options.ca_file);
+    if (!made) {
+      err << fmt::format("snowflaked get: {}\n", made.error());
+      return 2;
+    }
+    tls = std::move(made).value();
+  }
   std::vector<ReplicaConnection> replicas;
   replicas.reserve(options.servers.size());
-  for (const auto& url : options.servers) replicas.emplace_back(io, url);
+  for (const auto& url : options.servers) replicas.emplace_back(io, url, url.tls ? tls : nullptr);
   std::vector<std::string> last_error(replicas.size(), "not tried");
   // A random order per call: scripts on many machines spread their load.
   std::vector<std::size_t> order(replicas.size());

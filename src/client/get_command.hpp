@@ -5,6 +5,7 @@
 // moved on from at once on a 503, a connection error or its share of the
 // time left; when every replica answered 503, the shortest Retry-After is
 // waited out and they are tried again, all within one overall deadline.
+// https:// replicas are asked over TLS, their certificates verified.
 
 #include <chrono>
 #include <cstdint>
@@ -21,6 +22,7 @@ namespace snowflake::client {
 
 inline constexpr std::string_view kDefaultServers = "http://127.0.0.1:8080";
 inline constexpr const char* kServersVariable = "SNOWFLAKED_SERVERS";
+inline constexpr const char* kCaCertVariable = "SNOWFLAKED_CACERT";
 
 struct GetOptions {
   std::string tag = "default";
@@ -29,12 +31,15 @@ struct GetOptions {
   std::chrono::milliseconds timeout{5'000};
   bool json = false;             // print the replica's JSON answer instead of one ID a line
   std::optional<IdForm> form{};  // ?form=; none: the tag's form on the replica
+  // https:// replicas' certificates are verified against this PEM file's
+  // CAs; empty: the system's.
+  std::string ca_file{};
 };
 
 // The exit code: 0 with the IDs on `out`; 1 when no replica could issue in
 // time (`err` names each replica's last error code); 2 when a replica
 // refused the request itself (4xx: a count over its max_batch, a tag not in
-// its allowlist), since every replica would.
+// its allowlist), since every replica would, or the CA file cannot be used.
 int run_get(const GetOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace snowflake::client

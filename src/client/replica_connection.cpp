@@ -1,6 +1,7 @@
 #include "replica_connection.hpp"
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/message.hpp>
@@ -60,11 +61,19 @@ std::optional<std::chrono::seconds> retry_after(std::string_view value) {
 
 }  // namespace
 
-ReplicaConnection::ReplicaConnection(net::io_context& io, ReplicaUrl url)
-    : io_(io), url_(std::move(url)) {}
+ReplicaConnection::ReplicaConnection(net::io_context& io, ReplicaUrl url,
+                                     std::shared_ptr<net::ssl::context> tls)
+    : io_(io), url_(std::move(url)), tls_(std::move(tls)) {}
+
+void ReplicaConnection::disconnect() {
+  // Closed without close_notify: a client that leaves needs no answer, and
+  // the replica takes a close between requests as the end of keep-alive.
+  socket_.reset();
+  tls_stream_.reset();
+}
 
 Result<Answer, std::string> ReplicaConnection::get(std::string_view target, Deadline deadline) {
-  const bool reused = socket_.has_value();
+  const bool reused = connected();
   auto answer = exchange(target, deadline);
   // A kept-alive connection may have been closed by the replica meanwhile
   // (its idle timeout): one try on a new one. Asking again is safe: IDs of
@@ -90,26 +99,47 @@ std::optional<std::string> ReplicaConnection::connect(Deadline deadline) {
       },
       [&] { resolver.cancel(); });
   if (ec) return describe(ec);
-  socket_.emplace(io_);
+  if (url_.tls) {
+    tls_stream_.emplace(io_, *tls_);
+  } else {
+    socket_.emplace(io_);
+  }
   ec = run_until(
-      io_, deadline, [&](auto handler) { net::async_connect(*socket_, endpoints, handler); },
-      [&] { socket_->close(); });
+      io_, deadline, [&](auto handler) { net::async_connect(socket(), endpoints, handler); },
+      [&] { socket().close(); });
   if (ec) {
-    socket_.reset();
+    disconnect();
     return describe(ec);
   }
-  return std::nullopt;
+  return url_.tls ? handshake(deadline) : std::nullopt;
+}
+
+std::optional<std::string> ReplicaConnection::handshake(Deadline deadline) {
+  expect_peer(*tls_stream_, url_.host);
+  const error_code ec = run_until(
+      io_, deadline,
+      [&](auto handler) { tls_stream_->async_handshake(net::ssl::stream_base::client, handler); },
+      [&] { socket().close(); });
+  if (!ec) return std::nullopt;
+  auto why = ec == beast::error::timeout ? describe(ec) : handshake_failure(*tls_stream_, ec);
+  disconnect();
+  return why;
 }
 
 Result<Answer, std::string> ReplicaConnection::exchange(std::string_view target,
                                                         Deadline deadline) {
-  if (!socket_) {
+  if (!connected()) {
     buffer_.clear();
     if (auto failed = connect(deadline)) return *failed;
   }
   const auto fail = [this](const error_code& ec) {
-    socket_.reset();  // closes it: nothing more is read from a broken exchange
+    disconnect();  // closes it: nothing more is read from a broken exchange
     return describe(ec);
+  };
+  // The same exchange over either stream.
+  const auto on_stream = [this](auto operation) {
+    if (tls_stream_) return operation(*tls_stream_);
+    return operation(*socket_);
   };
   http::request<http::empty_body> request{http::verb::get,
                                           beast::string_view(target.data(), target.size()), 11};
@@ -119,16 +149,21 @@ Result<Answer, std::string> ReplicaConnection::exchange(std::string_view target,
   request.set(http::field::user_agent, std::string("snowflaked-get/") + kVersion);
   request.keep_alive(true);
   if (const auto ec = run_until(
-          io_, deadline, [&](auto handler) { http::async_write(*socket_, request, handler); },
-          [&] { socket_->close(); })) {
+          io_, deadline,
+          [&](auto handler) {
+            on_stream([&](auto& stream) { http::async_write(stream, request, handler); });
+          },
+          [&] { socket().close(); })) {
     return fail(ec);
   }
   http::response_parser<http::string_body> parser;
   parser.body_limit(kMaxBody);
   if (const auto ec = run_until(
           io_, deadline,
-          [&](auto handler) { http::async_read(*socket_, buffer_, parser, handler); },
-          [&] { socket_->close(); })) {
+          [&](auto handler) {
+            on_stream([&](auto& stream) { http::async_read(stream, buffer_, parser, handler); });
+          },
+          [&] { socket().close(); })) {
     return fail(ec);
   }
   auto& response = parser.get();
@@ -137,7 +172,7 @@ Result<Answer, std::string> ReplicaConnection::exchange(std::string_view target,
     const auto value = response[http::field::retry_after];
     answer.retry_after = retry_after({value.data(), value.size()});
   }
-  if (!response.keep_alive()) socket_.reset();
+  if (!response.keep_alive()) disconnect();
   return answer;
 }
 

@@ -1,19 +1,21 @@
 #pragma once
 // One keep-alive HTTP/1.1 connection from `snowflaked get` to one replica,
-// made on first use and again after it broke. Every call finishes by its
-// deadline: each step (name lookup, connect, write, read) runs on the
-// caller's io_context until it completes or the deadline passes, when it is
-// cancelled.
+// made on first use and again after it broke; over TLS for an https:// URL. Every call finishes by
+// its deadline: each step (name lookup, connect, write, read) runs on the caller's io_context until
+// it completes or the deadline passes, when it is cancelled.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+
+#include <memory>
 
 #include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "client_tls.hpp"
 #include "replica_url.hpp"
 #include "snowflake/result.hpp"
 
@@ -29,7 +31,9 @@ class ReplicaConnection {
  public:
   using Deadline = std::chrono::steady_clock::time_point;
 
-  ReplicaConnection(boost::asio::io_context& io, ReplicaUrl url);
+  // `tls`: the context of an https:// URL (client_tls.hpp); null for http://.
+  ReplicaConnection(boost::asio::io_context& io, ReplicaUrl url,
+                    std::shared_ptr<boost::asio::ssl::context> tls = nullptr);
 
   const ReplicaUrl& url() const { return url_; }
   // GET `target`. On error: why there is no answer ("connection refused",
@@ -39,10 +43,19 @@ class ReplicaConnection {
  private:
   Result<Answer, std::string> exchange(std::string_view target, Deadline deadline);
   std::optional<std::string> connect(Deadline deadline);
+  std::optional<std::string> handshake(Deadline deadline);
+  bool connected() const { return socket_.has_value() || tls_stream_.has_value(); }
+  void disconnect();
+  boost::asio::ip::tcp::socket& socket() {
+    return tls_stream_ ? tls_stream_->next_layer() : *socket_;
+  }
 
   boost::asio::io_context& io_;
   ReplicaUrl url_;
-  std::optional<boost::asio::ip::tcp::socket> socket_;  // open while kept alive
+  std::shared_ptr<boost::asio::ssl::context> tls_;
+  // Open while kept alive: one or the other, as the URL says.
+  std::optional<boost::asio::ip::tcp::socket> socket_;
+  std::optional<TlsStream> tls_stream_;
   boost::beast::flat_buffer buffer_;
 };
 

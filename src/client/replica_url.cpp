@@ -20,17 +20,20 @@ bool is_port(std::string_view s) {
 }  // namespace
 
 Result<ReplicaUrl, std::string> parse_replica_url(std::string_view text) {
-  constexpr std::string_view kScheme = "http://";
+  constexpr std::string_view kPlain = "http://";
+  constexpr std::string_view kTls = "https://";
   const auto wrong = [&](std::string_view why) {
-    return fmt::format("\"{}\": {} (expected http://host[:port])", text, why);
+    return fmt::format("\"{}\": {} (expected http://host[:port] or https://host[:port])", text,
+                       why);
   };
-  if (!text.starts_with(kScheme)) return wrong("not an http:// URL");
-  std::string_view rest = text.substr(kScheme.size());
+  const bool tls = text.starts_with(kTls);
+  if (!tls && !text.starts_with(kPlain)) return wrong("not an http:// or https:// URL");
+  std::string_view rest = text.substr(tls ? kTls.size() : kPlain.size());
   if (rest.ends_with('/')) rest.remove_suffix(1);  // "http://host:8080/" is common
   if (rest.find_first_of("/?#@") != std::string_view::npos) {
     return wrong("no path, query or user part: the client adds /id/<tag>");
   }
-  ReplicaUrl url{std::string(text), {}, "80"};
+  ReplicaUrl url{std::string(text), {}, tls ? "443" : "80", tls};
   std::string_view port;
   if (rest.starts_with('[')) {
     const auto close = rest.find(']');

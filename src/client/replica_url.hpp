@@ -1,7 +1,7 @@
 #pragma once
-// Where `snowflaked get` finds a replica: "http://host[:port]" (IPv6 hosts in
-// brackets, port 80 when none is given). Only plain HTTP: the daemon serves
-// nothing else (a TLS proxy in front is the operator's business).
+// Where `snowflaked get` finds a replica: "http://host[:port]" or
+// "https://host[:port]" (IPv6 hosts in brackets; port 80 or 443 when none
+// is given).
 
 #include <string>
 #include <string_view>
@@ -15,6 +15,7 @@ struct ReplicaUrl {
   std::string text;  // as given, for messages
   std::string host;  // "10.0.0.1", "::1", "ids.internal"
   std::string port;  // "8080"
+  bool tls = false;  // https://
 };
 
 // On error: what is wrong with the text, for a usage message.

@@ -32,7 +32,10 @@ po::options_description visible_options() {
       ("count", po::value<std::uint32_t>()->value_name("N"), "get: how many IDs (default 1)")
       ("servers", po::value<std::string>()->value_name("URL,..."),
        "get: the replicas, e.g. http://10.0.0.1:8080,http://10.0.0.2:8080 (default: "
-       "$SNOWFLAKED_SERVERS, else http://127.0.0.1:8080)")
+       "$SNOWFLAKED_SERVERS, else http://127.0.0.1:8080); https:// speaks TLS")
+      ("cacert", po::value<std::string>()->value_name("FILE"),
+       "get: the CAs (PEM) that https:// replicas' certificates must chain to (default: "
+       "$SNOWFLAKED_CACERT, else the system's)")
       ("timeout", po::value<std::uint32_t>()->value_name("MS"),
        "get: give up after this long, waits for Retry-After included (default 5000); pool "
        "floor, cluster fence: wait this long for every owner's confirmation (default: the "
@@ -119,7 +122,8 @@ std::string usage_text() {
                                                  (written 10 min ago or more, or --force)
   snowflaked seq import --leaf-alloc FILE --config FILE [--timeout MS]
                                                  Leaf-segment's tags, each from its max_id
-  snowflaked get [TAG] [--count N] [--form FORM] [--servers URL,...] [--timeout MS] [--json]
+  snowflaked get [TAG] [--count N] [--form FORM] [--servers URL,...] [--cacert FILE]
+                 [--timeout MS] [--json]
                                                  IDs, one a line, from whichever replica
                                                  can issue (exit 1: none could)
 

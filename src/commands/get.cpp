@@ -1,5 +1,5 @@
 // snowflaked get [TAG] [--count N] [--form FORM] [--servers URL,...]
-// [--timeout MS] [--json]: IDs for shell scripts from whichever replica can
+// [--cacert FILE] [--timeout MS] [--json]: IDs for shell scripts from whichever replica can
 // issue (the client itself: src/client/).
 
 #include <fmt/format.h>
@@ -24,6 +24,7 @@ struct GetCommandOptions {
   std::chrono::milliseconds timeout{5'000};
   bool json = false;
   std::optional<IdForm> form;
+  std::optional<std::string> ca_file;  // else $SNOWFLAKED_CACERT, else the system's CAs
 };
 
 int get(const GetCommandOptions& options) {
@@ -35,6 +36,11 @@ int get(const GetCommandOptions& options) {
     const char* env = std::getenv(client::kServersVariable);  // NOLINT(concurrency-mt-unsafe)
     if (env && *env) servers = env;
   }
+  std::string ca_file = options.ca_file.value_or("");
+  if (!options.ca_file) {
+    const char* env = std::getenv(client::kCaCertVariable);  // NOLINT(concurrency-mt-unsafe)
+    if (env) ca_file = env;
+  }
   auto replicas = client::parse_replica_list(servers);
   if (!replicas) return fail(kExitUsage, "snowflaked get: " + replicas.error());
   std::ostringstream errors;
@@ -43,7 +49,8 @@ int get(const GetCommandOptions& options) {
                                     .servers = std::move(replicas).value(),
                                     .timeout = options.timeout,
                                     .json = options.json,
-                                    .form = options.form},
+                                    .form = options.form,
+                                    .ca_file = std::move(ca_file)},
                                    std::cout, errors);
   if (errors.tellp() > 0) return fail(code, errors.str());
   return code;
@@ -62,6 +69,7 @@ Parsed get_command(const Options& options, const Arguments& args) {
   if (options.count("count")) o.count = options["count"].as<std::uint32_t>();
   if (o.count < 1) return std::string("get: --count must be at least 1");
   if (options.count("servers")) o.servers = options["servers"].as<std::string>();
+  if (options.count("cacert")) o.ca_file = options["cacert"].as<std::string>();
   if (options.count("timeout")) {
     o.timeout = std::chrono::milliseconds(options["timeout"].as<std::uint32_t>());
   }

@@ -5,6 +5,9 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/bind_handler.hpp>
@@ -21,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 #include "snowflake/thread_name.hpp"
@@ -37,35 +41,62 @@ using Executor = net::io_context::executor_type;
 using Socket = net::basic_stream_socket<tcp, Executor>;
 using Timer = net::basic_waitable_timer<Clock, net::wait_traits<Clock>, Executor>;
 using WorkGuard = net::executor_work_guard<Executor>;
+using TlsStream = net::ssl::stream<Socket>;
+using TlsContext = std::shared_ptr<net::ssl::context>;
 
-class Session;
+class SessionBase;
 
 // One listening socket and what answers its connections. Its acceptor and
 // timer live on the main context, whose thread accepts for every listener.
 struct Listener {
-  Listener(const tcp::endpoint& e, Handlers h, const Executor& executor)
-      : endpoint(e), handlers(std::move(h)), acceptor(executor), retry_timer(executor) {}
+  Listener(const tcp::endpoint& e, Handlers h, const Executor& executor, TlsContext tls)
+      : endpoint(e),
+        handlers(std::move(h)),
+        acceptor(executor),
+        retry_timer(executor),
+        speaks_tls(tls != nullptr),
+        tls_(std::move(tls)) {}
   const tcp::endpoint endpoint;
   const Handlers handlers;
   net::basic_socket_acceptor<tcp, Executor> acceptor;
   Timer retry_timer;
+  // Whether its connections speak TLS: fixed for the listener's life; the
+  // context it uses changes when the certificate is reloaded.
+  const bool speaks_tls;
+
+  TlsContext tls_context() const {
+    std::lock_guard lock(tls_mutex_);
+    return tls_;
+  }
+  void replace_tls_context(TlsContext tls) {
+    std::lock_guard lock(tls_mutex_);
+    tls_.swap(tls);
+    // The old one is released after the lock: the last connection that
+    // used it may already be gone, and freeing a context takes its time.
+  }
+
+ private:
+  mutable std::mutex tls_mutex_;
+  TlsContext tls_;
 };
 
 // What the server and its sessions share: settings, the listeners, the
 // registry of live sessions (for stop(), the connection limit and the
 // deadline sweep), and the server's timers (on the main context).
 struct ServerState {
-  ServerState(ServerSettings s, Handlers h, std::optional<Handlers> admin)
+  ServerState(ServerSettings s, Handlers h, std::optional<Handlers> admin,
+              std::optional<TlsContexts> tls)
       : settings(std::move(s)),
         contexts(make_contexts(settings.io_threads)),
         sweep_timer(contexts[0]->get_executor()),
         drain_timer(contexts[0]->get_executor()),
         loop_seen_ns(std::make_unique<std::atomic<std::int64_t>[]>(contexts.size())) {
-    listeners.push_back(
-        std::make_unique<Listener>(settings.endpoint, std::move(h), contexts[0]->get_executor()));
+    listeners.push_back(std::make_unique<Listener>(
+        settings.endpoint, std::move(h), contexts[0]->get_executor(), tls ? tls->main : nullptr));
     if (settings.admin_endpoint && admin) {
       listeners.push_back(std::make_unique<Listener>(*settings.admin_endpoint, std::move(*admin),
-                                                     contexts[0]->get_executor()));
+                                                     contexts[0]->get_executor(),
+                                                     tls ? tls->admin : nullptr));
     }
     for (auto& c : contexts) guards.emplace_back(c->get_executor());
     for (std::size_t i = 0; i < contexts.size(); ++i) loop_seen_ns[i] = now_ns();
@@ -102,7 +133,7 @@ struct ServerState {
   mutable std::mutex mutex;
   bool stopping = false;
   std::uint64_t next_id = 0;
-  std::unordered_map<std::uint64_t, std::weak_ptr<Session>> sessions;
+  std::unordered_map<std::uint64_t, std::weak_ptr<SessionBase>> sessions;
 
   // Forgets a session; true if it was the last one of a drain.
   bool remove(std::uint64_t id);
@@ -111,58 +142,150 @@ struct ServerState {
   // holding the mutex: a session whose last owner is released there would
   // run its destructor, which takes the mutex again.
   template <class Pick>
-  std::vector<std::shared_ptr<Session>> live_sessions(Pick pick);
+  std::vector<std::shared_ptr<SessionBase>> live_sessions(Pick pick);
 };
 
-// One connection. Timeouts are a deadline per session (a plain number, no
-// timer per read or write); the server's sweep closes sessions past theirs.
-class Session : public std::enable_shared_from_this<Session> {
+// One connection, as the server's registry sees it: what stop(), the drain
+// and the deadline sweep do to it, whatever its stream. Only those calls
+// (rare: per sweep and per stop, never per request) go through the vtable.
+class SessionBase {
  public:
-  Session(Socket&& socket, std::shared_ptr<ServerState> state, const Handlers& handlers,
-          std::uint64_t id)
-      : socket_(std::move(socket)),
-        wait_timer_(socket_.get_executor()),
-        state_(std::move(state)),
-        handlers_(handlers),
-        id_(id) {}
-  ~Session() {
+  SessionBase(std::shared_ptr<ServerState> state, const Executor& executor, std::uint64_t id)
+      : state_(std::move(state)), executor_(executor), id_(id) {}
+  virtual ~SessionBase() {
     if (state_->remove(id_)) {
       // Nothing left to drain: stop the drain timer (on the main context,
       // whose thread owns it) so that the contexts can run out of work.
       net::post(*state_->contexts[0], [state = state_] { state->drain_timer.cancel(); });
     }
   }
+  SessionBase(const SessionBase&) = delete;
+  SessionBase& operator=(const SessionBase&) = delete;
 
-  void run() {
-    net::dispatch(socket_.get_executor(),
-                  beast::bind_front_handler(&Session::do_read, shared_from_this()));
-  }
-
-  // The rest run on the session's own context, so on one thread.
+  // These run on the session's own context, so on one thread.
 
   // Stop after the current response; an idle connection closes now.
-  void drain() {
-    draining_ = true;
-    if (idle_) close();
-  }
-  void cut() { close(); }
+  virtual void drain() = 0;
+  virtual void cut() = 0;
   // From the sweep: act if the deadline has really passed (it may have moved).
-  void check_deadline(Clock::time_point now) {
-    if (deadline() > now) return;
-    timed_out_ = true;
-    error_code ignored;
-    socket_.cancel(ignored);  // the pending read or write ends with operation_aborted
-  }
+  virtual void check_deadline(Clock::time_point now) = 0;
+
   Clock::time_point deadline() const {
     return Clock::time_point(Clock::duration(deadline_.load(std::memory_order_relaxed)));
   }
-  Executor executor() { return socket_.get_executor(); }
+  Executor executor() const { return executor_; }
 
- private:
+ protected:
   const ServerSettings& settings() const { return state_->settings; }
   void set_deadline(std::chrono::milliseconds from_now) {
     deadline_.store((Clock::now() + from_now).time_since_epoch().count(),
                     std::memory_order_relaxed);
+  }
+
+  std::shared_ptr<ServerState> state_;
+
+ private:
+  const Executor executor_;
+  const std::uint64_t id_;
+  // Steady-clock ticks; read by the sweep from another thread.
+  std::atomic<Clock::rep> deadline_{Clock::time_point::max().time_since_epoch().count()};
+};
+
+// One connection over `Stream`: a plain socket, or TLS over one. The two
+// differ only where TLS has a step of its own (the handshake first, the
+// close_notify last), each an `if constexpr`: the plain session is the same
+// code it was before TLS, with no call or allocation added per request.
+// Timeouts are a deadline per session (a plain number, no timer per read or
+// write); the server's sweep closes sessions past theirs.
+template <class Stream>
+class Session final : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+ public:
+  Session(Socket&& socket, std::shared_ptr<ServerState> state, const Handlers& handlers,
+          std::uint64_t id, TlsContext tls)
+      : SessionBase(std::move(state), socket.get_executor(), id),
+        tls_(std::move(tls)),
+        stream_(make_stream(std::move(socket), tls_)),
+        wait_timer_(stream_.get_executor()),
+        handlers_(handlers) {}
+
+  void run() {
+    if constexpr (kTls) {
+      net::dispatch(stream_.get_executor(),
+                    beast::bind_front_handler(&Session::handshake, this->shared_from_this()));
+    } else {
+      net::dispatch(stream_.get_executor(),
+                    beast::bind_front_handler(&Session::do_read, this->shared_from_this()));
+    }
+  }
+
+  void drain() override {
+    draining_ = true;
+    if (idle_) close();
+  }
+  void cut() override { close(); }
+  void check_deadline(Clock::time_point now) override {
+    if (deadline() > now) return;
+    timed_out_ = true;
+    error_code ignored;
+    socket().cancel(ignored);  // the pending read or write ends with operation_aborted
+  }
+
+ private:
+  // The TLS stream keeps the context it was made with: a reload installs a
+  // new one for later connections, and this one's lives on with it.
+  static Stream make_stream(Socket&& socket, const TlsContext& tls) {
+    if constexpr (kTls) {
+      return Stream(std::move(socket), *tls);
+    } else {
+      return std::move(socket);
+    }
+  }
+  Socket& socket() {
+    if constexpr (kTls) {
+      return stream_.next_layer();
+    } else {
+      return stream_;
+    }
+  }
+
+  // TLS first: the handshake has request_timeout (a client that connects and
+  // says nothing is the idle case of a plain connection, but holds more
+  // memory), and no request has begun, so a drain may close it.
+  void handshake() {
+    idle_ = true;
+    set_deadline(settings().request_timeout);
+    stream_.async_handshake(
+        net::ssl::stream_base::server,
+        beast::bind_front_handler(&Session::on_handshake, this->shared_from_this()));
+  }
+  void on_handshake(error_code ec) {
+    // Plain HTTP, a client that does not trust us, one without the client
+    // certificate the admin listener asks for, a scan: nobody to answer in
+    // HTTP, so the connection just closes.
+    if (ec || timed_out_) {
+      if (spdlog::should_log(spdlog::level::debug)) {
+        error_code ignored;
+        const auto peer = socket().remote_endpoint(ignored);
+        spdlog::debug("TLS handshake with {}:{} failed: {}", peer.address().to_string(),
+                      peer.port(), timed_out_ ? "timed out" : ec.message());
+      }
+      return close();
+    }
+    do_read();
+  }
+
+  // The peer closed its side: at a request's boundary this is the end of a
+  // keep-alive connection. A TLS peer that closes without close_notify
+  // (most HTTP clients, once they have their answer) counts the same: the
+  // request's own framing says whether it came whole.
+  static bool end_of_stream(const error_code& ec) {
+    if constexpr (kTls) {
+      return ec == net::error::eof || ec == net::ssl::error::stream_truncated;
+    } else {
+      return ec == net::error::eof;
+    }
   }
 
   void do_read() {
@@ -180,8 +303,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // why not Beast's http::async_read_some. The read size is the one Beast's
   // own reads use (the buffer's spare capacity, 512 bytes to 64 KiB).
   void read_some() {
-    socket_.async_read_some(buffer_.prepare(beast::read_size(buffer_, 65536)),
-                            beast::bind_front_handler(&Session::on_read, shared_from_this()));
+    stream_.async_read_some(buffer_.prepare(beast::read_size(buffer_, 65536)),
+                            beast::bind_front_handler(&Session::on_read, this->shared_from_this()));
   }
 
   void on_read(error_code ec, std::size_t bytes) {
@@ -199,7 +322,7 @@ class Session : public std::enable_shared_from_this<Session> {
       started_ = true;
       set_deadline(settings().request_timeout);
     }
-    if (ec == net::error::eof) return refuse_or_close(parse_end(*parser_));
+    if (end_of_stream(ec)) return refuse_or_close(parse_end(*parser_));
     if (ec) return close();  // the connection failed: nobody to answer
     parse();
   }
@@ -238,7 +361,7 @@ class Session : public std::enable_shared_from_this<Session> {
     // The server's state kept too: the context the wake posts to lives as
     // long as the wake does, whenever the supplier calls it.
     wake_ = std::make_shared<const Wake>(
-        [weak = weak_from_this(), state = state_, executor = executor()] {
+        [weak = this->weak_from_this(), state = state_, executor = executor()] {
           net::post(executor, [weak] {
             if (auto self = weak.lock()) self->retry_wait(false);
           });
@@ -248,7 +371,7 @@ class Session : public std::enable_shared_from_this<Session> {
         std::chrono::duration_cast<std::chrono::milliseconds>(wait_->deadline - Clock::now()) +
         settings().request_timeout);
     wait_timer_.expires_at(wait_->deadline);
-    wait_timer_.async_wait([self = shared_from_this()](error_code ec) {
+    wait_timer_.async_wait([self = this->shared_from_this()](error_code ec) {
       if (!ec) self->retry_wait(true);
     });
     retry_wait(false);
@@ -294,8 +417,8 @@ class Session : public std::enable_shared_from_this<Session> {
     out_.append("\r\n");
     out_.append(response.body());
     set_deadline(settings().request_timeout);
-    net::async_write(socket_, net::buffer(out_),
-                     beast::bind_front_handler(&Session::on_write, shared_from_this()));
+    net::async_write(stream_, net::buffer(out_),
+                     beast::bind_front_handler(&Session::on_write, this->shared_from_this()));
   }
 
   void on_write(error_code ec, std::size_t) {
@@ -310,32 +433,54 @@ class Session : public std::enable_shared_from_this<Session> {
   // Closing a socket with unread bytes sends a reset, which can destroy the
   // response before the client reads it; so the sending side is shut first,
   // and what still comes is read and dropped until the client closes, for
-  // a second at most (nginx's lingering close).
+  // a second at most (nginx's lingering close). Over TLS the sending side
+  // ends with close_notify first, so that the client can tell the end of
+  // the stream from a cut; the wait for the client's own close_notify comes
+  // out of the same second, so a client that never answers it cannot hold
+  // the connection, or a drain, any longer than a plain one.
   void linger() {
-    error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_send, ignored);
     // Its own timer (free now: nothing waits on it): the deadline sweep has
     // ended once the server drains.
     lingering_ = true;
     wait_timer_.expires_after(kLingerAtMost);
-    wait_timer_.async_wait([self = shared_from_this()](error_code ec) {
+    wait_timer_.async_wait([self = this->shared_from_this()](error_code ec) {
       if (!ec) self->close();
     });
+    if constexpr (kTls) {
+      stream_.async_shutdown([self = this->shared_from_this()](error_code) {
+        // Whatever the client did (its close_notify, a close, more data):
+        // the rest of the second as for a plain connection, on the socket.
+        if (self->lingering_) self->shut_and_discard();
+      });
+    } else {
+      shut_and_discard();
+    }
+  }
+  void shut_and_discard() {
+    error_code ignored;
+    socket().shutdown(tcp::socket::shutdown_send, ignored);
     discard();
   }
   void discard() {
     buffer_.clear();
-    socket_.async_read_some(buffer_.prepare(4096),
-                            [self = shared_from_this()](error_code ec, std::size_t) {
-                              if (ec) return self->close();  // the client closed, or we did
-                              self->discard();
-                            });
+    // Below TLS: what still comes is dropped unread, so it need not decrypt.
+    socket().async_read_some(buffer_.prepare(4096),
+                             [self = this->shared_from_this()](error_code ec, std::size_t) {
+                               if (ec) return self->close();  // the client closed, or we did
+                               self->discard();
+                             });
   }
 
   static constexpr std::chrono::milliseconds kLingerAtMost{1000};
 
+  // Hard close: a failed or timed-out connection, an idle one (its FIN ends
+  // a TLS connection between requests too: an HTTP client takes it as the
+  // end of keep-alive), or the drain's cut.
   void close() {
-    if (lingering_) wait_timer_.cancel();
+    if (lingering_) {
+      lingering_ = false;
+      wait_timer_.cancel();
+    }
     if (wait_) {
       // A request still waiting goes with its connection: no answer is
       // taken for a socket that is closed (what it took is a gap).
@@ -344,11 +489,12 @@ class Session : public std::enable_shared_from_this<Session> {
       wake_.reset();
     }
     error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_send, ignored);
-    socket_.close(ignored);
+    socket().shutdown(tcp::socket::shutdown_send, ignored);
+    socket().close(ignored);
   }
 
-  Socket socket_;
+  const TlsContext tls_;  // before the stream, which uses it: null for plain
+  Stream stream_;
   Timer wait_timer_;                  // a waiting request's deadline
   std::optional<Wait> wait_;          // the request waiting for its answer
   std::shared_ptr<const Wake> wake_;  // what its subscriptions call
@@ -356,13 +502,9 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<beast::http::request_parser<beast::http::empty_body>> parser_;
   std::string out_;
-  std::shared_ptr<ServerState> state_;
   const Handlers& handlers_;  // its listener's: the state keeps it
-  const std::uint64_t id_;
-  // Steady-clock ticks; read by the sweep from another thread.
-  std::atomic<Clock::rep> deadline_{Clock::time_point::max().time_since_epoch().count()};
-  bool started_ = false;  // bytes of the current request have arrived
-  bool idle_ = false;     // waiting for a request with none begun
+  bool started_ = false;      // bytes of the current request have arrived
+  bool idle_ = false;         // waiting for a request with none begun
   bool keep_alive_ = false;
   bool draining_ = false;
   bool timed_out_ = false;
@@ -370,8 +512,8 @@ class Session : public std::enable_shared_from_this<Session> {
 };
 
 template <class Pick>
-std::vector<std::shared_ptr<Session>> ServerState::live_sessions(Pick pick) {
-  std::vector<std::shared_ptr<Session>> live;
+std::vector<std::shared_ptr<SessionBase>> ServerState::live_sessions(Pick pick) {
+  std::vector<std::shared_ptr<SessionBase>> live;
   {
     std::lock_guard lock(mutex);
     live.reserve(sessions.size());
@@ -380,7 +522,7 @@ std::vector<std::shared_ptr<Session>> ServerState::live_sessions(Pick pick) {
       if (auto s = weak.lock()) live.push_back(std::move(s));
     }
   }
-  std::erase_if(live, [&pick](const std::shared_ptr<Session>& s) { return !pick(*s); });
+  std::erase_if(live, [&pick](const std::shared_ptr<SessionBase>& s) { return !pick(*s); });
   return live;
 }
 
@@ -410,7 +552,8 @@ void sweep(const std::shared_ptr<ServerState>& state) {
       if (state->stopping) return;
     }
     const auto now = Clock::now();
-    for (auto& s : state->live_sessions([now](const Session& s) { return s.deadline() <= now; })) {
+    for (auto& s :
+         state->live_sessions([now](const SessionBase& s) { return s.deadline() <= now; })) {
       net::post(s->executor(), [s, now] { s->check_deadline(now); });
     }
     sweep(state);
@@ -431,7 +574,10 @@ void on_accept(const std::shared_ptr<ServerState>& state, Listener& listener, er
     });
     return;
   }
-  std::shared_ptr<Session> session;
+  // Read before the registry's lock: a reload may be swapping it.
+  TlsContext tls = listener.speaks_tls ? listener.tls_context() : nullptr;
+  std::shared_ptr<Session<Socket>> plain;
+  std::shared_ptr<Session<TlsStream>> secure;
   {
     std::lock_guard lock(state->mutex);
     if (state->stopping) return;  // the socket closes as it goes out of scope
@@ -440,11 +586,19 @@ void on_accept(const std::shared_ptr<ServerState>& state, Listener& listener, er
                     state->settings.max_connections);
     } else {
       const auto id = state->next_id++;
-      session = std::make_shared<Session>(std::move(socket), state, listener.handlers, id);
-      state->sessions.emplace(id, session);
+      if (tls) {
+        secure = std::make_shared<Session<TlsStream>>(std::move(socket), state, listener.handlers,
+                                                      id, std::move(tls));
+        state->sessions.emplace(id, secure);
+      } else {
+        plain = std::make_shared<Session<Socket>>(std::move(socket), state, listener.handlers, id,
+                                                  nullptr);
+        state->sessions.emplace(id, plain);
+      }
     }
   }
-  if (session) session->run();
+  if (plain) plain->run();
+  if (secure) secure->run();
   do_accept(state, listener);
 }
 
@@ -458,9 +612,10 @@ void do_accept(const std::shared_ptr<ServerState>& state, Listener& listener) {
 
 }  // namespace
 
-HttpServer::HttpServer(ServerSettings settings, Handlers handlers, std::optional<Handlers> admin)
+HttpServer::HttpServer(ServerSettings settings, Handlers handlers, std::optional<Handlers> admin,
+                       std::optional<TlsContexts> tls)
     : state_(std::make_shared<ServerState>(std::move(settings), std::move(handlers),
-                                           std::move(admin))) {}
+                                           std::move(admin), std::move(tls))) {}
 
 HttpServer::~HttpServer() = default;
 
@@ -514,6 +669,13 @@ void HttpServer::run() {
   for (auto& t : threads) t.join();
 }
 
+void HttpServer::replace_tls(TlsContexts tls) {
+  auto& listeners = state_->listeners;
+  if (!listeners.empty() && listeners[0]->speaks_tls) listeners[0]->replace_tls_context(tls.main);
+  if (listeners.size() > 1 && listeners[1]->speaks_tls)
+    listeners[1]->replace_tls_context(std::move(tls.admin));
+}
+
 void HttpServer::close_after_reply() { state_->leaving.store(true, std::memory_order_relaxed); }
 
 void HttpServer::stop() {
@@ -522,7 +684,7 @@ void HttpServer::stop() {
     if (state_->stopping) return;
     state_->stopping = true;
   }
-  const auto live = state_->live_sessions([](const Session&) { return true; });
+  const auto live = state_->live_sessions([](const SessionBase&) { return true; });
   spdlog::info("stopping: no new connections; draining {} open connection(s), at most {} ms",
                live.size(), state_->settings.drain_timeout.count());
   net::post(*state_->contexts[0], [state = state_, live] {
@@ -541,7 +703,7 @@ void HttpServer::stop() {
     state->drain_timer.expires_after(state->settings.drain_timeout);
     state->drain_timer.async_wait([state](error_code ec) {
       if (ec) return;  // cancelled: every session finished in time
-      const auto rest = state->live_sessions([](const Session&) { return true; });
+      const auto rest = state->live_sessions([](const SessionBase&) { return true; });
       spdlog::warn("drain timeout: cutting {} connection(s)", rest.size());
       for (auto& s : rest) net::post(s->executor(), [s] { s->cut(); });
     });

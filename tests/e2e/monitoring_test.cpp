@@ -127,6 +127,8 @@ TEST_CASE("monitoring: every metric the dashboard and the alerts query is served
     }
     CHECK(names.size() >= 6);
     for (const auto& name : names) {
+      // Served with TLS only: tls_test.cpp checks them on a TLS daemon's scrape.
+      if (name.starts_with("snowflake_tls_")) continue;
       INFO(file << " queries " << name);
       CHECK(has_series(s.text, name));
     }

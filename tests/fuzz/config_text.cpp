@@ -101,6 +101,16 @@ void check_rules(const Config& c, std::string_view text) {
                  parse_listen_address(h.admin_listen)->port() == 0,
              text);
   FUZZ_CHECK(h.admin_token_file.empty() == !h.admin_token_sha256, text);
+  // TLS: a certificate and its key, both or neither, read and matched at
+  // load; client certificates only with TLS and an admin listener.
+  FUZZ_CHECK(h.tls_cert_file.empty() == h.tls_key_file.empty(), text);
+  FUZZ_CHECK(h.tls_cert_file.empty() == !h.tls, text);
+  FUZZ_CHECK(!h.tls || (!h.tls->chain_pem.empty() && !h.tls->key_pem.empty()), text);
+  FUZZ_CHECK(h.admin_client_ca_file.empty() || (h.tls && !h.admin_listen.empty()), text);
+  FUZZ_CHECK(h.admin_client_ca_file.empty() == (!h.tls || h.tls->client_ca_pem.empty()), text);
+  FUZZ_CHECK(h.tls_reload_interval >= milliseconds(100) &&
+                 h.tls_reload_interval <= milliseconds(3'600'000),
+             text);
 
   // A form the daemon hands out, it can make: opaque with a key, every
   // tag's name a tag.

@@ -35,6 +35,8 @@ TEST_CASE("an empty config gives every default", "[config]") {
   CHECK(c.http.max_batch == 10000);
   CHECK(c.http.tag_allowlist.empty());
   CHECK(c.http.shutdown_delay == std::chrono::milliseconds(0));  // stops accepting at once
+  CHECK_FALSE(c.http.tls);                                       // plain HTTP
+  CHECK(c.http.tls_reload_interval == std::chrono::milliseconds(5000));
 }
 
 TEST_CASE("http.shutdown_delay_ms: 0 to 10 minutes", "[config]") {
@@ -105,6 +107,14 @@ TEST_CASE("every config error names its key", "[config]") {
   };
   const Case cases[] = {
       {R"([])", "", "must be a JSON object"},
+      {R"({"http": {"tls_cert_file": "/x.crt"}})", "http.tls_key_file", "is required"},
+      {R"({"http": {"tls_key_file": "/x.key"}})", "http.tls_cert_file", "is required"},
+      {R"({"http": {"admin_listen": "127.0.0.1:0", "admin_client_ca_file": "/ca.pem"}})",
+       "http.admin_client_ca_file", "needs TLS"},
+      {R"({"http": {"tls_reload_interval_ms": 99}})", "http.tls_reload_interval_ms",
+       "from 100 to 3600000"},
+      {R"({"http": {"tls_cert_file": "/no/such.crt", "tls_key_file": "/no/such.key"}})",
+       "http.tls_cert_file", "cannot open \"/no/such.crt\""},
       {R"({"servce": "x"})", "servce", "unknown key"},
       {R"({"layout": {"time_bit": 41}})", "layout.time_bit", "unknown key"},
       {R"({"coordinator": {"worker": 1}})", "coordinator.worker", "unknown key"},

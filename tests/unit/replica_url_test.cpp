@@ -17,12 +17,25 @@ TEST_CASE("replica URLs: host and port, IPv6 in brackets, port 80 by default", "
   const auto c = parse_replica_url("http://ids.internal").value();
   CHECK(c.host == "ids.internal");
   CHECK(c.port == "80");
+  CHECK_FALSE(c.tls);
+}
+
+TEST_CASE("replica URLs: https:// speaks TLS, port 443 by default", "[get]") {
+  const auto a = parse_replica_url("https://ids.internal").value();
+  CHECK(a.tls);
+  CHECK(a.host == "ids.internal");
+  CHECK(a.port == "443");
+  const auto b = parse_replica_url("https://[::1]:8443/").value();
+  CHECK(b.tls);
+  CHECK(b.host == "::1");
+  CHECK(b.port == "8443");
 }
 
 TEST_CASE("replica URLs: what the client cannot use is refused with the reason", "[get]") {
-  for (const char* bad : {"https://a:1", "a:1", "http://", "http://:80", "http://a:", "http://a:0",
-                          "http://a:65536", "http://a:8x", "http://a:1/id", "http://a:1?x",
-                          "http://u@a:1", "http://[::1", "http://[::1]x", "http://[::1]:"}) {
+  for (const char* bad :
+       {"ftp://a:1", "HTTPS://a:1", "a:1", "http://", "https://", "https://a:1/id", "http://:80",
+        "http://a:", "http://a:0", "http://a:65536", "http://a:8x", "http://a:1/id", "http://a:1?x",
+        "http://u@a:1", "http://[::1", "http://[::1]x", "http://[::1]:"}) {
     INFO(bad);
     const auto r = parse_replica_url(bad);
     REQUIRE_FALSE(r.has_value());

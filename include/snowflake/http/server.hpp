@@ -16,7 +16,12 @@
 //    current response and close; after drain_timeout the rest are cut;
 //  - listeners: the main one (settings.endpoint), and optionally an admin
 //    one, each with handlers of its own (its own route table); their
-//    connections share the threads, limits and the drain.
+//    connections share the threads, limits and the drain;
+//  - TLS (when given contexts): every listener speaks it, each with its own
+//    context (the admin one may ask for client certificates). The handshake
+//    must be done within request_timeout; a last response ends with
+//    close_notify, within the same second of lingering a plain connection
+//    gets. replace_tls() swaps the contexts for connections accepted later.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -32,6 +37,7 @@
 #include "snowflake/http/answer.hpp"
 #include "snowflake/http/request_reading.hpp"
 #include "snowflake/http/responses.hpp"
+#include "snowflake/http/tls_context.hpp"
 #include "snowflake/result.hpp"
 
 namespace snowflake::http {
@@ -60,7 +66,9 @@ struct ServerState;  // shared by the server and its sessions
 class HttpServer {
  public:
   // `admin` serves settings.admin_endpoint; required when that is set.
-  HttpServer(ServerSettings settings, Handlers handlers, std::optional<Handlers> admin = {});
+  // With `tls`, every listener speaks TLS only.
+  HttpServer(ServerSettings settings, Handlers handlers, std::optional<Handlers> admin = {},
+             std::optional<TlsContexts> tls = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -78,6 +86,9 @@ class HttpServer {
   void run();
   // Thread-safe.
   void stop();
+  // A server started with TLS: connections accepted from now on use these
+  // contexts; open ones keep theirs. Thread-safe.
+  void replace_tls(TlsContexts tls);
   // From now on each reply says Connection: close and ends its connection,
   // so that a keep-alive client reconnects, through its load balancer, to
   // another replica while this one still serves (http.shutdown_delay_ms).

@@ -1,0 +1,53 @@
+// http's TLS keys: the listeners' certificate and key, the CAs of the admin
+// listener's client certificates, and how often the files are looked at.
+//
+//   "http": {"tls_cert_file": "/etc/snowflaked/tls/tls.crt",
+//            "tls_key_file": "/etc/snowflaked/tls/tls.key",
+//            "admin_client_ca_file": "/etc/snowflaked/tls/clients-ca.pem",
+//            "tls_reload_interval_ms": 5000}
+//
+// The files are read and checked here, so that a daemon with a wrong one
+// never starts (exit code 2 naming the key) and check-config finds it first.
+
+#include <fmt/format.h>
+
+#include "config_parts.hpp"
+
+namespace snowflake {
+
+void read_tls(JsonSection& http, HttpSettings& h, const std::string& credentials_directory) {
+  const HttpSettings d;
+  h.tls_cert_file = http.string("tls_cert_file", d.tls_cert_file);
+  h.tls_key_file = http.string("tls_key_file", d.tls_key_file);
+  h.admin_client_ca_file = http.string("admin_client_ca_file", d.admin_client_ca_file);
+  h.tls_reload_interval = std::chrono::milliseconds(
+      http.integer("tls_reload_interval_ms", d.tls_reload_interval.count(), 100, 3'600'000));
+  // One without the other would serve plain HTTP where TLS was meant.
+  if (!h.tls_cert_file.empty() && h.tls_key_file.empty())
+    http.fail("tls_key_file", "is required with http.tls_cert_file (the certificate's key)");
+  if (h.tls_cert_file.empty() && !h.tls_key_file.empty())
+    http.fail("tls_cert_file", "is required with http.tls_key_file (the key's certificate)");
+  if (!h.admin_client_ca_file.empty()) {
+    if (h.tls_cert_file.empty()) {
+      http.fail("admin_client_ca_file",
+                "needs TLS: set http.tls_cert_file and http.tls_key_file too (a client "
+                "certificate is asked for in the TLS handshake)");
+    }
+    // Without an admin listener the operators' routes are on the main one,
+    // which asks no client for a certificate: the key would protect nothing.
+    if (h.admin_listen.empty()) {
+      http.fail("admin_client_ca_file",
+                "needs http.admin_listen: client certificates are asked for on the admin "
+                "listener only");
+    }
+  }
+  if (h.tls_cert_file.empty()) return;
+  h.tls_files = {secret_path(h.tls_cert_file, credentials_directory),
+                 secret_path(h.tls_key_file, credentials_directory),
+                 secret_path(h.admin_client_ca_file, credentials_directory)};
+  auto identity = load_tls_identity(h.tls_files);
+  if (!identity) http.fail(tls_file_key(identity.error().file), identity.error().message);
+  h.tls = std::make_shared<const TlsIdentity>(std::move(identity).value());
+}
+
+}  // namespace snowflake
