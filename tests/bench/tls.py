@@ -12,7 +12,8 @@ With --baseline BINARY, that snowflaked (another revision's Release build)
 is run plain in the same rounds: plain this tree against plain before it
 says whether the stream template cost the plain path anything.
 
-Prints req/s and p50/p99 of each (medians over the rounds), and the ratios.
+Prints req/s and p50/p99 of each (medians over the rounds), and the ratios:
+of the medians, and each round's own (its runs seconds apart).
 
 Usage: tls.py SNOWFLAKED [--baseline BINARY] [--connections N] [--seconds S] [--rounds R]"""
 
@@ -108,9 +109,15 @@ def main():
         rounds = ", ".join(f"{x[0]:.0f}" for x in results[name])
         print(f"  {name:8} {median(name, 0):10.0f} req/s   p50 {median(name, 1):.3f} ms"
               f"   p99 {median(name, 2):.3f} ms   (rounds: {rounds})")
-    print(f"  TLS / plain: {median('tls', 0) / median('plain', 0):.3f}")
+    # Each round's own ratio too: its runs are seconds apart, so a machine
+    # that slows down between rounds moves both sides of it alike.
+    def ratios(a_name, b_name):
+        each = [x[0] / y[0] for x, y in zip(results[a_name], results[b_name])]
+        return (f"{median(a_name, 0) / median(b_name, 0):.3f} (of the medians); per round "
+                f"{', '.join(f'{r:.3f}' for r in each)}, median {statistics.median(each):.3f}")
+    print(f"  TLS / plain: {ratios('tls', 'plain')}")
     if a.baseline:
-        print(f"  plain / baseline plain: {median('plain', 0) / median('baseline', 0):.3f}")
+        print(f"  plain / baseline plain: {ratios('plain', 'baseline')}")
 
 
 if __name__ == "__main__":

@@ -173,22 +173,39 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "tls: SIGTERM drains TLS connections, idle, mid-handshake and lingering after a last "
-    "answer, without waiting for drain_timeout",
-    "[tls]") {
+    "tls: SIGTERM over TLS: replies close their connections during the shutdown delay, then "
+    "idle, mid-handshake and lingering connections end without waiting for drain_timeout",
+    "[tls][signals]") {
   TempDir dir;
   const TestCertificates certs(dir.path());
   const auto ca = certs.make_ca("ca");
   const auto server = certs.make_server("server", ca, 0x1001);
-  Daemon d(tls_config(server, {{"drain_timeout_ms", 30'000}}).dump());
+  Daemon d(
+      tls_config(server, {{"shutdown_delay_ms", 60'000}, {"drain_timeout_ms", 30'000}}).dump());
 
+  TlsConnection busy(d.port(), {.ca_file = ca.cert});
+  REQUIRE(busy.request("/health"));
   TlsConnection idle(d.port(), {.ca_file = ca.cert});
   REQUIRE(idle.request("/health"));
+
+  d.process().send_signal(SIGTERM);
+  CHECK(eventually([&] {
+    TlsConnection probe(d.port(), {.ca_file = ca.cert});
+    const auto r = probe.request("/ready");
+    return r && r->status == 503;
+  }));
+  // The delay: still answered, each answer ending its connection.
+  const auto during = busy.request("/id/a");
+  REQUIRE(during);
+  CHECK(during->status == 200);
+  CHECK_FALSE(during->keep_alive);
+  CHECK_FALSE(busy.request("/health").has_value());
   // Its last answer read, then silent: never a close_notify, never a close.
   TlsConnection lingering(d.port(), {.ca_file = ca.cert});
-  REQUIRE(lingering.request("/health", "Connection: close\r\n"));
+  REQUIRE(lingering.request("/health"));
   HttpConnection no_handshake(d.port());
 
+  // A second SIGTERM ends the delay: the drain must not wait for any of them.
   const auto sent = std::chrono::steady_clock::now();
   d.process().send_signal(SIGTERM);
   const auto status = d.process().wait_for_exit(20s);
