@@ -94,6 +94,9 @@ std::optional<DaemonConfig> load_daemon_config(const DaemonOptions& options) {
       return std::nullopt;
     }
     tls = std::move(contexts).value();
+    // The contexts hold the key from now on: the settings keep what
+    // describes the certificate, not another copy of it.
+    config->http.tls = std::make_shared<const TlsIdentity>(config->http.tls->description());
   }
   return DaemonConfig{std::move(*config), *endpoint, std::move(tls)};
 }

@@ -144,6 +144,14 @@ std::string_view tls_file_key(TlsFile file) noexcept {
 
 TlsIdentity::~TlsIdentity() { wipe(key_pem); }
 
+TlsIdentity TlsIdentity::description() const {
+  TlsIdentity d;
+  d.not_after_s = not_after_s;
+  d.serial = serial;
+  d.subject = subject;
+  return d;
+}
+
 Result<TlsIdentity, TlsFileError> load_tls_identity(const TlsFiles& files) {
   const ErrorQueueCleared cleared;
   TlsIdentity id;

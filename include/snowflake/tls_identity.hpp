@@ -50,6 +50,10 @@ class TlsIdentity {
   std::int64_t not_after_s = 0;  // Unix seconds
   std::string serial;            // hex
   std::string subject;           // RFC 2253
+
+  // What describes the certificate (for the log, the gauges), without the
+  // files' text: to keep once the key is in a TLS context, and nowhere else.
+  TlsIdentity description() const;
 };
 
 // Reads and checks the files: each parses as PEM (a certificate file holds
