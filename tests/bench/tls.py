@@ -12,8 +12,10 @@ With --baseline BINARY, that snowflaked (another revision's Release build)
 is run plain in the same rounds: plain this tree against plain before it
 says whether the stream template cost the plain path anything.
 
-Prints req/s and p50/p99 of each (medians over the rounds), and the ratios:
-of the medians, and each round's own (its runs seconds apart).
+Prints req/s, p50/p99 and the server's CPU time per request of each
+(medians over the rounds), and the ratios: of the medians, and each round's
+own (its runs seconds apart). The CPU time per request is the steadiest
+figure on a shared machine.
 
 Usage: tls.py SNOWFLAKED [--baseline BINARY] [--connections N] [--seconds S] [--rounds R]"""
 
@@ -47,9 +49,18 @@ def certificate(work):
     return os.path.join(work, "tls.crt"), os.path.join(work, "tls.key")
 
 
-def wrk(url, connections, seconds):
+def cpu_seconds(pid):
+    """User + system CPU time the process has used so far (all its threads)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wrk(url, connections, seconds, pid):
+    before = cpu_seconds(pid)
     out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", url],
                          check=True, stdout=subprocess.PIPE, text=True).stdout
+    used = cpu_seconds(pid) - before
     if re.search(r"Non-2xx|Socket errors", out):
         sys.exit(f"tls.py: {url}: errors\n{out}")
 
@@ -57,7 +68,10 @@ def wrk(url, connections, seconds):
         m = re.search(rf"^\s*{p}%\s+([0-9.]+)(us|ms|s)\s*$", out, re.M)
         return float(m.group(1)) * UNITS[m.group(2)] if m else float("nan")
     rate = re.search(r"Requests/sec:\s+([0-9.]+)", out)
-    return float(rate.group(1)), pct(50), pct(99)
+    total = re.search(r"(\d+) requests in", out)
+    # The server's CPU per request: what it costs, whatever else the machine
+    # runs meanwhile (req/s falls with a busy neighbour; this much less).
+    return float(rate.group(1)), pct(50), pct(99), used / int(total.group(1)) * 1e6
 
 
 def main():
@@ -90,13 +104,14 @@ def main():
                     ["curl", "-fsSk", "-o", "/dev/null", u]).returncode == 0,
                     f"{name} never answered")
             results = {name: [] for name in daemons}
+            pids = {name: d.process.pid for name, d in daemons.items()}
             for name, url in urls.items():
-                wrk(url, a.connections, 1)  # warm-up
+                wrk(url, a.connections, 1, pids[name])  # warm-up
             for r in range(a.rounds):
                 # Each round in another order: neither always follows the other.
                 order = list(urls) if r % 2 == 0 else list(reversed(urls))
                 for name in order:
-                    results[name].append(wrk(urls[name], a.connections, a.seconds))
+                    results[name].append(wrk(urls[name], a.connections, a.seconds, pids[name]))
         finally:
             for d in daemons.values():
                 d.stop()
@@ -108,7 +123,8 @@ def main():
     for name in results:
         rounds = ", ".join(f"{x[0]:.0f}" for x in results[name])
         print(f"  {name:8} {median(name, 0):10.0f} req/s   p50 {median(name, 1):.3f} ms"
-              f"   p99 {median(name, 2):.3f} ms   (rounds: {rounds})")
+              f"   p99 {median(name, 2):.3f} ms   server CPU {median(name, 3):.2f} us/request"
+              f"   (rounds: {rounds})")
     # Each round's own ratio too: its runs are seconds apart, so a machine
     # that slows down between rounds moves both sides of it alike.
     def ratios(a_name, b_name):
@@ -116,8 +132,11 @@ def main():
         return (f"{median(a_name, 0) / median(b_name, 0):.3f} (of the medians); per round "
                 f"{', '.join(f'{r:.3f}' for r in each)}, median {statistics.median(each):.3f}")
     print(f"  TLS / plain: {ratios('tls', 'plain')}")
+    print(f"  server CPU per request, TLS / plain: {median('tls', 3) / median('plain', 3):.3f}")
     if a.baseline:
         print(f"  plain / baseline plain: {ratios('plain', 'baseline')}")
+        print(f"  server CPU per request, plain / baseline plain: "
+              f"{median('plain', 3) / median('baseline', 3):.3f}")
 
 
 if __name__ == "__main__":
