@@ -170,7 +170,7 @@ TEST_CASE("get: usage errors exit 2", "[get]") {
            {snowflaked_binary(), "get", "bad tag"},
            {snowflaked_binary(), "get", "--count", "0"},
            {snowflaked_binary(), "get", "a", "b"},
-           {snowflaked_binary(), "get", "--servers", "https://x:1"},
+           {snowflaked_binary(), "get", "--servers", "ftp://x:1"},
            {snowflaked_binary(), "get", "--servers", "http://x:1/id"},
            {snowflaked_binary(), "get", "--servers", "http://x:99999"}}) {
     const auto r = run_process(args);
