@@ -134,7 +134,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "tls: keep-alive, pipelining and Connection close behave as over plain HTTP; a handshake "
+    "tls: keep-alive, pipelining and Connection close behave as over plain HTTP, and a handshake "
     "that never comes times out",
     "[tls]") {
   TempDir dir;
@@ -370,7 +370,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "tls: snowflaked get https:// with --cacert issues; without the CA, or against an expired "
+    "tls: snowflaked get https:// with --cacert issues, and without the CA or against an expired "
     "certificate, it fails saying why",
     "[tls][get]") {
   TempDir dir;
