@@ -89,8 +89,8 @@ std::optional<DaemonConfig> load_daemon_config(const DaemonOptions& options) {
     // library can refuse (a key type it cannot serve).
     auto contexts = http::make_tls_contexts(*config->http.tls);
     if (!contexts) {
-      fail(kExitUsage, fmt::format("{}: http.tls_cert_file: {}",
-                                   options.config_file.value_or("defaults"), contexts.error()));
+      fail(kExitUsage, fmt::format("{}: http.{}: {}", options.config_file.value_or("defaults"),
+                                   tls_file_key(contexts.error().file), contexts.error().message));
       return std::nullopt;
     }
     tls = std::move(contexts).value();
@@ -258,7 +258,8 @@ Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint,
                .idle_timeout = config_.http.idle_timeout,
                .request_timeout = config_.http.request_timeout,
                .drain_timeout = config_.http.drain_timeout,
-               .limits = http::RequestLimits{}},
+               .limits = http::RequestLimits{},
+               .tls_gauges = &metrics_.tls()},
               handlers_of(router_), handlers_of(admin_router_), std::move(tls)),
       notifier_(
           server_.main_context(),

@@ -209,21 +209,29 @@ void render_timings(const ConfiguredTimings& t, fmt::memory_buffer& out) {
   gauge("snowflake_config_restore_grace_seconds", "coordinator.restore_grace_ms", t.restore_grace);
 }
 
-// The served certificate's expiry and the reloads of it (http/tls_reloader.hpp).
+// The served certificate's expiry, the reloads of it (http/tls_reloader.hpp)
+// and the handshakes that failed (http/server.hpp).
 void render_tls(const TlsGauges& t, fmt::memory_buffer& out) {
   const auto relaxed = std::memory_order_relaxed;
   fmt::format_to(std::back_inserter(out),
-                 "# HELP snowflake_tls_cert_expiry_seconds When the certificate the listeners "
-                 "serve expires (its notAfter), in Unix seconds.\n"
-                 "# TYPE snowflake_tls_cert_expiry_seconds gauge\n"
-                 "snowflake_tls_cert_expiry_seconds {}\n"
+                 "# HELP snowflake_tls_cert_expiry_timestamp_seconds When the certificate the "
+                 "listeners serve expires (its notAfter), in Unix seconds.\n"
+                 "# TYPE snowflake_tls_cert_expiry_timestamp_seconds gauge\n"
+                 "snowflake_tls_cert_expiry_timestamp_seconds {}\n"
                  "# HELP snowflake_tls_reloads_total Changes of the TLS files taken up (ok) or "
                  "refused, the certificate served before kept (failed).\n"
                  "# TYPE snowflake_tls_reloads_total counter\n"
                  "snowflake_tls_reloads_total{{result=\"ok\"}} {}\n"
-                 "snowflake_tls_reloads_total{{result=\"failed\"}} {}\n",
+                 "snowflake_tls_reloads_total{{result=\"failed\"}} {}\n"
+                 "# HELP snowflake_tls_handshake_failures_total TLS handshakes that did not "
+                 "complete (an untrusted certificate, no client certificate, plain HTTP, a "
+                 "timeout), by listener.\n"
+                 "# TYPE snowflake_tls_handshake_failures_total counter\n"
+                 "snowflake_tls_handshake_failures_total{{listener=\"main\"}} {}\n"
+                 "snowflake_tls_handshake_failures_total{{listener=\"admin\"}} {}\n",
                  t.cert_not_after_s.load(relaxed), t.reloads_ok.load(relaxed),
-                 t.reloads_failed.load(relaxed));
+                 t.reloads_failed.load(relaxed), t.handshakes_failed[0].load(relaxed),
+                 t.handshakes_failed[1].load(relaxed));
 }
 
 }  // namespace

@@ -45,7 +45,8 @@ struct ReadError {
 };
 
 Result<std::string, ReadError> read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO at the path is refused below, not waited on.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return ReadError{fmt::format("cannot open \"{}\": {}", path, error_text(errno))};
   struct Closed {
     int fd;
@@ -142,19 +143,41 @@ std::string_view tls_file_key(TlsFile file) noexcept {
   return "tls_cert_file";
 }
 
-TlsIdentity::~TlsIdentity() { wipe(key_pem); }
+TlsFilesStamp stamp_tls_files(const TlsFiles& files) {
+  TlsFilesStamp out;
+  for (const std::string* path : {&files.cert_file, &files.key_file, &files.client_ca_file}) {
+    if (path->empty()) continue;
+    struct stat st {};
+    if (::stat(path->c_str(), &st) != 0) {
+      out.push_back(fmt::format("errno {}", errno));
+      continue;
+    }
+    out.push_back(fmt::format("{}:{}:{}:{}.{}:{}.{}", st.st_dev, st.st_ino, st.st_size,
+                              st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ctim.tv_sec,
+                              st.st_ctim.tv_nsec));
+  }
+  return out;
+}
+
+TlsIdentity::~TlsIdentity() {
+  wipe(key_pem);
+  // A combined file (certificate and key in one) has the key here too.
+  if (chain_pem.find("PRIVATE KEY") != std::string::npos) wipe(chain_pem);
+}
 
 TlsIdentity TlsIdentity::description() const {
   TlsIdentity d;
   d.not_after_s = not_after_s;
   d.serial = serial;
   d.subject = subject;
+  d.stamp = stamp;
   return d;
 }
 
 Result<TlsIdentity, TlsFileError> load_tls_identity(const TlsFiles& files) {
   const ErrorQueueCleared cleared;
   TlsIdentity id;
+  id.stamp = stamp_tls_files(files);
   const auto fail = [](TlsFile file, std::string message) {
     return TlsFileError{file, std::move(message)};
   };

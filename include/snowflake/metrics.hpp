@@ -20,6 +20,7 @@
 #include "snowflake/id_generator.hpp"
 #include "snowflake/lease.hpp"
 #include "snowflake/sequence_registry.hpp"
+#include "snowflake/tls_gauges.hpp"
 
 namespace snowflake {
 
@@ -49,16 +50,6 @@ enum class Route : std::uint8_t {
 };
 inline constexpr std::size_t kRouteCount = 12;
 std::string_view to_string(Route route) noexcept;
-
-// The listeners' TLS (http.tls_cert_file), written by the certificate
-// reloader and read when /metrics is rendered; nothing is exported while
-// `enabled` is false (plain HTTP).
-struct TlsGauges {
-  std::atomic<bool> enabled{false};
-  std::atomic<std::int64_t> cert_not_after_s{0};  // the served certificate's notAfter
-  std::atomic<std::uint64_t> reloads_ok{0};
-  std::atomic<std::uint64_t> reloads_failed{0};
-};
 
 class Metrics {
  public:

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "snowflake/result.hpp"
 
@@ -22,6 +23,13 @@ struct TlsFiles {
   std::string key_file;        // PEM: its private key, unencrypted
   std::string client_ca_file;  // PEM: CAs for client certificates; empty: none asked for
 };
+
+// What identifies the content each path names now: device, inode, size and
+// times of the file it resolves to, through every symbolic link (a secret
+// volume swaps a link two levels up); a path that cannot be looked at has
+// its errno in its place. Equal stamps: the same files.
+using TlsFilesStamp = std::vector<std::string>;
+TlsFilesStamp stamp_tls_files(const TlsFiles& files);
 
 // Which file an error is about, so that the config can name its key.
 enum class TlsFile : std::uint8_t { cert, key, client_ca };
@@ -50,6 +58,9 @@ class TlsIdentity {
   std::int64_t not_after_s = 0;  // Unix seconds
   std::string serial;            // hex
   std::string subject;           // RFC 2253
+  // The files' stamp, taken before they were read: a change made while
+  // (or after) they were read differs from it, so the reloader reads again.
+  TlsFilesStamp stamp;
 
   // What describes the certificate (for the log, the gauges), without the
   // files' text: to keep once the key is in a TLS context, and nowhere else.

@@ -9,6 +9,7 @@
 #include <boost/asio/ssl/stream.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "snowflake/result.hpp"
@@ -22,8 +23,9 @@ using TlsStream = boost::asio::ssl::stream<boost::asio::ip::tcp::socket>;
 Result<std::shared_ptr<boost::asio::ssl::context>, std::string> make_client_tls(
     const std::string& ca_file);
 
-// Before the handshake: the host the certificate must name, and SNI.
-void expect_peer(TlsStream& stream, const std::string& host);
+// Before the handshake: the host the certificate must name, and SNI. On
+// error (a host OpenSSL cannot check), why: the handshake must not go on.
+std::optional<std::string> expect_peer(TlsStream& stream, const std::string& host);
 
 // Why a handshake failed, in words: the verification's reason when it was
 // the certificate ("certificate has expired"), else the TLS error.

@@ -115,7 +115,10 @@ std::optional<std::string> ReplicaConnection::connect(Deadline deadline) {
 }
 
 std::optional<std::string> ReplicaConnection::handshake(Deadline deadline) {
-  expect_peer(*tls_stream_, url_.host);
+  if (auto unchecked = expect_peer(*tls_stream_, url_.host)) {
+    disconnect();
+    return unchecked;
+  }
   const error_code ec = run_until(
       io_, deadline,
       [&](auto handler) { tls_stream_->async_handshake(net::ssl::stream_base::client, handler); },

@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 #include "snowflake/thread_name.hpp"
+#include "snowflake/tls_gauges.hpp"
 
 namespace snowflake::http {
 
@@ -49,12 +50,14 @@ class SessionBase;
 // One listening socket and what answers its connections. Its acceptor and
 // timer live on the main context, whose thread accepts for every listener.
 struct Listener {
-  Listener(const tcp::endpoint& e, Handlers h, const Executor& executor, TlsContext tls)
+  Listener(const tcp::endpoint& e, Handlers h, const Executor& executor, TlsContext tls,
+           std::atomic<std::uint64_t>* failed_handshakes)
       : endpoint(e),
         handlers(std::move(h)),
         acceptor(executor),
         retry_timer(executor),
         speaks_tls(tls != nullptr),
+        handshakes_failed(failed_handshakes),
         tls_(std::move(tls)) {}
   const tcp::endpoint endpoint;
   const Handlers handlers;
@@ -63,6 +66,8 @@ struct Listener {
   // Whether its connections speak TLS: fixed for the listener's life; the
   // context it uses changes when the certificate is reloaded.
   const bool speaks_tls;
+  // Where its failed handshakes are counted; null: nowhere.
+  std::atomic<std::uint64_t>* const handshakes_failed;
 
   TlsContext tls_context() const {
     std::lock_guard lock(tls_mutex_);
@@ -91,12 +96,14 @@ struct ServerState {
         sweep_timer(contexts[0]->get_executor()),
         drain_timer(contexts[0]->get_executor()),
         loop_seen_ns(std::make_unique<std::atomic<std::int64_t>[]>(contexts.size())) {
+    TlsGauges* gauges = settings.tls_gauges;
     listeners.push_back(std::make_unique<Listener>(
-        settings.endpoint, std::move(h), contexts[0]->get_executor(), tls ? tls->main : nullptr));
+        settings.endpoint, std::move(h), contexts[0]->get_executor(), tls ? tls->main : nullptr,
+        gauges != nullptr ? &gauges->handshakes_failed[0] : nullptr));
     if (settings.admin_endpoint && admin) {
-      listeners.push_back(std::make_unique<Listener>(*settings.admin_endpoint, std::move(*admin),
-                                                     contexts[0]->get_executor(),
-                                                     tls ? tls->admin : nullptr));
+      listeners.push_back(std::make_unique<Listener>(
+          *settings.admin_endpoint, std::move(*admin), contexts[0]->get_executor(),
+          tls ? tls->admin : nullptr, gauges != nullptr ? &gauges->handshakes_failed[1] : nullptr));
     }
     for (auto& c : contexts) guards.emplace_back(c->get_executor());
     for (std::size_t i = 0; i < contexts.size(); ++i) loop_seen_ns[i] = now_ns();
@@ -202,13 +209,14 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
 
  public:
-  Session(Socket&& socket, std::shared_ptr<ServerState> state, const Handlers& handlers,
+  Session(Socket&& socket, std::shared_ptr<ServerState> state, const Listener& listener,
           std::uint64_t id, TlsContext tls)
       : SessionBase(std::move(state), socket.get_executor(), id),
         tls_(std::move(tls)),
         stream_(make_stream(std::move(socket), tls_)),
         wait_timer_(stream_.get_executor()),
-        handlers_(handlers) {}
+        handlers_(listener.handlers),
+        handshakes_failed_(listener.handshakes_failed) {}
 
   void run() {
     if constexpr (kTls) {
@@ -254,6 +262,9 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   // says nothing is the idle case of a plain connection, but holds more
   // memory), and no request has begun, so a drain may close it.
   void handshake() {
+    // A drain that came before this ran (stop() from another thread) has
+    // nothing to wait for.
+    if (draining_) return close();
     idle_ = true;
     set_deadline(settings().request_timeout);
     stream_.async_handshake(
@@ -265,6 +276,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // certificate the admin listener asks for, a scan: nobody to answer in
     // HTTP, so the connection just closes.
     if (ec || timed_out_) {
+      // Counted, logged only at debug: a scan or a flood must not fill the
+      // log; a rate of these after a rotation is what an operator looks at.
+      if (handshakes_failed_ != nullptr)
+        handshakes_failed_->fetch_add(1, std::memory_order_relaxed);
       if (spdlog::should_log(spdlog::level::debug)) {
         error_code ignored;
         const auto peer = socket().remote_endpoint(ignored);
@@ -502,9 +517,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   beast::flat_buffer buffer_;
   std::optional<beast::http::request_parser<beast::http::empty_body>> parser_;
   std::string out_;
-  const Handlers& handlers_;  // its listener's: the state keeps it
-  bool started_ = false;      // bytes of the current request have arrived
-  bool idle_ = false;         // waiting for a request with none begun
+  const Handlers& handlers_;                             // its listener's: the state keeps it
+  std::atomic<std::uint64_t>* const handshakes_failed_;  // its listener's; may be null
+  bool started_ = false;  // bytes of the current request have arrived
+  bool idle_ = false;     // waiting for a request with none begun
   bool keep_alive_ = false;
   bool draining_ = false;
   bool timed_out_ = false;
@@ -574,27 +590,32 @@ void on_accept(const std::shared_ptr<ServerState>& state, Listener& listener, er
     });
     return;
   }
-  // Read before the registry's lock: a reload may be swapping it.
-  TlsContext tls = listener.speaks_tls ? listener.tls_context() : nullptr;
+  // Built before the registry's lock (a TLS stream allocates its buffers,
+  // and the context is read under a lock of its own that a reload takes),
+  // and dropped unregistered when over the limit or stopping.
   std::shared_ptr<Session<Socket>> plain;
   std::shared_ptr<Session<TlsStream>> secure;
+  std::shared_ptr<SessionBase> session;
+  const auto id = state->next_id++;  // only the main context's thread accepts
+  if (listener.speaks_tls) {
+    TlsContext tls = listener.tls_context();
+    if (!tls) return do_accept(state, listener);  // never plain on a TLS port
+    session = secure = std::make_shared<Session<TlsStream>>(std::move(socket), state, listener, id,
+                                                            std::move(tls));
+  } else {
+    session = plain =
+        std::make_shared<Session<Socket>>(std::move(socket), state, listener, id, nullptr);
+  }
   {
     std::lock_guard lock(state->mutex);
-    if (state->stopping) return;  // the socket closes as it goes out of scope
+    if (state->stopping) return;  // the connection closes as the session goes
     if (state->sessions.size() >= state->settings.max_connections) {
       spdlog::debug("connection limit {} reached; closing a new connection",
                     state->settings.max_connections);
+      plain.reset();
+      secure.reset();
     } else {
-      const auto id = state->next_id++;
-      if (tls) {
-        secure = std::make_shared<Session<TlsStream>>(std::move(socket), state, listener.handlers,
-                                                      id, std::move(tls));
-        state->sessions.emplace(id, secure);
-      } else {
-        plain = std::make_shared<Session<Socket>>(std::move(socket), state, listener.handlers, id,
-                                                  nullptr);
-        state->sessions.emplace(id, plain);
-      }
+      state->sessions.emplace(id, session);
     }
   }
   if (plain) plain->run();

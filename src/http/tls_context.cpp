@@ -54,8 +54,8 @@ using openssl::memory_bio;
 using openssl::no_passphrase;
 using openssl::X509Ptr;
 
-std::string openssl_error(std::string_view step) {
-  return fmt::format("{}: {}", step, openssl::last_error_reason());
+TlsFileError openssl_error(TlsFile file, std::string_view step) {
+  return {file, fmt::format("{}: {}", step, openssl::last_error_reason())};
 }
 
 // Every client CA: trusted for verification, and named in the handshake's
@@ -73,29 +73,35 @@ bool add_client_cas(SSL_CTX* native, const std::string& pem) {
   return added > 0;
 }
 
-Result<std::shared_ptr<ssl::context>, std::string> make_context(const TlsIdentity& id,
-                                                                bool verify_clients) {
+Result<std::shared_ptr<ssl::context>, TlsFileError> make_context(const TlsIdentity& id,
+                                                                 bool verify_clients) {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   SSL_CTX* native = ctx->native_handle();
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
-  SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-                                  SSL_OP_ALL);  // SSL_OP_ALL: the harmless bug workarounds
-  if (SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1) return openssl_error("ciphers");
+  // SSL_OP_ALL: the harmless bug workarounds. SSL_OP_NO_TICKET: sessions
+  // resume from the context's own cache, not from tickets sealed with a key
+  // that would live, never rotated, as long as the certificate.
+  SSL_CTX_set_options(
+      native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET | SSL_OP_ALL);
+  if (SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1)
+    return openssl_error(TlsFile::cert, "ciphers");
   boost::system::error_code ec;
   ctx->use_certificate_chain(boost::asio::buffer(id.chain_pem), ec);
-  if (ec) return openssl_error("the certificate chain");
+  // Asio took OpenSSL's error off its queue: the error code holds it.
+  if (ec) return TlsFileError{TlsFile::cert, "the certificate chain: " + ec.message()};
   const Bio key_bio = memory_bio(id.key_pem);
   const KeyPtr key{PEM_read_bio_PrivateKey(key_bio.get(), nullptr, no_passphrase, nullptr)};
   if (!key || SSL_CTX_use_PrivateKey(native, key.get()) != 1 ||
       SSL_CTX_check_private_key(native) != 1) {
-    return openssl_error("the private key");
+    return openssl_error(TlsFile::key, "the private key");
   }
   SSL_CTX_set_session_id_context(native,
                                  reinterpret_cast<const unsigned char*>(kSessionContext.data()),
                                  static_cast<unsigned int>(kSessionContext.size()));
   SSL_CTX_set_alpn_select_cb(native, select_http11, nullptr);
   if (verify_clients) {
-    if (!add_client_cas(native, id.client_ca_pem)) return openssl_error("the client CAs");
+    if (!add_client_cas(native, id.client_ca_pem))
+      return openssl_error(TlsFile::client_ca, "the client CAs");
     ctx->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
   }
   return ctx;
@@ -103,7 +109,7 @@ Result<std::shared_ptr<ssl::context>, std::string> make_context(const TlsIdentit
 
 }  // namespace
 
-Result<TlsContexts, std::string> make_tls_contexts(const TlsIdentity& identity) {
+Result<TlsContexts, TlsFileError> make_tls_contexts(const TlsIdentity& identity) {
   const openssl::ErrorQueueCleared cleared;
   auto main = make_context(identity, false);
   if (!main) return main.error();

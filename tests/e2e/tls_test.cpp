@@ -263,6 +263,18 @@ TEST_CASE(
   const auto metrics = main.request("/metrics");
   REQUIRE(metrics);
   CHECK(metrics->status == 404);
+
+  // Each client refused is counted, by listener: none, wrong, curl without.
+  const auto failed_handshakes = [&](const std::string& listener) {
+    TlsConnection reader(admin, {.ca_file = ca.cert, .client = operator_cert});
+    const auto scrape = reader.request("/metrics");
+    const std::string series =
+        "\nsnowflake_tls_handshake_failures_total{listener=\"" + listener + "\"} ";
+    const auto at = scrape ? scrape->body.find(series) : std::string::npos;
+    return at == std::string::npos ? -1.0 : std::stod(scrape->body.substr(at + series.size()));
+  };
+  CHECK(eventually([&] { return failed_handshakes("admin") == 3; }));
+  CHECK(failed_handshakes("main") == 0);
 }
 
 TEST_CASE(
@@ -290,7 +302,8 @@ TEST_CASE(
   TlsConnection kept(d.port(), {.ca_file = ca.cert});
   REQUIRE(kept.request("/id/a"));
   CHECK(kept.peer_serial() == "1001");
-  const double first_expiry = tls_metric(d.port(), ca.cert, "snowflake_tls_cert_expiry_seconds");
+  const double first_expiry =
+      tls_metric(d.port(), ca.cert, "snowflake_tls_cert_expiry_timestamp_seconds");
   CHECK(first_expiry > 0);
 
   // The kubelet's update: a new directory, the link to it swapped in one rename.
@@ -306,7 +319,7 @@ TEST_CASE(
   CHECK(during->status == 200);
   CHECK(kept.peer_serial() == "1001");
   CHECK(tls_metric(d.port(), ca.cert, kReloadsOk) == 1);
-  CHECK(tls_metric(d.port(), ca.cert, "snowflake_tls_cert_expiry_seconds") >
+  CHECK(tls_metric(d.port(), ca.cert, "snowflake_tls_cert_expiry_timestamp_seconds") >
         first_expiry + 29 * 86'400);
 
   // Replaced by rename, the key and then the certificate: taken together
@@ -319,8 +332,13 @@ TEST_CASE(
       tls_config({plain / "tls.crt", plain / "tls.key"}, {{"tls_reload_interval_ms", 100}}).dump());
   TlsConnection kept_too(renamed.port(), {.ca_file = ca.cert});
   REQUIRE(kept_too.request("/id/a"));
-  rename_over(third.key, plain / "tls.key");
-  rename_over(third.cert, plain / "tls.crt");
+  // Both written beside first, then the two renames back to back, as a
+  // tool does: a look between them would see a settled change only if
+  // they were a whole interval apart.
+  copy_over(third.key, plain / "tls.key.next");
+  copy_over(third.cert, plain / "tls.crt.next");
+  fs::rename(plain / "tls.key.next", plain / "tls.key");
+  fs::rename(plain / "tls.crt.next", plain / "tls.crt");
   CHECK(eventually([&] { return serves(renamed.port(), ca.cert, "1003"); }));
   const auto after = kept_too.request("/id/a");
   REQUIRE(after);
@@ -367,6 +385,19 @@ TEST_CASE(
   CHECK(eventually([&] { return serves(d.port(), ca.cert, "1002"); }));
   CHECK(tls_metric(d.port(), ca.cert, kReloadsOk) == 1);
   CHECK(tls_metric(d.port(), ca.cert, kReloadsFailed) == 2);
+
+  // A certificate that has expired, with its key, in one swap of the
+  // directory: clients would refuse it, so the valid one stays.
+  const auto expired = certs.make_server("expired", ca, 0x1003, 30, true);
+  const fs::path next = dir.path() / "next";
+  fs::create_directories(next);
+  copy_over(expired.cert, next / "tls.crt");
+  copy_over(expired.key, next / "tls.key");
+  fs::rename(next / "tls.crt", live / "tls.crt");
+  fs::rename(next / "tls.key", live / "tls.key");
+  CHECK(eventually([&] { return tls_metric(d.port(), ca.cert, kReloadsFailed) == 3; }));
+  CHECK(serves(d.port(), ca.cert, "1002"));
+  CHECK(d.process().wait_for_stderr("expired", 5s));
 }
 
 TEST_CASE(
@@ -520,5 +551,6 @@ TEST_CASE(
                                 "date -u +%s -d \"$(openssl x509 -in '" + server.cert.string() +
                                     "' -noout -enddate | cut -d= -f2)\""});
   REQUIRE(end.status.code == 0);
-  CHECK(tls_metric(d.port(), ca.cert, "snowflake_tls_cert_expiry_seconds") == std::stod(end.out));
+  CHECK(tls_metric(d.port(), ca.cert, "snowflake_tls_cert_expiry_timestamp_seconds") ==
+        std::stod(end.out));
 }

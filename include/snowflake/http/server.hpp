@@ -40,6 +40,10 @@
 #include "snowflake/http/tls_context.hpp"
 #include "snowflake/result.hpp"
 
+namespace snowflake {
+struct TlsGauges;  // metrics.hpp
+}
+
 namespace snowflake::http {
 
 struct ServerSettings {
@@ -52,6 +56,8 @@ struct ServerSettings {
   std::chrono::milliseconds request_timeout{10'000};
   std::chrono::milliseconds drain_timeout{10'000};
   RequestLimits limits;
+  // With TLS: counts the handshakes that fail, by listener. May be null.
+  TlsGauges* tls_gauges = nullptr;
 };
 
 struct Handlers {

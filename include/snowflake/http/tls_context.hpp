@@ -25,8 +25,8 @@ struct TlsContexts {
   std::shared_ptr<boost::asio::ssl::context> admin;
 };
 
-// On error: what OpenSSL refused (the identity was checked already, so this
-// is rare: a key type the TLS library cannot use).
-Result<TlsContexts, std::string> make_tls_contexts(const TlsIdentity& identity);
+// On error: what OpenSSL refused, and in which file (the identity was
+// checked already, so this is rare: a key type the TLS library cannot use).
+Result<TlsContexts, TlsFileError> make_tls_contexts(const TlsIdentity& identity);
 
 }  // namespace snowflake::http

@@ -10,7 +10,10 @@
 // accepted from then on get them, those already open keep theirs. Files
 // that do not load (half-written, a key that is not the certificate's) are
 // refused: the certificate served so far stays, a warning is logged and
-// the failure counted; the next change is tried again.
+// the failure counted, once per change; the same files are tried again at
+// every look (a read that failed for want of a file descriptor succeeds
+// later), quietly. A replacement that has already expired is refused while
+// the certificate served is still valid: clients would refuse it.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -18,8 +21,6 @@
 #include <chrono>
 #include <functional>
 #include <optional>
-#include <string>
-#include <vector>
 
 #include "snowflake/http/tls_context.hpp"
 #include "snowflake/metrics.hpp"
@@ -36,27 +37,28 @@ class TlsReloader {
   TlsReloader(boost::asio::io_context& io, TlsFiles files, const TlsIdentity& served,
               std::chrono::milliseconds interval, TlsGauges& gauges, Install install);
 
-  // Looks every interval from now on; the files as they are now count as
-  // the ones served. Call stop() on `io`'s thread before `io` is to run out
-  // of work.
+  // Looks every interval from now on; the files as `served` was read from
+  // them (its stamp) count as the ones served, so a rotation between the
+  // config's load and now is taken up at the next looks. Call stop() on
+  // `io`'s thread before `io` is to run out of work.
   void start();
   void stop();
 
  private:
-  // What identifies the content of each path now; a path that cannot be
-  // looked at has its errno in place of it.
-  std::vector<std::string> look() const;
   void schedule();
   void check();
-  void reload();
+  // Reads the files and installs them; `again`: the same files failed
+  // before, so a failure now is neither counted nor logged again.
+  void reload(bool again);
 
   boost::asio::steady_timer timer_;
   const TlsFiles files_;
   const std::chrono::milliseconds interval_;
   TlsGauges& gauges_;
   const Install install_;
-  std::vector<std::string> seen_;                    // the files served
-  std::optional<std::vector<std::string>> changed_;  // a change waiting to settle
+  TlsFilesStamp seen_;                    // the files served, or last tried
+  std::optional<TlsFilesStamp> changed_;  // a change waiting to settle
+  bool failing_ = false;                  // seen_ are files that did not load
   bool stopped_ = false;
 };
 

@@ -1,0 +1,26 @@
+#pragma once
+// The TLS side's figures, kept by the reloader (http/tls_reloader.hpp) and
+// the server (http/server.hpp), rendered by metrics.cpp: apart from
+// metrics.hpp so that the server counts without including the rest.
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+namespace snowflake {
+
+// The listeners' TLS (http.tls_cert_file), written by the certificate
+// reloader and read when /metrics is rendered; nothing is exported while
+// `enabled` is false (plain HTTP).
+struct TlsGauges {
+  std::atomic<bool> enabled{false};
+  std::atomic<std::int64_t> cert_not_after_s{0};  // the served certificate's notAfter
+  std::atomic<std::uint64_t> reloads_ok{0};
+  std::atomic<std::uint64_t> reloads_failed{0};
+  // Handshakes that did not complete, by listener (0 main, 1 admin): a
+  // client that does not trust the certificate, one without the client
+  // certificate the admin listener asks for, plain HTTP, a timeout.
+  std::array<std::atomic<std::uint64_t>, 2> handshakes_failed{};
+};
+
+}  // namespace snowflake

@@ -1,0 +1,58 @@
+// What `snowflaked get` asks of a replica's certificate before a handshake:
+// the host of its URL, whatever form that host takes.
+
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
+#include <boost/asio/io_context.hpp>
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+
+#include "../../src/client/client_tls.hpp"
+
+using namespace snowflake::client;
+
+namespace {
+
+// The address the handshake will require the certificate to name; empty
+// when none is required.
+std::string required_ip(TlsStream& stream) {
+  char* ip = X509_VERIFY_PARAM_get1_ip_asc(SSL_get0_param(stream.native_handle()));
+  const std::string out = ip != nullptr ? ip : "";
+  OPENSSL_free(ip);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("client TLS: an address is required of the certificate, an IPv6 zone left out of it",
+          "[get][tls]") {
+  boost::asio::io_context io;
+  auto ctx = make_client_tls("").value();
+  {
+    TlsStream stream(io, *ctx);
+    CHECK_FALSE(expect_peer(stream, "127.0.0.1"));
+    CHECK(required_ip(stream) == "127.0.0.1");
+  }
+  {
+    TlsStream stream(io, *ctx);
+    CHECK_FALSE(expect_peer(stream, "::1"));
+    CHECK(required_ip(stream) == "0:0:0:0:0:0:0:1");
+  }
+  {
+    // Unchecked, this address would let any certificate the CAs issued
+    // pass for the replica's.
+    TlsStream stream(io, *ctx);
+    CHECK_FALSE(expect_peer(stream, "fe80::1%eth0"));
+    CHECK(required_ip(stream) == "FE80:0:0:0:0:0:0:1");
+  }
+  {
+    TlsStream stream(io, *ctx);
+    CHECK_FALSE(expect_peer(stream, "ids.internal"));
+    CHECK(required_ip(stream).empty());
+    const char* sni = SSL_get_servername(stream.native_handle(), TLSEXT_NAMETYPE_host_name);
+    REQUIRE(sni != nullptr);
+    CHECK(std::string(sni) == "ids.internal");
+  }
+}
