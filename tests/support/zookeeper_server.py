@@ -3,7 +3,9 @@ zookeeper_server.hpp starts one for the C++ tests: on a free loopback port,
 with a temp data dir, fast ticks, killed with the test however it ends
 (setpriv --pdeathsig). pause()/resume() stop and continue it (SIGSTOP):
 it answers nothing, and sessions expire. wipe(), back_up() and restore()
-are ZooKeeper losing what it acknowledged, as operators meet it."""
+are ZooKeeper losing what it acknowledged, as operators meet it. mntr()
+reads its counters (packets, commits, connections), as the benchmarks of
+ZooKeeper's cost do."""
 
 import os
 import shutil
@@ -14,7 +16,9 @@ import time
 
 
 class ZooKeeperServer:
-    def __init__(self, workdir, name="zookeeper"):
+    def __init__(self, workdir, name="zookeeper", extra=""):
+        """`extra`: more zoo.cfg lines (maxClientCnxns=0 for many clients
+        on one address, as one host's daemons are)."""
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -26,7 +30,8 @@ class ZooKeeperServer:
         with open(self.config, "w", encoding="utf-8") as f:
             f.write(f"tickTime=100\ndataDir={self.data}\nclientPort={self.port}\n"
                     "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
-                    "4lw.commands.whitelist=ruok\nminSessionTimeout=200\nmaxSessionTimeout=60000\n")
+                    "4lw.commands.whitelist=ruok,mntr,srvr\nminSessionTimeout=200\n"
+                    "maxSessionTimeout=60000\n" + extra)
         self.log = open(os.path.join(workdir, name + ".log"), "w", encoding="utf-8")
         self.backups = 0
         self.start()
@@ -78,6 +83,38 @@ class ZooKeeperServer:
                 return s.recv(16) == b"imok"
         except OSError:
             return False
+
+    def _ask(self, word):
+        out = b""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=30) as s:
+            s.sendall(word)
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+        return out.decode()
+
+    def zxid(self):
+        """The last transaction's id (`srvr`): its low 32 bits count the
+        writes of this leader's epoch, sessions' creation and end included."""
+        for line in self._ask(b"srvr").splitlines():
+            if line.startswith("Zxid: "):
+                return int(line[len("Zxid: "):], 16)
+        return None
+
+    def mntr(self):
+        """Its `mntr` counters, by name (zk_packets_received: ...), numbers
+        as numbers; empty while it serves no request yet. The connection
+        that asks counts in zk_num_alive_connections."""
+        counters = {}
+        for line in self._ask(b"mntr").splitlines():
+            name, _, value = line.partition("\t")
+            try:
+                counters[name] = float(value) if "." in value else int(value)
+            except ValueError:
+                counters[name] = value
+        return counters if "zk_packets_received" in counters else {}
 
     def pause(self):
         os.kill(self.process.pid, signal.SIGSTOP)

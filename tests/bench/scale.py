@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+"""What ZooKeeper pays for N daemons (docs/operations.md, "Sizing
+ZooKeeper"), measured as an operator would see it: ZooKeeper's own `mntr`
+counters, real servers, real daemons.
+
+For each N: a fresh ZooKeeper (standalone, maxClientCnxns=0 since every
+daemon here shares one address), `snowflaked cluster create`, then N real
+recycle daemons (pool of 1024, one io thread each, ports the system picks)
+started at once. Printed per N:
+
+  ready s           from the first start to the last daemon's /ready 200
+  start pkts/d      packets ZooKeeper received during the start, per daemon
+  start writes/d    transactions it committed then (its zxid; sessions
+                    included), per daemon
+  rest pkts/d/s     packets received per daemon per second at rest, measured
+                    over --idle-seconds once every daemon has beaten twice
+  rest pkts/d/beat  the same per heartbeat interval
+  conns/d           client connections per daemon (ZooKeeper sessions)
+
+Usage: scale.py SNOWFLAKED N [N ...] [--heartbeat-ms MS] [--idle-seconds S]
+"""
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import json
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import zookeeper_server  # noqa: E402
+
+
+def config(zk, heartbeat_ms, state_dir):
+    # Short timings, in the proportions of conf/recycle.json, so that the
+    # rest is measured over many heartbeats.
+    return {"service": "scale",
+            "coordinator": {"type": "recycle", "state_dir": state_dir,
+                            "heartbeat_interval_ms": heartbeat_ms,
+                            "lease_timeout_ms": 3 * heartbeat_ms,
+                            "reclaim_after_ms": 5 * heartbeat_ms,
+                            "safety_margin_ms": heartbeat_ms, "max_boot_wait_ms": 5000},
+            "zookeeper": {"hosts": zk.hosts, "root": "/snowflake/scale",
+                          "session_timeout_ms": 10000, "connect_timeout_ms": 30000},
+            "http": {"io_threads": 1}, "log_level": "warn"}
+
+
+def ready(port):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ready", timeout=2) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+class Fleet:
+    """N daemons started at once, each on a port of its own."""
+
+    def __init__(self, binary, zk, n, heartbeat_ms, work):
+        self.binary = binary
+        self.processes = []
+        self.logs = []
+        self.configs = []
+        for i in range(n):
+            path = os.path.join(work, f"d{i}.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(config(zk, heartbeat_ms, os.path.join(work, f"d{i}-state")), f)
+            self.configs.append(path)
+            if i == 0:
+                subprocess.run([binary, "cluster", "create", "--config", path, "--wait", "30000"],
+                               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.logs.append(os.path.join(work, f"d{i}.log"))
+
+    def start(self):
+        n = len(self.logs)
+        # Ports picked here (all bound at once, so all distinct), not read
+        # from each log: at log level warn the daemons print nothing.
+        sockets = [socket.socket() for _ in range(n)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        self.ports = [s.getsockname()[1] for s in sockets]
+        for s in sockets:
+            s.close()
+        self.started = time.monotonic()
+        for i in range(n):
+            with open(self.logs[i], "w", encoding="utf-8") as log:
+                self.processes.append(subprocess.Popen(
+                    ["setpriv", "--pdeathsig", "KILL", "--", self.binary, "--config",
+                     self.configs[i], "--listen", f"127.0.0.1:{self.ports[i]}"],
+                    stdout=log, stderr=log))
+
+    def all_ready(self, limit):
+        """Seconds from the start to the last /ready 200, or None past `limit`."""
+        waiting = set(range(len(self.processes)))
+        deadline = self.started + limit
+        while waiting and time.monotonic() < deadline:
+            for i in sorted(waiting):
+                if self.processes[i].poll() is not None:
+                    sys.exit(f"scale: daemon {i} exited: see {self.logs[i]}")
+                if ready(self.ports[i]):
+                    waiting.discard(i)
+            if waiting:
+                time.sleep(0.05)
+        return None if waiting else time.monotonic() - self.started
+
+    def stop(self):
+        for p in self.processes:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 60
+        for p in self.processes:
+            try:
+                p.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def delta(a, b, name):
+    return b.get(name, 0) - a.get(name, 0)
+
+
+def measure(binary, n, heartbeat_ms, idle_s):
+    with tempfile.TemporaryDirectory(prefix="snowflake-scale-") as work:
+        zk = zookeeper_server.ZooKeeperServer(work, "zk", extra="maxClientCnxns=0\n")
+        fleet = None
+        try:
+            deadline = time.monotonic() + 30
+            while zk.zxid() is None:  # up, but not serving requests yet
+                if time.monotonic() > deadline:
+                    sys.exit("scale: ZooKeeper did not serve requests within 30 s")
+                time.sleep(0.05)
+            fleet = Fleet(binary, zk, n, heartbeat_ms, work)  # the cluster created
+            before = zk.mntr()
+            zxid_before = zk.zxid()
+            fleet.start()
+            took = fleet.all_ready(limit=60 + n)
+            if took is None:
+                sys.exit(f"scale: {n} daemons were not all ready within {60 + n} s")
+            started = zk.mntr()
+            zxid_started = zk.zxid()
+            time.sleep(2 * heartbeat_ms / 1000)  # every daemon has beaten since
+            rest_from = zk.mntr()
+            time.sleep(idle_s)
+            rest_to = zk.mntr()
+            return {
+                "n": n, "ready_s": took,
+                "start_packets": delta(before, started, "zk_packets_received") / n,
+                "start_writes": (zxid_started - zxid_before) / n,
+                "rest_packets_s": delta(rest_from, rest_to, "zk_packets_received") / n / idle_s,
+                "connections": (rest_to.get("zk_num_alive_connections", 1) - 1) / n,
+            }
+        finally:
+            if fleet:
+                fleet.stop()
+            zk.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("snowflaked")
+    parser.add_argument("n", type=int, nargs="+")
+    parser.add_argument("--heartbeat-ms", type=int, default=1000)
+    parser.add_argument("--idle-seconds", type=float, default=10)
+    args = parser.parse_args()
+    beat_s = args.heartbeat_ms / 1000
+    print(f"recycle daemons started at once against one standalone ZooKeeper, pool 1024, "
+          f"heartbeat {args.heartbeat_ms} ms; ZooKeeper's mntr counters:")
+    print(f"{'daemons':>8} {'ready s':>8} {'start pkts/d':>13} {'start writes/d':>15} "
+          f"{'rest pkts/d/s':>14} {'rest pkts/d/beat':>17} {'conns/d':>8}")
+    for n in args.n:
+        r = measure(args.snowflaked, n, args.heartbeat_ms, args.idle_seconds)
+        print(f"{r['n']:>8} {r['ready_s']:>8.1f} {r['start_packets']:>13.1f} "
+              f"{r['start_writes']:>15.1f} {r['rest_packets_s']:>14.1f} "
+              f"{r['rest_packets_s'] * beat_s:>17.1f} {r['connections']:>8.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
