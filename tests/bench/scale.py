@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""What ZooKeeper pays for N daemons (docs/operations.md, "Sizing
-ZooKeeper"), measured as an operator would see it: ZooKeeper's own `mntr`
+"""What ZooKeeper pays for N daemons (docs/CONTRIBUTING.md gives the last
+run), measured as an operator would see it: ZooKeeper's own `mntr`
 counters, real servers, real daemons.
 
 For each N: a fresh ZooKeeper (standalone, maxClientCnxns=0 since every
