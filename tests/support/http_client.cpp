@@ -53,15 +53,7 @@ void HttpConnection::send(std::string_view bytes) {
   net::write(socket_, net::buffer(bytes.data(), bytes.size()));
 }
 
-std::optional<HttpReply> HttpConnection::read_reply(bool to_head) {
-  http::response_parser<http::string_body> parser;
-  parser.skip(to_head);
-  parser.body_limit(64 * 1024 * 1024);
-  const auto ec = run_with_deadline(ioc_, socket_, timeout_, [&](auto handler) {
-    http::async_read(socket_, buffer_, parser, handler);
-  });
-  if (ec) return std::nullopt;
-  const auto& res = parser.get();
+HttpReply reply_of(const http::response<http::string_body>& res) {
   HttpReply reply;
   reply.status = res.result_int();
   for (const auto& f : res) {
@@ -73,6 +65,17 @@ std::optional<HttpReply> HttpConnection::read_reply(bool to_head) {
   reply.body = res.body();
   reply.keep_alive = res.keep_alive();
   return reply;
+}
+
+std::optional<HttpReply> HttpConnection::read_reply(bool to_head) {
+  http::response_parser<http::string_body> parser;
+  parser.skip(to_head);
+  parser.body_limit(64 * 1024 * 1024);
+  const auto ec = run_with_deadline(ioc_, socket_, timeout_, [&](auto handler) {
+    http::async_read(socket_, buffer_, parser, handler);
+  });
+  if (ec) return std::nullopt;
+  return reply_of(parser.get());
 }
 
 std::optional<HttpReply> HttpConnection::request(const std::string& target,

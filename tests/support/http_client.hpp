@@ -7,6 +7,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
 
 #include <chrono>
 #include <map>
@@ -22,6 +24,9 @@ struct HttpReply {
   std::string body;
   bool keep_alive = false;
 };
+
+// A parsed response as the tests read it (over plain HTTP or TLS).
+HttpReply reply_of(const boost::beast::http::response<boost::beast::http::string_body>& res);
 
 class HttpConnection {
  public:

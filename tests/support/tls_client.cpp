@@ -10,9 +10,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 
-#include <algorithm>
-#include <cctype>
-
 namespace snowflake::test {
 
 namespace net = boost::asio;
@@ -94,18 +91,7 @@ std::optional<HttpReply> TlsConnection::read_reply() {
     http::async_read(stream_, buffer_, parser, handler);
   });
   if (ec) return std::nullopt;
-  const auto& res = parser.get();
-  HttpReply reply;
-  reply.status = res.result_int();
-  for (const auto& f : res) {
-    std::string name(f.name_string().data(), f.name_string().size());
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    reply.headers[name] = std::string(f.value().data(), f.value().size());
-  }
-  reply.body = res.body();
-  reply.keep_alive = res.keep_alive();
-  return reply;
+  return reply_of(parser.get());
 }
 
 std::optional<HttpReply> TlsConnection::request(const std::string& target,
