@@ -4,6 +4,7 @@
 // timeout would not do, as Asio's blocking read polls on past it), so a test
 // can fail but never hang.
 
+#include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -24,6 +25,30 @@ struct HttpReply {
   std::string body;
   bool keep_alive = false;
 };
+
+// Runs the operation `start` begins on `ioc` (a connection's own) for at
+// most `timeout`; past it, `stop` ends the operation (cancels it, or closes
+// the socket) and the answer is timed_out. For the plain and the TLS client.
+template <class Start, class Stop>
+boost::system::error_code run_with_deadline(boost::asio::io_context& ioc,
+                                            std::chrono::milliseconds timeout, Start start,
+                                            Stop stop) {
+  boost::system::error_code result = boost::asio::error::would_block;
+  bool done = false;
+  start([&](boost::system::error_code ec, auto&&...) {
+    result = ec;
+    done = true;
+  });
+  ioc.restart();
+  ioc.run_for(timeout);
+  if (!done) {
+    stop();
+    ioc.restart();
+    ioc.run();  // lets the ended operation finish
+    result = boost::asio::error::timed_out;
+  }
+  return result;
+}
 
 // A parsed response as the tests read it (over plain HTTP or TLS).
 HttpReply reply_of(const boost::beast::http::response<boost::beast::http::string_body>& res);

@@ -18,27 +18,10 @@ namespace http = boost::beast::http;
 
 namespace {
 
-// Runs the operation `start` begins for at most `timeout`; then cancels it
-// (closes the socket) and answers timed_out.
-template <class Start>
-boost::system::error_code run_with_deadline(net::io_context& ioc, net::ip::tcp::socket& socket,
-                                            std::chrono::milliseconds timeout, Start start) {
-  boost::system::error_code result = net::error::would_block;
-  bool done = false;
-  start([&](boost::system::error_code ec, auto&&...) {
-    result = ec;
-    done = true;
-  });
-  ioc.restart();
-  ioc.run_for(timeout);
-  if (!done) {
-    boost::system::error_code ignored;
-    socket.close(ignored);
-    ioc.restart();
-    ioc.run();
-    result = net::error::timed_out;
-  }
-  return result;
+// A timed-out operation closes the socket: the TLS stream is unusable after it.
+void close_socket(net::ip::tcp::socket& socket) {
+  boost::system::error_code ignored;
+  socket.close(ignored);
 }
 
 ssl::context client_context(const TlsClientOptions& o) {
@@ -61,13 +44,14 @@ TlsConnection::TlsConnection(unsigned short port, TlsClientOptions options)
     : ctx_(client_context(options)), stream_(ioc_, ctx_), timeout_(options.timeout) {
   X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(stream_.native_handle()), options.address.c_str());
   const net::ip::tcp::endpoint endpoint(net::ip::make_address(options.address), port);
-  auto ec = run_with_deadline(ioc_, stream_.next_layer(), timeout_, [&](auto handler) {
-    stream_.next_layer().async_connect(endpoint, handler);
-  });
+  auto ec = run_with_deadline(
+      ioc_, timeout_, [&](auto handler) { stream_.next_layer().async_connect(endpoint, handler); },
+      [&] { close_socket(stream_.next_layer()); });
   if (!ec) {
-    ec = run_with_deadline(ioc_, stream_.next_layer(), timeout_, [&](auto handler) {
-      stream_.async_handshake(ssl::stream_base::client, handler);
-    });
+    ec = run_with_deadline(
+        ioc_, timeout_,
+        [&](auto handler) { stream_.async_handshake(ssl::stream_base::client, handler); },
+        [&] { close_socket(stream_.next_layer()); });
   }
   if (ec) {
     const long verified = SSL_get_verify_result(stream_.native_handle());
@@ -78,18 +62,18 @@ TlsConnection::TlsConnection(unsigned short port, TlsClientOptions options)
 }
 
 bool TlsConnection::send(const std::string& bytes) {
-  const auto ec = run_with_deadline(ioc_, stream_.next_layer(), timeout_, [&](auto handler) {
-    net::async_write(stream_, net::buffer(bytes), handler);
-  });
+  const auto ec = run_with_deadline(
+      ioc_, timeout_, [&](auto handler) { net::async_write(stream_, net::buffer(bytes), handler); },
+      [&] { close_socket(stream_.next_layer()); });
   return !ec;
 }
 
 std::optional<HttpReply> TlsConnection::read_reply() {
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 * 1024 * 1024);
-  const auto ec = run_with_deadline(ioc_, stream_.next_layer(), timeout_, [&](auto handler) {
-    http::async_read(stream_, buffer_, parser, handler);
-  });
+  const auto ec = run_with_deadline(
+      ioc_, timeout_, [&](auto handler) { http::async_read(stream_, buffer_, parser, handler); },
+      [&] { close_socket(stream_.next_layer()); });
   if (ec) return std::nullopt;
   return reply_of(parser.get());
 }
