@@ -141,6 +141,11 @@ void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock:
   line("# TYPE snowflake_pool_exhausted gauge");
   line("snowflake_pool_exhausted {}", c.pool_exhausted.load(relaxed) ? 1 : 0);
   line(
+      "# HELP snowflake_reaper 1 while this daemon's session holds the reaper's role (recycle: "
+      "the one daemon that looks for stale worker IDs); the cluster's sum is 1.");
+  line("# TYPE snowflake_reaper gauge");
+  line("snowflake_reaper {}", c.reaper.load(relaxed) ? 1 : 0);
+  line(
       "# HELP snowflake_form_policy_disagrees 1 while the cluster's form policy (snowflaked "
       "cluster forms) differs from this daemon's forms section: tags whose form they disagree "
       "on are refused (503 form_policy_changed) until it is restarted with the cluster's.");
@@ -186,7 +191,7 @@ void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock:
     line("# TYPE snowflake_pool_size gauge");
     line("snowflake_pool_size {}", size);
     line(
-        "# HELP snowflake_pool_free Worker IDs left, as last seen after a heartbeat (recycle: not "
+        "# HELP snowflake_pool_free Worker IDs left, as this daemon last read them (recycle: not "
         "in use; sequential: never handed out, as numbers are not reused).");
     line("# TYPE snowflake_pool_free gauge");
     line("snowflake_pool_free {}", c.pool_free.load(relaxed));

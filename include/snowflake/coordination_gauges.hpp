@@ -71,10 +71,13 @@ struct CoordinationGauges {
   // Monotonic clock (ns since its epoch) of the last write of our node that
   // ZooKeeper confirmed: the claim, then each heartbeat. 0: none yet.
   std::atomic<std::int64_t> last_heartbeat_ns{0};
-  // The recycle pool, as the last reaper pass saw it; -1: not known (other
-  // modes, or no pass yet).
+  // The recycle pool, as this daemon's reads last saw it (a heartbeat's, a
+  // claim's, a reaper pass's); -1: not known (other modes, or none yet).
   std::atomic<std::int64_t> pool_size{-1};
   std::atomic<std::int64_t> pool_free{-1};
+  // This daemon's session holds the reaper's role (coord/reaper_role.hpp):
+  // the cluster's sum is 1 while any recycle daemon is connected.
+  std::atomic<bool> reaper{false};
   // The cluster's migration floor in force (Unix ms; INT64_MIN: none).
   std::atomic<std::int64_t> migration_floor_ms{INT64_MIN};
   // The cluster's fence in force (coord/cluster_identity.hpp; Unix ms,

@@ -80,6 +80,7 @@ Result<void, std::string> Coordinator::start() {
     }
   }
   strategy_ = make_strategy(predecessor);
+  reapers_dir_ = strategy_->reapers_dir();
   // The cluster this directory has been part of: if ZooKeeper comes back
   // without it, this daemon knows it existed.
   auto known = state::load_cluster_id(state_dir_->dir(), options_.root);
@@ -137,7 +138,9 @@ bool Coordinator::wait_for(milliseconds d) {
   std::unique_lock lock(mutex_);
   // A change of the root (a raised floor) ends the wait too: it is read at
   // once, not at the next heartbeat.
-  wake_.wait_for(lock, d, [this] { return stopping_ || root_events_ != root_events_seen_; });
+  wake_.wait_for(lock, d, [this] {
+    return stopping_ || root_events_ != root_events_seen_ || reaper_events_ != reaper_events_seen_;
+  });
   return !stopping_;
 }
 
@@ -208,13 +211,22 @@ Coordinator::Step Coordinator::tick() {
   }
   if ((fence_owed_ || freeze_owed_) && !settle_loss()) return Step::retry;
   bool root_changed = false;
+  bool reaper_changed = false;
   {
     std::lock_guard lock(mutex_);
     root_changed = root_events_ != root_events_seen_;
     root_events_seen_ = root_events_;
+    reaper_changed = reaper_events_ != reaper_events_seen_;
+    reaper_events_seen_ = reaper_events_;
   }
   if (root_changed && !read_migration_floor()) return Step::retry;
   confirm_migration_floor();
+  if (reaper_changed) {
+    // The candidate below ours ended: the role may be ours now, and a stale
+    // node may have waited for it since its holder died.
+    strategy_->reaper_watch_fired();
+    reap(std::nullopt);
+  }
   if (!generator_) return acquire();
   const auto now = clock_.monotonic();
   if (now < next_heartbeat_) {
@@ -246,10 +258,13 @@ Coordinator::Step Coordinator::connect() {
 void Coordinator::adopt_session() {
   root_checked_ = false;  // a new session may find ZooKeeper has lost the cluster
   zk_->set_node_watcher([this](const std::string& path) {
-    if (path != options_.root) return;
+    const bool root = path == options_.root;
+    const bool reaper = !reapers_dir_.empty() && path.size() > reapers_dir_.size() &&
+                        path.starts_with(reapers_dir_) && path[reapers_dir_.size()] == '/';
+    if (!root && !reaper) return;
     {
       std::lock_guard lock(mutex_);
-      ++root_events_;
+      ++(root ? root_events_ : reaper_events_);
     }
     wake_.notify_all();
   });
@@ -259,6 +274,7 @@ void Coordinator::adopt_session() {
     ++root_events_;
   }
   gauges_.sessions.fetch_add(1, std::memory_order_relaxed);
+  gauges_.reaper.store(false, std::memory_order_relaxed);  // the role is a session's
   spdlog::info("ZooKeeper session 0x{:x} established with {} (timeout {} ms)", zk_->session_id(),
                options_.zookeeper.hosts, zk_->negotiated_timeout().count());
   if (generator_) next_heartbeat_ = clock_.monotonic();  // re-verify ownership at once
@@ -787,6 +803,7 @@ void Coordinator::reap(std::optional<std::int64_t> zk_now_ms) {
     return;
   }
   const ReapResult& r = reaped.value();
+  gauges_.reaper.store(strategy_->reaper(), std::memory_order_relaxed);
   if (r.pool_size) {
     gauges_.pool_size.store(*r.pool_size, std::memory_order_relaxed);
     gauges_.pool_free.store(std::int64_t{*r.pool_size} - r.in_use, std::memory_order_relaxed);
@@ -865,6 +882,7 @@ void Coordinator::shutdown() {
   if (reservation_) reservation_->stop();
   zk_.reset();
   gauges_.zookeeper.store(ZkConnection::connecting);
+  gauges_.reaper.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace snowflake::coord

@@ -28,6 +28,11 @@ std::optional<std::uint32_t> pool_worker_id(const std::string& name, std::uint32
   return id;
 }
 
+bool is_complete(const std::string& pool_data) {
+  const auto state = nlohmann::json::parse(pool_data, nullptr, false);
+  return state.is_object() && state.value("complete", false);
+}
+
 CoordError lost(const std::string& path, std::string_view why) {
   return {CoordErrc::lost, fmt::format("{} {}", path, why)};
 }
@@ -40,19 +45,23 @@ RecyclePool::RecyclePool(const std::string& root, std::uint32_t max_worker_id)
       notuse_(tree::notuse_dir(root)),
       lock_(tree::pool_init_lock(root)),
       clock_(tree::pool_clock(root)),
+      reapers_(tree::pool_reapers(root)),
       alive_(root),
       max_worker_id_(max_worker_id),
       random_(std::random_device{}()) {}
 
 Result<void, CoordError> RecyclePool::ensure(ZkSession& zk, std::chrono::milliseconds patience) {
-  for (const auto& path : {inuse_, notuse_, clock_, alive_.dir()}) {
+  // A complete pool was marked so after its directories were made: one read
+  // then, not fifteen (a rollout of many daemons starts with this).
+  BOOST_OUTCOME_TRY(first, zk.try_get(pool_));
+  if (first && is_complete(first.value().data)) return outcome::success();
+  for (const auto& path : {inuse_, notuse_, clock_, reapers_, alive_.dir()}) {
     BOOST_OUTCOME_TRY(zk.ensure_path(path));
   }
   const auto deadline = std::chrono::steady_clock::now() + patience;
   for (;;) {
     BOOST_OUTCOME_TRY(pool, zk.get(pool_));
-    const auto state = nlohmann::json::parse(pool.data, nullptr, false);
-    if (state.is_object() && state.value("complete", false)) return outcome::success();
+    if (is_complete(pool.data)) return outcome::success();
 
     // Claims start only once the pool is complete, so whoever holds the lock
     // sees every node that exists and nothing moves while it fills the gaps.
@@ -114,6 +123,7 @@ Result<std::int32_t, CoordError> RecyclePool::move_count(ZkSession& zk) {
   auto stat = zk.exists(inuse_);
   if (!stat) return CoordError::from(stat.error());
   if (!stat.value()) return CoordError{CoordErrc::zookeeper, fmt::format("{} is missing", inuse_)};
+  in_use_seen_ = static_cast<std::uint32_t>(std::max(0, stat.value()->num_children));
   return stat.value()->version;
 }
 
@@ -218,6 +228,7 @@ Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, const InuseData&
   for (const auto& name : names) {
     if (auto id = pool_worker_id(name, max_worker_id_)) free.push_back(*id);
   }
+  in_use_seen_ = max_worker_id_ + 1 - static_cast<std::uint32_t>(free.size());
   if (!free.empty()) {
     // A random start spreads concurrent claimers over the pool.
     std::rotate(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(random_() % free.size()),
@@ -362,37 +373,57 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
 Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
     ZkSession& zk, std::int64_t zk_now_ms, std::chrono::milliseconds reclaim_after,
     std::optional<std::uint32_t> our_worker_id) {
-  // Read the move count before any node: a move made after our readings
-  // changes it, and the multi below then fails instead of acting on them.
-  BOOST_OUTCOME_TRY(count, move_count(zk));
+  return reclaim_stale(
+      zk, [zk_now_ms]() -> Result<std::int64_t, CoordError> { return zk_now_ms; }, reclaim_after,
+      our_worker_id);
+}
+
+Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
+    ZkSession& zk, const std::function<Result<std::int64_t, CoordError>()>& zk_now,
+    std::chrono::milliseconds reclaim_after, std::optional<std::uint32_t> our_worker_id) {
+  // Candidates first, by two listings: an inuse node whose owner's session
+  // holds its alive node is not reclaimable, however old its last write
+  // (rule 6), so only the others are read. At rest that is none: two reads
+  // a pass, whatever the pool's size. The listings only choose; the multi
+  // below proves (move count, node version, alive node absent).
   BOOST_OUTCOME_TRY(names, zk.children(inuse_));
+  BOOST_OUTCOME_TRY(alive_names, zk.children(alive_.dir()));
+  const std::set<std::string> alive(alive_names.begin(), alive_names.end());
   ReapResult result;
   result.pool_size = max_worker_id_ + 1;
   result.in_use = static_cast<std::uint32_t>(names.size());
+  in_use_seen_ = result.in_use;
+  std::vector<std::uint32_t> candidates;
   for (const auto& name : names) {
     const auto id = pool_worker_id(name, max_worker_id_);
-    if (!id || id == our_worker_id) continue;
-    BOOST_OUTCOME_TRY(node, zk.try_get(inuse_path(*id)));
+    if (id && id != our_worker_id && !alive.contains(name)) candidates.push_back(*id);
+  }
+  if (candidates.empty()) return result;
+  BOOST_OUTCOME_TRY(now_ms, zk_now());
+  // Read the move count before any node: a move made after our readings
+  // changes it, and the multi below then fails instead of acting on them.
+  BOOST_OUTCOME_TRY(count, move_count(zk));
+  for (const std::uint32_t id : candidates) {
+    BOOST_OUTCOME_TRY(node, zk.try_get(inuse_path(id)));
     if (!node) continue;
     const NodeStat& s = node.value().stat;
-    if (zk_now_ms - s.mtime_ms <= reclaim_after.count()) continue;
+    if (now_ms - s.mtime_ms <= reclaim_after.count()) continue;
     const auto old = decode_inuse(node.value().data);
     if (!old) {  // no floor to hand on: an operator must look
-      result.unreadable.push_back(*id);
+      result.unreadable.push_back(id);
       continue;
     }
     // Its owner stopped issuing by its lease and its time fence, long ago;
     // the next owner starts above anything it may have issued. Its session
     // must have ended too (no alive node): one live owner per worker ID.
-    const auto [make, remove] = alive_.absent(*id);
-    auto done =
-        zk.multi({ZkOp::set(inuse_, "", count), ZkOp::remove(inuse_path(*id), s.version),
-                  ZkOp::create(notuse_path(*id), encode(NotuseData{old->last_possible_ms()})), make,
-                  remove});
+    const auto [make, remove] = alive_.absent(id);
+    auto done = zk.multi(
+        {ZkOp::set(inuse_, "", count), ZkOp::remove(inuse_path(id), s.version),
+         ZkOp::create(notuse_path(id), encode(NotuseData{old->last_possible_ms()})), make, remove});
     if (!done) {
       const ZkError& e = done.error();
-      if (e.path == alive_.path(*id) && e.code == ZkErrc::node_exists) {
-        result.held.push_back(*id);
+      if (e.path == alive_.path(id) && e.code == ZkErrc::node_exists) {
+        result.held.push_back(id);
         continue;
       }
       if (is_race(e) || e.outcome_unknown()) break;  // the next pass reads afresh
@@ -402,6 +433,7 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
     --result.in_use;
     ++count;
   }
+  in_use_seen_ = result.in_use;
   return result;
 }
 

@@ -9,7 +9,8 @@ RecycleStrategy::RecycleStrategy(RecycleSettings settings, OwnerToken token,
     : settings_(std::move(settings)),
       token_(std::move(token)),
       predecessor_(std::move(predecessor)),
-      pool_(settings_.root, settings_.max_worker_id) {}
+      pool_(settings_.root, settings_.max_worker_id),
+      role_(pool_.reapers_dir()) {}
 
 Ownership RecycleStrategy::own(PoolClaim claim, const AcquireRequest& request) {
   Ownership o{claim.worker_id,
@@ -101,11 +102,22 @@ void RecycleStrategy::forget(ZkSession* zk) {
 Result<ReapResult, CoordError> RecycleStrategy::reap(ZkSession& zk,
                                                      std::optional<std::int64_t> zk_now_ms) {
   if (!pool_ready_) return ReapResult{};
-  if (!zk_now_ms) {
-    BOOST_OUTCOME_TRY(now, zk.time_of_write(pool_.clock_path()));
-    zk_now_ms = now;
+  ReapResult seen;
+  if (const auto in_use = pool_.in_use_seen()) {
+    seen.pool_size = pool_.size();
+    seen.in_use = *in_use;
   }
-  return pool_.reclaim_stale(zk, *zk_now_ms, settings_.reclaim_after,
+  BOOST_OUTCOME_TRY(holder, role_.held(zk));
+  if (!holder) return seen;
+  // ZooKeeper's time: the heartbeat's own, else one write of the clock node,
+  // sent only if some node may be stale.
+  const auto zk_now = [&]() -> Result<std::int64_t, CoordError> {
+    if (zk_now_ms) return *zk_now_ms;
+    auto now = zk.time_of_write(pool_.clock_path());
+    if (!now) return CoordError::from(now.error());
+    return now.value();
+  };
+  return pool_.reclaim_stale(zk, zk_now, settings_.reclaim_after,
                              claim_ ? std::optional(claim_->worker_id) : std::nullopt);
 }
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <optional>
 
+#include "snowflake/coord/reaper_role.hpp"
 #include "snowflake/coord/recycle_pool.hpp"
 #include "snowflake/state/state_file.hpp"
 #include "worker_strategy.hpp"
@@ -35,8 +36,13 @@ class RecycleStrategy final : public WorkerStrategy {
   Result<WriteStamp, CoordError> renew(ZkSession& zk, std::int64_t ts, std::int64_t hwm) override;
   Result<void, CoordError> give_back(ZkSession& zk, std::int64_t floor) override;
   void forget(ZkSession* zk) override;
+  // Only the daemon holding the reaper role passes (reaper_role.hpp); every
+  // daemon reports the pool as its own reads last saw it.
   Result<ReapResult, CoordError> reap(ZkSession& zk,
                                       std::optional<std::int64_t> zk_now_ms) override;
+  std::string reapers_dir() const override { return pool_.reapers_dir(); }
+  void reaper_watch_fired() noexcept override { role_.look_again(); }
+  bool reaper() const noexcept override { return role_.holder_session() != 0; }
 
  private:
   // nullopt: no takeover to try (any more); go on to claim.
@@ -49,6 +55,7 @@ class RecycleStrategy final : public WorkerStrategy {
   std::optional<state::StateRecord> predecessor_;
   std::optional<std::chrono::steady_clock::time_point> held_since_;
   RecyclePool pool_;
+  ReaperRole role_;
   bool pool_ready_ = false;
   std::optional<PoolClaim> claim_;
   UnansweredClaims unanswered_;

@@ -89,6 +89,12 @@ class WorkerStrategy {
   virtual Result<ReapResult, CoordError> reap(ZkSession&, std::optional<std::int64_t>) {
     return ReapResult{};
   }
+  // Where the watches of reaper_watch_fired() are left: a watch firing on a
+  // child of it calls that (on the coordinator's thread). Empty: none.
+  virtual std::string reapers_dir() const { return {}; }
+  // The reaper's role may have passed to us: the next reap looks.
+  virtual void reaper_watch_fired() noexcept {}
+  virtual bool reaper() const noexcept { return false; }
 };
 
 }  // namespace snowflake::coord

@@ -271,9 +271,10 @@ ZkError ZkSession::error(int rc, const std::string& path) const {
 
 Result<std::string, ZkError> ZkSession::create(const std::string& path, std::string_view data,
                                                CreateMode mode) {
-  const int flags = mode == CreateMode::persistent_sequential ? ZOO_SEQUENCE
-                    : mode == CreateMode::ephemeral           ? ZOO_EPHEMERAL
-                                                              : 0;
+  const int flags = mode == CreateMode::persistent_sequential  ? ZOO_SEQUENCE
+                    : mode == CreateMode::ephemeral            ? ZOO_EPHEMERAL
+                    : mode == CreateMode::ephemeral_sequential ? ZOO_EPHEMERAL | ZOO_SEQUENCE
+                                                               : 0;
   std::vector<char> created(path.size() + 32);
   Stat stat{};
   const int rc = zoo_create2(handle_, path.c_str(), data.data(), static_cast<int>(data.size()),

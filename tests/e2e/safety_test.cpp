@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -352,6 +353,63 @@ TEST_CASE("a pool of 4, all 4 owners killed: 4 fresh daemons reap it and all bec
   // reclaim_after (2.5 s) and the dead sessions' end (2 s) run side by side;
   // then a few heartbeat intervals (300 ms) of reaping and claiming.
   CHECK(took < 2500ms + 10 * 300ms);
+}
+
+TEST_CASE(
+    "one reaper: frozen with a dead owner's ID stale, another daemon takes the role and reclaims "
+    "it",
+    "[safety][liveness][reaper]") {
+  ZooKeeperServer zk;
+  const json four = {{"layout", {{"worker_bits", 2}, {"sequence_bits", 20}}}};
+  std::vector<std::unique_ptr<TempDir>> dirs;
+  std::vector<std::unique_ptr<Daemon>> daemons;
+  for (int i = 0; i < 3; ++i) {
+    dirs.push_back(std::make_unique<TempDir>());
+    daemons.push_back(std::make_unique<Daemon>(
+        cluster_config(zk.hosts(), "recycle", dirs.back()->path(), four).dump()));
+  }
+  for (auto& d : daemons) wait_ready(*d);
+  const auto reapers = [&](const std::vector<Daemon*>& of) {
+    std::int64_t sum = 0;
+    for (Daemon* d : of) sum += metric(*d, "snowflake_reaper");
+    return sum;
+  };
+  std::vector<Daemon*> all;
+  for (auto& d : daemons) all.push_back(d.get());
+  // After a heartbeat each, exactly one holds the role.
+  REQUIRE(eventually([&] { return reapers(all) == 1; }));
+  for (int look = 0; look < 5; ++look) CHECK(reapers(all) == 1);
+  const auto holder = std::find_if(all.begin(), all.end(),
+                                   [&](Daemon* d) { return metric(*d, "snowflake_reaper") == 1; });
+  Daemon& reaper = **holder;
+  Daemon* victim = nullptr;
+  Daemon* survivor = nullptr;
+  for (Daemon* d : all) {
+    if (d == &reaper) continue;
+    (victim ? survivor : victim) = d;
+  }
+  // One owner dies; the reaper freezes before its ID is stale (2.5 s).
+  victim->process().send_signal(SIGKILL);
+  victim->process().wait_for_exit(10s);
+  const auto killed = std::chrono::steady_clock::now();
+  reaper.process().send_signal(SIGSTOP);
+  // The frozen holder's session ends (2 s); the survivor, woken by its
+  // watch, holds the role and returns the dead owner's ID.
+  REQUIRE(
+      eventually([&] { return metric(*survivor, "snowflake_workers_reclaimed_total") == 1; }, 20s));
+  const auto took = std::chrono::steady_clock::now() - killed;
+  CHECK(metric(*survivor, "snowflake_reaper") == 1);
+  reaper.process().send_signal(SIGCONT);
+  FIGURES("a dead owner's ID reclaimed by the next reaper "
+          << seconds(took) << " s after the kill, its holder frozen");
+  // reclaim_after (2.5 s), then the frozen holder's session (2 s) ends
+  // after it, then a heartbeat interval (300 ms) and slack for a busy machine.
+  CHECK(took < 2500ms + 2000ms + 300ms + 3s);
+  // Thawed, the old holder finds its session ended: it stands again, behind.
+  REQUIRE(eventually([&] { return metric(reaper, "snowflake_zookeeper_sessions_total") == 2; }));
+  REQUIRE(eventually([&] { return reapers({&reaper, survivor}) == 1; }));
+  CHECK(metric(reaper, "snowflake_reaper") == 0);
+  CHECK(metric(reaper, "snowflake_workers_reclaimed_total") == 0);
 }
 
 TEST_CASE("a clock stepped back 120 s during a sequence wait: 503 at once, /health still answers",

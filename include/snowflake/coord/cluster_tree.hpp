@@ -10,10 +10,13 @@
 //   <root>/forever/<host>:<port>-<seq>  sequential: one persistent sequential node per
 //                                       host:port, as Leaf's (Leaf's own tree is read there too)
 //   <root>/pool                         recycle: {size, complete}
-//   <root>/pool/inuse/<id>              recycle: a taken worker ID {owner, floor, ts, hwm,
-//   lease_ms} <root>/pool/notuse/<id>             recycle: a free worker ID {floor}
+//   <root>/pool/inuse/<id>              recycle: a taken worker ID
+//                                       {owner, floor, ts, hwm, lease_ms}
+//   <root>/pool/notuse/<id>             recycle: a free worker ID {floor}
 //   <root>/pool/init-lock               recycle, ephemeral: held while the pool is filled
 //   <root>/pool/clock                   recycle: written to read ZooKeeper's time off its mtime
+//   <root>/pool/reapers/<session>-<seq> recycle, ephemeral sequential: a daemon's candidacy for
+//                                       the reaper; the lowest reaps (reaper_role.hpp)
 //   <root>/sequences/<tag>              a dense sequence: {next, step, floor, takes}
 //                                       (sequence_node.hpp)
 //   <root>/floor_acks/<session, hex>    ephemeral: a daemon's confirmation of the migration floor
@@ -34,6 +37,7 @@ inline std::string inuse_dir(const std::string& root) { return pool(root) + "/in
 inline std::string notuse_dir(const std::string& root) { return pool(root) + "/notuse"; }
 inline std::string pool_init_lock(const std::string& root) { return pool(root) + "/init-lock"; }
 inline std::string pool_clock(const std::string& root) { return pool(root) + "/clock"; }
+inline std::string pool_reapers(const std::string& root) { return pool(root) + "/reapers"; }
 inline std::string floor_acks_dir(const std::string& root) { return root + "/floor_acks"; }
 inline std::string sequences_dir(const std::string& root) { return root + "/sequences"; }
 inline std::string sequence_holders_dir(const std::string& root) {

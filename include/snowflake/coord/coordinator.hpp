@@ -206,6 +206,8 @@ class Coordinator {
   std::int64_t confirmed_floor_ms_ = INT64_MIN;
   std::int64_t confirmed_session_ = 0;
   std::uint64_t root_events_seen_ = 0;
+  std::uint64_t reaper_events_seen_ = 0;
+  std::string reapers_dir_;    // the strategy's, fixed at the start
   bool skew_checked_ = false;  // the first measurement after boot is fatal if off
   bool skew_held_ = false;
   // Our last write that ZooKeeper answered: when it was sent, and its mtime.
@@ -230,6 +232,8 @@ class Coordinator {
   // Changes of the cluster root ZooKeeper told us of (its watch), counted:
   // each wakes the heartbeat thread to read the floor.
   std::uint64_t root_events_ = 0;
+  // Watches fired on a candidate for the reaper (reaper_role.hpp); under mutex_.
+  std::uint64_t reaper_events_ = 0;
   bool shut_down_ = false;
 
   // By when the heartbeat thread must have moved on (monotonic ns): the

@@ -5,6 +5,7 @@
 //   <root>/pool                 {"size": N, "complete": true} once filled
 //   <root>/pool/init-lock       ephemeral: held by the daemon filling the pool
 //   <root>/pool/clock           written to read ZooKeeper's time (its mtime)
+//   <root>/pool/reapers/<s>-<n> ephemeral: candidates for the reaper (reaper_role.hpp)
 //   <root>/pool/notuse/<id>     free, {floor}
 //   <root>/pool/inuse/<id>      owned, {owner, floor, ts, hwm, lease_ms}
 //   <root>/alive/<id>           ephemeral, held by the owner's session (alive_node.hpp)
@@ -19,6 +20,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <set>
@@ -115,6 +117,17 @@ class RecyclePool {
   Result<ReapResult, CoordError> reclaim_stale(ZkSession& zk, std::int64_t zk_now_ms,
                                                std::chrono::milliseconds reclaim_after,
                                                std::optional<std::uint32_t> our_worker_id);
+  // The same, asking `zk_now` for ZooKeeper's time only if some inuse node
+  // has no alive node (it may cost a write: ZkSession::time_of_write).
+  Result<ReapResult, CoordError> reclaim_stale(
+      ZkSession& zk, const std::function<Result<std::int64_t, CoordError>()>& zk_now,
+      std::chrono::milliseconds reclaim_after, std::optional<std::uint32_t> our_worker_id);
+  // Worker IDs in use as last seen by any read of the pool (a heartbeat's,
+  // a claim's, a pass's): the metrics' view on a daemon that does not reap.
+  // nullopt: nothing read yet.
+  std::optional<std::uint32_t> in_use_seen() const noexcept { return in_use_seen_; }
+  std::uint32_t size() const noexcept { return max_worker_id_ + 1; }
+  const std::string& reapers_dir() const noexcept { return reapers_; }
 
   // Moves our node back to notuse carrying `floor`.
   Result<void, CoordError> release(ZkSession& zk, const PoolClaim& claim, std::int64_t floor);
@@ -146,12 +159,14 @@ class RecyclePool {
   std::string notuse_;
   std::string lock_;
   std::string clock_;
+  std::string reapers_;
   AliveNodes alive_;
   std::uint32_t max_worker_id_;
   std::mt19937_64 random_;
   // A claim whose outcome a lost connection hid: checked first next time.
   std::optional<std::uint32_t> unsure_claim_;
   std::set<std::uint32_t> unusable_;
+  std::optional<std::uint32_t> in_use_seen_;
 };
 
 }  // namespace snowflake::coord

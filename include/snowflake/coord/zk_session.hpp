@@ -97,7 +97,9 @@ struct NodeData {
   NodeStat stat;
 };
 
-enum class CreateMode { persistent, persistent_sequential, ephemeral };
+// ephemeral_sequential: bound to the session, named with a sequence number
+// ZooKeeper gives (an election's candidate: reaper_role.hpp).
+enum class CreateMode { persistent, persistent_sequential, ephemeral, ephemeral_sequential };
 
 // One operation of an all-or-nothing multi().
 struct ZkOp {

@@ -1,0 +1,175 @@
+// The reaper's role (coord/reaper_role.hpp) against a real ZooKeeper
+// server: one holder among many sessions, handed on when its session ends,
+// and a pass of the pool only by the holder.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "../support/polling.hpp"
+#include "../support/zookeeper_server.hpp"
+#include "snowflake/coord/cluster_tree.hpp"
+#include "snowflake/coord/reaper_role.hpp"
+#include "snowflake/coord/recycle_pool.hpp"
+
+using namespace snowflake;
+using namespace snowflake::coord;
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kReaperRoot = "/snowflake/reaper";
+const std::string kReaperDir = tree::pool_reapers(kReaperRoot);
+
+// One daemon's view: its session, its role, and the watch that wakes it.
+struct RoleDaemon {
+  std::unique_ptr<ZkSession> zk;
+  ReaperRole role{kReaperDir};
+  std::shared_ptr<std::atomic<int>> fired = std::make_shared<std::atomic<int>>(0);
+  int seen = 0;
+
+  explicit RoleDaemon(ZooKeeperServer& server) : zk(connect(server)) {
+    zk->set_node_watcher([fired = fired](const std::string& path) {
+      if (path.starts_with(kReaperDir + "/")) ++*fired;
+    });
+  }
+  // As the coordinator does: a fired watch makes the next look ask ZooKeeper.
+  bool holds() {
+    if (const int now = fired->load(); now != seen) {
+      seen = now;
+      role.look_again();
+    }
+    return role.held(*zk).value();
+  }
+};
+
+int role_holders(std::vector<std::unique_ptr<RoleDaemon>>& daemons) {
+  return static_cast<int>(
+      std::count_if(daemons.begin(), daemons.end(), [](auto& d) { return d && d->holds(); }));
+}
+
+std::size_t role_candidates(ZkSession& zk) { return zk.children(kReaperDir).value().size(); }
+
+}  // namespace
+
+TEST_CASE("reaper role: one holder of three, handed to exactly one other when its session ends",
+          "[zk][recycle][reaper]") {
+  ZooKeeperServer server;
+  std::vector<std::unique_ptr<RoleDaemon>> daemons;
+  for (int i = 0; i < 3; ++i) daemons.push_back(std::make_unique<RoleDaemon>(server));
+  // A cluster made by an older version: no directory for candidates yet.
+  CHECK_FALSE(daemons[0]->zk->exists(kReaperDir).value());
+  CHECK(role_holders(daemons) == 1);
+  CHECK(daemons[0]->holds());  // the first to stand
+  CHECK(role_candidates(*daemons[1]->zk) == 3);
+  // Asked again with nothing changed: the same answer.
+  CHECK(role_holders(daemons) == 1);
+
+  daemons[0].reset();  // its session closes, its candidate goes
+  REQUIRE(eventually([&] { return daemons[1]->holds(); }));
+  CHECK_FALSE(daemons[2]->holds());
+  CHECK(daemons[2]->fired->load() == 0);  // its predecessor lives: it was not woken
+  CHECK(role_holders(daemons) == 1);
+
+  // The session after the holder's: the holder's end wakes only it, and the
+  // last one standing holds the role.
+  daemons[1].reset();
+  REQUIRE(eventually([&] { return daemons[2]->holds(); }));
+  CHECK(role_holders(daemons) == 1);
+}
+
+TEST_CASE("reaper role: a candidate that is not the lowest, whose predecessor ends, holds the role",
+          "[zk][recycle][reaper]") {
+  ZooKeeperServer server;
+  std::vector<std::unique_ptr<RoleDaemon>> daemons;
+  for (int i = 0; i < 3; ++i) daemons.push_back(std::make_unique<RoleDaemon>(server));
+  CHECK(role_holders(daemons) == 1);
+  // The middle one goes: the last now watches the first, and still waits.
+  daemons[1].reset();
+  REQUIRE(eventually([&] { return daemons[2]->fired->load() > 0; }));
+  CHECK_FALSE(daemons[2]->holds());
+  CHECK(daemons[0]->holds());
+  daemons[0].reset();
+  REQUIRE(eventually([&] { return daemons[2]->holds(); }));
+}
+
+TEST_CASE("reaper role: a second candidate of our own session does not make us wait for ourselves",
+          "[zk][recycle][reaper]") {
+  ZooKeeperServer server;
+  std::vector<std::unique_ptr<RoleDaemon>> daemons;
+  daemons.push_back(std::make_unique<RoleDaemon>(server));
+  daemons.push_back(std::make_unique<RoleDaemon>(server));
+  REQUIRE(daemons[0]->holds());
+  // A create of ours whose answer was lost, applied all the same: a
+  // candidate of our session that held() has not seen.
+  RoleDaemon& b = *daemons[1];
+  const std::string prefix =
+      fmt::format("{:016x}-", static_cast<std::uint64_t>(b.zk->session_id()));
+  REQUIRE(b.zk->create(tree::child(kReaperDir, prefix), "", CreateMode::ephemeral_sequential));
+  CHECK_FALSE(b.holds());
+  // One of ours is left: the lowest, which the listing found by name.
+  CHECK(role_candidates(*b.zk) == 2);
+  daemons[0].reset();
+  REQUIRE(eventually([&] { return b.holds(); }));
+}
+
+TEST_CASE("reaper role: a new session of the holder stands again behind the others",
+          "[zk][recycle][reaper]") {
+  ZooKeeperServer server;
+  std::vector<std::unique_ptr<RoleDaemon>> daemons;
+  daemons.push_back(std::make_unique<RoleDaemon>(server));
+  daemons.push_back(std::make_unique<RoleDaemon>(server));
+  REQUIRE(daemons[0]->holds());
+  CHECK_FALSE(daemons[1]->holds());
+  // Daemon 0's session ends and it opens another: the role is not its any
+  // more, whatever it held before, and it stands again behind daemon 1.
+  auto& a = *daemons[0];
+  a.zk = connect(server);
+  a.zk->set_node_watcher([fired = a.fired](const std::string& path) {
+    if (path.starts_with(kReaperDir + "/")) ++*fired;
+  });
+  CHECK_FALSE(a.holds());
+  REQUIRE(eventually([&] { return daemons[1]->holds(); }));
+  CHECK(role_holders(daemons) == 1);
+}
+
+TEST_CASE("reaper: a pass reads only inuse nodes without an alive node", "[zk][recycle][reaper]") {
+  ZooKeeperServer server;
+  auto zk = connect(server);
+  RecyclePool pool(kReaperRoot, 3);
+  REQUIRE(pool.ensure(*zk, 5s));
+  std::vector<std::unique_ptr<ZkSession>> owners;
+  std::vector<PoolClaim> claims;
+  for (int i = 0; i < 3; ++i) {
+    owners.push_back(connect(server));
+    RecyclePool theirs(kReaperRoot, 3);
+    claims.push_back(
+        theirs.claim(*owners.back(), {OwnerToken::fresh("o", 1), 0, 1, 0, 1000}, INT64_MAX)
+            .value());
+  }
+  int asked = 0;
+  const auto zk_now = [&]() -> Result<std::int64_t, CoordError> {
+    ++asked;
+    return INT64_MAX / 2;  // everything is stale by this clock
+  };
+  // Every owner's session lives: nothing to read, nothing moved, no clock asked.
+  auto rest = pool.reclaim_stale(*zk, zk_now, 10ms, std::nullopt).value();
+  CHECK(rest.moved == 0);
+  CHECK(rest.in_use == 3);
+  CHECK(asked == 0);
+  CHECK(pool.in_use_seen() == 3u);
+  // One owner's session ends: its node alone is taken back.
+  owners[1].reset();
+  REQUIRE(eventually([&] { return !zk->exists(pool.alive().path(claims[1].worker_id)).value(); }));
+  auto pass = pool.reclaim_stale(*zk, zk_now, 10ms, std::nullopt).value();
+  CHECK(pass.moved == 1);
+  CHECK(pass.in_use == 2);
+  CHECK(asked == 1);
+  CHECK(zk->exists(pool.notuse_path(claims[1].worker_id)).value());
+  CHECK(zk->exists(pool.inuse_path(claims[0].worker_id)).value());
+}
