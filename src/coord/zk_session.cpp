@@ -277,6 +277,7 @@ Result<std::string, ZkError> ZkSession::create(const std::string& path, std::str
                                                                : 0;
   std::vector<char> created(path.size() + 32);
   Stat stat{};
+  count_request();
   const int rc = zoo_create2(handle_, path.c_str(), data.data(), static_cast<int>(data.size()),
                              with_auth_ ? &kReadAllWriteCreatorAcl : &ZOO_OPEN_ACL_UNSAFE, flags,
                              created.data(), static_cast<int>(created.size()), &stat);
@@ -295,6 +296,7 @@ Result<NodeData, ZkError> ZkSession::get(const std::string& path, bool watch) {
     std::string buffer(static_cast<std::size_t>(size), '\0');
     int length = size;
     Stat stat{};
+    count_request();
     const int rc = zoo_get(handle_, path.c_str(), watch ? 1 : 0, buffer.data(), &length, &stat);
     if (rc != ZOK) return error(rc, path);
     if (stat.dataLength <= size) {
@@ -314,6 +316,7 @@ Result<std::optional<NodeData>, ZkError> ZkSession::try_get(const std::string& p
 
 Result<std::optional<NodeStat>, ZkError> ZkSession::exists(const std::string& path, bool watch) {
   Stat stat{};
+  count_request();
   const int rc = zoo_exists(handle_, path.c_str(), watch ? 1 : 0, &stat);
   if (rc == ZNONODE) return std::optional<NodeStat>();
   if (rc != ZOK) return error(rc, path);
@@ -323,6 +326,7 @@ Result<std::optional<NodeStat>, ZkError> ZkSession::exists(const std::string& pa
 Result<NodeStat, ZkError> ZkSession::set(const std::string& path, std::string_view data,
                                          int version) {
   Stat stat{};
+  count_request();
   const int rc =
       zoo_set2(handle_, path.c_str(), data.data(), static_cast<int>(data.size()), version, &stat);
   if (rc != ZOK) return error(rc, path);
@@ -330,6 +334,7 @@ Result<NodeStat, ZkError> ZkSession::set(const std::string& path, std::string_vi
 }
 
 Result<void, ZkError> ZkSession::remove(const std::string& path, int version) {
+  count_request();
   const int rc = zoo_delete(handle_, path.c_str(), version);
   if (rc != ZOK) return error(rc, path);
   return outcome::success();
@@ -337,6 +342,7 @@ Result<void, ZkError> ZkSession::remove(const std::string& path, int version) {
 
 Result<std::vector<std::string>, ZkError> ZkSession::children(const std::string& path, bool watch) {
   String_vector names{};
+  count_request();
   const int rc = zoo_get_children(handle_, path.c_str(), watch ? 1 : 0, &names);
   if (rc != ZOK) return error(rc, path);
   std::vector<std::string> out(names.data, names.data + names.count);
@@ -394,6 +400,7 @@ Result<std::vector<NodeStat>, ZkError> ZkSession::multi(const std::vector<ZkOp>&
     return ZkError{state == ZOO_AUTH_FAILED_STATE ? ZkErrc::auth_failed : ZkErrc::session_expired,
                    ZINVALIDSTATE, ops.front().path};
   }
+  count_request();
   const int rc = zoo_multi(handle_, static_cast<int>(zops.size()), zops.data(), results.data());
   if (rc == ZOK) {
     std::vector<NodeStat> out;
@@ -429,6 +436,7 @@ Result<void, ZkError> ZkSession::sync(const std::string& path) {
   // Shared with the completion, which may run after a timed-out wait returned.
   auto wait = std::make_shared<SyncWait>();
   auto* held = new std::shared_ptr<SyncWait>(wait);
+  count_request();
   const int rc = zoo_async(
       handle_, path.c_str(),
       [](int result, const char*, const void* data) {

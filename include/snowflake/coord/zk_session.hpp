@@ -210,6 +210,13 @@ class ZkSession {
   std::int64_t highest_zxid() const noexcept {
     return highest_zxid_.load(std::memory_order_relaxed);
   }
+  // The requests this session has sent: one per create, get (two for data
+  // over 64 KiB), exists, set, remove, children, multi and sync, answered or
+  // not; the client's own pings and its authentication are not counted. Any thread may read it
+  // (tests count what a daemon asks of ZooKeeper with it).
+  std::uint64_t requests_sent() const noexcept {
+    return requests_sent_.load(std::memory_order_relaxed);
+  }
 
   // ZooKeeper's clock now (staleness is judged in ZooKeeper's time, never by
   // comparing two machines' wall clocks): the mtime the server stamps on an
@@ -231,6 +238,7 @@ class ZkSession {
   ZkSession() = default;
   static void on_event(zhandle_t* zh, int type, int state, const char* path, void* context);
   ZkError error(int rc, const std::string& path) const;
+  void count_request() noexcept { requests_sent_.fetch_add(1, std::memory_order_relaxed); }
   // A stat of an answer, its zxids kept.
   template <class CStat>
   NodeStat seen(const CStat& s) noexcept;
@@ -244,6 +252,7 @@ class ZkSession {
   std::atomic<int> connections_{0};          // connections made, the first included
   std::atomic<std::int64_t> timeout_ms_{0};  // negotiated, once connected
   std::atomic<std::int64_t> highest_zxid_{0};
+  std::atomic<std::uint64_t> requests_sent_{0};
   std::mutex mutex_;
   std::condition_variable changed_;
   std::function<void(const std::string&)> node_watcher_;  // under mutex_
