@@ -10,11 +10,14 @@
  * that starts above the floor, as plan_take does.
  *
  * A daemon's take, as the code orders it: the take; its holder node names
- * the range; the tag's node read again (setting a watch) and the buffer
- * dropped through its floor; only then the range joins the buffer. A floor
- * write fires the watches set; a daemon whose watch fired reads the node
- * again (and watches it again), drops its buffer through the floor, then
- * says so in its holder node.
+ * the range; the tag's floor read again (a watch set on its floor child,
+ * then the node read: one step here, since a raise after the read still
+ * fires the watch) and the buffer dropped through its floor; only then the
+ * range joins the buffer. A take writes only the tag's node, and fires no
+ * daemon's watch; a raise writes the node and its floor child in one multi,
+ * and fires the watches set; a daemon whose watch fired reads the node
+ * again (and watches the child again), drops its buffer through the floor,
+ * then says so in its holder node.
  *
  * A number goes out in two steps, as in the code: a request reserves it
  * (SequenceBuffer::take), then its reply is written. Each reply is counted
@@ -59,7 +62,7 @@
 /* ---- ZooKeeper ---- */
 byte next = 1;              /* the tag's node: the first number never taken */
 byte floor;                 /* ... and its floor (seq raise) */
-bool watch[2];              /* a watch set on the tag's node by daemon m */
+bool watch[2];              /* a watch set on the tag's floor child by daemon m */
 bool fired[2];              /* daemon m's watch fired, not yet handled */
 bool rec[2];                /* daemon m's holder node exists */
 byte rec_from[2], rec_to[2], rec_dropped[2];
@@ -78,7 +81,7 @@ byte reply_num[2];
 bit old_epoch[2];
 byte raised_through;        /* ghost: the floor of the raise once confirmed; 0 none */
 
-/* A write of the tag's node fires the watches set on it. */
+/* A write of the tag's floor child (a raise's) fires the watches set on it. */
 inline fire_watches() {
   if :: watch[0] -> fired[0] = true; watch[0] = false :: else -> skip fi;
   if :: watch[1] -> fired[1] = true; watch[1] = false :: else -> skip fi
@@ -92,8 +95,8 @@ proctype Daemon(byte m) {
   :: atomic { !cut[m] && took < TAKES && p_to == 0 && b_from[m] == b_to[m] && next + STEP <= NMAX ->
      /* above the floor: seq raise moved next above it (plan_take also
         starts above it) */
+     /* the counter only: the floor child, which the watches are on, stays */
      p_from = next; p_to = p_from + STEP; next = p_to; took++;
-     fire_watches();
      printf("MSC: seq: daemon %d takes [%d, %d)\n", m, p_from, p_to) }
 #ifdef READ_FLOOR_FIRST
      atomic { !cut[m] -> f = floor; watch[m] = true;

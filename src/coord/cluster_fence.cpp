@@ -77,14 +77,20 @@ Result<std::vector<std::string>, CoordError> freeze_sequences(ZkSession& zk,
         if (read.error().code == CoordErrc::unusable) break;
         return read.error();
       }
-      if (read.value().node.frozen) break;
+      BOOST_OUTCOME_TRY(child, read_sequence_floor(zk, root, tag));
+      // Frozen, and its floor child says so (the holders heard it).
+      if (read.value().node.frozen && floor_child_says(child, read.value().node)) break;
       if (read.value().version == -1) break;  // takes refuse it already (version_wrapped)
-      auto set =
-          zk.set(sequence_path(root, tag), encode(freeze(read.value().node)), read.value().version);
-      if (set)
+      // The node and its floor child in one multi: the holders' watches fire.
+      auto set = write_sequence_with_floor(zk, root, tag, freeze(read.value().node),
+                                           read.value().version, child);
+      if (set) {
         done = true;
-      else if (set.error().code != ZkErrc::bad_version && !set.error().outcome_unknown())
+      } else if (set.error().code != ZkErrc::bad_version &&
+                 set.error().code != ZkErrc::node_exists && set.error().code != ZkErrc::no_node &&
+                 !set.error().outcome_unknown()) {
         return CoordError::from(set.error());
+      }
     }
     if (!done) {
       // Only a take that keeps winning gets here; read what it left.

@@ -32,6 +32,10 @@ std::string encode(const SequenceNode& n) {
   return j.dump();
 }
 
+std::string encode_floor(const SequenceNode& n) {
+  return json{{"floor", n.floor}, {"frozen", n.frozen}}.dump();
+}
+
 std::optional<SequenceNode> decode_sequence(std::string_view text) {
   auto n = decode_json_object<SequenceNode>(text, [](const json& j) {
     SequenceNode d;

@@ -14,10 +14,53 @@ namespace {
 // caller tries again later): each lost race means another daemon got a range.
 constexpr int kMaxTakeAttempts = 16;
 
+// A multi's answer a writer reads again after: another writer came first
+// (a version moved, the child made or deleted meanwhile), or the answer was
+// lost (a write applied twice is the same write).
+bool read_again_after(const ZkError& e) {
+  return e.code == ZkErrc::bad_version || e.code == ZkErrc::node_exists ||
+         e.code == ZkErrc::no_node || e.outcome_unknown();
+}
+
+// The node and its floor child made in one multi.
+Result<void, ZkError> create_with_floor(ZkSession& zk, const std::string& root,
+                                        const std::string& tag, const SequenceNode& node) {
+  auto made = zk.multi({ZkOp::create(sequence_path(root, tag), encode(node)),
+                        ZkOp::create(tree::sequence_floor(root, tag), encode_floor(node))});
+  if (!made) return made.error();
+  return outcome::success();
+}
+
 }  // namespace
 
 std::string sequence_path(const std::string& root, const std::string& tag) {
-  return tree::child(tree::sequences_dir(root), tag);
+  return tree::sequence_node(root, tag);
+}
+
+Result<std::optional<NodeData>, CoordError> read_sequence_floor(ZkSession& zk,
+                                                                const std::string& root,
+                                                                const std::string& tag) {
+  BOOST_OUTCOME_TRY(child, zk.try_get(tree::sequence_floor(root, tag)));
+  return child;
+}
+
+bool floor_child_says(const std::optional<NodeData>& child, const SequenceNode& node) {
+  return child && child->data == encode_floor(node);
+}
+
+Result<void, ZkError> write_sequence_with_floor(ZkSession& zk, const std::string& root,
+                                                const std::string& tag, const SequenceNode& after,
+                                                std::int32_t version,
+                                                const std::optional<NodeData>& child) {
+  const std::string floor_path = tree::sequence_floor(root, tag);
+  std::vector<ZkOp> ops{ZkOp::set(sequence_path(root, tag), encode(after), version)};
+  // The child's version wraps too; -1 would read "any version", harmless
+  // here (the node's version decides), but said as it is.
+  ops.push_back(child ? ZkOp::set(floor_path, encode_floor(after), child->stat.version)
+                      : ZkOp::create(floor_path, encode_floor(after)));
+  auto written = zk.multi(ops);
+  if (!written) return written.error();
+  return outcome::success();
 }
 
 Result<void, CoordError> create_sequence(ZkSession& zk, const std::string& root,
@@ -25,7 +68,7 @@ Result<void, CoordError> create_sequence(ZkSession& zk, const std::string& root,
                                          std::int64_t step) {
   BOOST_OUTCOME_TRY(zk.ensure_path(tree::sequences_dir(root)));
   const SequenceNode node{start, step, 0, {}};
-  auto created = zk.create(sequence_path(root, tag), encode(node));
+  auto created = create_with_floor(zk, root, tag, node);
   if (!created) {
     if (created.error().code == ZkErrc::node_exists) {
       return CoordError{CoordErrc::sequence_exists,
@@ -126,7 +169,6 @@ Result<bool, CoordError> give_back(ZkSession& zk, const std::string& root, const
 Result<void, CoordError> freeze_sequence_above(ZkSession& zk, const std::string& root,
                                                const std::string& tag, std::int64_t above,
                                                std::int64_t step) {
-  const std::string path = sequence_path(root, tag);
   for (int attempt = 0; attempt < kMaxTakeAttempts; ++attempt) {
     auto read = read_sequence(zk, root, tag);
     if (!read) {
@@ -134,23 +176,22 @@ Result<void, CoordError> freeze_sequence_above(ZkSession& zk, const std::string&
       BOOST_OUTCOME_TRY(zk.ensure_path(tree::sequences_dir(root)));
       const SequenceNode made =
           freeze(SequenceNode{1, std::max<std::int64_t>(1, step), 0, {}}, above);
-      auto created = zk.create(path, encode(made));
+      auto created = create_with_floor(zk, root, tag, made);
       if (created) return outcome::success();
       if (created.error().code != ZkErrc::node_exists && !created.error().outcome_unknown())
         return CoordError::from(created.error());
       continue;  // made meanwhile (or by our own lost create): read it
     }
+    BOOST_OUTCOME_TRY(child, read_sequence_floor(zk, root, tag));
     const SequenceNode after = freeze(read.value().node, above);
-    if (after == read.value().node) return outcome::success();
+    if (after == read.value().node && floor_child_says(child, after)) return outcome::success();
     if (read.value().version == -1) {
       return CoordError{CoordErrc::unusable,
                         fmt::format("sequence \"{}\": its node's version came round to -1", tag)};
     }
-    auto written = zk.set(path, encode(after), read.value().version);
+    auto written = write_sequence_with_floor(zk, root, tag, after, read.value().version, child);
     if (written) return outcome::success();
-    if (written.error().code != ZkErrc::bad_version && !written.error().outcome_unknown()) {
-      return CoordError::from(written.error());
-    }
+    if (!read_again_after(written.error())) return CoordError::from(written.error());
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("sequence \"{}\" kept changing while it was frozen", tag)};
@@ -160,18 +201,20 @@ Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string
                                                 const std::string& tag, std::int64_t above) {
   for (int attempt = 0; attempt < kMaxTakeAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(read, read_sequence(zk, root, tag));
+    BOOST_OUTCOME_TRY(child, read_sequence_floor(zk, root, tag));
     const SequenceNode after = raised(read.node, above);
-    if (after == read.node) return after;
+    // Written even unchanged when the child does not say so: a tag made by
+    // an older version has none, and an older `seq raise` wrote the node
+    // alone; the child's write is what rings the holders.
+    if (after == read.node && floor_child_says(child, after)) return after;
     if (read.version == -1) {
       return CoordError{CoordErrc::unusable,
                         fmt::format("sequence \"{}\": its node's version came round to -1", tag)};
     }
-    auto written = zk.set(sequence_path(root, tag), encode(after), read.version);
+    auto written = write_sequence_with_floor(zk, root, tag, after, read.version, child);
     if (written) return after;
     // Lost or raced: read again; a raise applied twice is the same raise.
-    if (written.error().code != ZkErrc::bad_version && !written.error().outcome_unknown()) {
-      return CoordError::from(written.error());
-    }
+    if (!read_again_after(written.error())) return CoordError::from(written.error());
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("sequence \"{}\": the raise kept losing the race to takes", tag)};

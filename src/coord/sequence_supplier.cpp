@@ -49,14 +49,25 @@ void SequenceSupplier::run() {
     registry_.wait_for_request(backoff_.count() > 0 ? backoff_ : options_.period);
   }
   give_back_all();
-  zk_.reset();
+  end_session();
   set_connected(false);
+}
+
+void SequenceSupplier::end_session() {
+  std::lock_guard lock(session_mutex_);
+  if (zk_) requests_of_ended_ += zk_->requests_sent();
+  zk_.reset();
+}
+
+std::uint64_t SequenceSupplier::requests_sent() const {
+  std::lock_guard lock(session_mutex_);
+  return requests_of_ended_ + (zk_ ? zk_->requests_sent() : 0);
 }
 
 bool SequenceSupplier::ensure_session() {
   if (zk_ && !zk_->gone()) {
     if (auto fresh = refusal_watch_.replacement(*zk_)) {
-      zk_.reset();  // then taken up below, like a session that expired
+      end_session();  // then taken up below, like a session that expired
       adopt(std::move(fresh));
       return true;
     }
@@ -64,7 +75,7 @@ bool SequenceSupplier::ensure_session() {
     return true;
   }
   if (zk_) spdlog::warn("sequences: the ZooKeeper session is gone; opening a new one");
-  zk_.reset();
+  end_session();
   set_connected(false);
   auto session = ZkSession::connect(options_.zookeeper);
   if (!session) {
@@ -82,14 +93,19 @@ bool SequenceSupplier::ensure_session() {
 }
 
 void SequenceSupplier::adopt(std::unique_ptr<ZkSession> session) {
-  zk_ = std::move(session);
+  {
+    std::lock_guard lock(session_mutex_);
+    zk_ = std::move(session);
+  }
   const std::string dir = tree::sequences_dir(options_.root);
   zk_->set_node_watcher([this, dir](const std::string& path) {
     if (path == dir) {
       relist_.store(true);
-    } else if (path.starts_with(dir + "/")) {
+    } else if (auto tag = tree::sequence_tag_of(options_.root, path)) {
+      // The tag's floor child (a raise, a freeze), or its node (watched
+      // while the tag is exhausted: a give-back).
       std::lock_guard lock(changed_mutex_);
-      changed_tags_.insert(path.substr(dir.size() + 1));
+      changed_tags_.insert(std::move(*tag));
     }
     registry_.request_refill();
   });
@@ -239,7 +255,22 @@ bool SequenceSupplier::check_floor(SequenceEntry& entry, TagState& state) {
   if (!zk_) return false;
   const auto held = record_.tags.find(entry.tag);
   const bool holds = held != record_.tags.end() && held->second.to > 0;
-  auto read = read_sequence(*zk_, options_.root, entry.tag, /*watch=*/true);
+  // The floor child's watch first (it fires on the child's creation too: a
+  // tag an older version made has none until a raise), then the node read
+  // without a watch: a raise after the read writes the child, and fires it.
+  // Takes write the node alone, so other daemons' takes cost nothing here.
+  auto armed = zk_->exists(tree::sequence_floor(options_.root, entry.tag), /*watch=*/true);
+  if (!armed) {
+    failed(CoordError::from(armed.error()),
+           fmt::format("cannot watch the floor of \"{}\"", entry.tag));
+    return false;
+  }
+  // An exhausted tag watches its node too: a give-back, which writes the
+  // node alone, makes room.
+  auto read = read_sequence(*zk_, options_.root, entry.tag, /*watch=*/state.node_exhausted);
+  if (read && !state.node_exhausted && is_exhausted(read.value().node)) {
+    read = read_sequence(*zk_, options_.root, entry.tag, /*watch=*/true);  // ran out: watched
+  }
   if (!read) {
     if (read.error().code == CoordErrc::no_sequence && holds && !entry.frozen.load()) {
       // Nothing deletes a sequence: ZooKeeper lost it.
@@ -545,7 +576,7 @@ void SequenceSupplier::give_back_all() {
 
 void SequenceSupplier::failed(const CoordError& e, const std::string& what) {
   spdlog::warn("sequences: {}: {}", what, e.message);
-  if (zk_ && zk_->gone()) zk_.reset();
+  if (zk_ && zk_->gone()) end_session();
 }
 
 }  // namespace snowflake::coord

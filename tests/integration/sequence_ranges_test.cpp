@@ -11,6 +11,7 @@
 
 #include "../support/fault_proxy.hpp"
 #include "../support/zookeeper_server.hpp"
+#include "snowflake/coord/cluster_fence.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 
 using namespace snowflake;
@@ -169,4 +170,47 @@ TEST_CASE("sequence ranges: a raise moves every later take above it, and never f
   CHECK(raise_sequence(*s, kSeqRoot, "order", 5000).value().next == 5001);
   CHECK(raise_sequence(*s, kSeqRoot, "order", 100).value().floor == 5000);
   CHECK(take_range(*s, kSeqRoot, "order", a, 10).value().start == 5001);
+}
+
+TEST_CASE(
+    "sequence ranges: the floor child is written with the node by create, raise and freeze, "
+    "never by a take or a give-back",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  const std::string child = sequence_path(kSeqRoot, "order") + "/floor";
+  const auto floor_of = [&] { return s->try_get(child).value(); };
+  REQUIRE(create_sequence(*s, kSeqRoot, "order", 1, 10));
+  REQUIRE(floor_of());
+  CHECK(floor_of()->data == R"({"floor":0,"frozen":false})");
+  const std::int32_t made = floor_of()->stat.version;
+  SequenceTaker a{"a"};
+  REQUIRE(take_range(*s, kSeqRoot, "order", a, 10));
+  REQUIRE(take_range(*s, kSeqRoot, "order", a, 10));
+  REQUIRE(give_back(*s, kSeqRoot, "order", "a", 15).value());
+  CHECK(floor_of()->stat.version == made);
+  // The directory's children are still the tags alone.
+  CHECK(sequence_tags(*s, kSeqRoot).value() == std::vector<std::string>{"order"});
+
+  REQUIRE(raise_sequence(*s, kSeqRoot, "order", 40));
+  CHECK(floor_of()->data == R"({"floor":40,"frozen":false})");
+  REQUIRE(freeze_sequence_above(*s, kSeqRoot, "order", 50, 10));
+  CHECK(floor_of()->data == R"({"floor":50,"frozen":true})");
+  REQUIRE(raise_sequence(*s, kSeqRoot, "order", 60));
+  CHECK(floor_of()->data == R"({"floor":60,"frozen":false})");
+  REQUIRE(freeze_sequences(*s, kSeqRoot));
+  CHECK(floor_of()->data == R"({"floor":60,"frozen":true})");
+
+  // Made again by a freeze (ZooKeeper lost it): with its child.
+  REQUIRE(freeze_sequence_above(*s, kSeqRoot, "gone", 70, 10));
+  CHECK(s->try_get(sequence_path(kSeqRoot, "gone") + "/floor").value()->data ==
+        R"({"floor":70,"frozen":true})");
+
+  // A node an older version froze alone: the fence's freeze writes the child too.
+  const auto read = read_sequence(*s, kSeqRoot, "order").value();
+  REQUIRE(s->set(sequence_path(kSeqRoot, "order"), encode(raised(read.node, 80)), read.version));
+  REQUIRE(s->set(sequence_path(kSeqRoot, "order"),
+                 encode(freeze(read_sequence(*s, kSeqRoot, "order").value().node)), -1));
+  REQUIRE(freeze_sequences(*s, kSeqRoot));
+  CHECK(floor_of()->data == R"({"floor":80,"frozen":true})");
 }

@@ -283,3 +283,142 @@ TEST_CASE(
   CHECK(all.size() == seen_a.numbers.size() + seen_b.numbers.size());
   CHECK(std::is_sorted(seen_a.numbers.begin(), seen_a.numbers.end()));
 }
+
+namespace {
+
+// The dropped-through figure run `run`'s holder node gives `tag`; -1: no such node or tag.
+std::int64_t dropped_through(ZkSession& zk, const std::string& run, const std::string& tag) {
+  const auto holders = read_holders(zk, kSupplierRoot);
+  if (!holders) return -1;
+  for (const Holder& h : holders.value()) {
+    if (h.run != run || !h.record) continue;
+    const auto held = h.record->tags.find(tag);
+    if (held != h.record->tags.end()) return held->second.dropped_through;
+  }
+  return -1;
+}
+
+// Ranges of exactly `size` numbers (the tag's step), each taken once the one
+// handed out is used up to `refill_at`.
+SequenceSupplierOptions with_ranges_of(SequenceSupplierOptions o, std::int64_t size,
+                                       double refill_at) {
+  o.sizing.max_step = size;
+  o.sizing.refill_at = refill_at;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sequence supplier: another daemon's takes cost a holder no request, and a raise is "
+    "acknowledged by both for 2 reads and the acknowledgement",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "order", 1, 10));
+  SequenceRegistry reg_a(4), reg_b(4);
+  SequenceSupplier a(with_ranges_of(options_for(zk, "runA"), 10, 0.1), reg_a);
+  // B keeps its one range (9 tenths of it are used before it takes another).
+  SequenceSupplier b(with_ranges_of(options_for(zk, "runB"), 10, 0.9), reg_b);
+  a.start();
+  b.start();
+  REQUIRE(eventually([&] { return reg_a.find("order") && reg_b.find("order"); }));
+  REQUIRE(take(reg_b, "order", 1) == std::vector<std::int64_t>{1});  // B holds [1, 11)
+  REQUIRE(take(reg_a, "order", 1).size() == 1);                      // and A a range above
+  // Every request of B's take, its naming and its floor read went out before
+  // the range joined its buffer.
+  const std::uint64_t b_before = b.requests_sent();
+  const std::int32_t version_before = read_sequence(*admin, kSupplierRoot, "order").value().version;
+
+  // A takes 20 ranges.
+  std::int32_t version = version_before;
+  for (int i = 0; i < 400 && version < version_before + 20; ++i) {
+    if (take(reg_a, "order", 5).size() != 5) break;
+    version = read_sequence(*admin, kSupplierRoot, "order").value().version;
+  }
+  REQUIRE(version >= version_before + 20);
+  CHECK(b.requests_sent() == b_before);
+
+  // A raise into B's range (A holds nothing at or below it, but holds the tag).
+  REQUIRE(raise_sequence(*admin, kSupplierRoot, "order", 5));
+  REQUIRE(eventually([&] {
+    return dropped_through(*admin, "runA", "order") >= 5 &&
+           dropped_through(*admin, "runB", "order") >= 5;
+  }));
+  REQUIRE(eventually([&] { return b.requests_sent() >= b_before + 3; }));
+  // ZooKeeper delivers a session's watch events in order: had any of A's
+  // takes fired a watch of B's, B would have read for it before it read
+  // for the raise. The floor child's watch set again, the node read, the
+  // holder node written: nothing for the takes.
+  CHECK(b.requests_sent() - b_before == 3);
+  CHECK(take(reg_b, "order", 1) == std::vector<std::int64_t>{6});
+  a.stop();
+  b.stop();
+}
+
+TEST_CASE(
+    "sequence supplier: a tag an older version made has no floor child: a raise makes it in "
+    "its multi, and the holder drops and acknowledges",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  // As an older version's seq create left it: the node alone.
+  REQUIRE(admin->ensure_path(kSupplierRoot + "/sequences"));
+  REQUIRE(admin->create(sequence_path(kSupplierRoot, "order"), encode(SequenceNode{1, 10, 0, {}})));
+  const std::string child = sequence_path(kSupplierRoot, "order") + "/floor";
+  SequenceRegistry registry(4);
+  SequenceSupplier supplier(with_ranges_of(options_for(zk, "runA"), 10, 0.9), registry);
+  supplier.start();
+  REQUIRE(eventually([&] { return registry.find("order") != nullptr; }));
+  REQUIRE(take(registry, "order", 1) == std::vector<std::int64_t>{1});
+  CHECK_FALSE(admin->exists(child).value());
+
+  REQUIRE(raise_sequence(*admin, kSupplierRoot, "order", 5));
+  const auto made = admin->try_get(child).value();
+  REQUIRE(made);
+  CHECK(made->data == R"({"floor":5,"frozen":false})");
+  REQUIRE(eventually([&] { return dropped_through(*admin, "runA", "order") >= 5; }));
+  CHECK(take(registry, "order", 1) == std::vector<std::int64_t>{6});
+
+  // A raise that changes nothing, the child saying so already, writes nothing.
+  const std::int32_t version = read_sequence(*admin, kSupplierRoot, "order").value().version;
+  REQUIRE(raise_sequence(*admin, kSupplierRoot, "order", 3));
+  CHECK(read_sequence(*admin, kSupplierRoot, "order").value().version == version);
+  CHECK(admin->try_get(child).value()->stat.version == made->stat.version);
+  supplier.stop();
+}
+
+TEST_CASE(
+    "sequence supplier: a raise that writes the node alone (an older seq raise) is "
+    "acknowledged at the holder's next read of the node, not before",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "order", 1, 1));
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "other", 1, 1));
+  SequenceRegistry registry(4);
+  // Ranges of 1: with its one number handed out, it takes the next.
+  SequenceSupplier supplier(with_ranges_of(options_for(zk, "runA"), 1, 0.5), registry);
+  supplier.start();
+  REQUIRE(eventually([&] { return registry.find("order") && registry.find("other"); }));
+  REQUIRE(take(registry, "order", 1) == std::vector<std::int64_t>{1});
+  REQUIRE(take(registry, "other", 1) == std::vector<std::int64_t>{1});
+  REQUIRE(eventually([&] { return registry.find("order")->buffer.state().current_left == 1; }));
+
+  // What an older `seq raise` writes: the node alone, the child untouched.
+  const auto read = read_sequence(*admin, kSupplierRoot, "order").value();
+  REQUIRE(admin->set(sequence_path(kSupplierRoot, "order"), encode(raised(read.node, 2)),
+                     read.version));
+  // A raise of the other tag, by this version, after it: its watch event
+  // comes after any the first write fired, and its acknowledgement is
+  // written once both are handled.
+  REQUIRE(raise_sequence(*admin, kSupplierRoot, "other", 1));
+  REQUIRE(eventually([&] { return dropped_through(*admin, "runA", "other") >= 1; }));
+  CHECK(dropped_through(*admin, "runA", "order") < 2);
+
+  // Its next take reads the node: the floor is dropped through and acknowledged.
+  CHECK(take(registry, "order", 1) == std::vector<std::int64_t>{2});  // bought before it knew
+  REQUIRE(eventually([&] { return dropped_through(*admin, "runA", "order") >= 2; }));
+  CHECK(take(registry, "order", 1).front() > 2);
+  supplier.stop();
+}

@@ -2,6 +2,7 @@
 // take writes, how a lost reply is decided, what a clean stop gives back.
 #include <catch2/catch.hpp>
 
+#include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/coord/sequence_node.hpp"
 
 using namespace snowflake::coord;
@@ -149,4 +150,25 @@ TEST_CASE(
   const auto out = plan_take(warm, 4, "run-2", 10);
   REQUIRE(out.plan);
   CHECK(out.plan->range.start == 9001);
+}
+
+TEST_CASE(
+    "sequence node: its floor child says the floor and frozen only, and a watch's path names "
+    "its tag",
+    "[sequence]") {
+  SequenceNode n = node_at(5000, {{"run-1", 4000, 5000}});
+  CHECK(encode_floor(n) == R"({"floor":0,"frozen":false})");
+  // A take changes neither.
+  CHECK(encode_floor(plan_take(n, 3, "run-2", 10).plan->after) == encode_floor(n));
+  CHECK(encode_floor(freeze(raised(n, 7000))) == R"({"floor":7000,"frozen":true})");
+
+  namespace tree = snowflake::coord::tree;
+  CHECK(tree::sequence_floor("/r", "order") == "/r/sequences/order/floor");
+  CHECK(tree::sequence_tag_of("/r", "/r/sequences/order") == "order");
+  CHECK(tree::sequence_tag_of("/r", "/r/sequences/order/floor") == "order");
+  CHECK_FALSE(tree::sequence_tag_of("/r", "/r/sequences"));
+  CHECK_FALSE(tree::sequence_tag_of("/r", "/r/sequences/"));
+  CHECK_FALSE(tree::sequence_tag_of("/r", "/r/sequences/order/other"));
+  CHECK_FALSE(tree::sequence_tag_of("/r", "/r/sequences//floor"));
+  CHECK_FALSE(tree::sequence_tag_of("/r", "/r/sequence_holders/run"));
 }

@@ -17,8 +17,11 @@
 //   <root>/pool/clock                   recycle: written to read ZooKeeper's time off its mtime
 //   <root>/pool/reapers/<session>-<seq> recycle, ephemeral sequential: a daemon's candidacy for
 //                                       the reaper; the lowest reaps (reaper_role.hpp)
-//   <root>/sequences/<tag>              a dense sequence: {next, step, floor, takes}
-//                                       (sequence_node.hpp)
+//   <root>/sequences/<tag>              a dense sequence: {next, step, floor, takes, frozen}
+//                                       (sequence_node.hpp); takes write only this
+//   <root>/sequences/<tag>/floor        its floor child, {floor, frozen}: written with the
+//                                       node in one multi by create, raise and freeze only;
+//                                       holders watch it (sequence_supplier.hpp)
 //   <root>/floor_acks/<session, hex>    ephemeral: a daemon's confirmation of the migration floor
 //   <root>/status-probe-<pid>-<random>  ephemeral, deleted at once: ZooKeeper's time for a
 //                                       reader that writes nothing else (pool status, pool floor)
@@ -26,7 +29,9 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace snowflake::coord::tree {
 
@@ -50,6 +55,26 @@ inline std::string child(const std::string& dir, const std::string& name) {
 }
 inline std::string worker_node(const std::string& dir, std::uint32_t worker_id) {
   return child(dir, std::to_string(worker_id));
+}
+// A sequence's node, and its floor child.
+inline std::string sequence_node(const std::string& root, const std::string& tag) {
+  return child(sequences_dir(root), tag);
+}
+inline constexpr std::string_view kSequenceFloorName = "floor";
+inline std::string sequence_floor(const std::string& root, const std::string& tag) {
+  return child(sequence_node(root, tag), std::string(kSequenceFloorName));
+}
+// The tag whose node or floor child `path` is (a watch's path); nullopt for
+// any other path, sequences_dir itself included.
+inline std::optional<std::string> sequence_tag_of(const std::string& root, std::string_view path) {
+  const std::string dir = sequences_dir(root) + "/";
+  if (!path.starts_with(dir)) return std::nullopt;
+  path.remove_prefix(dir.size());
+  const auto slash = path.find('/');
+  if (slash == std::string_view::npos)
+    return path.empty() ? std::nullopt : std::optional<std::string>(path);
+  if (slash == 0 || path.substr(slash + 1) != kSequenceFloorName) return std::nullopt;
+  return std::string(path.substr(0, slash));
 }
 inline std::string floor_ack(const std::string& root, std::int64_t session) {
   return fmt::format("{}/{:016x}", floor_acks_dir(root), static_cast<std::uint64_t>(session));

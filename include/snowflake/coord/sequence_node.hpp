@@ -54,6 +54,9 @@ struct SequenceNode {
 };
 
 std::string encode(const SequenceNode& n);
+// The node's floor child, <root>/sequences/<tag>/floor: {"floor": N, "frozen": B},
+// what a holder must see change (a take changes neither).
+std::string encode_floor(const SequenceNode& n);
 // nullopt: not a sequence node (or one whose numbers do not add up).
 std::optional<SequenceNode> decode_sequence(std::string_view text);
 

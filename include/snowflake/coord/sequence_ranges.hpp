@@ -5,7 +5,15 @@
 // the node, read back; not found, the range is never used (a gap).
 //
 //   <root>/sequences                 the sequences' directory
-//   <root>/sequences/<tag>           SequenceNode
+//   <root>/sequences/<tag>           SequenceNode, authoritative
+//   <root>/sequences/<tag>/floor     {floor, frozen} (encode_floor): what holders watch
+//
+// Takes and give-backs write only the node, so they wake no daemon. What a
+// holder must see (the floor rising, the tag frozen or thawed) is written
+// with the node and its floor child in one multi, by create, raise and
+// freeze only: a holder watches the child, then reads the node (without a
+// watch), and a raise after that read still fires the watch. A tag made
+// by an older version has no child; the first raise or freeze makes it.
 
 #include <cstdint>
 #include <optional>
@@ -20,7 +28,7 @@
 namespace snowflake::coord {
 
 // A new sequence whose first number is `start`, taken `step` at a time at
-// least. CoordErrc::exists (a sequence of that name), zookeeper otherwise.
+// least, with its floor child. CoordErrc::exists (a sequence of that name), zookeeper otherwise.
 Result<void, CoordError> create_sequence(ZkSession& zk, const std::string& root,
                                          const std::string& tag, std::int64_t start,
                                          std::int64_t step);
@@ -38,6 +46,21 @@ Result<SequenceRead, CoordError> read_sequence(ZkSession& zk, const std::string&
                                                const std::string& tag, bool watch = false);
 // The tag's node: <root>/sequences/<tag>.
 std::string sequence_path(const std::string& root, const std::string& tag);
+
+// The tag's floor child as read; nullopt: none (a tag an older version made).
+Result<std::optional<NodeData>, CoordError> read_sequence_floor(ZkSession& zk,
+                                                                const std::string& root,
+                                                                const std::string& tag);
+// The child, as read, says `node`'s floor and frozen.
+bool floor_child_says(const std::optional<NodeData>& child, const SequenceNode& node);
+// `after` written to the tag's node, read at `version`, and to its floor
+// child, in one multi: a set of the child at the version it was read at, or
+// its create when `child` is nullopt. bad_version, node_exists or no_node:
+// another writer came first; read both again.
+Result<void, ZkError> write_sequence_with_floor(ZkSession& zk, const std::string& root,
+                                                const std::string& tag, const SequenceNode& after,
+                                                std::int32_t version,
+                                                const std::optional<NodeData>& child);
 
 // Who takes: a run of a daemon (its owner token's instance) and the count of
 // its attempts, which makes each attempt's nonce unique.
@@ -60,12 +83,16 @@ Result<bool, CoordError> give_back(ZkSession& zk, const std::string& root, const
 
 // After ZooKeeper lost some of the cluster's history: the tag frozen, with
 // its floor at least `above` (what a daemon that held up to there knows);
-// made again, frozen, if it is gone (`step` then: its smallest range).
+// made again, frozen, if it is gone (`step` then: its smallest range). The
+// floor child with it, as a raise writes it.
 Result<void, CoordError> freeze_sequence_above(ZkSession& zk, const std::string& root,
                                                const std::string& tag, std::int64_t above,
                                                std::int64_t step);
 
-// `seq raise`: the tag's floor raised to `above` (it only rises).
+// `seq raise`: the tag's floor raised to `above` (it only rises). The node
+// and its child are written even when the floor is already there if the
+// child does not say so (made by an older version, or an older raise wrote
+// the node alone): that write is what wakes the holders.
 Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string& root,
                                                 const std::string& tag, std::int64_t above);
 

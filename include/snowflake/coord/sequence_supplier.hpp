@@ -17,12 +17,16 @@
 // given back when it is still the newest range taken.
 //
 // What this run holds is in its holder node (sequence_holders.hpp), written
-// before a range joins the buffer. It watches the node of each tag it holds:
-// when `seq raise` lifts a floor, the buffer drops its numbers through it,
-// then the holder node says so. A taken range joins the buffer only after
-// the holder node names it and the tag's floor was read again: `seq raise`
-// writes the floor, then reads the holder nodes, so whichever of the two
-// writes ZooKeeper orders first, one side sees the other's.
+// before a range joins the buffer. It watches the floor child of each tag
+// it holds (sequence_ranges.hpp), which takes do not write: another
+// daemon's take costs it no request. When `seq raise` lifts a floor (2
+// reads: the child's watch set again, the node read), the buffer drops its
+// numbers through it, then the holder node says so. A taken range joins the
+// buffer only after the holder node names it and the tag's floor was read
+// again (the child's watch set, then the node read): `seq raise` writes the
+// floor, then reads the holder nodes, so whichever of the two writes
+// ZooKeeper orders first, one side sees the other's. An exhausted tag also
+// watches its node, which a give-back writes.
 //
 // ZooKeeper may lose what it acknowledged (a wipe, a restore of an older
 // copy: cluster_history.hpp). Then a range of ours may be taken again by a
@@ -96,6 +100,9 @@ class SequenceSupplier {
 
   // Connected to ZooKeeper right now (also in the registry, for /status).
   bool connected() const noexcept { return registry_.connected.load(std::memory_order_relaxed); }
+  // The requests its ZooKeeper sessions have sent so far, closed ones
+  // included (ZkSession::requests_sent): what serving its tags costs.
+  std::uint64_t requests_sent() const;
 
  private:
   struct TagState {
@@ -123,6 +130,8 @@ class SequenceSupplier {
 
   void run();
   bool ensure_session();
+  // zk_ closed, its requests counted (zk_ changes under session_mutex_).
+  void end_session();
   // A new session in zk_: its watches, the tags to list and check again.
   void adopt(std::unique_ptr<ZkSession> session);
   // A loss of the cluster's history reported since the last look: every
@@ -151,8 +160,9 @@ class SequenceSupplier {
   // The root is read once per session.
   bool vouched_in_this_run();
   void forget_previous_run();
-  // Reads the tag's node again (and watches it): a floor above what the
-  // buffer dropped through is dropped through now. False: not read.
+  // Watches the tag's floor child, then reads the tag's node again (watching
+  // it only while the tag is exhausted): a floor above what the buffer
+  // dropped through is dropped through now. False: not read.
   bool check_floor(SequenceEntry& entry, TagState& state);
   // The tags whose node changed (their watch fired), checked.
   void check_changed_floors();
@@ -197,6 +207,10 @@ class SequenceSupplier {
   std::chrono::milliseconds backoff_{0};
   std::uint64_t episodes_handled_ = 0;
   bool restore_owed_ = false;
+  // zk_ is the thread's; it is replaced under session_mutex_, which
+  // requests_sent() takes to read it from other threads.
+  mutable std::mutex session_mutex_;
+  std::uint64_t requests_of_ended_ = 0;  // under session_mutex_: of the sessions closed
   std::thread thread_;
 };
 
