@@ -20,23 +20,40 @@
  * the node's last write has run out (ZooKeeper's time) */
 #define owner_confirmed (!inuse || (alive != 0 && acked[alive] >= root_floor) || \
                          (alive == 0 && now >= in_mtime + LEASE))
-/* what daemon m still has to do in this tick (the world's clock waits) */
-#define reap_due(m) (inuse && !(own[m] && in_inc == inc[m]) && now - in_mtime > RECLAIM && !(did[m] & REAPED))
+/* what daemon m still has to do in this tick (the world's clock waits); the
+ * reaper's pass: only the daemon whose session holds the role */
+#define reap_due(m) (reaper == sess[m] && inuse && !(own[m] && in_inc == inc[m]) && now - in_mtime > RECLAIM && \
+                     !(did[m] & REAPED))
 #define due(m) (up[m] && !stall[m] && (may_issue(m) || pending[m] || (!sess_live[sess[m]] && !cut[m]) || \
                  (conn(m) && ((own[m] && !(did[m] & BEAT)) || (!own[m] && !(did[m] & CLAIMED)) || reap_due(m)))))
 
 #ifdef LIVENESS
+#ifdef REAP_LIVENESS
+/* time has ended: the reaper tries on. A claim does not: at a pool that
+ * stays exhausted it would try on forever, a cycle that weak fairness (to
+ * the process, not to each of its steps) allows though the daemon reaps too */
+#define once(bit) ((now == TEND && bit == REAPED) || !(did[m] & bit))
+#else
 #define once(bit) (now == TEND || !(did[m] & bit))   /* time has ended: try on */
+#endif
 #else
 #define once(bit) (!(did[m] & bit))
 #endif
 
-inline clear() { c = 0; v = 0; f = 0; got = false; rts = 0; rhwm = 0; rfloor = 0 }
+/* a new session after ours ended: Coordinator::connect */
+inline new_session() {
+  atomic { go && !sess_live[sess[m]] && !cut[m] -> assert(sessions < NSESS);
+    sess[m] = sessions; sess_live[sessions] = true; sessions++; take_vacant_role;
+    printf("MSC: t=%d machine %d connects again: session %d\n", now, m, sess[m]) }
+}
+
+inline clear() { c = 0; v = 0; f = 0; got = false; rts = 0; rhwm = 0; rfloor = 0; rsess = 0; rgen = 0 }
 
 proctype Daemon(byte m) {
   byte runs;                 /* runs ended: a crash or a stop, then one restart */
   bool unsure, proof, got;
   byte unsure_sent, c, v, f, rts, rhwm, rfloor;
+  byte rsess, rgen;          /* the reaper's reading: taken on session rsess, in the role's holding rgen */
 
 start:
   start_run();
@@ -165,34 +182,48 @@ start:
          clear() }
     fi
 
-  /* ---- the reaper, owner or not: RecyclePool::reclaim_stale ---- */
-  :: atomic { go && connected && inuse && !(own[m] && in_inc == inc[m]) && now - in_mtime > RECLAIM &&
-              !(did[m] & REAPED) -> did[m] = did[m] | REAPED;
-       c = moves; v = in_ver; rts = in_ts; rhwm = in_hwm; rfloor = in_floor; pending[m] = true }
-    if
+  /* ---- the reaper: only while our session holds the role (snowflake.pml,
+   * next_reaper), owner or not: RecycleStrategy::reap -> ReaperRole ->
+   * RecyclePool::reclaim_stale ---- */
+  :: atomic { go && connected && reaper == sess[m] && inuse && !(own[m] && in_inc == inc[m]) &&
+              now - in_mtime > RECLAIM && once(REAPED) -> did[m] = did[m] | REAPED;
+       c = moves; v = in_ver; rts = in_ts; rhwm = in_hwm; rfloor = in_floor; pending[m] = true;
+       rsess = sess[m]; rgen = role_gen;
+       printf("MSC: t=%d machine %d (session %d, the reaper) reads the stale worker ID at version %d\n", now, m, sess[m], v) }
+    do
+    /* our session ended and a new one is made meanwhile (Coordinator::connect,
+     * on another thread while the pass waits: the reaper's timer fires later) */
+    :: new_session()
     :: atomic { pending[m] && !stall[m] ->
          /* one multi: set inuse (move counter), delete inuse/0 (version),
           * create notuse/0 with the last unit its owner could issue in,
-          * and alive/0 absent (create + delete) */
+          * and alive/0 absent (create + delete); only through the session
+          * that read while holding the role (zk.session_id() == role's) */
          pending[m] = false;
          if
          :: connected && moves == c && inuse && alive == 0 &&
 #ifndef UNVERSIONED_RECLAIM
             in_ver == v &&
 #endif
+#ifndef REAP_WITHOUT_ROLE
+            sess[m] == rsess &&
+#endif
             true ->
+            /* (9) a reclaim goes through the session holding the role, on a
+             * reading taken in that same holding */
+            assert(reaper == sess[m] && rgen == role_gen);
             delete_inuse(); notuse = true; moves++;
             no_floor = max(rfloor, max(rhwm, rts + LEASE));   /* InuseData::last_possible_ms */
-            printf("MSC: t=%d machine %d reclaims the stale worker ID (read at version %d: last heartbeat ts %d), floor %d\n",
-                   now, m, v, rts, no_floor)
+            printf("MSC: t=%d machine %d (session %d) reclaims the stale worker ID (read at version %d in session %d: last heartbeat ts %d), floor %d\n",
+                   now, m, sess[m], v, rsess, rts, no_floor)
          :: else
          fi;
-         clear() }
-    fi
+         clear();
+         break }
+    od
 
   /* ---- a new session after ours ended: Coordinator::connect ---- */
-  :: atomic { go && !sess_live[sess[m]] && !cut[m] -> assert(sessions < NSESS);
-       sess[m] = sessions; sess_live[sessions] = true; sessions++ }
+  :: new_session()
 
 #ifndef LIVENESS
   /* ---- a clean stop: Coordinator::shutdown closes the generator, then
@@ -220,7 +251,7 @@ start:
 
 restart:
   if
-  :: runs < 2 -> goto start
+  :: runs < 2 && RESTARTS -> goto start
   :: else
   fi
 }

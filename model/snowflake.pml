@@ -15,7 +15,9 @@
  * within SKEW ticks of real time (a step of up to 2 SKEW ticks either way).
  * In each tick a running daemon does what its threads do in one heartbeat
  * interval: one claim (or takeover) attempt, one heartbeat, one pass of the
- * reaper, and it issues in every unit it may (the most IDs: the worst case);
+ * reaper if its session holds the reaper's role (one connected daemon, elected
+ * through ZooKeeper: ReaperRole), and it issues in every unit it may (the
+ * most IDs: the worst case);
  * in any order, interleaved with the other daemon and the world. Time moves
  * on only when both have done so, or are cut off, stalled or down.
  *
@@ -40,6 +42,11 @@
  *   -DCLAIM_IGNORES_FLOOR  a claim (or takeover) is installed without reading the root after it
  *   -DHEARTBEAT_IGNORES_FLOOR  a heartbeat's lease is used without reading the root after it
  *   -DFLOOR_WITHOUT_CONFIRMATION  `pool floor` exits 0 without waiting for owners' confirmations
+ * and of the reaper's role:
+ *   -DREAP_WITHOUT_ROLE    a reclaim's multi goes through whatever session the daemon has now,
+ *                          not only the one that read while holding the role (property 9)
+ *   -DREAPER_OUTLIVES_SESSION  a session's end does not free the role (with -DLIVENESS
+ *                          -DREAP_LIVENESS: an acceptance cycle of `reaped`)
  */
 
 #ifndef TMAX
@@ -97,6 +104,8 @@ bool in_lease;
 byte alive;                 /* <root>/alive/0: the session holding it, 0 none */
 byte root_floor;            /* <root> {"floor"}: the migration floor, 0 none (only rises) */
 byte acked[NSESS];          /* <root>/floor_acks/<session>: the floor it confirmed, 0 none */
+byte reaper;                /* the session holding the lowest candidate under <root>/pool/reapers
+                             * (the reaper's role, as its daemon learnt it), 0 none */
 
 /* ---- each machine's daemon run: its coordinator and generator ---- */
 bool up[2];                 /* a run is going */
@@ -118,6 +127,7 @@ byte sf_origin[2];          /* the machine whose run wrote it (a copy keeps its 
 /* ---- ghosts, for the properties ---- */
 byte issued[TSPAN];         /* the token that issued with the worker ID in that unit, 0 none */
 #define owning (own[0] + own[1])   /* runs that think they own the worker ID (liveness) */
+byte role_gen;              /* the role's holdings so far: one more each time a session takes it */
 
 #define spend_fault faults < FAULTS -> faults++
 
@@ -133,9 +143,36 @@ byte issued[TSPAN];         /* the token that issued with the worker ID in that 
  * worker ID until the reaper's reclaim_after, which the model's bounded time
  * cannot always reach. Its faults are lost answers and clock steps. */
 #ifdef LIVENESS
+#ifdef REAP_LIVENESS
+#define CRASHES (m == 0)    /* the reaper's liveness: machine 0 may die, and stays down */
+#define RESTARTS (m != 0)
+#else
 #define CRASHES false
+#endif
 #else
 #define CRASHES true
+#endif
+#ifndef RESTARTS
+#define RESTARTS true
+#endif
+
+/* The reaper's role (ReaperRole): every session of a daemon has its
+ * candidate under <root>/pool/reapers from its start; the lowest live one,
+ * the oldest session, holds the role. A session that holds it keeps it
+ * until it ends. */
+inline candidate(s) {
+  if :: sess_live[s] && (reaper == 0 || s < reaper) -> reaper = s :: else fi
+}
+inline next_reaper() {
+  candidate(sess[0]); candidate(sess[1]); candidate(orphan[0]); candidate(orphan[1]);
+  if :: reaper != 0 -> role_gen++;
+        printf("MSC: t=%d session %d holds the reaper's role\n", now, reaper)
+  :: else fi
+}
+#ifndef SEQUENTIAL
+#define take_vacant_role if :: reaper == 0 -> next_reaper() :: else fi
+#else
+#define take_vacant_role skip
 #endif
 
 /* A session ends (ZooKeeper removes its ephemeral nodes). */
@@ -144,6 +181,9 @@ inline expire(s) {
   sess_live[s] = false;
   if :: alive == s -> alive = 0 :: else fi;
   if :: fill_lock == s -> fill_lock = 0 :: else fi;
+#ifndef REAPER_OUTLIVES_SESSION
+  if :: reaper == s -> reaper = 0; next_reaper() :: else fi;   /* its candidate goes: the next one takes over */
+#endif
   acked[s] = 0
 }
 
@@ -232,6 +272,7 @@ inline start_run() {
     fi;
     token[m] = tokens; tokens++;
     assert(sessions < NSESS); sess[m] = sessions; sess_live[sessions] = true; sessions++;
+    take_vacant_role;
     lose(); last[m] = 0; cfl[m] = 0;
     up[m] = true; pending[m] = false; unsure = false; unsure_sent = 0;
     /* StateDir::proves_writer_dead: the record counts only if this machine's
@@ -334,7 +375,16 @@ init {
 }
 
 #ifdef LIVENESS
+#ifdef REAP_LIVENESS
+/* (4) and of the reaper: a stale worker ID (its owner's session gone, its
+ * node older than reclaim_after) is eventually reclaimed, though machine 0,
+ * the reaper maybe, dies for good (spin checks one formula: this one replaces
+ * `claimed`) */
+#define stale (inuse && alive == 0 && now - in_mtime > RECLAIM)
+ltl reaped { [] (stale -> <> !stale) }
+#else
 /* (4) a free worker ID is eventually claimed (ZooKeeper answers: the
  * liveness run has no partitions) */
 ltl claimed { [] (free -> <> (owning > 0)) }
+#endif
 #endif

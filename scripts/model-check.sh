@@ -5,9 +5,11 @@
 #     raise: no
 #     counterexample to the safety properties, and every statement of the
 #     daemon reached;
-#   - liveness under weak fairness: no acceptance cycle;
+#   - liveness under weak fairness: no acceptance cycle (a free worker ID is
+#     claimed; a stale one is reaped, the reaper dying or not);
 #   - each mutant (one safety rule taken out): spin must find a
-#     counterexample, whose story (the trail's steps) is kept.
+#     counterexample, whose story (the trail's steps) is kept; a liveness
+#     mutant ("cycle"): an acceptance cycle, its story kept likewise.
 # Prints states, depth, memory and time of every check; exits 1 when one
 # check does not end as it must. Installs spin (Debian's package) if missing.
 #
@@ -56,11 +58,14 @@ out=$(cd "$out" && pwd)
 # ID at its floor, 3: issuing cut off past the lease, 5: an ID at or below the
 # migration floor once `pool floor` exited 0, 6: a sequence's number twice,
 # 7: a number at or below a sequence's floor once `seq raise` exited 0, 8: an
-# ID or a sequence's number twice across ZooKeeper losing its data).
+# ID or a sequence's number twice across ZooKeeper losing its data, 9: a
+# reclaim by a session that does not hold the reaper's role it read under).
+# "live": no acceptance cycle (property 4); "cycle": one (a liveness mutant).
 checks=(
   "recycle|clean||snowflake.pml|28"
   "sequential|clean|-DSEQUENTIAL|snowflake.pml|26"
   "liveness|live|-DLIVENESS"
+  "reaper-liveness|live|-DLIVENESS -DREAP_LIVENESS"
   "no-time-fence|violates 1|-DNO_TIME_FENCE"
   "takeover-by-token|violates 1|-DTAKEOVER_BY_TOKEN|snowflake.pml|25"
   "unversioned-reclaim|violates 1|-DUNVERSIONED_RECLAIM"
@@ -71,6 +76,8 @@ checks=(
   "heartbeat-ignores-floor|violates 5|-DHEARTBEAT_IGNORES_FLOOR"
   "sequential-floor-without-confirmation|violates 5|-DSEQUENTIAL -DFLOOR_WITHOUT_CONFIRMATION"
   "sequential-floor-ignores-superseded|violates 5|-DSEQUENTIAL -DFLOOR_IGNORES_SUPERSEDED"
+  "reap-without-role|violates 9|-DREAP_WITHOUT_ROLE"
+  "reaper-outlives-session|cycle|-DLIVENESS -DREAP_LIVENESS -DREAPER_OUTLIVES_SESSION"
   "sequence|clean||sequence.pml|25"
   "sequence-data-equality|violates 6|-DDATA_EQUALITY|sequence.pml"
   "sequence-unversioned-give-back|violates 6|-DUNVERSIONED_GIVE_BACK|sequence.pml"
@@ -106,7 +113,18 @@ fi
 story_of_trail() {
   # shellcheck disable=SC2086  # the defines are words
   spin -DTMAX="$ticks" -DFAULTS="$faults" $1 -t -k "$2.trail" "$2" 2>/dev/null \
-    | grep -E "MSC|assertion violated" | sed 's/^ *MSC: //; s/^ *spin: //' >story.txt || true
+    | grep -E "MSC|assertion violated|START OF CYCLE" | sed 's/^ *MSC: //; s/^ *spin: //' >story.txt || true
+}
+
+# What the liveness formula of these defines asks: the thing that happens
+# in the end, or (with "never") what an acceptance cycle shows.
+ltl_says() {
+  case "$1 ${2:-}" in
+    *REAP_LIVENESS*never) echo "a stale worker ID never reclaimed" ;;
+    *REAP_LIVENESS*) echo "a stale worker ID is always reclaimed in the end" ;;
+    *never) echo "a free worker ID never claimed" ;;
+    *) echo "a free worker ID is always claimed in the end" ;;
+  esac
 }
 
 # One check in its own directory: generate, compile, verify, judge.
@@ -126,7 +144,7 @@ run_check() {
   # seconds clearing a table that large, in the chain the whole check waits
   # on (below), so the small searches get 2^24.
   local runflags=(-m20000 "-w$hash_bits")
-  if [ "$expect" = live ]; then
+  if [ "$expect" = live ] || [ "$expect" = cycle ]; then
     runflags+=(-a -f)          # acceptance cycles, weak fairness
   else
     cflags+=(-DSAFETY)
@@ -167,13 +185,22 @@ run_check() {
       fi ;;
     live)
       if [ "$errors" != 0 ]; then
-        echo "FAILED: an acceptance cycle: a free worker ID never claimed (the trail: $dir/$model.trail)" >verdict
+        story_of_trail "$defines" "$model"
+        echo "FAILED: an acceptance cycle: $(ltl_says "$defines" never) (the story: $dir/story.txt)" >verdict
       else
-        echo "ok: no acceptance cycle: a free worker ID is always claimed in the end" >verdict
+        echo "ok: no acceptance cycle: $(ltl_says "$defines")" >verdict
+      fi ;;
+    cycle)
+      if [ "$errors" = 0 ] || ! grep -q "acceptance cycle" pan.txt || [ ! -f "$model.trail" ]; then
+        echo "FAILED: no acceptance cycle: the model does not need this rule to be live" >verdict
+      else
+        story_of_trail "$defines" "$model"
+        echo "ok: an acceptance cycle, $(ltl_says "$defines" never), in $(grep -c -E '^t=' story.txt) steps (story.txt)" >verdict
       fi ;;
     violates*)
       local violated=0
       case "$(grep -m1 'assertion violated' pan.txt)" in
+        *reaper*) violated=9 ;;
         *lost_*) violated=8 ;;
         *handed_out*) violated=6 ;;
         *raised_through*) violated=7 ;;
