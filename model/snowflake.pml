@@ -181,7 +181,7 @@ inline expire(s) {
   sess_live[s] = false;
   if :: alive == s -> alive = 0 :: else fi;
   if :: fill_lock == s -> fill_lock = 0 :: else fi;
-#ifndef REAPER_OUTLIVES_SESSION
+#if !defined(REAPER_OUTLIVES_SESSION) && !defined(SEQUENTIAL)
   if :: reaper == s -> reaper = 0; next_reaper() :: else fi;   /* its candidate goes: the next one takes over */
 #endif
   acked[s] = 0
