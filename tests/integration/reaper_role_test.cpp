@@ -67,8 +67,12 @@ TEST_CASE("reaper role: one holder of three, handed to exactly one other when it
   CHECK(role_holders(daemons) == 1);
   CHECK(daemons[0]->holds());  // the first to stand
   CHECK(role_candidates(*daemons[1]->zk) == 3);
-  // Asked again with nothing changed: the same answer.
+  // Asked again with nothing changed: the same answer, and not a request.
+  std::vector<std::uint64_t> sent;
+  for (auto& d : daemons) sent.push_back(d->zk->requests_sent());
   CHECK(role_holders(daemons) == 1);
+  for (std::size_t i = 0; i < daemons.size(); ++i)
+    CHECK(daemons[i]->zk->requests_sent() == sent[i]);
 
   daemons[0].reset();  // its session closes, its candidate goes
   REQUIRE(eventually([&] { return daemons[1]->holds(); }));
@@ -157,8 +161,11 @@ TEST_CASE("reaper: a pass reads only inuse nodes without an alive node", "[zk][r
     ++asked;
     return INT64_MAX / 2;  // everything is stale by this clock
   };
-  // Every owner's session lives: nothing to read, nothing moved, no clock asked.
+  // Every owner's session lives: nothing to read, nothing moved, no clock
+  // asked; two listings, however many owners.
+  const auto before = zk->requests_sent();
   auto rest = pool.reclaim_stale(*zk, zk_now, 10ms, std::nullopt).value();
+  CHECK(zk->requests_sent() - before == 2);
   CHECK(rest.moved == 0);
   CHECK(rest.in_use == 3);
   CHECK(asked == 0);

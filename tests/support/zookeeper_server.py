@@ -86,7 +86,7 @@ class ZooKeeperServer:
 
     def _ask(self, word):
         out = b""
-        with socket.create_connection(("127.0.0.1", self.port), timeout=30) as s:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as s:
             s.sendall(word)
             while True:
                 chunk = s.recv(65536)
@@ -98,7 +98,11 @@ class ZooKeeperServer:
     def zxid(self):
         """The last transaction's id (`srvr`): its low 32 bits count the
         writes of this leader's epoch, sessions' creation and end included."""
-        for line in self._ask(b"srvr").splitlines():
+        try:
+            answer = self._ask(b"srvr")
+        except OSError:  # starting (or busy): no answer yet
+            return None
+        for line in answer.splitlines():
             if line.startswith("Zxid: "):
                 return int(line[len("Zxid: "):], 16)
         return None
