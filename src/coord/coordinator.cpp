@@ -732,9 +732,7 @@ Coordinator::Step Coordinator::renew() {
 }
 
 bool Coordinator::read_migration_floor() {
-  // Answered after the session's events: held_for_grace, asked next, then
-  // knows the connection that answered without a sync of its own.
-  auto node = zk_->get_after_events(options_.root, /*watch=*/true);
+  auto node = zk_->get(options_.root, /*watch=*/true);
   const auto known = history_->known_id();
   const bool gone = !node && node.error().code == ZkErrc::no_node;
   if (!node || (known && recorded_cluster_id(node.value().data) != known)) {

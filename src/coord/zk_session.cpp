@@ -248,11 +248,8 @@ std::chrono::steady_clock::time_point ZkSession::connected_since() const noexcep
 }
 
 std::optional<std::chrono::steady_clock::time_point> ZkSession::connection_answering_since() {
-  // An asynchronous call's completion is delivered on the completion thread,
-  // after every session event queued before it. The last call sent was
-  // such a one (get_after_events), answered: nothing more to wait for, and
-  // no round trip (a heartbeat's read of the root is one).
-  if (ordered_answer_.load(std::memory_order_relaxed) == requests_sent()) return connected_since();
+  // A sync's completion is delivered on the completion thread, after every
+  // session event queued before it.
   if (!sync("/")) return std::nullopt;
   return connected_since();
 }
@@ -464,50 +461,6 @@ Result<void, ZkError> ZkSession::sync(const std::string& path) {
   }
   if (*wait->rc != ZOK) return error(*wait->rc, path);
   return outcome::success();
-}
-
-Result<NodeData, ZkError> ZkSession::get_after_events(const std::string& path, bool watch) {
-  struct GetWait {
-    std::mutex m;
-    std::condition_variable cv;
-    std::optional<int> rc;
-    std::string data;
-    Stat stat{};
-  };
-  // Shared with the completion, which may run after a timed-out wait returned.
-  auto wait = std::make_shared<GetWait>();
-  auto* held = new std::shared_ptr<GetWait>(wait);
-  // This call's number among the session's requests (count_request's count).
-  const std::uint64_t request = requests_sent_.fetch_add(1, std::memory_order_relaxed) + 1;
-  const int rc = zoo_aget(
-      handle_, path.c_str(), watch ? 1 : 0,
-      [](int result, const char* value, int length, const Stat* stat, const void* data) {
-        auto* w = static_cast<std::shared_ptr<GetWait>*>(const_cast<void*>(data));
-        {
-          std::lock_guard lock((*w)->m);
-          if (result == ZOK && value && length > 0) {
-            (*w)->data.assign(value, static_cast<std::size_t>(length));
-          }
-          if (result == ZOK && stat) (*w)->stat = *stat;
-          (*w)->rc = result;
-          (*w)->cv.notify_all();
-        }
-        delete w;
-      },
-      held);
-  if (rc != ZOK) {
-    delete held;
-    return error(rc, path);
-  }
-  std::unique_lock lock(wait->m);
-  const auto limit = std::chrono::milliseconds(
-      std::max<std::int64_t>(1000, timeout_ms_.load(std::memory_order_relaxed)));
-  if (!wait->cv.wait_for(lock, limit, [&] { return wait->rc.has_value(); })) {
-    return ZkError{ZkErrc::operation_timeout, ZOPERATIONTIMEOUT, path};
-  }
-  if (*wait->rc != ZOK) return error(*wait->rc, path);
-  ordered_answer_.store(request, std::memory_order_relaxed);
-  return NodeData{std::move(wait->data), seen(wait->stat)};
 }
 
 Result<std::int64_t, ZkError> ZkSession::time_of_write(const std::string& path) {

@@ -153,36 +153,6 @@ TEST_CASE("a server restart does not end the session", "[zk]") {
   CHECK_FALSE(s->gone());
 }
 
-TEST_CASE(
-    "the connection that answered: no sync after get_after_events, also after a server restart",
-    "[zk]") {
-  ZooKeeperServer zk;
-  auto s = connect(zk, std::nullopt, 10'000ms);
-  s->create("/c", "x").value();
-  const auto first = s->connected_since();
-  CHECK(s->get_after_events("/c").value().data == "x");
-  auto sent = s->requests_sent();
-  CHECK(s->connection_answering_since() == first);
-  CHECK(s->requests_sent() == sent);  // no sync
-  // Another call since: the sync again.
-  CHECK(s->exists("/c").value());
-  sent = s->requests_sent();
-  CHECK(s->connection_answering_since() == first);
-  CHECK(s->requests_sent() == sent + 1);
-
-  // A restarted server: the session's next connection answers, and the
-  // answer comes only after its event, so it is that connection's time.
-  const auto before_restart = std::chrono::steady_clock::now();
-  zk.restart();
-  REQUIRE(eventually([&] { return s->get_after_events("/c").has_value(); }));
-  sent = s->requests_sent();
-  const auto since = s->connection_answering_since();
-  CHECK(s->requests_sent() == sent);
-  REQUIRE(since);
-  CHECK(*since > before_restart);
-  CHECK_FALSE(s->on_first_connection());
-}
-
 TEST_CASE("with digest auth, others can read our nodes but not change them", "[zk]") {
   ZooKeeperServer zk;
   auto owner = connect(zk, "snowflake:secret");

@@ -159,8 +159,7 @@ class ZkSession {
   // before this one: a round trip through the client's event queue first
   // (the answer of a synchronous call is delivered on the client's I/O
   // thread, and may come over a new connection whose event the completion
-  // thread has not delivered yet), unless the last call sent was an answered
-  // get_after_events(). nullopt: no answer.
+  // thread has not delivered yet). nullopt: no answer.
   std::optional<std::chrono::steady_clock::time_point> connection_answering_since();
   // Whether the connection up is the session's first (as far as its events
   // have been delivered: after connection_answering_since()). A session
@@ -173,10 +172,6 @@ class ZkSession {
   // watch: also leave a one-shot watch on the node: its next change, or its
   // deletion, calls the node watcher (set_node_watcher).
   Result<NodeData, ZkError> get(const std::string& path, bool watch = false);
-  // get(), answered the way sync() is: on the client's completion thread,
-  // after every session event queued before the answer. If it is the last
-  // call sent, connection_answering_since() needs no sync of its own.
-  Result<NodeData, ZkError> get_after_events(const std::string& path, bool watch = false);
   // Called, on the C client's event thread, with the path of a watched node
   // that changed: it must only hand the event on (set a flag, notify). Set it
   // before the first watching get.
@@ -258,9 +253,6 @@ class ZkSession {
   std::atomic<std::int64_t> timeout_ms_{0};  // negotiated, once connected
   std::atomic<std::int64_t> highest_zxid_{0};
   std::atomic<std::uint64_t> requests_sent_{0};
-  // requests_sent() when the last get_after_events() that was answered went
-  // out; 0: none.
-  std::atomic<std::uint64_t> ordered_answer_{0};
   std::mutex mutex_;
   std::condition_variable changed_;
   std::function<void(const std::string&)> node_watcher_;  // under mutex_
