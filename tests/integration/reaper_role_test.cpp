@@ -33,7 +33,10 @@ struct RoleDaemon {
   std::shared_ptr<std::atomic<int>> fired = std::make_shared<std::atomic<int>>(0);
   int seen = 0;
 
-  explicit RoleDaemon(ZooKeeperServer& server) : zk(connect(server)) {
+  explicit RoleDaemon(ZooKeeperServer& server) { reconnect(server); }
+  // A new session, with the watch that wakes this daemon.
+  void reconnect(ZooKeeperServer& server) {
+    zk = connect(server);
     zk->set_node_watcher([fired = fired](const std::string& path) {
       if (path.starts_with(kReaperDir + "/")) ++*fired;
     });
@@ -48,6 +51,12 @@ struct RoleDaemon {
   }
 };
 
+std::vector<std::unique_ptr<RoleDaemon>> role_daemons(ZooKeeperServer& server, int n) {
+  std::vector<std::unique_ptr<RoleDaemon>> daemons;
+  for (int i = 0; i < n; ++i) daemons.push_back(std::make_unique<RoleDaemon>(server));
+  return daemons;
+}
+
 int role_holders(std::vector<std::unique_ptr<RoleDaemon>>& daemons) {
   return static_cast<int>(
       std::count_if(daemons.begin(), daemons.end(), [](auto& d) { return d && d->holds(); }));
@@ -60,8 +69,7 @@ std::size_t role_candidates(ZkSession& zk) { return zk.children(kReaperDir).valu
 TEST_CASE("reaper role: one holder of three, handed to exactly one other when its session ends",
           "[zk][recycle][reaper]") {
   ZooKeeperServer server;
-  std::vector<std::unique_ptr<RoleDaemon>> daemons;
-  for (int i = 0; i < 3; ++i) daemons.push_back(std::make_unique<RoleDaemon>(server));
+  auto daemons = role_daemons(server, 3);
   // A cluster made by an older version: no directory for candidates yet.
   CHECK_FALSE(daemons[0]->zk->exists(kReaperDir).value());
   CHECK(role_holders(daemons) == 1);
@@ -90,8 +98,7 @@ TEST_CASE("reaper role: one holder of three, handed to exactly one other when it
 TEST_CASE("reaper role: a candidate that is not the lowest, whose predecessor ends, holds the role",
           "[zk][recycle][reaper]") {
   ZooKeeperServer server;
-  std::vector<std::unique_ptr<RoleDaemon>> daemons;
-  for (int i = 0; i < 3; ++i) daemons.push_back(std::make_unique<RoleDaemon>(server));
+  auto daemons = role_daemons(server, 3);
   CHECK(role_holders(daemons) == 1);
   // The middle one goes: the last now watches the first, and still waits.
   daemons[1].reset();
@@ -105,9 +112,7 @@ TEST_CASE("reaper role: a candidate that is not the lowest, whose predecessor en
 TEST_CASE("reaper role: a second candidate of our own session does not make us wait for ourselves",
           "[zk][recycle][reaper]") {
   ZooKeeperServer server;
-  std::vector<std::unique_ptr<RoleDaemon>> daemons;
-  daemons.push_back(std::make_unique<RoleDaemon>(server));
-  daemons.push_back(std::make_unique<RoleDaemon>(server));
+  auto daemons = role_daemons(server, 2);
   REQUIRE(daemons[0]->holds());
   // A create of ours whose answer was lost, applied all the same: a
   // candidate of our session that held() has not seen.
@@ -125,18 +130,13 @@ TEST_CASE("reaper role: a second candidate of our own session does not make us w
 TEST_CASE("reaper role: a new session of the holder stands again behind the others",
           "[zk][recycle][reaper]") {
   ZooKeeperServer server;
-  std::vector<std::unique_ptr<RoleDaemon>> daemons;
-  daemons.push_back(std::make_unique<RoleDaemon>(server));
-  daemons.push_back(std::make_unique<RoleDaemon>(server));
+  auto daemons = role_daemons(server, 2);
   REQUIRE(daemons[0]->holds());
   CHECK_FALSE(daemons[1]->holds());
   // Daemon 0's session ends and it opens another: the role is not its any
   // more, whatever it held before, and it stands again behind daemon 1.
   auto& a = *daemons[0];
-  a.zk = connect(server);
-  a.zk->set_node_watcher([fired = a.fired](const std::string& path) {
-    if (path.starts_with(kReaperDir + "/")) ++*fired;
-  });
+  a.reconnect(server);
   CHECK_FALSE(a.holds());
   REQUIRE(eventually([&] { return daemons[1]->holds(); }));
   CHECK(role_holders(daemons) == 1);
