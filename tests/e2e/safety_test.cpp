@@ -76,6 +76,18 @@ ExitStatus exit_of(Daemon& d) {
   return *status;
 }
 
+// Starts `n` recycle daemons on `zk`, each with a state directory of its
+// own (kept in `dirs` for the test's life), appended to `daemons`.
+void start_recycle_daemons(const ZooKeeperServer& zk, int n, const json& patch,
+                           std::vector<std::unique_ptr<TempDir>>& dirs,
+                           std::vector<std::unique_ptr<Daemon>>& daemons) {
+  for (int i = 0; i < n; ++i) {
+    dirs.push_back(std::make_unique<TempDir>());
+    daemons.push_back(std::make_unique<Daemon>(
+        cluster_config(zk.hosts(), "recycle", dirs.back()->path(), patch).dump()));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("time fence: a daemon cut off whose clock jumps 12 s ahead never overlaps the next owner",
@@ -328,22 +340,14 @@ TEST_CASE("a pool of 4, all 4 owners killed: 4 fresh daemons reap it and all bec
   const json four = {{"layout", {{"worker_bits", 2}, {"sequence_bits", 20}}}};
   std::vector<std::unique_ptr<TempDir>> dirs;
   std::vector<std::unique_ptr<Daemon>> daemons;
-  for (int i = 0; i < 4; ++i) {
-    dirs.push_back(std::make_unique<TempDir>());
-    daemons.push_back(std::make_unique<Daemon>(
-        cluster_config(zk.hosts(), "recycle", dirs.back()->path(), four).dump()));
-  }
+  start_recycle_daemons(zk, 4, four, dirs, daemons);
   for (auto& d : daemons) wait_ready(*d);
   for (auto& d : daemons) d->process().send_signal(SIGKILL);
   for (auto& d : daemons) d->process().wait_for_exit(10s);
   const auto killed = std::chrono::steady_clock::now();
 
   std::vector<std::unique_ptr<Daemon>> fresh;
-  for (int i = 0; i < 4; ++i) {
-    dirs.push_back(std::make_unique<TempDir>());
-    fresh.push_back(std::make_unique<Daemon>(
-        cluster_config(zk.hosts(), "recycle", dirs.back()->path(), four).dump()));
-  }
+  start_recycle_daemons(zk, 4, four, dirs, fresh);
   std::set<std::uint32_t> workers;
   for (auto& d : fresh) workers.insert(wait_ready(*d, 30s));
   const auto took = std::chrono::steady_clock::now() - killed;
@@ -363,11 +367,7 @@ TEST_CASE(
   const json four = {{"layout", {{"worker_bits", 2}, {"sequence_bits", 20}}}};
   std::vector<std::unique_ptr<TempDir>> dirs;
   std::vector<std::unique_ptr<Daemon>> daemons;
-  for (int i = 0; i < 3; ++i) {
-    dirs.push_back(std::make_unique<TempDir>());
-    daemons.push_back(std::make_unique<Daemon>(
-        cluster_config(zk.hosts(), "recycle", dirs.back()->path(), four).dump()));
-  }
+  start_recycle_daemons(zk, 3, four, dirs, daemons);
   for (auto& d : daemons) wait_ready(*d);
   const auto reapers = [&](const std::vector<Daemon*>& of) {
     std::int64_t sum = 0;
