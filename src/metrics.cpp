@@ -161,6 +161,10 @@ void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock:
   counter("snowflake_heartbeat_failures_total", "Heartbeats that failed (retried with backoff).",
           c.heartbeat_failures);
   counter("snowflake_zookeeper_sessions_total", "ZooKeeper sessions opened.", c.sessions);
+  counter("snowflake_zookeeper_requests_total",
+          "Requests sent to ZooKeeper over all of this daemon's sessions (pings not counted): its "
+          "share of the ensemble's load.",
+          zookeeper_requests_sent);
   counter("snowflake_worker_acquisitions_total", "Worker IDs acquired.", c.worker_acquisitions);
   counter("snowflake_workers_lost_total", "Worker IDs found taken or changed under us.",
           c.workers_lost);

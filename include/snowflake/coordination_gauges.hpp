@@ -58,6 +58,11 @@ class ClusterReport {
 // A fence's kind as the gauges hold it (coord::FenceKind, plus none).
 enum class FenceGauge : std::uint8_t { none, new_cluster, history_lost };
 
+// Requests this process has sent to ZooKeeper, over all of its sessions
+// (coord::ZkSession counts each): a daemon's share of the ensemble's load,
+// at its start and at rest (docs/operations.md, "Sizing ZooKeeper").
+inline std::atomic<std::uint64_t> zookeeper_requests_sent{0};
+
 struct CoordinationGauges {
   std::atomic<ZkConnection> zookeeper{ZkConnection::not_used};
   std::atomic<bool> pool_exhausted{false};
@@ -75,7 +80,7 @@ struct CoordinationGauges {
   // claim's, a reaper pass's); -1: not known (other modes, or none yet).
   std::atomic<std::int64_t> pool_size{-1};
   std::atomic<std::int64_t> pool_free{-1};
-  // This daemon's session holds the reaper's role (coord/reaper_role.hpp):
+  // This daemon's session holds the reaper's role (coord/candidate_line.hpp):
   // the cluster's sum is 1 while any recycle daemon is connected.
   std::atomic<bool> reaper{false};
   // The cluster's migration floor in force (Unix ms; INT64_MIN: none).

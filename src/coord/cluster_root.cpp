@@ -154,6 +154,8 @@ std::string_view to_string(CoordErrc code) noexcept {
       return "floors_ahead";
     case CoordErrc::held:
       return "held";
+    case CoordErrc::in_line:
+      return "in_line";
     case CoordErrc::unusable:
       return "unusable";
     case CoordErrc::lost:

@@ -81,6 +81,7 @@ Result<void, std::string> Coordinator::start() {
   }
   strategy_ = make_strategy(predecessor);
   reapers_dir_ = strategy_->reapers_dir();
+  claimers_dir_ = strategy_->claimers_dir();
   // The cluster this directory has been part of: if ZooKeeper comes back
   // without it, this daemon knows it existed.
   auto known = state::load_cluster_id(state_dir_->dir(), options_.root);
@@ -126,6 +127,7 @@ std::unique_ptr<WorkerStrategy> Coordinator::make_strategy(
         RecycleSettings{
             options_.root, layout_.max_worker_id(), s.lease_timeout, s.reclaim_after,
             options_.zookeeper.connect_timeout,
+            2 * options_.zookeeper.session_timeout + options_.zookeeper.connect_timeout,
             2 * options_.zookeeper.session_timeout + options_.zookeeper.connect_timeout},
         token_, std::move(predecessor));
   }
@@ -139,7 +141,8 @@ bool Coordinator::wait_for(milliseconds d) {
   // A change of the root (a raised floor) ends the wait too: it is read at
   // once, not at the next heartbeat.
   wake_.wait_for(lock, d, [this] {
-    return stopping_ || root_events_ != root_events_seen_ || reaper_events_ != reaper_events_seen_;
+    return stopping_ || root_events_ != root_events_seen_ ||
+           reaper_events_ != reaper_events_seen_ || claim_events_ != claim_events_seen_;
   });
   return !stopping_;
 }
@@ -218,6 +221,8 @@ Coordinator::Step Coordinator::tick() {
     root_events_seen_ = root_events_;
     reaper_changed = reaper_events_ != reaper_events_seen_;
     reaper_events_seen_ = reaper_events_;
+    if (claim_events_ != claim_events_seen_) strategy_->claim_watch_fired();
+    claim_events_seen_ = claim_events_;
   }
   if (root_changed && !read_migration_floor()) return Step::retry;
   confirm_migration_floor();
@@ -258,13 +263,17 @@ Coordinator::Step Coordinator::connect() {
 void Coordinator::adopt_session() {
   root_checked_ = false;  // a new session may find ZooKeeper has lost the cluster
   zk_->set_node_watcher([this](const std::string& path) {
+    const auto under = [&path](const std::string& dir) {
+      return !dir.empty() && path.size() > dir.size() && path.starts_with(dir) &&
+             path[dir.size()] == '/';
+    };
     const bool root = path == options_.root;
-    const bool reaper = !reapers_dir_.empty() && path.size() > reapers_dir_.size() &&
-                        path.starts_with(reapers_dir_) && path[reapers_dir_.size()] == '/';
-    if (!root && !reaper) return;
+    const bool reaper = under(reapers_dir_);
+    const bool claimer = under(claimers_dir_);
+    if (!root && !reaper && !claimer) return;
     {
       std::lock_guard lock(mutex_);
-      ++(root ? root_events_ : reaper_events_);
+      ++(root ? root_events_ : reaper ? reaper_events_ : claim_events_);
     }
     wake_.notify_all();
   });
@@ -539,6 +548,32 @@ void Coordinator::saw_zookeeper_time(std::chrono::steady_clock::time_point sent,
   zookeeper_time_seen_.emplace(sent, mtime_ms);
 }
 
+Coordinator::Step Coordinator::not_acquired(const CoordError& e,
+                                            std::chrono::steady_clock::time_point now) {
+  if (e.fatal()) return setback(e, "");
+  if (e.code != CoordErrc::in_line) {
+    gauges_.pool_exhausted.store(e.code == CoordErrc::pool_exhausted);
+  }
+  if (e.code == CoordErrc::in_line) {
+    // Woken by the watch on the claimer just ahead, not by the backoff;
+    // a standby in line still reaps below when it holds that role.
+    spdlog::debug("waiting to claim a worker ID: {}", e.message);
+  } else if (e.code == CoordErrc::pool_exhausted) {
+    log_retry(
+        fmt::format("worker-ID pool exhausted: {}; not ready (IDs of dead daemons are "
+                    "reclaimed {} ms after their last heartbeat)",
+                    e.message, options_.settings.reclaim_after.count()));
+  } else {
+    log_retry(fmt::format("cannot acquire a worker ID: {}", e.message));
+  }
+  // An exhausted pool heals only if someone reaps it, owner or not.
+  if (now >= next_reap_) {
+    next_reap_ = now + options_.settings.heartbeat_interval;
+    reap(std::nullopt);
+  }
+  return Step::retry;
+}
+
 Coordinator::Step Coordinator::acquire() {
   const auto now = clock_.monotonic();
   if (const auto until = fence_out_of_reach()) {
@@ -558,25 +593,7 @@ Coordinator::Step Coordinator::acquire() {
                                sent_wall + options_.settings.max_boot_wait.count()};
   auto acquired = strategy_->acquire(*zk_, request);
   const std::int64_t received_wall = clock_.wall_ms();
-  if (!acquired) {
-    const CoordError& e = acquired.error();
-    if (e.fatal()) return setback(e, "");
-    gauges_.pool_exhausted.store(e.code == CoordErrc::pool_exhausted);
-    if (e.code == CoordErrc::pool_exhausted) {
-      log_retry(
-          fmt::format("worker-ID pool exhausted: {}; not ready (IDs of dead daemons are "
-                      "reclaimed {} ms after their last heartbeat)",
-                      e.message, options_.settings.reclaim_after.count()));
-    } else {
-      log_retry(fmt::format("cannot acquire a worker ID: {}", e.message));
-    }
-    // An exhausted pool heals only if someone reaps it, owner or not.
-    if (now >= next_reap_) {
-      next_reap_ = now + options_.settings.heartbeat_interval;
-      reap(std::nullopt);
-    }
-    return Step::retry;
-  }
+  if (!acquired) return not_acquired(acquired.error(), now);
   gauges_.pool_exhausted.store(false);
   last_retry_.clear();
   Ownership& owned = acquired.value();

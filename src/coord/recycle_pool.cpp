@@ -46,6 +46,7 @@ RecyclePool::RecyclePool(const std::string& root, std::uint32_t max_worker_id)
       lock_(tree::pool_init_lock(root)),
       clock_(tree::pool_clock(root)),
       reapers_(tree::pool_reapers(root)),
+      claimers_(tree::pool_claimers(root)),
       alive_(root),
       max_worker_id_(max_worker_id),
       random_(std::random_device{}()) {}
@@ -55,11 +56,23 @@ Result<void, CoordError> RecyclePool::ensure(ZkSession& zk, std::chrono::millise
   // then, not fifteen (a rollout of many daemons starts with this).
   BOOST_OUTCOME_TRY(first, zk.try_get(pool_));
   if (first && is_complete(first.value().data)) return outcome::success();
-  for (const auto& path : {inuse_, notuse_, clock_, reapers_, alive_.dir()}) {
-    BOOST_OUTCOME_TRY(zk.ensure_path(path));
+  // The directories are the filler's to make (fill()): the daemons that
+  // wait for it, at a cluster's first start, only poll.
+  if (!first) {
+    BOOST_OUTCOME_TRY(zk.ensure_path(pool_));
   }
   const auto deadline = std::chrono::steady_clock::now() + patience;
+  bool lock_seen = false;  // held by another daemon when we last looked
   for (;;) {
+    if (lock_seen) {
+      // One request a poll while the filler works; read the pool once its
+      // lock is gone.
+      BOOST_OUTCOME_TRY(held, zk.exists(lock_));
+      if (held && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(kLockPoll);
+        continue;
+      }
+    }
     BOOST_OUTCOME_TRY(pool, zk.get(pool_));
     if (is_complete(pool.data)) return outcome::success();
 
@@ -77,11 +90,15 @@ Result<void, CoordError> RecyclePool::ensure(ZkSession& zk, std::chrono::millise
       return CoordError{CoordErrc::zookeeper,
                         fmt::format("another daemon is still filling the pool ({} exists)", lock_)};
     }
+    lock_seen = true;
     std::this_thread::sleep_for(kLockPoll);
   }
 }
 
 Result<void, CoordError> RecyclePool::fill(ZkSession& zk) {
+  for (const auto& path : {inuse_, notuse_, clock_, reapers_, claimers_, alive_.dir()}) {
+    BOOST_OUTCOME_TRY(zk.ensure_path(path));
+  }
   std::set<std::uint32_t> present;
   for (const auto& dir : {notuse_, inuse_}) {
     BOOST_OUTCOME_TRY(names, zk.children(dir));
@@ -149,8 +166,9 @@ Result<PoolClaim, CoordError> RecyclePool::read_claim(ZkSession& zk, std::uint32
   if (holder && alive_session == 0 && holder->owner != owner) {
     return lost(alive_.path(id), fmt::format("is held by {}", holder->describe()));
   }
-  return PoolClaim{id,         path,    node.first, s.version,    s.czxid,
-                   s.mtime_ms, s.mzxid, false,      alive_session};
+  // No move count: the first heartbeat reads it.
+  return PoolClaim{id,         path,    node.first, s.version,     s.czxid,
+                   s.mtime_ms, s.mzxid, false,      alive_session, std::nullopt};
 }
 
 Result<ClaimPlan, CoordError> RecyclePool::plan_claim(ZkSession& zk, std::uint32_t worker_id) {
@@ -171,25 +189,26 @@ Result<ClaimPlan, CoordError> RecyclePool::plan_claim(ZkSession& zk, std::uint32
 }
 
 Result<PoolClaim, CoordError> RecyclePool::commit_claim(ZkSession& zk, const ClaimPlan& plan,
-                                                        InuseData data) {
+                                                        InuseData data,
+                                                        const std::optional<ZkOp>& with) {
   const std::uint32_t id = plan.worker_id;
   data.floor = std::max(data.floor, plan.floor);
-  auto moved = zk.multi(
-      {ZkOp::set(inuse_, "", plan.move_count), ZkOp::remove(notuse_path(id), plan.notuse_version),
-       ZkOp::create(inuse_path(id), encode(data)), alive_.create(id, data.owner)});
+  std::vector<ZkOp> ops{ZkOp::set(inuse_, "", plan.move_count),
+                        ZkOp::remove(notuse_path(id), plan.notuse_version),
+                        ZkOp::create(inuse_path(id), encode(data)), alive_.create(id, data.owner)};
+  if (with) ops.push_back(*with);
+  auto moved = zk.multi(ops);
   if (moved) {
-    // The new node's version and czxid come from reading it back; until
-    // that answers, the claim counts as one whose answer was lost.
-    unsure_claim_ = id;
-    BOOST_OUTCOME_TRY(claim, read_claim(zk, id, data.owner));
-    unsure_claim_.reset();
-    claim.answered = true;
-    claim.mtime_ms = moved.value()[0].mtime_ms;  // one transaction, one time
-    claim.zxid = moved.value()[0].mzxid;
-    claim.alive_session = zk.session_id();
-    return claim;
+    // One transaction, one zxid and one time: the node it created is at
+    // version 0, its czxid that zxid, holding what we wrote, and the alive
+    // node is our session's. No reading back.
+    const NodeStat& t = moved.value()[0];
+    return PoolClaim{id,      inuse_path(id), std::move(data), 0,        t.mzxid, t.mtime_ms,
+                     t.mzxid, true,           zk.session_id(), t.version};
   }
   const ZkError& e = moved.error();
+  // Not a race on the pool: the op we were given failed (the caller's).
+  if (with && e.path == with->path && !e.outcome_unknown()) return CoordError::from(e);
   if (e.path == alive_.path(id) && e.code == ZkErrc::node_exists) {
     auto holder = alive_.holder(zk, id);
     return CoordError{
@@ -213,7 +232,8 @@ Result<PoolClaim, CoordError> RecyclePool::commit_claim(ZkSession& zk, const Cla
 }
 
 Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, const InuseData& data,
-                                                 std::int64_t max_floor_ms) {
+                                                 std::int64_t max_floor_ms,
+                                                 const std::optional<ZkOp>& with) {
   if (unsure_claim_) {
     auto earlier = read_claim(zk, *unsure_claim_, data.owner);
     if (earlier) {
@@ -255,7 +275,7 @@ Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, const InuseData&
         nearest_far_floor = std::min(nearest_far_floor, plan.value().floor);
         break;
       }
-      auto claimed = commit_claim(zk, plan.value(), data);
+      auto claimed = commit_claim(zk, plan.value(), data, with);
       if (claimed || claimed.error().code == CoordErrc::zookeeper) return claimed;
       if (claimed.error().code == CoordErrc::held) {
         ++held;
@@ -316,8 +336,8 @@ Result<PoolClaim, CoordError> RecyclePool::take_over(ZkSession& zk, std::uint32_
                            alive_.create(worker_id, data.owner)});
     if (moved) {
       const NodeStat& s = moved.value()[1];
-      return PoolClaim{worker_id,  path,    data, s.version,      s.czxid,
-                       s.mtime_ms, s.mzxid, true, zk.session_id()};
+      return PoolClaim{worker_id,  path,    data, s.version,       s.czxid,
+                       s.mtime_ms, s.mzxid, true, zk.session_id(), moved.value()[0].version};
     }
     if (moved.error().outcome_unknown()) {
       auto outcome = read_claim(zk, worker_id, data.owner);
@@ -335,17 +355,25 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
   next.ts = ts;
   next.hwm = hwm;
   for (int attempt = 0; attempt < kMaxClaimAttempts; ++attempt) {
-    // The write goes through only if no move happened since this check that
-    // the node is ours: no reclaim-and-claim can slip in between.
-    BOOST_OUTCOME_TRY(count, move_count(zk));
-    BOOST_OUTCOME_TRY(node, read_owned(zk, claim.path, claim.data.owner));
-    // Same path but another create: reclaimed and claimed again since.
-    if (node.second.czxid != claim.czxid) {
-      return lost(claim.path, "was reclaimed and given to another owner");
+    // The write goes through only if no move happened since the node was
+    // known ours: no reclaim-and-claim can slip in between. At rest that is
+    // since our last write (one request); else since a reading now.
+    std::int32_t count = 0;
+    if (claim.move_count && attempt == 0) {
+      count = *claim.move_count;
+    } else {
+      BOOST_OUTCOME_TRY(now, move_count(zk));
+      count = now;
+      BOOST_OUTCOME_TRY(node, read_owned(zk, claim.path, claim.data.owner));
+      // Same path but another create: reclaimed and claimed again since.
+      if (node.second.czxid != claim.czxid) {
+        return lost(claim.path, "was reclaimed and given to another owner");
+      }
+      // Still our token, at a later version: an earlier write of ours whose
+      // answer a lost connection swallowed. Nobody else writes our token.
+      claim.version = node.second.version;
     }
-    // Still our token, at a later version: an earlier write of ours whose
-    // answer a lost connection swallowed. Nobody else writes our token.
-    claim.version = node.second.version;
+    claim.move_count.reset();  // until this write is answered
     auto written =
         zk.multi({ZkOp::check(inuse_, count), ZkOp::set(claim.path, encode(next), claim.version),
                   alive_.keep(zk, claim.worker_id, claim.data.owner, claim.alive_session)});
@@ -355,6 +383,7 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
       claim.mtime_ms = written.value()[1].mtime_ms;
       claim.zxid = written.value()[1].mzxid;
       claim.alive_session = zk.session_id();
+      claim.move_count = count;
       return outcome::success();
     }
     const ZkError& e = written.error();

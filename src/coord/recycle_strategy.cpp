@@ -1,5 +1,6 @@
 #include "recycle_strategy.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 namespace snowflake::coord {
@@ -10,7 +11,8 @@ RecycleStrategy::RecycleStrategy(RecycleSettings settings, OwnerToken token,
       token_(std::move(token)),
       predecessor_(std::move(predecessor)),
       pool_(settings_.root, settings_.max_worker_id),
-      role_(pool_.reapers_dir()) {}
+      role_(pool_.reapers_dir()),
+      line_(pool_.claimers_dir()) {}
 
 Ownership RecycleStrategy::own(PoolClaim claim, const AcquireRequest& request) {
   Ownership o{claim.worker_id,
@@ -64,17 +66,60 @@ Result<Ownership, CoordError> RecycleStrategy::acquire(ZkSession& zk,
     pool_ready_ = true;
   }
   if (auto taken = try_takeover(zk, request)) return std::move(*taken);
+  if (auto waiting = wait_for_turn(zk, request)) return std::move(*waiting);
   const InuseData data{token_, 0, request.now_ms, 0, settings_.lease.count()};
-  auto claimed = pool_.claim(zk, data, request.max_floor_ms);
+  // Out of the line in the claim's own transaction: the next claimer is
+  // woken as soon as ours commits.
+  const auto leave = line_.leave_op(zk);
+  auto claimed = pool_.claim(zk, data, request.max_floor_ms, leave);
   if (!claimed) {
-    if (claimed.error().code == CoordErrc::zookeeper) unanswered_.failed(request.now);
-    return claimed.error();
+    const CoordError& e = claimed.error();
+    if (leave && e.zk && e.zk->path == leave->path) {
+      line_.left();  // our candidate is gone (removed by hand?): stand again
+      in_line_since_.reset();
+    } else if (e.code == CoordErrc::zookeeper) {
+      unanswered_.failed(request.now);  // the turn is kept for the retry
+    } else {
+      leave_line(zk);  // exhausted, floors ahead: the next may find what we did not
+    }
+    return e;
+  }
+  if (leave && claimed.value().answered) {
+    line_.left();
+    in_line_since_.reset();
+  } else {
+    leave_line(zk);
   }
   return own(std::move(claimed).value(), request);
 }
 
+std::optional<CoordError> RecycleStrategy::wait_for_turn(ZkSession& zk,
+                                                         const AcquireRequest& request) {
+  auto turn = line_.held(zk);
+  if (!turn) return turn.error();
+  if (turn.value()) return std::nullopt;
+  if (!in_line_since_) in_line_since_ = request.now;
+  const auto waited = request.now - *in_line_since_;
+  if (waited < settings_.line_patience) {
+    return CoordError{CoordErrc::in_line,
+                      fmt::format("other daemons claim first ({})", line_.dir())};
+  }
+  spdlog::warn("waited {} ms for the claimers ahead in {}; claiming beside them",
+               std::chrono::duration_cast<std::chrono::milliseconds>(waited).count(), line_.dir());
+  return std::nullopt;
+}
+
+void RecycleStrategy::leave_line(ZkSession& zk) {
+  in_line_since_.reset();
+  if (auto left = line_.leave(zk); !left) {
+    spdlog::warn("cannot leave the claimers' line yet ({}); trying again at the next heartbeat",
+                 left.error().message);
+  }
+}
+
 Result<WriteStamp, CoordError> RecycleStrategy::renew(ZkSession& zk, std::int64_t ts,
                                                       std::int64_t hwm) {
+  if (line_.in_line(zk)) leave_line(zk);
   if (auto beat = pool_.heartbeat(zk, *claim_, ts, hwm); !beat) {
     // Gone, another owner's, taken again, or its alive node another
     // session's: in the pool only a reclaim (after reclaim_after, past our

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <optional>
 
-#include "snowflake/coord/reaper_role.hpp"
+#include "snowflake/coord/candidate_line.hpp"
 #include "snowflake/coord/recycle_pool.hpp"
 #include "snowflake/state/state_file.hpp"
 #include "worker_strategy.hpp"
@@ -23,6 +23,11 @@ struct RecycleSettings {
   // How long the session of our dead predecessor may still hold our old
   // worker ID before we claim another instead.
   std::chrono::milliseconds takeover_patience{};
+  // How long a claimer waits for the claimers ahead of it in the line
+  // before it claims beside them (a claim is safe whoever sends it; the
+  // line only saves the retries of a race): a holder frozen in its turn
+  // keeps it until its session ends.
+  std::chrono::milliseconds line_patience{};
 };
 
 class RecycleStrategy final : public WorkerStrategy {
@@ -36,26 +41,36 @@ class RecycleStrategy final : public WorkerStrategy {
   Result<WriteStamp, CoordError> renew(ZkSession& zk, std::int64_t ts, std::int64_t hwm) override;
   Result<void, CoordError> give_back(ZkSession& zk, std::int64_t floor) override;
   void forget(ZkSession* zk) override;
-  // Only the daemon holding the reaper role passes (reaper_role.hpp); every
+  // Only the daemon holding the reaper role passes (candidate_line.hpp); every
   // daemon reports the pool as its own reads last saw it.
   Result<ReapResult, CoordError> reap(ZkSession& zk,
                                       std::optional<std::int64_t> zk_now_ms) override;
   std::string reapers_dir() const override { return pool_.reapers_dir(); }
   void reaper_watch_fired() noexcept override { role_.look_again(); }
   bool reaper() const noexcept override { return role_.holder_session() != 0; }
+  std::string claimers_dir() const override { return pool_.claimers_dir(); }
+  void claim_watch_fired() noexcept override { line_.look_again(); }
 
  private:
   // nullopt: no takeover to try (any more); go on to claim.
   std::optional<Result<Ownership, CoordError>> try_takeover(ZkSession& zk,
                                                             const AcquireRequest& request);
   Ownership own(PoolClaim claim, const AcquireRequest& request);
+  // nullopt: our turn in the claimers' line (or our patience with it is
+  // out): claim now. Else in_line, or a ZooKeeper error.
+  std::optional<CoordError> wait_for_turn(ZkSession& zk, const AcquireRequest& request);
+  // Out of the line after a claim; a remove that failed is sent again at
+  // the next heartbeat (the line waits for it meanwhile).
+  void leave_line(ZkSession& zk);
 
   RecycleSettings settings_;
   OwnerToken token_;
   std::optional<state::StateRecord> predecessor_;
   std::optional<std::chrono::steady_clock::time_point> held_since_;
   RecyclePool pool_;
-  ReaperRole role_;
+  CandidateLine role_;  // the reaper's
+  CandidateLine line_;  // the claimers'
+  std::optional<std::chrono::steady_clock::time_point> in_line_since_;
   bool pool_ready_ = false;
   std::optional<PoolClaim> claim_;
   UnansweredClaims unanswered_;

@@ -95,6 +95,10 @@ class WorkerStrategy {
   // The reaper's role may have passed to us: the next reap looks.
   virtual void reaper_watch_fired() noexcept {}
   virtual bool reaper() const noexcept { return false; }
+  // The same for the claimers' line (acquire() answers in_line while others
+  // are ahead): the claimer just ahead of us left, so our turn may be here.
+  virtual std::string claimers_dir() const { return {}; }
+  virtual void claim_watch_fired() noexcept {}
 };
 
 }  // namespace snowflake::coord

@@ -10,6 +10,8 @@
 #include <memory>
 #include <random>
 
+#include "snowflake/coordination_gauges.hpp"
+
 namespace snowflake::coord {
 
 namespace {
@@ -260,6 +262,14 @@ bool ZkSession::on_first_connection() const noexcept {
   return connections_.load(std::memory_order_acquire) == 1;
 }
 
+void ZkSession::count_request(const char* op, const std::string& path) {
+  requests_sent_.fetch_add(1, std::memory_order_relaxed);
+  zookeeper_requests_sent.fetch_add(1, std::memory_order_relaxed);
+  if (spdlog::should_log(spdlog::level::trace)) {
+    spdlog::trace("zookeeper request of session {:x}: {} {}", session_id(), op, path);
+  }
+}
+
 ZkError ZkSession::error(int rc, const std::string& path) const {
   ZkErrc code = classify(rc);
   // A dead handle answers "invalid state"; say what it means.
@@ -277,7 +287,7 @@ Result<std::string, ZkError> ZkSession::create(const std::string& path, std::str
                                                                : 0;
   std::vector<char> created(path.size() + 32);
   Stat stat{};
-  count_request();
+  count_request("create", path);
   const int rc = zoo_create2(handle_, path.c_str(), data.data(), static_cast<int>(data.size()),
                              with_auth_ ? &kReadAllWriteCreatorAcl : &ZOO_OPEN_ACL_UNSAFE, flags,
                              created.data(), static_cast<int>(created.size()), &stat);
@@ -296,7 +306,7 @@ Result<NodeData, ZkError> ZkSession::get(const std::string& path, bool watch) {
     std::string buffer(static_cast<std::size_t>(size), '\0');
     int length = size;
     Stat stat{};
-    count_request();
+    count_request("get", path);
     const int rc = zoo_get(handle_, path.c_str(), watch ? 1 : 0, buffer.data(), &length, &stat);
     if (rc != ZOK) return error(rc, path);
     if (stat.dataLength <= size) {
@@ -316,7 +326,7 @@ Result<std::optional<NodeData>, ZkError> ZkSession::try_get(const std::string& p
 
 Result<std::optional<NodeStat>, ZkError> ZkSession::exists(const std::string& path, bool watch) {
   Stat stat{};
-  count_request();
+  count_request("exists", path);
   const int rc = zoo_exists(handle_, path.c_str(), watch ? 1 : 0, &stat);
   if (rc == ZNONODE) return std::optional<NodeStat>();
   if (rc != ZOK) return error(rc, path);
@@ -326,7 +336,7 @@ Result<std::optional<NodeStat>, ZkError> ZkSession::exists(const std::string& pa
 Result<NodeStat, ZkError> ZkSession::set(const std::string& path, std::string_view data,
                                          int version) {
   Stat stat{};
-  count_request();
+  count_request("set", path);
   const int rc =
       zoo_set2(handle_, path.c_str(), data.data(), static_cast<int>(data.size()), version, &stat);
   if (rc != ZOK) return error(rc, path);
@@ -334,7 +344,7 @@ Result<NodeStat, ZkError> ZkSession::set(const std::string& path, std::string_vi
 }
 
 Result<void, ZkError> ZkSession::remove(const std::string& path, int version) {
-  count_request();
+  count_request("remove", path);
   const int rc = zoo_delete(handle_, path.c_str(), version);
   if (rc != ZOK) return error(rc, path);
   return outcome::success();
@@ -342,7 +352,7 @@ Result<void, ZkError> ZkSession::remove(const std::string& path, int version) {
 
 Result<std::vector<std::string>, ZkError> ZkSession::children(const std::string& path, bool watch) {
   String_vector names{};
-  count_request();
+  count_request("children", path);
   const int rc = zoo_get_children(handle_, path.c_str(), watch ? 1 : 0, &names);
   if (rc != ZOK) return error(rc, path);
   std::vector<std::string> out(names.data, names.data + names.count);
@@ -400,7 +410,7 @@ Result<std::vector<NodeStat>, ZkError> ZkSession::multi(const std::vector<ZkOp>&
     return ZkError{state == ZOO_AUTH_FAILED_STATE ? ZkErrc::auth_failed : ZkErrc::session_expired,
                    ZINVALIDSTATE, ops.front().path};
   }
-  count_request();
+  count_request("multi", ops.front().path);
   const int rc = zoo_multi(handle_, static_cast<int>(zops.size()), zops.data(), results.data());
   if (rc == ZOK) {
     std::vector<NodeStat> out;
@@ -418,13 +428,17 @@ Result<std::vector<NodeStat>, ZkError> ZkSession::multi(const std::vector<ZkOp>&
 }
 
 Result<void, ZkError> ZkSession::ensure_path(const std::string& path) {
-  for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    const std::string prefix = path.substr(0, slash);
-    if (auto made = create(prefix, ""); !made && made.error().code != ZkErrc::node_exists) {
-      return made.error();
-    }
-    if (slash == std::string::npos) return outcome::success();
+  // The node itself first: where the tree exists (every start but a
+  // cluster's first) that is one request, not one per level.
+  auto made = create(path, "");
+  if (made || made.error().code == ZkErrc::node_exists) return outcome::success();
+  if (made.error().code != ZkErrc::no_node) return made.error();
+  if (const auto slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
+    if (auto parent = ensure_path(path.substr(0, slash)); !parent) return parent.error();
   }
+  made = create(path, "");
+  if (made || made.error().code == ZkErrc::node_exists) return outcome::success();
+  return made.error();
 }
 
 Result<void, ZkError> ZkSession::sync(const std::string& path) {
@@ -436,7 +450,7 @@ Result<void, ZkError> ZkSession::sync(const std::string& path) {
   // Shared with the completion, which may run after a timed-out wait returned.
   auto wait = std::make_shared<SyncWait>();
   auto* held = new std::shared_ptr<SyncWait>(wait);
-  count_request();
+  count_request("sync", path);
   const int rc = zoo_async(
       handle_, path.c_str(),
       [](int result, const char*, const void* data) {

@@ -17,6 +17,14 @@ started at once. Printed per N:
   rest pkts/d/beat  the same per heartbeat interval
   conns/d           client connections per daemon (ZooKeeper sessions)
 
+and from each daemon's own snowflake_zookeeper_requests_total (requests it
+sent, pings not counted), which no other daemon's heartbeats blur:
+
+  start req/d       requests a daemon had sent when it turned ready: the
+                    mean over the daemons, and the largest
+  rest req/d/beat   requests per daemon per heartbeat at rest (the reaper's
+                    listings included, spread over all)
+
 Usage: scale.py SNOWFLAKED N [N ...] [--heartbeat-ms MS] [--idle-seconds S]
 """
 
@@ -48,6 +56,18 @@ def config(zk, heartbeat_ms, state_dir):
             "zookeeper": {"hosts": zk.hosts, "root": "/snowflake/scale",
                           "session_timeout_ms": 10000, "connect_timeout_ms": 30000},
             "http": {"io_threads": 1}, "log_level": "warn"}
+
+
+def daemon_metric(port, name):
+    """A counter off the daemon's /metrics, or None if it cannot be read."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith(name + " "):
+                    return float(line.split()[1])
+    except (urllib.error.URLError, OSError):
+        pass
+    return None
 
 
 def ready(port):
@@ -97,6 +117,7 @@ class Fleet:
     def all_ready(self, limit):
         """Seconds from the start to the last /ready 200, or None past `limit`."""
         waiting = set(range(len(self.processes)))
+        self.start_requests = {}
         deadline = self.started + limit
         while waiting and time.monotonic() < deadline:
             for i in sorted(waiting):
@@ -104,9 +125,19 @@ class Fleet:
                     sys.exit(f"scale: daemon {i} exited: see {self.logs[i]}")
                 if ready(self.ports[i]):
                     waiting.discard(i)
+                    self.start_requests[i] = daemon_metric(
+                        self.ports[i], "snowflake_zookeeper_requests_total")
             if waiting:
                 time.sleep(0.05)
         return None if waiting else time.monotonic() - self.started
+
+    def requests(self):
+        """Every daemon's requests sent so far, summed."""
+        return sum(daemon_metric(p, "snowflake_zookeeper_requests_total") or 0
+                   for p in self.ports)
+
+    def heartbeats(self):
+        return sum(daemon_metric(p, "snowflake_heartbeats_total") or 0 for p in self.ports)
 
     def stop(self):
         for p in self.processes:
@@ -146,14 +177,20 @@ def measure(binary, n, heartbeat_ms, idle_s):
             zxid_started = zk.zxid()
             time.sleep(2 * heartbeat_ms / 1000)  # every daemon has beaten since
             rest_from = zk.mntr()
+            requests_from, beats_from = fleet.requests(), fleet.heartbeats()
             time.sleep(idle_s)
             rest_to = zk.mntr()
+            requests_to, beats_to = fleet.requests(), fleet.heartbeats()
+            start_requests = [v for v in fleet.start_requests.values() if v is not None]
             return {
                 "n": n, "ready_s": took,
                 "start_packets": delta(before, started, "zk_packets_received") / n,
                 "start_writes": (zxid_started - zxid_before) / n,
                 "rest_packets_s": delta(rest_from, rest_to, "zk_packets_received") / n / idle_s,
                 "connections": (rest_to.get("zk_num_alive_connections", 1) - 1) / n,
+                "start_requests": sum(start_requests) / max(1, len(start_requests)),
+                "start_requests_max": max(start_requests, default=0),
+                "rest_requests_beat": (requests_to - requests_from) / max(1, beats_to - beats_from),
             }
         finally:
             if fleet:
@@ -172,12 +209,15 @@ def main():
     print(f"recycle daemons started at once against one standalone ZooKeeper, pool 1024, "
           f"heartbeat {args.heartbeat_ms} ms; ZooKeeper's mntr counters:")
     print(f"{'daemons':>8} {'ready s':>8} {'start pkts/d':>13} {'start writes/d':>15} "
-          f"{'rest pkts/d/s':>14} {'rest pkts/d/beat':>17} {'conns/d':>8}")
+          f"{'rest pkts/d/s':>14} {'rest pkts/d/beat':>17} {'conns/d':>8} "
+          f"{'start req/d (max)':>18} {'rest req/d/beat':>16}")
     for n in args.n:
         r = measure(args.snowflaked, n, args.heartbeat_ms, args.idle_seconds)
         print(f"{r['n']:>8} {r['ready_s']:>8.1f} {r['start_packets']:>13.1f} "
               f"{r['start_writes']:>15.1f} {r['rest_packets_s']:>14.1f} "
-              f"{r['rest_packets_s'] * beat_s:>17.1f} {r['connections']:>8.2f}", flush=True)
+              f"{r['rest_packets_s'] * beat_s:>17.1f} {r['connections']:>8.2f} "
+              f"{r['start_requests']:>11.1f} ({r['start_requests_max']:>4.0f}) "
+              f"{r['rest_requests_beat']:>16.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -444,6 +444,63 @@ TEST_CASE("four daemons on one pool, one killed and restarted: no duplicate in t
   CHECK(distinct.size() == all.size());
 }
 
+TEST_CASE("at rest, a daemon that does not reap costs ZooKeeper at most 3 requests a heartbeat",
+          "[coord][recycle][scale]") {
+  ZooKeeperServer zk;
+  TempDir state_a;
+  TempDir state_b;
+  const json patch = {{"coordinator", {{"heartbeat_interval_ms", 200}}}};
+  Daemon a(config(zk, "recycle", state_a.path(), patch).dump());
+  wait_ready(a);
+  Daemon b(config(zk, "recycle", state_b.path(), patch).dump());
+  wait_ready(b);
+  REQUIRE(eventually([&] { return metric(a, "snowflake_reaper") == 1; }));
+  CHECK(metric(b, "snowflake_reaper") == 0);
+  // Its heartbeat (one multi), the cluster root's read, the grace's sync:
+  // nothing that grows with the pool or the number of daemons.
+  const auto requests = metric(b, "snowflake_zookeeper_requests_total");
+  const auto beats = metric(b, "snowflake_heartbeats_total");
+  REQUIRE(requests > 0);
+  REQUIRE(eventually([&] { return metric(b, "snowflake_heartbeats_total") >= beats + 10; }, 20s));
+  const auto spent = metric(b, "snowflake_zookeeper_requests_total") - requests;
+  const auto beaten = metric(b, "snowflake_heartbeats_total") - beats;
+  CHECK(spent <= 3 * (beaten + 1));
+  CHECK(spent >= 3 * (beaten - 1));
+}
+
+TEST_CASE("a rollout: 12 recycle daemons started at once are each ready within 30 requests",
+          "[coord][recycle][scale]") {
+  ZooKeeperServer zk;
+  // Heartbeats far apart: the figure is the start's, not the rest's.
+  const json patch = {{"coordinator",
+                       {{"heartbeat_interval_ms", 10000},
+                        {"lease_timeout_ms", 30000},
+                        {"reclaim_after_ms", 60000}}}};
+  TempDir first_state;
+  Daemon first(config(zk, "recycle", first_state.path(), patch).dump());
+  wait_ready(first);  // the pool made and filled: what a rollout finds
+  std::vector<std::unique_ptr<TempDir>> states;
+  std::vector<std::unique_ptr<Daemon>> fleet;
+  for (int i = 0; i < 12; ++i) {
+    states.push_back(std::make_unique<TempDir>());
+    fleet.push_back(
+        std::make_unique<Daemon>(config(zk, "recycle", states.back()->path(), patch).dump()));
+  }
+  std::set<std::uint32_t> workers;
+  std::vector<std::int64_t> requests;
+  for (auto& d : fleet) {
+    workers.insert(wait_ready(*d));
+    requests.push_back(metric(*d, "snowflake_zookeeper_requests_total"));
+  }
+  CHECK(workers.size() == 12);
+  // A bound CI keeps: a start on a made pool costs 14 today (root check 3,
+  // sequences 2, the pool 1, the line 3, the claim 4, the floor and grace 2).
+  for (const auto r : requests) CHECK(r <= 30);
+  // Nobody is left in the line.
+  auto s = connect(zk);
+  CHECK(s->children(kRoot + "/pool/claimers").value().empty());
+}
+
 TEST_CASE("with auth, another ZooKeeper client cannot change or delete our nodes", "[coord][acl]") {
   ZooKeeperServer zk;
   TempDir state;

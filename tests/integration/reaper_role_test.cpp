@@ -1,6 +1,7 @@
-// The reaper's role (coord/reaper_role.hpp) against a real ZooKeeper
-// server: one holder among many sessions, handed on when its session ends,
-// and a pass of the pool only by the holder.
+// The candidates' line (coord/candidate_line.hpp) against a real ZooKeeper
+// server: the reaper's role, one holder among many sessions, handed on when
+// its session ends, and a pass of the pool only by the holder; the
+// claimers' turn, handed on when its holder leaves.
 
 #include <catch2/catch.hpp>
 
@@ -12,8 +13,8 @@
 
 #include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
+#include "snowflake/coord/candidate_line.hpp"
 #include "snowflake/coord/cluster_tree.hpp"
-#include "snowflake/coord/reaper_role.hpp"
 #include "snowflake/coord/recycle_pool.hpp"
 
 using namespace snowflake;
@@ -29,7 +30,7 @@ const std::string kReaperDir = tree::pool_reapers(kReaperRoot);
 // One daemon's view: its session, its role, and the watch that wakes it.
 struct RoleDaemon {
   std::unique_ptr<ZkSession> zk;
-  ReaperRole role{kReaperDir};
+  CandidateLine role{kReaperDir};
   std::shared_ptr<std::atomic<int>> fired = std::make_shared<std::atomic<int>>(0);
   int seen = 0;
 
@@ -140,6 +141,32 @@ TEST_CASE("reaper role: a new session of the holder stands again behind the othe
   CHECK_FALSE(a.holds());
   REQUIRE(eventually([&] { return daemons[1]->holds(); }));
   CHECK(role_holders(daemons) == 1);
+}
+
+TEST_CASE("claimers' line: each leave hands the turn to exactly the next, woken by its watch",
+          "[zk][recycle][line]") {
+  ZooKeeperServer server;
+  auto daemons = role_daemons(server, 3);
+  CHECK(role_holders(daemons) == 1);
+  RoleDaemon& first = *daemons[0];
+  REQUIRE(first.holds());
+  REQUIRE(first.role.leave(*first.zk));
+  CHECK_FALSE(first.role.in_line(*first.zk));
+  CHECK(role_candidates(*first.zk) == 2);
+  REQUIRE(eventually([&] { return daemons[1]->holds(); }));
+  CHECK(daemons[2]->fired->load() == 0);  // only the next was woken
+  CHECK_FALSE(daemons[2]->holds());
+  // Leaving again, out of the line: nothing sent.
+  const auto sent = first.zk->requests_sent();
+  REQUIRE(first.role.leave(*first.zk));
+  CHECK(first.zk->requests_sent() == sent);
+  // Back in line: behind the two still there.
+  CHECK_FALSE(first.holds());
+  REQUIRE(daemons[1]->role.leave(*daemons[1]->zk));
+  REQUIRE(eventually([&] { return daemons[2]->holds(); }));
+  CHECK_FALSE(first.holds());
+  REQUIRE(daemons[2]->role.leave(*daemons[2]->zk));
+  REQUIRE(eventually([&] { return first.holds(); }));
 }
 
 TEST_CASE("reaper: a pass reads only inuse nodes without an alive node", "[zk][recycle][reaper]") {

@@ -678,6 +678,31 @@ TEST_CASE("recycle: a node reclaimed and claimed again is not mistaken for ours"
   CHECK(pool.heartbeat(*s, fresh, kNow, kNow));
 }
 
+TEST_CASE("recycle: a heartbeat at rest is one request, and reads first after a move elsewhere",
+          "[zk][recycle]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  auto other = connect(zk);
+  RecyclePool pool = make_pool(*s, 4);
+  RecyclePool pool_other(kRoot, 3);
+  auto mine = claim(pool, *s, owner_data("mine")).value();
+  const auto cost = [&](std::int64_t ts) {
+    const auto before = s->requests_sent();
+    REQUIRE(pool.heartbeat(*s, mine, ts, ts));
+    return s->requests_sent() - before;
+  };
+  CHECK(cost(kNow + 1) == 1);
+  CHECK(cost(kNow + 2) == 1);
+  // Another daemon's claim moves the pool: our multi fails on the move
+  // count, then the count and our node are read and the write goes through.
+  auto theirs = claim(pool_other, *other, owner_data("theirs")).value();
+  CHECK(cost(kNow + 3) == 4);
+  CHECK(cost(kNow + 4) == 1);
+  CHECK(decode_inuse(s->get(mine.path).value().data)->ts == kNow + 4);
+  REQUIRE(pool_other.release(*other, theirs, kNow));
+  CHECK(cost(kNow + 5) == 4);
+}
+
 TEST_CASE("recycle: takeover by our old token, only once that run's session has ended",
           "[zk][recycle][safety]") {
   ZooKeeperServer zk;

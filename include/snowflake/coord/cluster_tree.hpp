@@ -16,7 +16,9 @@
 //   <root>/pool/init-lock               recycle, ephemeral: held while the pool is filled
 //   <root>/pool/clock                   recycle: written to read ZooKeeper's time off its mtime
 //   <root>/pool/reapers/<session>-<seq> recycle, ephemeral sequential: a daemon's candidacy for
-//                                       the reaper; the lowest reaps (reaper_role.hpp)
+//                                       the reaper; the lowest reaps (candidate_line.hpp)
+//   <root>/pool/claimers/<session>-<seq> recycle, ephemeral sequential: a daemon waiting to
+//                                       claim; the lowest claims, then leaves (candidate_line.hpp)
 //   <root>/sequences/<tag>              a dense sequence: {next, step, floor, takes, frozen}
 //                                       (sequence_node.hpp); takes write only this
 //   <root>/sequences/<tag>/floor        its floor child, {floor, frozen}: written with the
@@ -43,6 +45,7 @@ inline std::string notuse_dir(const std::string& root) { return pool(root) + "/n
 inline std::string pool_init_lock(const std::string& root) { return pool(root) + "/init-lock"; }
 inline std::string pool_clock(const std::string& root) { return pool(root) + "/clock"; }
 inline std::string pool_reapers(const std::string& root) { return pool(root) + "/reapers"; }
+inline std::string pool_claimers(const std::string& root) { return pool(root) + "/claimers"; }
 inline std::string floor_acks_dir(const std::string& root) { return root + "/floor_acks"; }
 inline std::string sequences_dir(const std::string& root) { return root + "/sequences"; }
 inline std::string sequence_holders_dir(const std::string& root) {

@@ -23,6 +23,7 @@ enum class CoordErrc {
   pool_exhausted,        // recycle: every worker ID is in use; retry later
   floors_ahead,  // every worker ID within reach has a floor too far ahead of the clock; retry
   held,          // another live session holds the worker ID (its alive node); retry
+  in_line,       // other daemons claim first (the claimers' line): retry when woken
   unusable,      // a node's data cannot be read, so its floor is unknown: never use it
   lost,          // our node is gone or was changed by someone else
   // Our node is gone, or another's, where no rule lets anyone take it while

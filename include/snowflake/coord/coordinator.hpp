@@ -126,6 +126,9 @@ class Coordinator {
   // behind what we saw.
   bool history_follows(std::int64_t before, std::int64_t zxid, std::string_view what);
   Step acquire();
+  // A claim that failed: said (or waited for, in the claimers' line), and a
+  // standby reaps if it holds that role.
+  Step not_acquired(const CoordError& e, std::chrono::steady_clock::time_point now);
   Step renew();
   // Builds the generator above the floor and publishes it with its lease
   // and time fence. Fails only if the clock fell behind the floor meanwhile.
@@ -207,7 +210,9 @@ class Coordinator {
   std::int64_t confirmed_session_ = 0;
   std::uint64_t root_events_seen_ = 0;
   std::uint64_t reaper_events_seen_ = 0;
+  std::uint64_t claim_events_seen_ = 0;
   std::string reapers_dir_;    // the strategy's, fixed at the start
+  std::string claimers_dir_;   // the same
   bool skew_checked_ = false;  // the first measurement after boot is fatal if off
   bool skew_held_ = false;
   // Our last write that ZooKeeper answered: when it was sent, and its mtime.
@@ -232,8 +237,10 @@ class Coordinator {
   // Changes of the cluster root ZooKeeper told us of (its watch), counted:
   // each wakes the heartbeat thread to read the floor.
   std::uint64_t root_events_ = 0;
-  // Watches fired on a candidate for the reaper (reaper_role.hpp); under mutex_.
+  // Watches fired on a candidate for the reaper (candidate_line.hpp); under mutex_.
   std::uint64_t reaper_events_ = 0;
+  // And on the claimer ahead of us in the claimers' line; under mutex_.
+  std::uint64_t claim_events_ = 0;
   bool shut_down_ = false;
 
   // By when the heartbeat thread must have moved on (monotonic ns): the

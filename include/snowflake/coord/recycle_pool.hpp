@@ -5,7 +5,8 @@
 //   <root>/pool                 {"size": N, "complete": true} once filled
 //   <root>/pool/init-lock       ephemeral: held by the daemon filling the pool
 //   <root>/pool/clock           written to read ZooKeeper's time (its mtime)
-//   <root>/pool/reapers/<s>-<n> ephemeral: candidates for the reaper (reaper_role.hpp)
+//   <root>/pool/reapers/<s>-<n> ephemeral: candidates for the reaper (candidate_line.hpp)
+//   <root>/pool/claimers/<s>-<n> ephemeral: daemons waiting to claim, one at a time
 //   <root>/pool/notuse/<id>     free, {floor}
 //   <root>/pool/inuse/<id>      owned, {owner, floor, ts, hwm, lease_ms}
 //   <root>/alive/<id>           ephemeral, held by the owner's session (alive_node.hpp)
@@ -48,6 +49,11 @@ struct PoolClaim {
   // may use it). False: a lost answer, recovered by reading the node later.
   bool answered = true;
   std::int64_t alive_session = 0;  // the session holding alive/<id> for us; 0: none known
+  // The pool's move count just after our last answered write of the node
+  // (claim, takeover, heartbeat), when the node was ours at `version`: a
+  // heartbeat whose multi requires that count unchanged needs no reading
+  // first (one request at rest). nullopt: read it.
+  std::optional<std::int32_t> move_count;
 };
 
 // One claim attempt's reading: a free worker ID, its floor, and the move
@@ -85,14 +91,18 @@ class RecyclePool {
   // IDs whose floor cannot be read are skipped (see unusable()). Errors:
   // pool_exhausted, floors_ahead (free IDs exist, all with floors beyond
   // max_floor_ms), zookeeper (a lost answer is checked first next time).
+  // `with`: one more op for the move's multi (leaving the claimers' line
+  // in the same transaction).
   Result<PoolClaim, CoordError> claim(ZkSession& zk, const InuseData& data,
-                                      std::int64_t max_floor_ms);
+                                      std::int64_t max_floor_ms,
+                                      const std::optional<ZkOp>& with = std::nullopt);
   // The two halves of one claim attempt. plan_claim: lost (not free),
   // unusable (its floor cannot be read). commit_claim: one multi that moves
   // it only if the pool has not moved since the plan (else lost), creating
   // our alive node (held: another session has it).
   Result<ClaimPlan, CoordError> plan_claim(ZkSession& zk, std::uint32_t worker_id);
-  Result<PoolClaim, CoordError> commit_claim(ZkSession& zk, const ClaimPlan& plan, InuseData data);
+  Result<PoolClaim, CoordError> commit_claim(ZkSession& zk, const ClaimPlan& plan, InuseData data,
+                                             const std::optional<ZkOp>& with = std::nullopt);
 
   // After a crash that we can prove (state_dir.hpp): if inuse/<worker_id>
   // still carries `previous`, make it ours (`data.owner`) without going
@@ -128,6 +138,7 @@ class RecyclePool {
   std::optional<std::uint32_t> in_use_seen() const noexcept { return in_use_seen_; }
   std::uint32_t size() const noexcept { return max_worker_id_ + 1; }
   const std::string& reapers_dir() const noexcept { return reapers_; }
+  const std::string& claimers_dir() const noexcept { return claimers_; }
 
   // Moves our node back to notuse carrying `floor`.
   Result<void, CoordError> release(ZkSession& zk, const PoolClaim& claim, std::int64_t floor);
@@ -160,6 +171,7 @@ class RecyclePool {
   std::string lock_;
   std::string clock_;
   std::string reapers_;
+  std::string claimers_;
   AliveNodes alive_;
   std::uint32_t max_worker_id_;
   std::mt19937_64 random_;

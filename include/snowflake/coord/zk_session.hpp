@@ -98,7 +98,7 @@ struct NodeData {
 };
 
 // ephemeral_sequential: bound to the session, named with a sequence number
-// ZooKeeper gives (an election's candidate: reaper_role.hpp).
+// ZooKeeper gives (an election's candidate: candidate_line.hpp).
 enum class CreateMode { persistent, persistent_sequential, ephemeral, ephemeral_sequential };
 
 // One operation of an all-or-nothing multi().
@@ -238,7 +238,9 @@ class ZkSession {
   ZkSession() = default;
   static void on_event(zhandle_t* zh, int type, int state, const char* path, void* context);
   ZkError error(int rc, const std::string& path) const;
-  void count_request() noexcept { requests_sent_.fetch_add(1, std::memory_order_relaxed); }
+  // Counted, and logged at level trace: what a daemon asks of ZooKeeper, one
+  // line per request (how a start's cost was broken down).
+  void count_request(const char* op, const std::string& path);
   // A stat of an answer, its zxids kept.
   template <class CStat>
   NodeStat seen(const CStat& s) noexcept;

@@ -1,4 +1,4 @@
-#include "snowflake/coord/reaper_role.hpp"
+#include "snowflake/coord/candidate_line.hpp"
 
 #include <fmt/format.h>
 
@@ -34,14 +34,15 @@ struct Candidate {
 
 }  // namespace
 
-ReaperRole::ReaperRole(std::string dir) : dir_(std::move(dir)) {}
+CandidateLine::CandidateLine(std::string dir) : dir_(std::move(dir)) {}
 
-Result<bool, CoordError> ReaperRole::held(ZkSession& zk) {
+Result<bool, CoordError> CandidateLine::held(ZkSession& zk) {
   if (zk.session_id() != session_) {
     // A new session: the old one's candidate goes with it (or already has).
     session_ = zk.session_id();
     prefix_ = fmt::format("{:016x}-", static_cast<std::uint64_t>(session_));
     create_sent_ = false;
+    unsure_ = false;
     candidate_.clear();
     holder_ = false;
     dirty_ = true;
@@ -56,7 +57,7 @@ Result<bool, CoordError> ReaperRole::held(ZkSession& zk) {
   return looked;
 }
 
-Result<bool, CoordError> ReaperRole::look(ZkSession& zk) {
+Result<bool, CoordError> CandidateLine::look(ZkSession& zk) {
   for (int round = 0; round < 4; ++round) {
     if (candidate_.empty() && !create_sent_) {
       create_sent_ = true;
@@ -72,6 +73,7 @@ Result<bool, CoordError> ReaperRole::look(ZkSession& zk) {
       if (!made) {
         // Unanswered, it may have been made: the listing below finds it.
         if (!made.error().outcome_unknown()) create_sent_ = false;
+        unsure_ = unsure_ || made.error().outcome_unknown();
         return CoordError::from(made.error());
       }
       candidate_ = made.value().substr(dir_.size() + 1);
@@ -114,6 +116,39 @@ Result<bool, CoordError> ReaperRole::look(ZkSession& zk) {
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("the reaper's candidates in {} kept changing", dir_)};
+}
+
+Result<void, CoordError> CandidateLine::leave(ZkSession& zk) {
+  if (in_line(zk)) {
+    if (!candidate_.empty() && !unsure_) {
+      auto gone = zk.remove(tree::child(dir_, candidate_), -1);
+      if (!gone && gone.error().code != ZkErrc::no_node) return CoordError::from(gone.error());
+    } else {
+      // A create whose answer was lost: ours, if made, are found by name
+      // (one a lagging server did not show when we looked may be there now).
+      BOOST_OUTCOME_TRY(names, zk.children(dir_));
+      for (const auto& name : names) {
+        if (!name.starts_with(prefix_)) continue;
+        auto gone = zk.remove(tree::child(dir_, name), -1);
+        if (!gone && gone.error().code != ZkErrc::no_node) return CoordError::from(gone.error());
+      }
+    }
+  }
+  left();
+  return outcome::success();
+}
+
+std::optional<ZkOp> CandidateLine::leave_op(const ZkSession& zk) const {
+  if (!in_line(zk) || candidate_.empty() || unsure_) return std::nullopt;
+  return ZkOp::remove(tree::child(dir_, candidate_), -1);
+}
+
+void CandidateLine::left() noexcept {
+  create_sent_ = false;
+  unsure_ = false;
+  candidate_.clear();
+  holder_ = false;
+  dirty_ = true;
 }
 
 }  // namespace snowflake::coord
