@@ -128,7 +128,9 @@ start:
             moves == c &&
 #endif
             true ->
-            moves++; notuse = false; no_floor = 0; inuse = true; incs++; in_inc = incs; in_token = token[m];
+            /* a check, not a bump: the node it removes and the one it creates
+               were each last deleted by a release or a reclaim, which bump */
+            notuse = false; no_floor = 0; inuse = true; incs++; in_inc = incs; in_token = token[m];
             in_floor = max(f, last[m]); in_ts = wall(m); in_hwm = 0; in_mtime = now; in_ver = 0;
             alive = sess[m]; answer(got);
             printf("MSC: t=%d machine %d (token %d) claims the worker ID, floor %d, ts %d; answer arrives: %d\n",
@@ -161,7 +163,14 @@ start:
          /* one multi: check inuse (move counter), set inuse/0 (version), keep alive/0 */
          pending[m] = false;
          if
-         :: connected && moves == c && inuse && in_inc == inc[m] && in_ver == v &&
+         /* the node's version and the move count, as ZooKeeper checks them
+            (the incarnation is not in the guard: only the count tells a
+            node claimed again, at version 0 again, from the one read) */
+         :: connected &&
+#ifndef HEARTBEAT_WITHOUT_MOVES
+            moves == c &&
+#endif
+            inuse && in_ver == v &&
             (alive == sess[m] || alive == 0) ->
             in_ts = wall(m); in_hwm = last[m]; in_mtime = now; in_ver++; alive = sess[m];
             answer(got);

@@ -36,6 +36,7 @@
  *   -DTAKEOVER_BY_TOKEN    a token in the state file is proof enough (no StateDir::proves_writer_dead)
  *   -DUNVERSIONED_RECLAIM  RecyclePool::reclaim_stale removes inuse/<id> at any version
  *   -DCLAIM_WITHOUT_MOVES  RecyclePool::commit_claim does not check the move counter
+ *   -DHEARTBEAT_WITHOUT_MOVES  RecyclePool::heartbeat does not check the move counter
  *   -DNO_LEASE             neither the generator nor the router checks the Lease
  *                          (property 3 must catch it)
  * and of the migration floor (property 5 must catch each):

@@ -70,6 +70,7 @@ checks=(
   "takeover-by-token|violates 1|-DTAKEOVER_BY_TOKEN|snowflake.pml|25"
   "unversioned-reclaim|violates 1|-DUNVERSIONED_RECLAIM"
   "claim-without-moves|violates 1|-DCLAIM_WITHOUT_MOVES"
+  "heartbeat-without-moves|violates 1|-DHEARTBEAT_WITHOUT_MOVES"
   "no-lease|violates 3|-DNO_LEASE"
   "sequential-floor-without-lease|violates 1|-DSEQUENTIAL -DFLOOR_WITHOUT_LEASE"
   "claim-ignores-floor|violates 5|-DCLAIM_IGNORES_FLOOR"

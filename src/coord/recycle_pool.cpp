@@ -193,18 +193,24 @@ Result<PoolClaim, CoordError> RecyclePool::commit_claim(ZkSession& zk, const Cla
                                                         const std::optional<ZkOp>& with) {
   const std::uint32_t id = plan.worker_id;
   data.floor = std::max(data.floor, plan.floor);
-  std::vector<ZkOp> ops{ZkOp::set(inuse_, "", plan.move_count),
+  // The count is checked, not bumped: the notuse node we remove and the
+  // inuse node we create were each last deleted by a release or a reclaim,
+  // and those bump it, so a reading from before either still fails here,
+  // while claims of other IDs no longer fail each other or anyone's
+  // heartbeat. The create's own answer carries no stat (ZooKeeper's multi
+  // has no create2), so the node is written once more at version 0: that
+  // set's stat is the new node's (czxid, mtime), in the same transaction.
+  const std::string path = inuse_path(id);
+  std::vector<ZkOp> ops{ZkOp::check(inuse_, plan.move_count),
                         ZkOp::remove(notuse_path(id), plan.notuse_version),
-                        ZkOp::create(inuse_path(id), encode(data)), alive_.create(id, data.owner)};
+                        ZkOp::create(path, encode(data)), ZkOp::set(path, encode(data), 0),
+                        alive_.create(id, data.owner)};
   if (with) ops.push_back(*with);
   auto moved = zk.multi(ops);
   if (moved) {
-    // One transaction, one zxid and one time: the node it created is at
-    // version 0, its czxid that zxid, holding what we wrote, and the alive
-    // node is our session's. No reading back.
-    const NodeStat& t = moved.value()[0];
-    return PoolClaim{id,      inuse_path(id), std::move(data), 0,        t.mzxid, t.mtime_ms,
-                     t.mzxid, true,           zk.session_id(), t.version};
+    const NodeStat& t = moved.value()[3];
+    return PoolClaim{id,      path, std::move(data), t.version,      t.czxid, t.mtime_ms,
+                     t.mzxid, true, zk.session_id(), plan.move_count};
   }
   const ZkError& e = moved.error();
   // Not a race on the pool: the op we were given failed (the caller's).

@@ -11,13 +11,17 @@
 //   <root>/pool/inuse/<id>      owned, {owner, floor, ts, hwm, lease_ms}
 //   <root>/alive/<id>           ephemeral, held by the owner's session (alive_node.hpp)
 //
-// Every move between notuse and inuse is one zoo_multi, and every move also
-// bumps the version of <root>/pool/inuse's own data: that version counts the
-// pool's moves. Every move acts on an earlier reading (a claim on the free
-// node's floor, a reclaim on a stale node, a release, a takeover), and
-// requires that count unchanged, so a node deleted and created again under
-// the same name (whose version would start over) is never mistaken for the
-// one that was read.
+// Every move between notuse and inuse is one zoo_multi. Every move that
+// deletes an inuse node (a release, a reclaim), and a takeover, also bumps
+// the version of <root>/pool/inuse's own data: that version counts those
+// moves. Every move, and a heartbeat, acts on an earlier reading (a claim on
+// the free node's floor, a reclaim on a stale node, a heartbeat on its own
+// node) and requires that count unchanged, so a node deleted and created
+// again under the same name (whose version would start over) is never
+// mistaken for the one that was read. A claim checks the count without
+// bumping it: it deletes only a notuse node, which a release or a reclaim
+// (bumping) made, so claims of other IDs fail neither each other nor the
+// owners' heartbeats.
 
 #include <chrono>
 #include <cstdint>
