@@ -5,7 +5,7 @@ with a temp data dir, fast ticks, killed with the test however it ends
 it answers nothing, and sessions expire. wipe(), back_up() and restore()
 are ZooKeeper losing what it acknowledged, as operators meet it. mntr()
 reads its counters (packets, commits, connections), as the benchmarks of
-ZooKeeper's cost do."""
+ZooKeeper's cost do. ZooKeeperEnsemble: three of them as one ensemble."""
 
 import os
 import shutil
@@ -16,9 +16,11 @@ import time
 
 
 class ZooKeeperServer:
-    def __init__(self, workdir, name="zookeeper", extra=""):
+    def __init__(self, workdir, name="zookeeper", extra="", heap="256m"):
         """`extra`: more zoo.cfg lines (maxClientCnxns=0 for many clients
-        on one address, as one host's daemons are)."""
+        on one address, as one host's daemons are); `heap`: the JVM's -Xmx
+        (thousands of sessions need more than a test's few)."""
+        self.heap = heap
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -37,9 +39,10 @@ class ZooKeeperServer:
         self.start()
 
     def start(self):
-        """Starts it (again, on the same port and data); returns once it answers."""
+        """Starts it (again, on the same port and data); returns once it answers
+        (an ensemble's member answers before it has a quorum)."""
         self.process = subprocess.Popen(
-            ["setpriv", "--pdeathsig", "KILL", "--", "/usr/bin/java", "-Xmx256m", "-cp",
+            ["setpriv", "--pdeathsig", "KILL", "--", "/usr/bin/java", f"-Xmx{self.heap}", "-cp",
              "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar",
              "org.apache.zookeeper.server.quorum.QuorumPeerMain", self.config],
             stdout=self.log, stderr=self.log)
@@ -107,6 +110,17 @@ class ZooKeeperServer:
                 return int(line[len("Zxid: "):], 16)
         return None
 
+    def mode(self):
+        """"leader", "follower" or "standalone" once it serves; None before."""
+        try:
+            answer = self._ask(b"srvr")
+        except OSError:
+            return None
+        for line in answer.splitlines():
+            if line.startswith("Mode: "):
+                return line[len("Mode: "):]
+        return None
+
     def mntr(self):
         """Its `mntr` counters, by name (zk_packets_received: ...), numbers
         as numbers; empty while it serves no request yet. The connection
@@ -133,3 +147,62 @@ class ZooKeeperServer:
         self.resume()
         self.process.kill()
         self.process.wait(20)
+
+
+def free_ports(count):
+    """`count` distinct loopback ports nobody listens on now (all bound at once)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+class ZooKeeperEnsemble:
+    """Three servers on loopback as one ensemble (server.N lines, myid
+    files), each a ZooKeeperServer with the same `extra`. hosts lists all
+    three; mntr() sums the members' counters (each member counts the
+    connection that asks); zxid() is the highest member's."""
+
+    def __init__(self, workdir, name="ensemble", extra="", heap="256m"):
+        ports = free_ports(6)
+        servers = "".join(f"server.{i + 1}=127.0.0.1:{ports[2 * i]}:{ports[2 * i + 1]}\n"
+                          for i in range(3))
+        self.members = []
+        for i in range(3):
+            member = f"{name}{i + 1}"
+            data = os.path.join(workdir, member + "-data")
+            os.makedirs(data, exist_ok=True)
+            with open(os.path.join(data, "myid"), "w", encoding="utf-8") as f:
+                f.write(f"{i + 1}\n")
+            self.members.append(ZooKeeperServer(
+                workdir, member, extra="initLimit=20\nsyncLimit=10\n" + servers + extra,
+                heap=heap))
+        deadline = time.monotonic() + 60
+        while not all(m.mode() for m in self.members):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"ZooKeeper ensemble did not form (logs in {workdir})")
+            time.sleep(0.05)
+
+    @property
+    def hosts(self):
+        return ",".join(m.hosts for m in self.members)
+
+    def zxid(self):
+        zxids = [z for z in (m.zxid() for m in self.members) if z is not None]
+        return max(zxids) if zxids else None
+
+    def mntr(self):
+        total = {}
+        for m in self.members:
+            for name, value in m.mntr().items():
+                if isinstance(value, (int, float)):
+                    total[name] = total.get(name, 0) + value
+        return total
+
+    def stop(self):
+        for m in self.members:
+            m.stop()

@@ -1,0 +1,267 @@
+#!/usr/bin/python3
+"""What ZooKeeper pays for fleets in the thousands, simulated on one
+machine: the real coordinator code of N daemons (tests/bench/
+coordinator_fleet.cpp: claim in the claimers' line, heartbeat, the elected
+reaper, release), a thousand to a process, against a real ZooKeeper (a
+3-node ensemble with --ensemble). What a daemon adds to that (HTTP, its
+sequences' session) does not reach ZooKeeper but for the second session's
+pings: scale.py measures whole daemons.
+
+For each N: a fresh ZooKeeper (maxClientCnxns=0: every simulated daemon
+shares one address), `snowflaked cluster create` with a pool of at least
+N (worker bits to fit), the processes started at once; printed per N:
+
+  ready s           from the start to the last daemon that may issue
+  start pkts/d      packets ZooKeeper received during the start, per daemon
+                    (mntr, summed over the members)
+  start writes/d    transactions committed then (the zxid), per daemon
+  start req/d       requests the daemons had sent when all were ready
+  rest pkts/d/beat  packets per daemon per heartbeat interval at rest,
+                    over --idle-seconds once every daemon has beaten twice
+  rest req/d/beat   requests per daemon per heartbeat at rest (pings not
+                    counted; the reaper's listings spread over all)
+  conns/d           client connections per daemon
+  reclaim s         with two processes or more: the last one killed (kill
+                    -9, its sessions left to expire), how long until the
+                    others had reclaimed every worker ID it held
+  stop s            every daemon stopped cleanly (its ID given back)
+
+--check START,REST exits 1 if start pkts/d exceeds START or rest pkts/d/beat
+exceeds REST at any N (the regression test CI runs at a small N).
+
+Usage: scale_sim.py FLEET SNOWFLAKED N [N ...] [--ensemble] [--heartbeat-ms MS]
+                    [--idle-seconds S] [--per-process K] [--check START,REST]
+"""
+
+import argparse
+import json
+import math
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import zookeeper_server  # noqa: E402
+
+
+def worker_bits_for(n):
+    """The layout's worker bits: a pool of at least N (1,024 at least)."""
+    return max(10, math.ceil(math.log2(n)))
+
+
+def config(zk, n, heartbeat_ms):
+    # conf/recycle.json's proportions (lease 3 heartbeats, reclaim 5).
+    bits = worker_bits_for(n)
+    return {"service": "scale-sim",
+            "layout": {"time_bits": 41, "worker_bits": bits, "sequence_bits": 22 - bits},
+            "coordinator": {"type": "recycle",
+                            "heartbeat_interval_ms": heartbeat_ms,
+                            "lease_timeout_ms": 3 * heartbeat_ms,
+                            "reclaim_after_ms": 5 * heartbeat_ms,
+                            "safety_margin_ms": heartbeat_ms,
+                            # Each daemon renews its state file's time
+                            # reservation on its own disk; here thousands
+                            # share one: the longest interval (and tmpfs).
+                            "persist_interval_ms": 1000, "max_boot_wait_ms": 10000},
+            "zookeeper": {"hosts": zk.hosts, "root": "/snowflake/scale-sim",
+                          "session_timeout_ms": 10000, "connect_timeout_ms": 30000},
+            "sequences": {"enabled": False}, "log_level": "warn"}
+
+
+class Fleets:
+    """N simulated daemons in processes of at most `per_process` each."""
+
+    def __init__(self, binary, config_path, work, n, per_process):
+        self.processes = []
+        self.counts = []
+        state = tempfile.mkdtemp(prefix="snowflake-scale-sim-",
+                                 dir="/dev/shm" if os.path.isdir("/dev/shm") else work)
+        self.state = state
+        first = 0
+        self.started = time.monotonic()
+        while first < n:
+            count = min(per_process, n - first)
+            log = open(os.path.join(work, f"fleet{len(self.processes)}.log"), "w",
+                       encoding="utf-8")
+            self.processes.append(subprocess.Popen(
+                ["setpriv", "--pdeathsig", "KILL", "--", binary, config_path, state,
+                 str(first), str(count)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+                bufsize=1))
+            self.counts.append(count)
+            first += count
+        # A thread per process hands its lines over (a select on a pipe
+        # would miss the lines already read into the pipe's buffer).
+        self.lines = {}
+        for p in self.processes:
+            self.lines[p.pid] = queue.Queue()
+            threading.Thread(target=self.pump, args=(p, self.lines[p.pid]), daemon=True).start()
+
+    @staticmethod
+    def pump(p, lines):
+        for line in p.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    def read(self, p, word, limit):
+        """The next line of `p` that starts with `word`, split; exits on a
+        fatal line, an exit or past `limit` seconds."""
+        deadline = time.monotonic() + limit
+        while True:
+            try:
+                line = self.lines[p.pid].get(timeout=max(0.001, deadline - time.monotonic()))
+            except queue.Empty:
+                sys.exit(f"scale_sim: no '{word}' within {limit} s")
+            if line is None:
+                sys.exit(f"scale_sim: a fleet exited ({p.poll()}) before '{word}'")
+            if line.startswith("fatal"):
+                sys.exit(f"scale_sim: {line.strip()}")
+            if line.startswith(word):
+                return line.split()[1:]
+            if line.startswith("waiting"):  # every 5 s while a process waits: its progress
+                print(f"scale_sim: {p.pid} {line.strip()}", file=sys.stderr, flush=True)
+
+    def all_ready(self, limit):
+        """Seconds to the last ready daemon, and the requests sent by then."""
+        requests = 0
+        for p in self.processes:
+            requests += int(self.read(p, "ready", limit)[1])
+        return time.monotonic() - self.started, requests
+
+    def stats(self, processes=None):
+        """Summed over the processes: requests, heartbeats, ready, reapers, reclaimed."""
+        total = [0, 0, 0, 0, 0]
+        for p in processes or self.processes:
+            p.stdin.write("stats\n")
+            p.stdin.flush()
+        for p in processes or self.processes:
+            total = [a + int(b) for a, b in zip(total, self.read(p, "stats", 30))]
+        return total
+
+    def kill_last(self):
+        p = self.processes.pop()
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        return self.counts.pop()
+
+    def stop(self, limit):
+        started = time.monotonic()
+        for p in self.processes:
+            p.stdin.write("stop\n")
+            p.stdin.flush()
+        for p in self.processes:
+            self.read(p, "stopped", limit)
+        return time.monotonic() - started
+
+    def kill(self):
+        for p in self.processes:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        shutil.rmtree(self.state, ignore_errors=True)
+
+
+def delta(a, b, name):
+    return b.get(name, 0) - a.get(name, 0)
+
+
+def reclaim_seconds(fleets, heartbeat_ms, limit):
+    """The last process killed: seconds until the others reclaimed its IDs."""
+    if len(fleets.processes) < 2:
+        return None
+    before = fleets.stats()[4]
+    killed = fleets.kill_last()
+    started = time.monotonic()
+    while fleets.stats()[4] - before < killed:
+        if time.monotonic() - started > limit:
+            sys.exit(f"scale_sim: {killed} dead daemons' IDs not reclaimed within {limit} s")
+        time.sleep(heartbeat_ms / 4000)
+    return time.monotonic() - started
+
+
+def measure(fleet_binary, snowflaked, n, args):
+    beat_s = args.heartbeat_ms / 1000
+    with tempfile.TemporaryDirectory(prefix="snowflake-scale-sim-") as work:
+        extra = "maxClientCnxns=0\n"
+        heap = "1g"  # thousands of sessions
+        zk = (zookeeper_server.ZooKeeperEnsemble(work, extra=extra, heap=heap) if args.ensemble
+              else zookeeper_server.ZooKeeperServer(work, "zk", extra=extra, heap=heap))
+        askers = 3 if args.ensemble else 1  # the connections mntr itself makes
+        fleets = None
+        try:
+            config_path = os.path.join(work, "config.json")
+            with open(config_path, "w", encoding="utf-8") as f:
+                json.dump(config(zk, n, args.heartbeat_ms), f)
+            subprocess.run([snowflaked, "cluster", "create", "--config", config_path,
+                            "--wait", "30000"], check=True, stdout=subprocess.DEVNULL)
+            before, zxid_before = zk.mntr(), zk.zxid()
+            fleets = Fleets(fleet_binary, config_path, work, n, args.per_process)
+            took, start_requests = fleets.all_ready(limit=120 + n / 10)
+            started, zxid_started = zk.mntr(), zk.zxid()
+            time.sleep(2 * beat_s)  # every daemon has beaten since
+            rest_from, stats_from = zk.mntr(), fleets.stats()
+            time.sleep(args.idle_seconds)
+            rest_to, stats_to = zk.mntr(), fleets.stats()
+            beats = max(1, stats_to[1] - stats_from[1])
+            result = {
+                "n": n, "ready_s": took,
+                "start_packets": delta(before, started, "zk_packets_received") / n,
+                "start_writes": (zxid_started - zxid_before) / n,
+                "start_requests": start_requests / n,
+                "rest_packets_beat":
+                    delta(rest_from, rest_to, "zk_packets_received") / n / args.idle_seconds
+                    * beat_s,
+                "rest_requests_beat": (stats_to[0] - stats_from[0]) / beats,
+                "connections": (rest_to.get("zk_num_alive_connections", askers) - askers) / n,
+                "reapers": stats_to[3],
+            }
+            result["reclaim_s"] = reclaim_seconds(fleets, args.heartbeat_ms, 60 + 10 * beat_s)
+            result["stop_s"] = fleets.stop(limit=60 + n / 10)
+            return result
+        finally:
+            if fleets:
+                fleets.kill()
+            zk.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("fleet")
+    parser.add_argument("snowflaked")
+    parser.add_argument("n", type=int, nargs="+")
+    parser.add_argument("--ensemble", action="store_true")
+    parser.add_argument("--heartbeat-ms", type=int, default=10000)
+    parser.add_argument("--idle-seconds", type=float, default=30)
+    parser.add_argument("--per-process", type=int, default=1000)
+    parser.add_argument("--check", help="START,REST: bounds on start pkts/d and rest pkts/d/beat")
+    args = parser.parse_args()
+    bounds = [float(v) for v in args.check.split(",")] if args.check else None
+    print(f"simulated recycle daemons (coordinators, {args.per_process} to a process) started "
+          f"at once against one {'3-node ensemble' if args.ensemble else 'standalone ZooKeeper'}, "
+          f"heartbeat {args.heartbeat_ms} ms, sessions 10 s:")
+    print(f"{'daemons':>8} {'ready s':>8} {'start pkts/d':>13} {'start writes/d':>15} "
+          f"{'start req/d':>12} {'rest pkts/d/beat':>17} {'rest req/d/beat':>16} {'conns/d':>8} "
+          f"{'reapers':>8} {'reclaim s':>10} {'stop s':>7}")
+    failed = False
+    for n in args.n:
+        r = measure(args.fleet, args.snowflaked, n, args)
+        reclaim = "-" if r["reclaim_s"] is None else f"{r['reclaim_s']:.1f}"
+        print(f"{r['n']:>8} {r['ready_s']:>8.1f} {r['start_packets']:>13.1f} "
+              f"{r['start_writes']:>15.1f} {r['start_requests']:>12.1f} "
+              f"{r['rest_packets_beat']:>17.1f} {r['rest_requests_beat']:>16.2f} "
+              f"{r['connections']:>8.2f} {r['reapers']:>8} {reclaim:>10} {r['stop_s']:>7.1f}",
+              flush=True)
+        if bounds and (r["start_packets"] > bounds[0] or r["rest_packets_beat"] > bounds[1]):
+            print(f"scale_sim: over the bounds {bounds[0]} and {bounds[1]}", file=sys.stderr)
+            failed = True
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
