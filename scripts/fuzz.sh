@@ -88,4 +88,17 @@ for t in "${targets[@]}"; do
     failed=1
   fi
 done
+# A finding's own lines, for a CI log read where build/ is out of reach:
+# the report (sanitizer or broken invariant) and the input that made it.
+for t in "${targets[@]}"; do
+  [ -f "build/fuzz/$t.result" ] && grep -q '  ok$' "build/fuzz/$t.result" && continue
+  echo "== $t: the finding (build/fuzz/$t.log)"
+  grep -m1 -A24 -E 'invariant broken|==[0-9]+==ERROR|^ERROR: libFuzzer|^SUMMARY' "build/fuzz/$t.log" |
+    cut -c1-300 || tail -n 20 "build/fuzz/$t.log"
+  for crash in build/fuzz/crash-"$t"-*; do
+    [ -f "$crash" ] || continue
+    echo "== $crash, $(wc -c <"$crash") bytes (base64, first 2,000):"
+    base64 -w 100 "$crash" | head -c 2000; echo
+  done
+done
 exit "$failed"

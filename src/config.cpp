@@ -31,6 +31,8 @@ constexpr int kReserveIntervals = CoordinatorSettings::kReserveIntervals;
 constexpr std::int64_t kMaxWaitMs = 60'000;
 constexpr std::uint32_t kDefaultRandomSequenceBound = 64;
 constexpr int kMaxPoolWorkerBits = 16;
+// A config is sections of keys, a few levels deep (forms.by_tag.<tag>).
+constexpr int kMaxConfigDepth = 32;
 
 std::int64_t read_epoch(JsonSection& layout, std::int64_t fallback) {
   const auto& v = layout.raw("epoch");
@@ -464,26 +466,41 @@ Result<Config, ConfigError> load_config_text(std::string_view text, std::int64_t
   // reported against it: the parser throws before the value reaches us.
   // One entry per depth; an array's level has no key.
   std::vector<std::optional<std::string>> keys_read;
+  const auto keys_text = [&keys_read] {
+    std::vector<std::string> keys;
+    for (const auto& key : keys_read) {
+      if (key) keys.push_back(JsonSection::key_text(*key));
+    }
+    return fmt::format("{}", fmt::join(keys, "."));
+  };
+  // Nesting is refused while parsing: the parser keeps its own stack, but
+  // a document's copy and comparison recurse, and a config of a few
+  // thousand brackets would overflow the thread's stack instead of exiting 2.
+  struct TooDeep {};
   const auto track = [&keys_read](int depth, nlohmann::json::parse_event_t event,
                                   nlohmann::json& parsed) {
     if (event == nlohmann::json::parse_event_t::key && depth > 0) {
       keys_read.resize(static_cast<std::size_t>(depth));
       keys_read.back() = parsed.get<std::string>();
     }
+    if ((event == nlohmann::json::parse_event_t::object_start ||
+         event == nlohmann::json::parse_event_t::array_start) &&
+        depth >= kMaxConfigDepth) {
+      throw TooDeep{};
+    }
     return true;
   };
   nlohmann::json document;
   try {
     document = nlohmann::json::parse(text, track);
+  } catch (const TooDeep&) {
+    return ConfigError{keys_text(), fmt::format("nested deeper than {} levels: a config is an "
+                                                "object of sections, a few levels deep",
+                                                kMaxConfigDepth)};
   } catch (const nlohmann::json::parse_error& e) {
     return ConfigError{"", fmt::format("invalid JSON: {}", e.what())};
   } catch (const nlohmann::json::exception& e) {
-    std::vector<std::string> keys;
-    for (const auto& key : keys_read) {
-      if (key) keys.push_back(JsonSection::key_text(*key));
-    }
-    return ConfigError{fmt::format("{}", fmt::join(keys, ".")),
-                       fmt::format("not a number this config can hold: {}", e.what())};
+    return ConfigError{keys_text(), fmt::format("not a number this config can hold: {}", e.what())};
   }
   return parse_config(document, now_ms, overrides);
 }

@@ -290,6 +290,22 @@ TEST_CASE("config files: errors are printed as file: key: message", "[config]") 
     const auto in_list = dir.write("list.json", R"({"http": {"tag_allowlist": ["a", -1e999]}})");
     CHECK(load_config_file(in_list.string(), kConfigNow).error().key == "http.tag_allowlist");
   }
+  SECTION("nesting deeper than a config has is refused, naming the key, not a stack overflow") {
+    // 100,000 brackets: copying such a document recursed through the stack.
+    const std::string deep = R"({"http": {"tag_allowlist": )" + std::string(100'000, '[') +
+                             std::string(100'000, ']') + "}}";
+    const auto e = load_config_file(dir.write("deep.json", deep).string(), kConfigNow).error();
+    CHECK(e.key == "http.tag_allowlist");
+    CHECK_THAT(e.message, Catch::Contains("nested deeper than 32 levels"));
+    const auto top =
+        load_config_text(std::string(50'000, '[') + std::string(50'000, ']'), kConfigNow);
+    CHECK_THAT(top.error().message, Catch::Contains("nested deeper"));
+    // 32 levels still parse (and are then refused for what they are).
+    const std::string at_limit =
+        R"({"http": {"tag_allowlist": )" + std::string(30, '[') + std::string(30, ']') + "}}";
+    CHECK_THAT(load_config_text(at_limit, kConfigNow).error().message,
+               !Catch::Contains("nested deeper"));
+  }
   SECTION("a missing file") {
     const auto e = load_config_file((dir.path() / "nope.json").string(), kConfigNow).error();
     CHECK(e.describe("nope.json") == "nope.json: cannot open: No such file or directory");
