@@ -46,6 +46,7 @@ Result<bool, CoordError> CandidateLine::held(ZkSession& zk) {
     candidate_.clear();
     holder_ = false;
     dirty_ = true;
+    ahead_ = 0;
   }
   if (!dirty_) return holder_;
   dirty_ = false;
@@ -98,6 +99,7 @@ Result<bool, CoordError> CandidateLine::look(ZkSession& zk) {
       continue;
     }
     candidate_ = mine->name;
+    ahead_ = static_cast<std::size_t>(mine - all.begin());
     for (auto extra = mine + 1; extra != all.end(); ++extra) {
       if (extra->ours) (void)zk.remove(tree::child(dir_, extra->name), -1);
     }
@@ -149,6 +151,7 @@ void CandidateLine::left() noexcept {
   candidate_.clear();
   holder_ = false;
   dirty_ = true;
+  ahead_ = 0;
 }
 
 }  // namespace snowflake::coord

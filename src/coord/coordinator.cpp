@@ -204,7 +204,7 @@ void Coordinator::run() {
 Coordinator::Step Coordinator::tick() {
   if (!zk_ || zk_->gone()) return connect();
   if (auto fresh = refusal_watch_->replacement(*zk_)) {
-    zk_ = std::move(fresh);
+    set_session(std::move(fresh));
     adopt_session();
   }
   // A loss the sequence supplier noticed on its own session: ours too.
@@ -241,13 +241,23 @@ Coordinator::Step Coordinator::tick() {
   return renew();
 }
 
+std::shared_ptr<ZkSession> Coordinator::session() const {
+  std::lock_guard lock(session_mutex_);
+  return zk_;
+}
+
+void Coordinator::set_session(std::shared_ptr<ZkSession> session) {
+  std::lock_guard lock(session_mutex_);
+  zk_ = std::move(session);
+}
+
 Coordinator::Step Coordinator::connect() {
   if (zk_) {
     spdlog::warn(
         "ZooKeeper session expired; opening a new one (ownership of worker ID {} is "
         "checked by the next heartbeat)",
         generator_ ? std::to_string(worker_id_) : std::string("none"));
-    zk_.reset();
+    set_session(nullptr);
   }
   auto session = ZkSession::connect(options_.zookeeper);
   if (!session) {
@@ -255,14 +265,15 @@ Coordinator::Step Coordinator::connect() {
                           session.error().message()));
     return Step::retry;
   }
-  zk_ = std::move(session).value();
+  set_session(std::move(session).value());
   adopt_session();
   return Step::ok;
 }
 
 void Coordinator::adopt_session() {
   root_checked_ = false;  // a new session may find ZooKeeper has lost the cluster
-  zk_->set_node_watcher([this](const std::string& path) {
+  // Added, not set: the sequence supplier may have added its own already.
+  zk_->add_node_watcher([this](const std::string& path) {
     const auto under = [&path](const std::string& dir) {
       return !dir.empty() && path.size() > dir.size() && path.starts_with(dir) &&
              path[dir.size()] == '/';
@@ -897,7 +908,7 @@ void Coordinator::shutdown() {
     generator_ = nullptr;
   }
   if (reservation_) reservation_->stop();
-  zk_.reset();
+  set_session(nullptr);
   gauges_.zookeeper.store(ZkConnection::connecting);
   gauges_.reaper.store(false, std::memory_order_relaxed);
 }

@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <thread>
 
 #include "snowflake/coord/cluster_tree.hpp"
 
@@ -15,12 +14,13 @@ namespace {
 
 constexpr std::size_t kCreatesPerMulti = 128;
 constexpr int kMaxClaimAttempts = 5;  // re-reads after a race before giving up for now
-// Waiting for the pool's filler: the first poll soon, then ever further
-// apart, so that N daemons of a cluster's first start cost ZooKeeper a few
-// polls each however long the fill takes (a fixed 50 ms had 1,000 daemons
-// send 20,000 reads a second, which slowed the fill they waited for).
-constexpr auto kLockPoll = std::chrono::milliseconds(50);
-constexpr auto kLockPollMax = std::chrono::milliseconds(1000);
+// Waiting for the pool's filler: a watch on its lock wakes the waiters when
+// it goes, so N daemons of a cluster's first start cost ZooKeeper a few
+// requests each however long the fill takes (polls every 50 ms had 1,000
+// daemons send 20,000 reads a second, which slowed the fill they waited for;
+// polls up to a second apart still held 5,000 back for minutes). The
+// longest wait without a look is only a backstop.
+constexpr auto kLockWaitMax = std::chrono::milliseconds(5000);
 
 bool is_race(const ZkError& e) {
   return e.code == ZkErrc::bad_version || e.code == ZkErrc::no_node ||
@@ -68,18 +68,17 @@ Result<void, CoordError> RecyclePool::ensure(ZkSession& zk, std::chrono::millise
   }
   const auto deadline = std::chrono::steady_clock::now() + patience;
   bool lock_seen = false;  // held by another daemon when we last looked
-  auto poll = kLockPoll;
-  const auto pause = [&poll] {
-    std::this_thread::sleep_for(poll);
-    poll = std::min(poll * 2, kLockPollMax);
-  };
   for (;;) {
     if (lock_seen) {
-      // One request a poll while the filler works; read the pool once its
-      // lock is gone.
-      BOOST_OUTCOME_TRY(held, zk.exists(lock_));
-      if (held && std::chrono::steady_clock::now() < deadline) {
-        pause();
+      // Watched while the filler works (the event bumps the session's
+      // count); the pool is read once its lock is gone.
+      const std::uint64_t seen = zk.node_events();
+      BOOST_OUTCOME_TRY(held, zk.exists(lock_, /*watch=*/true));
+      const auto now = std::chrono::steady_clock::now();
+      if (held && now < deadline) {
+        zk.wait_for_node_event(
+            seen, std::min(kLockWaitMax,
+                           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)));
         continue;
       }
     }
@@ -100,8 +99,7 @@ Result<void, CoordError> RecyclePool::ensure(ZkSession& zk, std::chrono::millise
       return CoordError{CoordErrc::zookeeper,
                         fmt::format("another daemon is still filling the pool ({} exists)", lock_)};
     }
-    lock_seen = true;
-    pause();
+    lock_seen = true;  // watched from the next look on
   }
 }
 

@@ -76,7 +76,7 @@ Result<Ownership, CoordError> RecycleStrategy::acquire(ZkSession& zk,
     const CoordError& e = claimed.error();
     if (leave && e.zk && e.zk->path == leave->path) {
       line_.left();  // our candidate is gone (removed by hand?): stand again
-      in_line_since_.reset();
+      line_deadline_.reset();
     } else if (e.code == CoordErrc::zookeeper) {
       unanswered_.failed(request.now);  // the turn is kept for the retry
     } else {
@@ -86,7 +86,7 @@ Result<Ownership, CoordError> RecycleStrategy::acquire(ZkSession& zk,
   }
   if (leave && claimed.value().answered) {
     line_.left();
-    in_line_since_.reset();
+    line_deadline_.reset();
   } else {
     leave_line(zk);
   }
@@ -98,19 +98,27 @@ std::optional<CoordError> RecycleStrategy::wait_for_turn(ZkSession& zk,
   auto turn = line_.held(zk);
   if (!turn) return turn.error();
   if (turn.value()) return std::nullopt;
-  if (!in_line_since_) in_line_since_ = request.now;
-  const auto waited = request.now - *in_line_since_;
-  if (waited < settings_.line_patience) {
-    return CoordError{CoordErrc::in_line,
-                      fmt::format("other daemons claim first ({})", line_.dir())};
+  // Fixed as we join, by how many were ahead then; never moved later: with
+  // a holder stuck in its turn, each claimer behind it gives up at its own
+  // time, not all at once, and not each a full patience after the last.
+  if (!line_deadline_) {
+    line_deadline_ = request.now + settings_.line_patience +
+                     static_cast<std::int64_t>(line_.ahead()) * settings_.line_patience_per_claimer;
   }
-  spdlog::warn("waited {} ms for the claimers ahead in {}; claiming beside them",
-               std::chrono::duration_cast<std::chrono::milliseconds>(waited).count(), line_.dir());
+  if (request.now < *line_deadline_) {
+    return CoordError{CoordErrc::in_line,
+                      fmt::format("other daemons claim first ({}, {} ahead when last looked)",
+                                  line_.dir(), line_.ahead())};
+  }
+  spdlog::warn(
+      "waited out our patience with the claimers ahead in {} ({} ahead when last "
+      "looked); claiming beside them",
+      line_.dir(), line_.ahead());
   return std::nullopt;
 }
 
 void RecycleStrategy::leave_line(ZkSession& zk) {
-  in_line_since_.reset();
+  line_deadline_.reset();
   if (auto left = line_.leave(zk); !left) {
     spdlog::warn("cannot leave the claimers' line yet ({}); trying again at the next heartbeat",
                  left.error().message);

@@ -26,8 +26,12 @@ struct RecycleSettings {
   // How long a claimer waits for the claimers ahead of it in the line
   // before it claims beside them (a claim is safe whoever sends it; the
   // line only saves the retries of a race): a holder frozen in its turn
-  // keeps it until its session ends.
+  // keeps it until its session ends. Longer by line_patience_per_claimer
+  // for each claimer ahead of us when we joined: a line of thousands (a
+  // rollout) drains a claim at a time, and claimers that lose patience
+  // with a line that moves all claim beside it at once.
   std::chrono::milliseconds line_patience{};
+  std::chrono::milliseconds line_patience_per_claimer{250};
 };
 
 class RecycleStrategy final : public WorkerStrategy {
@@ -70,7 +74,8 @@ class RecycleStrategy final : public WorkerStrategy {
   RecyclePool pool_;
   CandidateLine role_;  // the reaper's
   CandidateLine line_;  // the claimers'
-  std::optional<std::chrono::steady_clock::time_point> in_line_since_;
+  // When we claim beside the line if our turn has not come (set as we join).
+  std::optional<std::chrono::steady_clock::time_point> line_deadline_;
   bool pool_ready_ = false;
   std::optional<PoolClaim> claim_;
   UnansweredClaims unanswered_;

@@ -55,7 +55,10 @@ void SequenceSupplier::run() {
 
 void SequenceSupplier::end_session() {
   std::lock_guard lock(session_mutex_);
-  if (zk_) requests_of_ended_ += zk_->requests_sent();
+  if (zk_) {
+    requests_of_ended_ += zk_->requests_sent();
+    zk_->remove_node_watcher(watcher_id_);  // a shared session outlives our part in it
+  }
   zk_.reset();
 }
 
@@ -64,7 +67,26 @@ std::uint64_t SequenceSupplier::requests_sent() const {
   return requests_of_ended_ + (zk_ ? zk_->requests_sent() : 0);
 }
 
+bool SequenceSupplier::take_up_shared_session() {
+  auto current = options_.shared_session();
+  if (current != zk_) {  // the coordinator's first, or the one it replaced ours with
+    end_session();
+    if (!current || current->gone()) {
+      set_connected(false);
+      return false;
+    }
+    adopt(std::move(current));
+  }
+  if (!zk_ || zk_->gone()) {
+    set_connected(false);  // none yet, or gone: the coordinator makes the next one
+    return false;
+  }
+  set_connected(zk_->connected());
+  return true;
+}
+
 bool SequenceSupplier::ensure_session() {
+  if (options_.shared_session) return take_up_shared_session();
   if (zk_ && !zk_->gone()) {
     if (auto fresh = refusal_watch_.replacement(*zk_)) {
       end_session();  // then taken up below, like a session that expired
@@ -92,13 +114,15 @@ bool SequenceSupplier::ensure_session() {
   return true;
 }
 
-void SequenceSupplier::adopt(std::unique_ptr<ZkSession> session) {
+void SequenceSupplier::adopt(std::shared_ptr<ZkSession> session) {
   {
     std::lock_guard lock(session_mutex_);
     zk_ = std::move(session);
   }
   const std::string dir = tree::sequences_dir(options_.root);
-  zk_->set_node_watcher([this, dir](const std::string& path) {
+  // Added beside the coordinator's on a shared session; every event reaches
+  // both, and each takes its own paths.
+  watcher_id_ = zk_->add_node_watcher([this, dir](const std::string& path) {
     if (path == dir) {
       relist_.store(true);
     } else if (auto tag = tree::sequence_tag_of(options_.root, path)) {
@@ -576,7 +600,9 @@ void SequenceSupplier::give_back_all() {
 
 void SequenceSupplier::failed(const CoordError& e, const std::string& what) {
   spdlog::warn("sequences: {}: {}", what, e.message);
-  if (zk_ && zk_->gone()) end_session();
+  // Kept until the next look (ensure_session): the rest of this pass still
+  // calls through it, and fails there as this call did.
+  if (zk_ && zk_->gone()) set_connected(false);
 }
 
 }  // namespace snowflake::coord

@@ -136,8 +136,14 @@ NodeStat ZkSession::seen(const CStat& s) noexcept {
 void ZkSession::on_event(zhandle_t*, int type, int state, const char* path, void* context) {
   auto* self = static_cast<ZkSession*>(context);
   if (type != ZOO_SESSION_EVENT) {  // a watched node changed
-    std::lock_guard lock(self->mutex_);
-    if (self->node_watcher_ && path) self->node_watcher_(path);
+    {
+      std::lock_guard lock(self->mutex_);
+      ++self->node_events_;
+      if (path) {
+        for (const auto& [id, watcher] : self->node_watchers_) watcher(path);
+      }
+    }
+    self->changed_.notify_all();
     return;
   }
   std::function<void()> up;
@@ -298,7 +304,29 @@ Result<std::string, ZkError> ZkSession::create(const std::string& path, std::str
 
 void ZkSession::set_node_watcher(std::function<void(const std::string& path)> watcher) {
   std::lock_guard lock(mutex_);
-  node_watcher_ = std::move(watcher);
+  node_watchers_.clear();
+  node_watchers_.emplace_back(next_watcher_id_++, std::move(watcher));
+}
+
+int ZkSession::add_node_watcher(std::function<void(const std::string& path)> watcher) {
+  std::lock_guard lock(mutex_);
+  node_watchers_.emplace_back(next_watcher_id_, std::move(watcher));
+  return next_watcher_id_++;
+}
+
+void ZkSession::remove_node_watcher(int id) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(node_watchers_, [id](const auto& w) { return w.first == id; });
+}
+
+std::uint64_t ZkSession::node_events() const {
+  std::lock_guard lock(mutex_);
+  return node_events_;
+}
+
+void ZkSession::wait_for_node_event(std::uint64_t seen, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, timeout, [&] { return node_events_ > seen; });
 }
 
 Result<NodeData, ZkError> ZkSession::get(const std::string& path, bool watch) {

@@ -259,9 +259,12 @@ TEST_CASE(
   // The application's data: the largest number it has seen.
   std::uint64_t largest = 0;
   for (const auto& l : loads) largest = std::max(largest, l->numbers.highest());
-  // Frozen everywhere until raised past it.
+  // Frozen everywhere until raised past it: a daemon that lived through the
+  // restore says so once it has noticed (until then its session is refused
+  // and it answers sequence_unavailable, handing out nothing either way).
   for (auto* x : {&a, &b, &c, &d}) {
-    CHECK(error_of(http_get(x->port(), "/seq/invoice")) == "sequence_frozen");
+    CHECK(eventually(
+        [&] { return error_of(http_get(x->port(), "/seq/invoice")) == "sequence_frozen"; }, 30s));
   }
   const auto raised = cli(a, {"seq", "raise", "invoice", "--above", std::to_string(largest)});
   INFO(raised.out << raised.err);
@@ -272,6 +275,14 @@ TEST_CASE(
     return after > 0 && std::any_of(loads.begin(), loads.end(),
                                     [&](const auto& l) { return l->numbers.highest() > largest; });
   }));
+  // And IDs again once the fence is over (the raise may come first).
+  CHECK(eventually(
+      [&] {
+        return std::any_of(loads.begin(), loads.end(), [&](const auto& l) {
+          return l->ids.highest() > 0 && issued_above({l->ids.highest()}, until) > 0;
+        });
+      },
+      30s));
   for (auto& l : loads) l->stop();
 
   const auto ids = all_of(loads, true);

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../src/coord/recycle_strategy.hpp"
 #include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "snowflake/coord/candidate_line.hpp"
@@ -167,6 +168,63 @@ TEST_CASE("claimers' line: each leave hands the turn to exactly the next, woken 
   CHECK_FALSE(first.holds());
   REQUIRE(daemons[2]->role.leave(*daemons[2]->zk));
   REQUIRE(eventually([&] { return first.holds(); }));
+}
+
+TEST_CASE(
+    "claimers' line: a claimer's patience is its own, fixed as it joins, longer by each claimer "
+    "ahead",
+    "[zk][recycle][line]") {
+  // Claimers that never claim (frozen in their turn, their sessions alive):
+  // 6 candidates of one session, all ahead of whoever joins next.
+  ZooKeeperServer server;
+  const std::string root = "/snowflake/patience";
+  auto stuck = connect(server);
+  REQUIRE(stuck->ensure_path(tree::pool_claimers(root)));
+  for (int i = 0; i < 6; ++i) {
+    REQUIRE(stuck->create(tree::child(tree::pool_claimers(root), "00000000000000aa-"), "",
+                          CreateMode::ephemeral_sequential));
+  }
+  const auto settings = [&] {
+    RecycleSettings s;
+    s.root = root;
+    s.max_worker_id = 7;
+    s.lease = 1000ms;
+    s.reclaim_after = 5000ms;
+    s.pool_patience = 5000ms;
+    s.takeover_patience = 1000ms;
+    s.line_patience = 2000ms;
+    s.line_patience_per_claimer = 100ms;
+    return s;
+  };
+  auto zk = connect(server);
+  RecycleStrategy strategy(settings(), OwnerToken::fresh("patient", 1), std::nullopt);
+  // The steady clock the coordinator passes is ours to set here: nothing waits.
+  const auto joined = std::chrono::steady_clock::now();
+  const auto at = [&](std::chrono::milliseconds after) {
+    return AcquireRequest{1'700'000'000'000, joined + after, INT64_MAX};
+  };
+  const auto in_line = [&](std::chrono::milliseconds after) {
+    auto tried = strategy.acquire(*zk, at(after));
+    return !tried && tried.error().code == CoordErrc::in_line;
+  };
+  auto waiting = strategy.acquire(*zk, at(0ms));
+  REQUIRE_FALSE(waiting);
+  CHECK(waiting.error().code == CoordErrc::in_line);
+  CHECK_THAT(waiting.error().message, Catch::Contains("6 ahead"));
+  // 2 s and 6 x 100 ms from joining: not a moment before, whoever leaves meanwhile.
+  REQUIRE(in_line(2599ms));
+  // One ahead leaves (its watch wakes us): the line moved, the deadline stays.
+  auto names = stuck->children(tree::pool_claimers(root)).value();
+  std::sort(names.begin(), names.end());  // the stuck ones' prefix sorts below ours
+  REQUIRE(names.front().starts_with("00000000000000aa-"));
+  REQUIRE(stuck->remove(tree::child(tree::pool_claimers(root), names.front()), -1));
+  strategy.claim_watch_fired();
+  REQUIRE(in_line(2599ms));
+  const auto claimed = strategy.acquire(*zk, at(2600ms));
+  REQUIRE(claimed);
+  CHECK(claimed.value().worker_id <= 7);
+  // Out of the line with the claim: the 5 still stuck are all that is left.
+  CHECK(stuck->children(tree::pool_claimers(root)).value().size() == 5);
 }
 
 TEST_CASE("reaper: a pass reads only inuse nodes without an alive node", "[zk][recycle][reaper]") {

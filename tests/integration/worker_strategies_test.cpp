@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <set>
 #include <thread>
 
@@ -404,6 +405,43 @@ TEST_CASE("recycle: a fill lock our own session holds (a lost answer) is not wai
   REQUIRE(other->ensure_path("/b/pool"));
   REQUIRE(other->create("/b/pool/init-lock", "", CreateMode::ephemeral));
   CHECK(RecyclePool("/b", 7).ensure(*s, 300ms).has_error());
+}
+
+TEST_CASE(
+    "recycle: a daemon waiting for another's fill of the pool watches its lock: one look "
+    "however long the fill, and on its way as soon as it goes",
+    "[zk][recycle][scale]") {
+  ZooKeeperServer zk;
+  auto filler = connect(zk);
+  REQUIRE(filler->ensure_path(kRoot + "/pool"));
+  REQUIRE(filler->create(kRoot + "/pool/init-lock", "", CreateMode::ephemeral));
+  auto waiter = connect(zk);
+  std::atomic<bool> done{false};
+  std::thread waiting([&] {
+    if (RecyclePool(kRoot, 7).ensure(*waiter, 30s)) done = true;
+  });
+  // It read the pool twice, tried the lock, looked whose it is, and
+  // watches it: nothing more while the lock is held (polls a second apart
+  // would be 3 more in 3 s).
+  const bool watching = eventually([&] { return waiter->requests_sent() >= 5; });
+  const auto waited_from = waiter->requests_sent();
+  bool quiet = true;
+  const auto quiet_until = std::chrono::steady_clock::now() + 3s;
+  while (quiet && std::chrono::steady_clock::now() < quiet_until) {
+    quiet = waiter->requests_sent() == waited_from;  // looked at every 50 ms for 3 s
+    std::this_thread::sleep_for(50ms);
+  }
+  CHECK(watching);
+  CHECK(waited_from == 5);
+  CHECK(quiet);
+  // The filler is done (here: gone without filling): the watch wakes the
+  // waiter, which fills the pool itself.
+  const auto gone = std::chrono::steady_clock::now();
+  REQUIRE(filler->remove(kRoot + "/pool/init-lock", -1));
+  REQUIRE(eventually([&] { return done.load(); }, 10s));
+  waiting.join();
+  CHECK(std::chrono::steady_clock::now() - gone < 3s);  // not a 5 s backstop's wait
+  CHECK(children(*waiter, kRoot + "/pool/notuse").size() == 8);
 }
 
 TEST_CASE("recycle: 20 concurrent claimers on a pool of 8: 8 owners, 12 exhausted",

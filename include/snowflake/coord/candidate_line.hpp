@@ -61,6 +61,9 @@ class CandidateLine {
     return zk.session_id() == session_ && (create_sent_ || !candidate_.empty());
   }
 
+  // How many candidates were below ours when the line was last looked at
+  // (0 while we hold the turn): the claims to wait for, at most.
+  std::size_t ahead() const noexcept { return ahead_; }
   // The session whose candidate was last found lowest; 0: none.
   std::int64_t holder_session() const noexcept { return holder_ ? session_ : 0; }
   const std::string& dir() const noexcept { return dir_; }
@@ -76,6 +79,7 @@ class CandidateLine {
   std::string candidate_;     // our candidate's name, once known
   bool holder_ = false;
   bool dirty_ = true;
+  std::size_t ahead_ = 0;
 };
 
 }  // namespace snowflake::coord

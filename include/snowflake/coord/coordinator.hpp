@@ -74,6 +74,12 @@ class Coordinator {
   // the floor. Idempotent.
   void shutdown();
 
+  // The ZooKeeper session now, nullptr while there is none: the sequence
+  // supplier sends its requests over it too, so a daemon holds one session
+  // and one connection. Only the coordinator replaces it (expired,
+  // refused after a restore); a sharer takes up the new one when it asks.
+  std::shared_ptr<ZkSession> session() const;
+
   // What this daemon knows of its cluster's history, from its state
   // directory on: the sequence supplier shares it. Valid after start().
   ClusterHistory& history() noexcept { return *history_; }
@@ -90,6 +96,8 @@ class Coordinator {
   void run();
   Step tick();
   Step connect();
+  // zk_ replaced, under session_mutex_.
+  void set_session(std::shared_ptr<ZkSession> session);
   // A new session in zk_: its watcher, its root to check, our ownership to
   // verify at once.
   void adopt_session();
@@ -192,7 +200,10 @@ class Coordinator {
   std::unique_ptr<state::StateDir> state_dir_;
   std::unique_ptr<state::TimeReservation> reservation_;
   std::unique_ptr<WorkerStrategy> strategy_;
-  std::unique_ptr<ZkSession> zk_;
+  // Written by the coordinator's thread only, under session_mutex_ (read
+  // there without it); session() hands it to the sequences.
+  std::shared_ptr<ZkSession> zk_;
+  mutable std::mutex session_mutex_;
   std::unique_ptr<RefusedSessionWatch> refusal_watch_;
   bool root_checked_ = false;  // on this session
   std::unique_ptr<ClusterHistory> history_;

@@ -1,7 +1,10 @@
 #pragma once
-// Keeps this daemon's sequences supplied with ranges, on a thread of its own
-// with its own ZooKeeper session, so the request path never waits on
-// ZooKeeper while a range is buffered (sequence_buffer.hpp).
+// Keeps this daemon's sequences supplied with ranges, on a thread of its own,
+// so the request path never waits on ZooKeeper while a range is buffered
+// (sequence_buffer.hpp). Its requests go over the coordinator's ZooKeeper
+// session when the daemon has one (shared_session: one session and one
+// connection a daemon, so its pings are paid once), else over a session of
+// its own.
 //
 // It watches <root>/sequences (or, until `seq create` makes it, for it): a
 // tag created while the daemon runs is served at once. It writes nothing
@@ -40,6 +43,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -82,6 +86,11 @@ struct SequenceSupplierOptions {
   // read again (coordinator.restore_grace_ms: a restored ZooKeeper's
   // sequences are frozen before a range from its old counter goes out).
   std::chrono::milliseconds restore_grace{0};
+  // The coordinator's session (Coordinator::session), if the daemon has a
+  // coordinator: used instead of a session of our own. It may answer
+  // nullptr (none yet, or being replaced); a session of it that is gone is
+  // waited out until the coordinator has made the next, never replaced here.
+  std::function<std::shared_ptr<ZkSession>()> shared_session{};
 };
 
 class SequenceSupplier {
@@ -101,7 +110,8 @@ class SequenceSupplier {
   // Connected to ZooKeeper right now (also in the registry, for /status).
   bool connected() const noexcept { return registry_.connected.load(std::memory_order_relaxed); }
   // The requests its ZooKeeper sessions have sent so far, closed ones
-  // included (ZkSession::requests_sent): what serving its tags costs.
+  // included (ZkSession::requests_sent): what serving its tags costs. Over
+  // a shared session, the coordinator's requests are counted too.
   std::uint64_t requests_sent() const;
 
  private:
@@ -133,7 +143,9 @@ class SequenceSupplier {
   // zk_ closed, its requests counted (zk_ changes under session_mutex_).
   void end_session();
   // A new session in zk_: its watches, the tags to list and check again.
-  void adopt(std::unique_ptr<ZkSession> session);
+  void adopt(std::shared_ptr<ZkSession> session);
+  // ensure_session() over the coordinator's session.
+  bool take_up_shared_session();
   // A loss of the cluster's history reported since the last look: every
   // buffer dropped and every tag frozen here, at once; ZooKeeper is told
   // (restore_held) when it answers.
@@ -185,13 +197,14 @@ class SequenceSupplier {
   bool publish();
   void publish_if_due();
   void give_back_all();
-  // Logs and counts a ZooKeeper failure; drops a session that is gone.
+  // Logs and counts a ZooKeeper failure; a session that is gone is replaced at the next look.
   void failed(const CoordError& e, const std::string& what);
 
   const SequenceSupplierOptions options_;
   SequenceRegistry& registry_;
   SequenceTaker taker_;
-  std::unique_ptr<ZkSession> zk_;
+  std::shared_ptr<ZkSession> zk_;
+  int watcher_id_ = 0;                 // our node watcher on zk_
   std::optional<ClusterVouch> vouch_;  // the root's, read over session vouch_session_
   std::int64_t vouch_session_ = 0;
   RefusedSessionWatch refusal_watch_;

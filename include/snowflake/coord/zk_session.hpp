@@ -174,8 +174,18 @@ class ZkSession {
   Result<NodeData, ZkError> get(const std::string& path, bool watch = false);
   // Called, on the C client's event thread, with the path of a watched node
   // that changed: it must only hand the event on (set a flag, notify). Set it
-  // before the first watching get.
+  // before the first watching get. Replaces every watcher added before.
   void set_node_watcher(std::function<void(const std::string& path)> watcher);
+  // One more watcher beside the others (a session shared by the coordinator
+  // and the sequences: each is told of every event and picks its own
+  // paths). Its id, for remove_node_watcher, after which it is never called.
+  int add_node_watcher(std::function<void(const std::string& path)> watcher);
+  void remove_node_watcher(int id);
+  // Watch events delivered so far, on any path; wait_for_node_event waits
+  // until there are more than `seen`, or `timeout` has passed (a thread
+  // that has no watcher of its own waits for the watch it left).
+  std::uint64_t node_events() const;
+  void wait_for_node_event(std::uint64_t seen, std::chrono::milliseconds timeout);
   // get() where a missing node is an answer (nullopt), not an error. A
   // watch is left only on a node that exists.
   Result<std::optional<NodeData>, ZkError> try_get(const std::string& path, bool watch = false);
@@ -255,10 +265,13 @@ class ZkSession {
   std::atomic<std::int64_t> timeout_ms_{0};  // negotiated, once connected
   std::atomic<std::int64_t> highest_zxid_{0};
   std::atomic<std::uint64_t> requests_sent_{0};
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::function<void(const std::string&)> node_watcher_;  // under mutex_
-  std::function<void()> on_connected_;                    // under mutex_
+  // Under mutex_: the watchers by id, and the events delivered.
+  std::vector<std::pair<int, std::function<void(const std::string&)>>> node_watchers_;
+  int next_watcher_id_ = 1;
+  std::uint64_t node_events_ = 0;
+  std::function<void()> on_connected_;  // under mutex_
 };
 
 // A session that has tried to reconnect for longer than this (a quarter of
