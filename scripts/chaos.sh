@@ -6,7 +6,7 @@
 # and paused; wall clocks stepped and slewed; state dirs unwritable or full),
 # then every answer checked. See docs/testing.md, "How we test uniqueness".
 #
-#   bash scripts/chaos.sh [--seed N] [--minutes M | --seconds S] [--daemons K]
+#   bash scripts/chaos.sh [--seed N] [--minutes M | --seconds S] [--daemons K] [--worker-bits B]
 #                         [--ensemble] [--strategy recycle|sequential] [--out DIR]
 #
 # Defaults: a random seed (printed), 1 minute, 4 daemons, recycle, standalone.

@@ -26,11 +26,17 @@ N (worker bits to fit), the processes started at once; printed per N:
                     others had reclaimed every worker ID it held
   stop s            every daemon stopped cleanly (its ID given back)
 
+--tick-ms sets ZooKeeper's tickTime (default 2000, ZooKeeper's own): with
+a test's 100 ms ticks a follower on a machine saturated by 5,000 simulated
+daemons misses its sync limit (10 ticks), and the ensemble re-elects in a
+loop, refusing sessions each time.
+
 --check START,REST exits 1 if start pkts/d exceeds START or rest pkts/d/beat
 exceeds REST at any N (the regression test CI runs at a small N).
 
 Usage: scale_sim.py FLEET SNOWFLAKED N [N ...] [--ensemble] [--heartbeat-ms MS]
-                    [--idle-seconds S] [--per-process K] [--check START,REST]
+                    [--idle-seconds S] [--per-process K] [--tick-ms MS]
+                    [--check START,REST]
 """
 
 import argparse
@@ -190,8 +196,10 @@ def measure(fleet_binary, snowflaked, n, args):
     with tempfile.TemporaryDirectory(prefix="snowflake-scale-sim-") as work:
         extra = "maxClientCnxns=0\n"
         heap = "1g"  # thousands of sessions
-        zk = (zookeeper_server.ZooKeeperEnsemble(work, extra=extra, heap=heap) if args.ensemble
-              else zookeeper_server.ZooKeeperServer(work, "zk", extra=extra, heap=heap))
+        tick = args.tick_ms
+        zk = (zookeeper_server.ZooKeeperEnsemble(work, extra=extra, heap=heap, tick_ms=tick)
+              if args.ensemble
+              else zookeeper_server.ZooKeeperServer(work, "zk", extra=extra, heap=heap, tick_ms=tick))
         askers = 3 if args.ensemble else 1  # the connections mntr itself makes
         fleets = None
         try:
@@ -239,12 +247,13 @@ def main():
     parser.add_argument("--heartbeat-ms", type=int, default=10000)
     parser.add_argument("--idle-seconds", type=float, default=30)
     parser.add_argument("--per-process", type=int, default=1000)
+    parser.add_argument("--tick-ms", type=int, default=2000)
     parser.add_argument("--check", help="START,REST: bounds on start pkts/d and rest pkts/d/beat")
     args = parser.parse_args()
     bounds = [float(v) for v in args.check.split(",")] if args.check else None
     print(f"simulated recycle daemons (coordinators, {args.per_process} to a process) started "
           f"at once against one {'3-node ensemble' if args.ensemble else 'standalone ZooKeeper'}, "
-          f"heartbeat {args.heartbeat_ms} ms, sessions 10 s:")
+          f"heartbeat {args.heartbeat_ms} ms, sessions 10 s, tickTime {args.tick_ms} ms:")
     print(f"{'daemons':>8} {'ready s':>8} {'start pkts/d':>13} {'start writes/d':>15} "
           f"{'start req/d':>12} {'rest pkts/d/beat':>17} {'rest req/d/beat':>16} {'conns/d':>8} "
           f"{'reapers':>8} {'reclaim s':>10} {'stop s':>7}")

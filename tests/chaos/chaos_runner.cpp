@@ -5,8 +5,8 @@
 // directory with every log, the plan, the schedule as applied, the history
 // and the report.
 //
-//   chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K] [--ensemble]
-//                [--strategy recycle|sequential] [--out DIR]
+//   chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K] [--worker-bits B]
+//                [--ensemble] [--strategy recycle|sequential] [--out DIR]
 //
 // Exit 0: every rule held; 1: a rule broken or a daemon crashed; 2: usage.
 
@@ -40,6 +40,7 @@ struct Options {
   bool seed_given = false;
   std::chrono::milliseconds length{60'000};
   int daemons = 4;
+  int worker_bits = 2;
   bool ensemble = false;
   std::string strategy = "recycle";
   std::filesystem::path out;
@@ -48,7 +49,7 @@ struct Options {
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "chaos_runner: " << why
             << "\nusage: chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K>=4] "
-               "[--ensemble] [--strategy recycle|sequential] [--out DIR]\n";
+               "[--worker-bits 2-4] [--ensemble] [--strategy recycle|sequential] [--out DIR]\n";
   std::exit(2);
 }
 
@@ -69,6 +70,8 @@ Options parse(int argc, char** argv) {
         o.length = std::chrono::minutes(std::stoll(value()));
       else if (arg == "--daemons")
         o.daemons = std::stoi(value());
+      else if (arg == "--worker-bits")
+        o.worker_bits = std::stoi(value());
       else if (arg == "--ensemble")
         o.ensemble = true;
       else if (arg == "--strategy")
@@ -83,11 +86,12 @@ Options parse(int argc, char** argv) {
   }
   if (!o.seed_given) o.seed = std::random_device{}();
   if (o.daemons < 4) usage("--daemons must be at least 4");
+  if (o.worker_bits < 2 || o.worker_bits > 4) usage("--worker-bits: 2 to 4");
   if (o.strategy != "recycle" && o.strategy != "sequential")
     usage("--strategy: recycle or sequential");
-  // Two worker bits: four sequential identities at most.
-  if (o.strategy == "sequential" && o.daemons > 4)
-    usage("--strategy sequential: at most 4 daemons");
+  // As many sequential identities as the layout has worker IDs, at most.
+  if (o.strategy == "sequential" && o.daemons > (1 << o.worker_bits))
+    usage("--strategy sequential: at most 2^worker-bits daemons");
   if (o.length < 20s) usage("a run is at least 20 seconds");
   if (o.out.empty())
     o.out = std::filesystem::path("build/chaos") /
@@ -309,7 +313,7 @@ class Nemesis {
   // A migration: the old system's last ID is the chaos layout's largest at
   // real time + amount; the command gets the fault's duration to confirm.
   void start_floor(Applied& a, std::size_t i) {
-    const auto layout = IdLayout::create(chaos_layout(), chaos_layout().epoch_ms).value();
+    const auto layout = IdLayout::create(cluster_.layout(), cluster_.layout().epoch_ms).value();
     a.above_id = layout
                      .compose(a.start_us / 1000 + a.plan.amount, 0, layout.max_worker_id(),
                               layout.max_sequence())
@@ -363,14 +367,14 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> crashes;
   {
-    ChaosCluster cluster({o.daemons, o.ensemble, o.strategy, o.out, tmpfs});
+    ChaosCluster cluster({o.daemons, o.ensemble, o.strategy, o.out, tmpfs, o.worker_bits});
     if (!cluster.wait_ready(60s)) {
       std::cout << "chaos: FAILED: the cluster did not become ready (as many daemons ready as the "
                    "pool has worker IDs) within 60 s (see "
                 << (o.out / "logs").string() << ")\n";
       return 1;
     }
-    HistoryWriter history(o.out / "history.jsonl", chaos_layout());
+    HistoryWriter history(o.out / "history.jsonl", cluster.layout());
     std::ofstream schedule(o.out / "schedule.jsonl");
     ChaosLoad load(cluster, history, o.seed);
     Nemesis nemesis_runner(cluster, load, schedule);
@@ -418,8 +422,14 @@ int main(int argc, char** argv) {
   std::ifstream schedule_in(o.out / "schedule.jsonl");
   const History history = read_history(history_in);
   const auto schedule = read_schedule(schedule_in);
-  const auto layout = IdLayout::create(chaos_layout(), chaos_layout().epoch_ms).value();
-  const CheckReport report = check(history, schedule, layout);
+  const auto layout =
+      IdLayout::create(chaos_layout(o.worker_bits), chaos_layout(o.worker_bits).epoch_ms).value();
+  // A killed daemon's worker ID serves again within its down time, the
+  // session's end and reclaim_after, plus 5 s for a start and the reaper's
+  // and the standbys' heartbeats on two cores busy with ASan daemons.
+  const ReclaimBound reclaim{kChaosSessionTimeoutMs + kChaosReclaimAfterMs + 5000,
+                             kChaosSessionTimeoutMs};
+  const CheckReport report = check(history, schedule, layout, reclaim);
   std::string text =
       fmt::format("seed {}: {} faults applied\n", o.seed, schedule.size()) + to_text(report);
   for (const auto& c : crashes) text += "CRASH: " + c + "\n";

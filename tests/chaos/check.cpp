@@ -303,7 +303,7 @@ bool is_documented_refusal(const std::string& code) {
 }
 
 CheckReport check(const History& history, const std::vector<Fault>& schedule,
-                  const IdLayout& layout) {
+                  const IdLayout& layout, const ReclaimBound& reclaim) {
   CheckReport r;
   check_answers(history, schedule, layout, r);
   const auto spans = id_spans(history);
@@ -312,6 +312,7 @@ CheckReport check(const History& history, const std::vector<Fault>& schedule,
   check_floors(history, schedule, r);
   if (!schedule.empty()) availability_and_recovery(history, schedule, r);
   worker_reuse(history, spans, layout, r);
+  check_reclaims(history, schedule, layout, reclaim, r);
   check_sequences(history, schedule, r);
   return r;
 }
@@ -350,6 +351,13 @@ std::string to_text(const CheckReport& r) {
                              : fmt::format(" {}: 0", w);
     }
     out += "\n";
+  }
+  if (!r.reclaim_s.empty()) {
+    out += fmt::format(
+        "a killed daemon's worker ID serving again: median {:.2f} s, max {:.2f} s, over {} kills "
+        "({} with no other fault meanwhile, held to the bound)\n",
+        median(r.reclaim_s), *std::max_element(r.reclaim_s.begin(), r.reclaim_s.end()),
+        r.reclaim_s.size(), r.reclaims_quiet);
   }
   if (r.floors_raised > 0) {
     out += fmt::format("migration floors raised under load: {}, confirmed by pool floor: {}\n",

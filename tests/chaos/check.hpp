@@ -10,7 +10,11 @@
 //                  documented code and Retry-After;
 //   below_floor    an ID at or below a migration floor in an answer asked
 //                  for after `snowflaked pool floor` exited 0 (the schedule's
-//                  floor_raise faults).
+//                  floor_raise faults);
+//   slow_reclaim   the worker ID of a daemon killed (kill -9) while serving
+//                  not served again (by its next run or by another daemon)
+//                  within the ReclaimBound after the kill, where no other
+//                  fault came between (check_reclaim.cpp).
 // Answers of GET /seq/<tag> are checked by rules of their own, per tag
 // (check_sequences.cpp):
 //   seq_duplicate       a number of the tag handed out twice;
@@ -64,8 +68,13 @@ struct CheckReport {
     std::int64_t min_gap_ms = INT64_MAX;  // between one owner's last stamp and the next's first
   };
   std::map<std::uint32_t, Reuse> reuse;  // per worker ID
-  int floors_raised = 0;                 // migration floors in the schedule
-  int floors_confirmed = 0;              // of them, confirmed by `pool floor` (exit 0)
+  // Per kill of a serving daemon: seconds until its worker ID was served
+  // again by another run (the run's end, if never); of them, how many had
+  // no other fault in their window and so were held to the bound.
+  std::vector<double> reclaim_s;
+  int reclaims_quiet = 0;
+  int floors_raised = 0;     // migration floors in the schedule
+  int floors_confirmed = 0;  // of them, confirmed by `pool floor` (exit 0)
 
   struct Sequence {
     std::uint64_t start = 0;       // its first number, as created
@@ -87,11 +96,23 @@ struct CheckReport {
   void violate(const std::string& rule, const std::string& detail);
 };
 
+// How soon a killed daemon's worker ID must serve again: the kill's own
+// down time plus base_ms (the session's end, reclaim_after_ms, a heartbeat,
+// a start); held only where no other fault began or lasted from before_ms
+// ahead of the kill to the bound. base_ms 0: measured, never held.
+struct ReclaimBound {
+  std::int64_t base_ms = 0;
+  std::int64_t before_ms = 0;
+};
+
 // The 503 codes docs/api.md documents (docs/monitoring.md#runbook-the-503-codes).
 bool is_documented_refusal(const std::string& code);
 
 CheckReport check(const History& history, const std::vector<Fault>& schedule,
-                  const IdLayout& layout);
+                  const IdLayout& layout, const ReclaimBound& reclaim = {});
+// The reclaim figures and the slow_reclaim rule (part of check()).
+void check_reclaims(const History& history, const std::vector<Fault>& schedule,
+                    const IdLayout& layout, const ReclaimBound& bound, CheckReport& report);
 // The sequence rules and figures (part of check() and to_text()).
 void check_sequences(const History& history, const std::vector<Fault>& schedule,
                      CheckReport& report);

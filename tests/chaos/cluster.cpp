@@ -39,11 +39,11 @@ std::map<std::string, std::string> sanitizer_env() {
 
 }  // namespace
 
-LayoutSettings chaos_layout() {
+LayoutSettings chaos_layout(int worker_bits) {
   LayoutSettings l;
   l.time_bits = 41;
-  l.worker_bits = 2;
-  l.sequence_bits = 20;
+  l.worker_bits = worker_bits;
+  l.sequence_bits = 22 - worker_bits;
   return l;
 }
 
@@ -124,14 +124,14 @@ void ChaosCluster::write_config_file(const std::filesystem::path& path, const st
                                      int index) const {
   const nlohmann::json config = {
       {"service", "chaos"},
-      {"layout", nlohmann::json::parse(encode_layout(chaos_layout()))},
+      {"layout", nlohmann::json::parse(encode_layout(layout()))},
       {"coordinator",
        {{"type", options_.strategy},
         {"state_dir", state.string()},
         {"advertise", fmt::format("chaos-d{}:9000", index)},
         {"heartbeat_interval_ms", 300},
         {"lease_timeout_ms", 1500},
-        {"reclaim_after_ms", 2500},
+        {"reclaim_after_ms", kChaosReclaimAfterMs},
         {"safety_margin_ms", 500},
         {"max_skew_ms", 2000},
         {"max_boot_wait_ms", 2000},
@@ -142,7 +142,7 @@ void ChaosCluster::write_config_file(const std::filesystem::path& path, const st
       {"zookeeper",
        {{"hosts", hosts},
         {"root", "/snowflake/chaos"},
-        {"session_timeout_ms", 2000},
+        {"session_timeout_ms", kChaosSessionTimeoutMs},
         {"connect_timeout_ms", 2000}}},
       {"http",
        {{"listen", fmt::format("127.0.0.1:{}", port)},
@@ -272,7 +272,7 @@ void ChaosCluster::supervise() {
 }
 
 bool ChaosCluster::wait_ready(std::chrono::milliseconds within) {
-  const int workers = 1 << chaos_layout().worker_bits;
+  const int workers = 1 << options_.worker_bits;
   const int needed = std::min(daemons(), workers);
   const auto deadline = Clock::now() + within;
   for (;;) {

@@ -35,11 +35,19 @@ struct ClusterOptions {
   // State dirs on small tmpfs mounts of their own (so "disk full" can be
   // made); needs a private mount namespace (see enter_private_mounts).
   bool tmpfs_state = false;
+  // The pool: 2^worker_bits worker IDs (chaos_layout).
+  int worker_bits = 2;
 };
 
-// The layout chaos daemons use: 2 worker bits, so the pool is small and
-// worker IDs pass between daemons often.
-LayoutSettings chaos_layout();
+// The daemons' timings that bound how soon a dead one's worker ID serves
+// again (ReclaimBound).
+constexpr std::int64_t kChaosSessionTimeoutMs = 2000;
+constexpr std::int64_t kChaosReclaimAfterMs = 2500;
+
+// The layout chaos daemons use: 2 worker bits by default, so the pool is
+// small and worker IDs pass between daemons often; the sequence field takes
+// what the worker field leaves of 22 bits.
+LayoutSettings chaos_layout(int worker_bits = 2);
 
 // The dense sequences the load asks for, made with `seq create` before the
 // daemons start. Small ranges (the daemons' sequences config sizes them to
@@ -64,6 +72,7 @@ class ChaosCluster {
   ChaosCluster& operator=(const ChaosCluster&) = delete;
 
   int daemons() const { return static_cast<int>(slots_.size()); }
+  LayoutSettings layout() const { return chaos_layout(options_.worker_bits); }
   // Waits until as many daemons can issue as there are worker IDs (all of
   // them when there are no more daemons than that: the rest are standbys,
   // waiting for a free worker ID); false at the deadline.

@@ -16,10 +16,11 @@ import time
 
 
 class ZooKeeperServer:
-    def __init__(self, workdir, name="zookeeper", extra="", heap="256m"):
+    def __init__(self, workdir, name="zookeeper", extra="", heap="256m", tick_ms=100):
         """`extra`: more zoo.cfg lines (maxClientCnxns=0 for many clients
         on one address, as one host's daemons are); `heap`: the JVM's -Xmx
-        (thousands of sessions need more than a test's few)."""
+        (thousands of sessions need more than a test's few); `tick_ms`:
+        tickTime, fast for tests (ZooKeeper's own default is 2000)."""
         self.heap = heap
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -30,7 +31,7 @@ class ZooKeeperServer:
         os.makedirs(self.data, exist_ok=True)
         self.config = os.path.join(workdir, name + ".cfg")
         with open(self.config, "w", encoding="utf-8") as f:
-            f.write(f"tickTime=100\ndataDir={self.data}\nclientPort={self.port}\n"
+            f.write(f"tickTime={tick_ms}\ndataDir={self.data}\nclientPort={self.port}\n"
                     "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
                     "4lw.commands.whitelist=ruok,mntr,srvr\nminSessionTimeout=200\n"
                     "maxSessionTimeout=60000\n" + extra)
@@ -167,7 +168,7 @@ class ZooKeeperEnsemble:
     three; mntr() sums the members' counters (each member counts the
     connection that asks); zxid() is the highest member's."""
 
-    def __init__(self, workdir, name="ensemble", extra="", heap="256m"):
+    def __init__(self, workdir, name="ensemble", extra="", heap="256m", tick_ms=100):
         ports = free_ports(6)
         servers = "".join(f"server.{i + 1}=127.0.0.1:{ports[2 * i]}:{ports[2 * i + 1]}\n"
                           for i in range(3))
@@ -180,7 +181,7 @@ class ZooKeeperEnsemble:
                 f.write(f"{i + 1}\n")
             self.members.append(ZooKeeperServer(
                 workdir, member, extra="initLimit=20\nsyncLimit=10\n" + servers + extra,
-                heap=heap))
+                heap=heap, tick_ms=tick_ms))
         deadline = time.monotonic() + 60
         while not all(m.mode() for m in self.members):
             if time.monotonic() > deadline:

@@ -214,6 +214,52 @@ TEST_CASE("checker: a worker ID passing between owners, with the gap between the
   CHECK(r.reuse.at(3).min_gap_ms == 400);
 }
 
+TEST_CASE(
+    "checker: a killed daemon's worker ID serves again within the bound, where nothing "
+    "else came between",
+    "[checker]") {
+  // d0 serves worker 3 and is killed for 0.5 s; the bound is that and 9.5 s.
+  const Fault kill{"kill", "d0", (kT0 + 100) * 1000, (kT0 + 600) * 1000, "kill -9"};
+  const ReclaimBound bound{9'500, 2'000};
+  const auto check_with = [&](std::vector<Answer> answers, std::vector<Fault> schedule) {
+    History h;
+    h.answers = std::move(answers);
+    return check(h, schedule, layout(), bound);
+  };
+  // A standby (d1) serves it 4 s after the kill: measured, within the bound.
+  const auto soon = check_with(
+      {served(0, 0, kT0, {id(kT0, 3, 0)}), served(1, 0, kT0 + 4'100, {id(kT0 + 4'100, 3, 0)})},
+      {kill});
+  INFO(to_text(soon));
+  CHECK(soon.ok());
+  REQUIRE(soon.reclaim_s.size() == 1);
+  CHECK(soon.reclaim_s.front() == Approx(4.001));
+  CHECK(soon.reclaims_quiet == 1);
+  // 12 s: past 0.5 + 9.5 s, with no other fault: slow.
+  const auto slow = check_with(
+      {served(0, 0, kT0, {id(kT0, 3, 0)}), served(2, 0, kT0 + 5'000, {id(kT0 + 5'000, 1, 0)}),
+       served(1, 0, kT0 + 12'100, {id(kT0 + 12'100, 3, 0)})},
+      {kill});
+  CHECK(slow.violations_by_rule.count("slow_reclaim") == 1);
+  // Never again, while the run went on past the bound: slow too.
+  const auto never = check_with(
+      {served(0, 0, kT0, {id(kT0, 3, 0)}), served(2, 0, kT0 + 15'000, {id(kT0 + 15'000, 1, 0)})},
+      {kill});
+  CHECK(never.violations_by_rule.count("slow_reclaim") == 1);
+  // The same 12 s with ZooKeeper paused meanwhile: measured, not held.
+  const auto paused = check_with(
+      {served(0, 0, kT0, {id(kT0, 3, 0)}), served(1, 0, kT0 + 12'100, {id(kT0 + 12'100, 3, 0)})},
+      {kill, {"zk_pause", "zk", (kT0 + 2'000) * 1000, (kT0 + 6'000) * 1000, "4 s"}});
+  CHECK(paused.ok());
+  CHECK(paused.reclaims_quiet == 0);
+  // The killed run itself answering late (a reply in flight) is not a reclaim;
+  // a daemon that was not serving at the kill has nothing to reclaim.
+  const auto idle = check_with({served(0, 0, kT0 - 5'000, {id(kT0 - 5'000, 3, 0)}),
+                                served(2, 0, kT0 + 15'000, {id(kT0 + 15'000, 1, 0)})},
+                               {kill});
+  CHECK(idle.reclaim_s.empty());
+}
+
 TEST_CASE("history: written and read back, a plain list of IDs is read too", "[checker]") {
   std::stringstream file;
   file << layout_line(LayoutSettings{.worker_bits = 2, .sequence_bits = 20}) << '\n';
