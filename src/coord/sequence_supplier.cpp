@@ -35,6 +35,7 @@ void SequenceSupplier::run() {
   name_this_thread("sequences");
   while (!stopping_.load(std::memory_order_acquire)) {
     freeze_on_loss();  // at once, with or without ZooKeeper
+    recheck_when_settled();
     if (ensure_session()) {
       if (restore_owed_ && restore_held()) restore_owed_ = false;
       if (relist_.exchange(false)) list_tags();
@@ -139,12 +140,31 @@ void SequenceSupplier::adopt(std::shared_ptr<ZkSession> session) {
     // risen while none was set.
     std::lock_guard lock(changed_mutex_);
     for (const auto& [tag, held] : record_.tags) changed_tags_.insert(tag);
-    // An exhausted tag waits for its watch too (a give-back makes room).
+    // A frozen or exhausted tag waits for its watch too (a raise thaws it,
+    // a give-back makes room), held or not.
     for (const SequenceEntry* e : registry_.entries()) {
-      if (e->exhausted.load(std::memory_order_relaxed)) changed_tags_.insert(e->tag);
+      if (e->exhausted.load(std::memory_order_relaxed) || e->frozen.load()) {
+        changed_tags_.insert(e->tag);
+      }
     }
   }
   set_connected(true);
+}
+
+void SequenceSupplier::recheck_frozen() {
+  std::lock_guard lock(changed_mutex_);
+  for (const SequenceEntry* e : registry_.entries()) {
+    if (e->frozen.load(std::memory_order_acquire)) changed_tags_.insert(e->tag);
+  }
+}
+
+void SequenceSupplier::recheck_when_settled() {
+  if (!options_.history) return;
+  const bool open = options_.history->open();
+  // A raise read while the loss was open left the tag frozen; no watch
+  // fires again when the coordinator settles it.
+  if (history_was_open_ && !open) recheck_frozen();
+  history_was_open_ = open;
 }
 
 void SequenceSupplier::set_connected(bool connected) {
@@ -194,6 +214,9 @@ void SequenceSupplier::freeze_on_loss() {
     }
     entry->waiting.wake_all();  // they answer sequence_frozen now
   }
+  // Each watched from now on: a tag this run never took from has no floor
+  // watch yet, and only a raise's watch thaws it.
+  recheck_frozen();
   acknowledge_drops();
   record_written_ = false;
   restore_owed_ = !record_.tags.empty();

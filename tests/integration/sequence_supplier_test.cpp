@@ -8,11 +8,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "../support/polling.hpp"
+#include "../support/session_expiry.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_supplier.hpp"
@@ -420,5 +423,100 @@ TEST_CASE(
   CHECK(take(registry, "order", 1) == std::vector<std::int64_t>{2});  // bought before it knew
   REQUIRE(eventually([&] { return dropped_through(*admin, "runA", "order") >= 2; }));
   CHECK(take(registry, "order", 1).front() > 2);
+  supplier.stop();
+}
+
+namespace {
+
+// Asks for `tag` as a request does, until the supplier says it is frozen.
+bool frozen_when_asked(SequenceRegistry& registry, const std::string& tag) {
+  SequenceEntry* e = registry.find(tag);
+  if (!e) return false;
+  e->wanted.store(true);
+  registry.request_refill();
+  return eventually([&] { return e->frozen.load(); }, 5000ms);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sequence supplier: a frozen tag it never took from thaws at a raise made after its "
+    "session was replaced (a shared session the coordinator replaced)",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "order", 1, 10));
+  REQUIRE(freeze_sequence_above(*admin, kSupplierRoot, "order", 5, 10));
+  std::mutex current_mutex;
+  std::shared_ptr<ZkSession> current = connect(zk);
+  auto options = options_for(zk, "runA");
+  options.shared_session = [&] {
+    std::lock_guard lock(current_mutex);
+    return current;
+  };
+  SequenceRegistry registry(4);
+  SequenceSupplier supplier(options, registry);
+  supplier.start();
+  REQUIRE(eventually([&] { return registry.find("order") != nullptr; }));
+  REQUIRE(frozen_when_asked(registry, "order"));  // its floor watched, on the first session
+
+  // The coordinator's session expires and it makes the next; the supplier
+  // takes it up at its next look. The floor's watch went with the old one.
+  std::shared_ptr<ZkSession> old;
+  {
+    std::lock_guard lock(current_mutex);
+    old = std::exchange(current, connect(zk));
+  }
+  REQUIRE(expire_session(zk.hosts(), *old));
+  REQUIRE(raise_sequence(*admin, kSupplierRoot, "order", 20));
+  const auto got = take(registry, "order", 1);
+  REQUIRE(got.size() == 1);
+  CHECK(got.front() > 20);
+  supplier.stop();
+}
+
+TEST_CASE(
+    "sequence supplier: a raise while the coordinator has not settled a loss yet thaws the "
+    "tag once it is settled, held or never taken from",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "held", 1, 10));
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "untaken", 1, 10));
+  ClusterHistory history;
+  auto options = with_ranges_of(options_for(zk, "runA"), 10, 0.9);
+  options.history = &history;
+  SequenceRegistry registry(4);
+  SequenceSupplier supplier(options, registry);
+  supplier.start();
+  REQUIRE(eventually([&] { return registry.find("held") && registry.find("untaken"); }));
+  REQUIRE(take(registry, "held", 1) == std::vector<std::int64_t>{1});  // holds [1, 11)
+
+  // The loss: every tag frozen here at once, the held one in ZooKeeper too.
+  REQUIRE(history.report(HistoryLoss::wiped, "a test's loss", 0));
+  REQUIRE(eventually([&] { return registry.find("held")->frozen.load(); }));
+  REQUIRE(registry.find("untaken")->frozen.load());
+  REQUIRE(eventually([&] {
+    const auto node = read_sequence(*admin, kSupplierRoot, "held");
+    return node && node.value().node.frozen;
+  }));
+  // The operator's raises, read (and acknowledged) while the loss is open:
+  // still frozen then.
+  REQUIRE(raise_sequence(*admin, kSupplierRoot, "held", 30));
+  REQUIRE(raise_sequence(*admin, kSupplierRoot, "untaken", 40));
+  REQUIRE(eventually([&] { return dropped_through(*admin, "runA", "held") >= 30; }));
+  REQUIRE(eventually([&] {
+    const auto node = read_sequence(*admin, kSupplierRoot, "untaken");
+    return node && node.value().node.floor >= 40 && !node.value().node.frozen;
+  }));
+  CHECK(registry.find("held")->frozen.load());
+
+  history.settle();  // the coordinator fenced the cluster: no watch fires for that
+  const auto held = take(registry, "held", 1);
+  REQUIRE(held.size() == 1);
+  CHECK(held.front() > 30);
+  const auto untaken = take(registry, "untaken", 1);
+  REQUIRE(untaken.size() == 1);
+  CHECK(untaken.front() > 40);
   supplier.stop();
 }

@@ -1,11 +1,11 @@
 // ZkSession against a real ZooKeeper server (no mock of its semantics).
 
-#include <zookeeper/zookeeper.h>
 #include <catch2/catch.hpp>
 
 #include <thread>
 
 #include "../support/polling.hpp"
+#include "../support/session_expiry.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "snowflake/coord/zk_session.hpp"
 
@@ -15,23 +15,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Ends `s`'s session from the server's side: a second handle on the same
-// session, closed (unless our own handle took the session back first; then
-// again).
 void expire(const ZooKeeperServer& zk, const ZkSession& s) {
-  const auto [id, password] = s.client_id();
-  clientid_t cid{};
-  cid.client_id = id;
-  std::memcpy(cid.passwd, password.data(), sizeof cid.passwd);
-  bool gone = false;
-  for (int attempt = 0; attempt < 3 && !gone; ++attempt) {
-    zhandle_t* twin = zookeeper_init(zk.hosts().c_str(), nullptr, 1000, &cid, nullptr, 0);
-    REQUIRE(twin);
-    REQUIRE(eventually([&] { return zoo_state(twin) == ZOO_CONNECTED_STATE; }));
-    zookeeper_close(twin);
-    gone = eventually([&] { return s.gone(); }, 5s);
-  }
-  REQUIRE(gone);
+  REQUIRE(expire_session(zk.hosts(), s));
 }
 
 }  // namespace

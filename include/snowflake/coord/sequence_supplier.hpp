@@ -155,6 +155,11 @@ class SequenceSupplier {
   // False: not yet.
   bool restore_held();
   void report_loss(HistoryLoss kind, std::string detail);
+  // Every frozen tag's floor checked (and its watch set) on the next pass:
+  // after a loss froze them, a new session, or the loss settled.
+  void recheck_frozen();
+  // recheck_frozen() once the history's open loss is settled.
+  void recheck_when_settled();
   // A write of ours is in, and the session has seen it: false (and the
   // loss reported) if its zxid is not above `before`.
   bool history_follows(std::int64_t before, std::string_view what);
@@ -220,6 +225,7 @@ class SequenceSupplier {
   std::chrono::milliseconds backoff_{0};
   std::uint64_t episodes_handled_ = 0;
   bool restore_owed_ = false;
+  bool history_was_open_ = false;  // options_.history->open() at the last pass
   // zk_ is the thread's; it is replaced under session_mutex_, which
   // requests_sent() takes to read it from other threads.
   mutable std::mutex session_mutex_;
