@@ -377,6 +377,10 @@ void Daemon::start_sequences() {
       .sizing = {q.segment_duration, q.max_step, static_cast<double>(q.refill_at_percent) / 100.0},
       .history = coordinator_ ? &coordinator_->history() : nullptr,
       .restore_grace = config_.coordinator.restore_grace};
+  // One session a daemon: the sequences' requests go over the coordinator's.
+  if (coordinator_) {
+    options.shared_session = [coordinator = coordinator_.get()] { return coordinator->session(); };
+  }
   // The coordinator holds the state directory's lock by now: the run named
   // there is over if it ran in this boot from this very directory.
   const std::string dir = commands::state_dir_of(config_);

@@ -1,14 +1,17 @@
 // The real snowflaked coordinated through a real ZooKeeper: worker IDs, the
 // lease, session expiry, lost nodes, restarts, clocks and many daemons.
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
 
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "../support/daemon.hpp"
@@ -29,6 +32,33 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 
 namespace {
+
+// The TCP connections process `pid` holds open to a server on loopback port
+// `port`: its socket inodes (/proc/PID/fd) found among /proc/net/tcp's
+// established ones whose remote end is that port.
+int connections_to(pid_t pid, unsigned short port) {
+  std::set<std::string> inodes;
+  for (const auto& fd : std::filesystem::directory_iterator(fmt::format("/proc/{}/fd", pid))) {
+    std::error_code ec;
+    const auto target = std::filesystem::read_symlink(fd.path(), ec).string();
+    if (!ec && target.starts_with("socket:[")) inodes.insert(target.substr(8, target.size() - 9));
+  }
+  std::ifstream table("/proc/net/tcp");
+  std::string line;
+  std::getline(table, line);  // the header
+  int found = 0;
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+    fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+        timeout >> inode;
+    const auto colon = remote.find(':');
+    if (colon == std::string::npos || state != "01") continue;  // 01: established
+    if (std::stoul(remote.substr(colon + 1), nullptr, 16) == port && inodes.contains(inode))
+      ++found;
+  }
+  return found;
+}
 
 const std::string& kRoot = kE2eRoot;
 
@@ -471,6 +501,51 @@ TEST_CASE("at rest, a daemon that does not reap costs ZooKeeper at most 3 reques
   const auto beaten = metric(b, "snowflake_heartbeats_total") - beats;
   CHECK(spent <= 3 * (beaten + 1));
   CHECK(spent >= 3 * (beaten - 1));
+}
+
+TEST_CASE("a recycle daemon serving a sequence holds one ZooKeeper session: one connection",
+          "[coord][recycle][scale][sequence]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  const json patch = {{"coordinator", {{"lease_timeout_ms", 6000}, {"reclaim_after_ms", 8000}}},
+                      {"zookeeper", {{"session_timeout_ms", 600}}}};
+  Daemon daemon(config(zk, "recycle", state.path(), patch).dump());
+  wait_ready(daemon);
+  REQUIRE(run_process({snowflaked_binary(), "seq", "create", "invoice", "--start", "1", "--config",
+                       daemon.config_path().string()})
+              .status.code == 0);
+  REQUIRE(eventually([&] {
+    const auto r = http_get(daemon.port(), "/seq/invoice");
+    return r && r->status == 200;
+  }));
+  // The sequences' requests went over the coordinator's session: one
+  // connection (two before), and one session established.
+  CHECK(connections_to(daemon.process().pid(), zk.port()) == 1);
+  CHECK(metric(daemon, "snowflake_zookeeper_sessions_total") == 1);
+  CHECK(metric(daemon, "snowflake_seq_zookeeper_connected") == 1);
+  // Its session expired (a pause of the server longer than its timeout; up
+  // to three, as the reconnect may win the race): the coordinator makes the
+  // next, the sequences take it up, and the old connection goes.
+  bool expired = false;
+  for (int attempt = 0; attempt < 3 && !expired; ++attempt) {
+    zk.pause();
+    const auto until = std::chrono::steady_clock::now() + 1500ms;
+    while (std::chrono::steady_clock::now() < until) {
+      REQUIRE(http_get(daemon.port(), "/id/x")->status == 200);  // the lease outlasts the pause
+      std::this_thread::sleep_for(20ms);
+    }
+    zk.resume();
+    expired =
+        eventually([&] { return metric(daemon, "snowflake_zookeeper_sessions_total") > 1; }, 10s);
+  }
+  REQUIRE(expired);
+  REQUIRE(eventually([&] {
+    return metric(daemon, "snowflake_seq_zookeeper_connected") == 1 &&
+           connections_to(daemon.process().pid(), zk.port()) == 1;
+  }));
+  const auto r = http_get(daemon.port(), "/seq/invoice");
+  REQUIRE(r);
+  CHECK(r->status == 200);
 }
 
 TEST_CASE("a rollout: 12 recycle daemons started at once are each ready within 30 requests",

@@ -74,10 +74,10 @@ class Coordinator {
   // the floor. Idempotent.
   void shutdown();
 
-  // The ZooKeeper session now, nullptr while there is none, for a sharer
-  // (SequenceSupplierOptions::shared_session, not wired in the daemon yet).
-  // Only the coordinator replaces it (expired, refused after a restore); a
-  // sharer takes up the new one when it asks.
+  // The ZooKeeper session now, nullptr while there is none: the sequence
+  // supplier sends its requests over it too, so a daemon holds one session
+  // and one connection. Only the coordinator replaces it (expired,
+  // refused after a restore); a sharer takes up the new one when it asks.
   std::shared_ptr<ZkSession> session() const;
 
   // What this daemon knows of its cluster's history, from its state

@@ -1,10 +1,10 @@
 #pragma once
 // Keeps this daemon's sequences supplied with ranges, on a thread of its own,
 // so the request path never waits on ZooKeeper while a range is buffered
-// (sequence_buffer.hpp). Its requests go over a ZooKeeper session of its
-// own, or over the coordinator's when shared_session is given (one session
-// and one connection a daemon). The daemon does not give it yet: with it, a
-// restore's e2e test failed under CI's load once (issue 39's note).
+// (sequence_buffer.hpp). Its requests go over the coordinator's ZooKeeper
+// session when the daemon has one (shared_session: one session and one
+// connection a daemon, so its pings are paid once), else over a session of
+// its own.
 //
 // It watches <root>/sequences (or, until `seq create` makes it, for it): a
 // tag created while the daemon runs is served at once. It writes nothing
