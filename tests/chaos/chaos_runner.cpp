@@ -43,14 +43,36 @@ struct Options {
   int worker_bits = 2;
   bool ensemble = false;
   std::string strategy = "recycle";
+  std::vector<std::string> faults;  // empty: every kind
+  std::int64_t mean_gap_ms = 1200;
   std::filesystem::path out;
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::cerr << "chaos_runner: " << why
-            << "\nusage: chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K>=4] "
-               "[--worker-bits 2-4] [--ensemble] [--strategy recycle|sequential] [--out DIR]\n";
+  std::cerr
+      << "chaos_runner: " << why
+      << "\nusage: chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K>=4] "
+         "[--worker-bits 2-4] [--ensemble] [--strategy recycle|sequential] [--faults KIND,...] "
+         "[--mean-gap-ms MS] [--out DIR]\n";
   std::exit(2);
+}
+
+// "kill,pause": each one of nemesis.hpp's drawn_kinds().
+std::vector<std::string> split_kinds(const std::string& list) {
+  std::vector<std::string> kinds;
+  std::size_t from = 0;
+  while (from <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', from), list.size());
+    const std::string kind = list.substr(from, comma - from);
+    const auto& known = drawn_kinds();
+    if (std::find(known.begin(), known.end(), kind) == known.end()) {
+      usage(fmt::format("--faults: \"{}\" is not a fault kind (one of: {})", kind,
+                        fmt::join(known, ", ")));
+    }
+    kinds.push_back(kind);
+    from = comma + 1;
+  }
+  return kinds;
 }
 
 Options parse(int argc, char** argv) {
@@ -76,6 +98,10 @@ Options parse(int argc, char** argv) {
         o.ensemble = true;
       else if (arg == "--strategy")
         o.strategy = value();
+      else if (arg == "--faults")
+        o.faults = split_kinds(value());
+      else if (arg == "--mean-gap-ms")
+        o.mean_gap_ms = std::stoll(value());
       else if (arg == "--out")
         o.out = value();
       else
@@ -93,6 +119,7 @@ Options parse(int argc, char** argv) {
   if (o.strategy == "sequential" && o.daemons > (1 << o.worker_bits))
     usage("--strategy sequential: at most 2^worker-bits daemons");
   if (o.length < 20s) usage("a run is at least 20 seconds");
+  if (o.mean_gap_ms < 50) usage("--mean-gap-ms: at least 50");
   if (o.out.empty())
     o.out = std::filesystem::path("build/chaos") /
             fmt::format("seed{}-{}", o.seed, wall_us_now() / 1'000'000);
@@ -348,14 +375,17 @@ int main(int argc, char** argv) {
   const bool tmpfs = enter_private_mounts();
   // The plan is the seed's alone: without root, disk-full faults are in it
   // but do nothing (plan.txt says so), so a seed replays the same elsewhere.
-  const NemesisOptions nemesis{o.seed, o.length, o.daemons, o.ensemble, true};
+  const NemesisOptions nemesis{o.seed, o.length, o.daemons,    o.ensemble,
+                               true,   o.faults, o.mean_gap_ms};
   const auto plan = plan_faults(nemesis);
   {
     std::ofstream p(o.out / "plan.txt");
-    p << fmt::format("seed {} length {} s daemons {} {} {} disk_full {}\n", o.seed,
-                     o.length.count() / 1000, o.daemons, o.strategy,
-                     o.ensemble ? "ensemble" : "standalone",
-                     tmpfs ? "yes" : "no: needs root, disk_full faults do nothing");
+    p << fmt::format(
+        "seed {} length {} s daemons {} {} {} disk_full {} faults {} mean gap {} ms\n", o.seed,
+        o.length.count() / 1000, o.daemons, o.strategy, o.ensemble ? "ensemble" : "standalone",
+        tmpfs ? "yes" : "no: needs root, disk_full faults do nothing",
+        o.faults.empty() ? std::string("all") : fmt::format("{}", fmt::join(o.faults, ",")),
+        o.mean_gap_ms);
     for (const auto& f : plan) p << fmt::format("{:>8} ms  {}\n", f.at_ms, f.describe());
   }
   std::cout << fmt::format(

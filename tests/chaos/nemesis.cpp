@@ -40,8 +40,6 @@ constexpr Kind kKinds[] = {
     {"zk_restore", 1},
 };
 
-constexpr std::int64_t kMeanGapMs = 1200;
-
 bool is_process(const std::string& k) { return k == "kill" || k == "pause" || k == "term"; }
 bool is_zk(const std::string& k) { return k.starts_with("zk_"); }
 // Faults of one class on one daemon do not overlap.
@@ -58,6 +56,7 @@ class Planner {
   std::vector<PlannedFault> plan() {
     const std::int64_t end = o_.length.count() - quiet_period(o_.length).count();
     std::vector<PlannedFault> out;
+    if (!any_allowed()) return {};
     for (std::int64_t at = gap(); at < end; at += gap()) {
       const std::string kind = draw_kind();
       for (auto& f : make(kind, at, end)) out.push_back(std::move(f));
@@ -81,10 +80,14 @@ class Planner {
   bool chance(double p) { return std::bernoulli_distribution(p)(random_); }
   std::int64_t gap() {
     return std::max<std::int64_t>(
-        50, static_cast<std::int64_t>(
-                std::exponential_distribution<double>(1.0 / kMeanGapMs)(random_)));
+        50, static_cast<std::int64_t>(std::exponential_distribution<double>(
+                1.0 / static_cast<double>(std::max<std::int64_t>(1, o_.mean_gap_ms)))(random_)));
   }
 
+  bool any_allowed() const {
+    return std::any_of(std::begin(kKinds), std::end(kKinds),
+                       [&](const Kind& k) { return allowed(k.name); });
+  }
   std::string draw_kind() {
     int total = 0;
     for (const auto& k : kKinds) total += allowed(k.name) ? k.weight : 0;
@@ -96,7 +99,11 @@ class Planner {
     }
     return "net_reset";
   }
-  bool allowed(const std::string& kind) const { return kind != "disk_full" || o_.disk_full; }
+  bool allowed(const std::string& kind) const {
+    if (kind == "disk_full" && !o_.disk_full) return false;
+    return o_.only_kinds.empty() ||
+           std::find(o_.only_kinds.begin(), o_.only_kinds.end(), kind) != o_.only_kinds.end();
+  }
 
   // A daemon free for a fault of `kind` over [at, at + duration); -1 if none.
   int free_daemon(const std::string& kind, std::int64_t at, std::int64_t duration) {
@@ -250,6 +257,15 @@ const std::vector<std::string>& fault_kinds() {
       if (std::string(kind.name) != "cut_off_and_jump") k.emplace_back(kind.name);
     }
     k.emplace_back("zk_backup");  // before each zk_restore
+    return k;
+  }();
+  return kinds;
+}
+
+const std::vector<std::string>& drawn_kinds() {
+  static const std::vector<std::string> kinds = [] {
+    std::vector<std::string> k;
+    for (const auto& kind : kKinds) k.emplace_back(kind.name);
     return k;
   }();
   return kinds;

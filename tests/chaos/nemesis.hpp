@@ -34,10 +34,19 @@ struct NemesisOptions {
   int daemons = 4;
   bool ensemble = false;
   bool disk_full = true;  // the runner can fill a state dir's file system
+  // The kinds drawn (empty: all), and the mean time
+  // between two draws: kills alone and far apart leave the quiet windows
+  // that time a worker ID's reclaim against its bound (check_reclaim.hpp).
+  std::vector<std::string> only_kinds{};  // drawn_kinds() names
+  std::int64_t mean_gap_ms = 1200;
 };
 
 // Every kind the plan may hold.
 const std::vector<std::string>& fault_kinds();
+// The kinds a plan draws (NemesisOptions::only_kinds picks among them):
+// cut_off_and_jump is drawn and planned as a net_stall and a clock_step;
+// zk_backup comes with each zk_restore.
+const std::vector<std::string>& drawn_kinds();
 
 // Deterministic in the options. No two process faults (kill, pause, term) on
 // one daemon overlap, and none overlaps another fault of that daemon; at

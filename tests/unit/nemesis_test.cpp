@@ -121,3 +121,25 @@ TEST_CASE("nemesis: a long plan holds every kind, disk_full only where it can be
     CHECK(f.kind != "disk_full");
   }
 }
+
+TEST_CASE("nemesis: only the kinds asked for, as far apart as asked", "[nemesis]") {
+  const auto kills = plan_faults(
+      {.seed = 5, .length = 10min, .daemons = 16, .only_kinds = {"kill"}, .mean_gap_ms = 30'000});
+  REQUIRE(kills.size() >= 5);  // about 570 s / 30 s of draws
+  CHECK(kills.size() <= 40);
+  for (const auto& f : kills) CHECK(f.kind == "kill");
+  const auto every_kind = plan_faults({.seed = 5, .length = 10min, .daemons = 16});
+  CHECK(every_kind.size() > 5 * kills.size());  // 1.2 s apart by default
+
+  // A composite kind brings its parts; a kind that cannot be planned here, nothing.
+  for (const auto& f :
+       plan_faults({.seed = 5, .length = 5min, .daemons = 4, .only_kinds = {"cut_off_and_jump"}})) {
+    CHECK((f.kind == "net_stall" || f.kind == "clock_step"));
+  }
+  CHECK(plan_faults({.seed = 5,
+                     .length = 5min,
+                     .daemons = 4,
+                     .disk_full = false,
+                     .only_kinds = {"disk_full"}})
+            .empty());
+}
