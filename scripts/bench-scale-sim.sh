@@ -5,8 +5,10 @@
 # against a real ZooKeeper, standalone or (--ensemble) a 3-node ensemble. A
 # Release build; a few minutes per thousand daemons.
 # Usage: scripts/bench-scale-sim.sh N [N ...] [--ensemble] [--heartbeat-ms MS]
-#                                   [--idle-seconds S] [--per-process K]
+#                                   [--idle-seconds S] [--per-process K] [--tick-ms MS]
+#                                   [--waves] [--check START,REST]
 #        scripts/bench-scale-sim.sh 100 1000 5000 --ensemble
+#        scripts/bench-scale-sim.sh 1000 5000 --ensemble --waves --per-process 500
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh >/dev/null

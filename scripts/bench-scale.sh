@@ -3,7 +3,8 @@
 # recycle daemons started at once against a real ZooKeeper, time to all
 # ready, packets and writes per daemon during the start and at rest, from
 # ZooKeeper's own mntr counters. A Release build; a minute or so per N.
-# Usage: scripts/bench-scale.sh N [N ...] [--heartbeat-ms MS] [--idle-seconds S]
+# Usage: scripts/bench-scale.sh N [N ...] [--ensemble] [--heartbeat-ms MS] [--idle-seconds S]
+#                                [--tick-ms MS]
 #        scripts/bench-scale.sh 30 120 250
 set -euo pipefail
 cd "$(dirname "$0")/.."

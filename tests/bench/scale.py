@@ -3,8 +3,8 @@
 run), measured as an operator would see it: ZooKeeper's own `mntr`
 counters, real servers, real daemons.
 
-For each N: a fresh ZooKeeper (standalone, maxClientCnxns=0 since every
-daemon here shares one address), `snowflaked cluster create`, then N real
+For each N: a fresh ZooKeeper (standalone, or a 3-node ensemble with
+--ensemble; maxClientCnxns=0 since every daemon here shares one address), `snowflaked cluster create`, then N real
 recycle daemons (pool of 1024, one io thread each, ports the system picks)
 started at once. Printed per N:
 
@@ -25,7 +25,8 @@ sent, pings not counted), which no other daemon's heartbeats blur:
   rest req/d/beat   requests per daemon per heartbeat at rest (the reaper's
                     listings included, spread over all)
 
-Usage: scale.py SNOWFLAKED N [N ...] [--heartbeat-ms MS] [--idle-seconds S]
+Usage: scale.py SNOWFLAKED N [N ...] [--ensemble] [--heartbeat-ms MS] [--idle-seconds S]
+                [--tick-ms MS]
 """
 
 import argparse
@@ -156,9 +157,12 @@ def delta(a, b, name):
     return b.get(name, 0) - a.get(name, 0)
 
 
-def measure(binary, n, heartbeat_ms, idle_s):
+def measure(binary, n, heartbeat_ms, idle_s, ensemble=False, tick_ms=100):
     with tempfile.TemporaryDirectory(prefix="snowflake-scale-") as work:
-        zk = zookeeper_server.ZooKeeperServer(work, "zk", extra="maxClientCnxns=0\n")
+        extra = "maxClientCnxns=0\n"
+        zk = (zookeeper_server.ZooKeeperEnsemble(work, extra=extra, tick_ms=tick_ms) if ensemble
+              else zookeeper_server.ZooKeeperServer(work, "zk", extra=extra, tick_ms=tick_ms))
+        askers = 3 if ensemble else 1  # the connections mntr itself makes
         fleet = None
         try:
             deadline = time.monotonic() + 30
@@ -187,7 +191,7 @@ def measure(binary, n, heartbeat_ms, idle_s):
                 "start_packets": delta(before, started, "zk_packets_received") / n,
                 "start_writes": (zxid_started - zxid_before) / n,
                 "rest_packets_s": delta(rest_from, rest_to, "zk_packets_received") / n / idle_s,
-                "connections": (rest_to.get("zk_num_alive_connections", 1) - 1) / n,
+                "connections": (rest_to.get("zk_num_alive_connections", askers) - askers) / n,
                 "start_requests": sum(start_requests) / max(1, len(start_requests)),
                 "start_requests_max": max(start_requests, default=0),
                 "rest_requests_beat": (requests_to - requests_from) / max(1, beats_to - beats_from),
@@ -204,15 +208,20 @@ def main():
     parser.add_argument("n", type=int, nargs="+")
     parser.add_argument("--heartbeat-ms", type=int, default=1000)
     parser.add_argument("--idle-seconds", type=float, default=10)
+    parser.add_argument("--ensemble", action="store_true")
+    parser.add_argument("--tick-ms", type=int, default=100)
     args = parser.parse_args()
     beat_s = args.heartbeat_ms / 1000
-    print(f"recycle daemons started at once against one standalone ZooKeeper, pool 1024, "
-          f"heartbeat {args.heartbeat_ms} ms; ZooKeeper's mntr counters:")
+    print(f"recycle daemons started at once against one "
+          f"{'3-node ensemble' if args.ensemble else 'standalone ZooKeeper'}, pool 1024, "
+          f"heartbeat {args.heartbeat_ms} ms, tickTime {args.tick_ms} ms; ZooKeeper's mntr "
+          f"counters{' summed over the members' if args.ensemble else ''}:")
     print(f"{'daemons':>8} {'ready s':>8} {'start pkts/d':>13} {'start writes/d':>15} "
           f"{'rest pkts/d/s':>14} {'rest pkts/d/beat':>17} {'conns/d':>8} "
           f"{'start req/d (max)':>18} {'rest req/d/beat':>16}")
     for n in args.n:
-        r = measure(args.snowflaked, n, args.heartbeat_ms, args.idle_seconds)
+        r = measure(args.snowflaked, n, args.heartbeat_ms, args.idle_seconds, args.ensemble,
+                    args.tick_ms)
         print(f"{r['n']:>8} {r['ready_s']:>8.1f} {r['start_packets']:>13.1f} "
               f"{r['start_writes']:>15.1f} {r['rest_packets_s']:>14.1f} "
               f"{r['rest_packets_s'] * beat_s:>17.1f} {r['connections']:>8.2f} "

@@ -31,12 +31,18 @@ a test's 100 ms ticks a follower on a machine saturated by 5,000 simulated
 daemons misses its sync limit (10 ticks), and the ensemble re-elects in a
 loop, refusing sessions each time.
 
+--waves starts the processes one after another, each once the one before
+is ready (a rollout in batches of --per-process, as a Deployment's
+maxSurge makes one): where one machine cannot start them all at once,
+the fleet at rest is still reached and measured; ready s is then the
+whole rollout's.
+
 --check START,REST exits 1 if start pkts/d exceeds START or rest pkts/d/beat
 exceeds REST at any N (the regression test CI runs at a small N).
 
 Usage: scale_sim.py FLEET SNOWFLAKED N [N ...] [--ensemble] [--heartbeat-ms MS]
                     [--idle-seconds S] [--per-process K] [--tick-ms MS]
-                    [--check START,REST]
+                    [--waves] [--check START,REST]
 """
 
 import argparse
@@ -83,13 +89,15 @@ def config(zk, n, heartbeat_ms):
 class Fleets:
     """N simulated daemons in processes of at most `per_process` each."""
 
-    def __init__(self, binary, config_path, work, n, per_process):
+    def __init__(self, binary, config_path, work, n, per_process, waves=False):
         self.processes = []
+        self.ready_requests = {}  # pid: requests when ready, read while starting in waves
         self.counts = []
         state = tempfile.mkdtemp(prefix="snowflake-scale-sim-",
                                  dir="/dev/shm" if os.path.isdir("/dev/shm") else work)
         self.state = state
         first = 0
+        self.lines = {}
         self.started = time.monotonic()
         while first < n:
             count = min(per_process, n - first)
@@ -102,12 +110,13 @@ class Fleets:
                 bufsize=1))
             self.counts.append(count)
             first += count
-        # A thread per process hands its lines over (a select on a pipe
-        # would miss the lines already read into the pipe's buffer).
-        self.lines = {}
-        for p in self.processes:
+            # A thread per process hands its lines over (a select on a pipe
+            # would miss the lines already read into the pipe's buffer).
+            p = self.processes[-1]
             self.lines[p.pid] = queue.Queue()
             threading.Thread(target=self.pump, args=(p, self.lines[p.pid]), daemon=True).start()
+            if waves:
+                self.ready_requests[p.pid] = int(self.read(p, "ready", 120 + count / 10)[1])
 
     @staticmethod
     def pump(p, lines):
@@ -137,7 +146,10 @@ class Fleets:
         """Seconds to the last ready daemon, and the requests sent by then."""
         requests = 0
         for p in self.processes:
-            requests += int(self.read(p, "ready", limit)[1])
+            if p.pid in self.ready_requests:
+                requests += self.ready_requests[p.pid]
+            else:
+                requests += int(self.read(p, "ready", limit)[1])
         return time.monotonic() - self.started, requests
 
     def stats(self, processes=None):
@@ -209,7 +221,7 @@ def measure(fleet_binary, snowflaked, n, args):
             subprocess.run([snowflaked, "cluster", "create", "--config", config_path,
                             "--wait", "30000"], check=True, stdout=subprocess.DEVNULL)
             before, zxid_before = zk.mntr(), zk.zxid()
-            fleets = Fleets(fleet_binary, config_path, work, n, args.per_process)
+            fleets = Fleets(fleet_binary, config_path, work, n, args.per_process, args.waves)
             took, start_requests = fleets.all_ready(limit=120 + n / 10)
             started, zxid_started = zk.mntr(), zk.zxid()
             time.sleep(2 * beat_s)  # every daemon has beaten since
@@ -248,11 +260,12 @@ def main():
     parser.add_argument("--idle-seconds", type=float, default=30)
     parser.add_argument("--per-process", type=int, default=1000)
     parser.add_argument("--tick-ms", type=int, default=2000)
+    parser.add_argument("--waves", action="store_true")
     parser.add_argument("--check", help="START,REST: bounds on start pkts/d and rest pkts/d/beat")
     args = parser.parse_args()
     bounds = [float(v) for v in args.check.split(",")] if args.check else None
     print(f"simulated recycle daemons (coordinators, {args.per_process} to a process) started "
-          f"at once against one {'3-node ensemble' if args.ensemble else 'standalone ZooKeeper'}, "
+          f"{'in waves of a process' if args.waves else 'at once'} against one {'3-node ensemble' if args.ensemble else 'standalone ZooKeeper'}, "
           f"heartbeat {args.heartbeat_ms} ms, sessions 10 s, tickTime {args.tick_ms} ms:")
     print(f"{'daemons':>8} {'ready s':>8} {'start pkts/d':>13} {'start writes/d':>15} "
           f"{'start req/d':>12} {'rest pkts/d/beat':>17} {'rest req/d/beat':>16} {'conns/d':>8} "
