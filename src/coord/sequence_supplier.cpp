@@ -326,6 +326,12 @@ bool SequenceSupplier::check_floor(SequenceEntry& entry, TagState& state) {
                               held->second.from, held->second.to));
       return true;
     }
+    if (read.error().code == CoordErrc::no_sequence && !holds) {
+      // Gone (a wipe, seq forget), and none of it ours: the floor child's
+      // watch, set above, fires when it is made again. Not read again
+      // before that.
+      return true;
+    }
     failed(read.error(), fmt::format("cannot read the floor of \"{}\"", entry.tag));
     return false;
   }

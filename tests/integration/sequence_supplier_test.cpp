@@ -495,7 +495,7 @@ TEST_CASE(
   // The loss: every tag frozen here at once, the held one in ZooKeeper too.
   REQUIRE(history.report(HistoryLoss::wiped, "a test's loss", 0));
   REQUIRE(eventually([&] { return registry.find("held")->frozen.load(); }));
-  REQUIRE(registry.find("untaken")->frozen.load());
+  REQUIRE(eventually([&] { return registry.find("untaken")->frozen.load(); }));
   REQUIRE(eventually([&] {
     const auto node = read_sequence(*admin, kSupplierRoot, "held");
     return node && node.value().node.frozen;
@@ -518,5 +518,81 @@ TEST_CASE(
   const auto untaken = take(registry, "untaken", 1);
   REQUIRE(untaken.size() == 1);
   CHECK(untaken.front() > 40);
+  supplier.stop();
+}
+
+TEST_CASE(
+    "sequence supplier: a loss reported and settled between two of its passes still freezes "
+    "every tag, and each is read again",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "held", 1, 10));
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "untaken", 1, 10));
+  ClusterHistory history;
+  auto options = with_ranges_of(options_for(zk, "runA"), 10, 0.9);
+  options.history = &history;
+  SequenceRegistry registry(4);
+  SequenceSupplier supplier(options, registry);
+  supplier.start();
+  REQUIRE(eventually([&] { return registry.find("held") && registry.find("untaken"); }));
+  REQUIRE(take(registry, "held", 1) == std::vector<std::int64_t>{1});  // holds [1, 11)
+
+  // Open and over at once (no pass of the supplier is likely to see it open).
+  REQUIRE(history.report(HistoryLoss::wiped, "a test's loss", 0));
+  history.settle();
+  // The held tag: frozen in ZooKeeper above what it held, until a raise.
+  REQUIRE(eventually([&] {
+    const auto node = read_sequence(*admin, kSupplierRoot, "held");
+    return node && node.value().node.frozen && node.value().node.floor >= 10;
+  }));
+  CHECK(take(registry, "held", 1).empty());
+  // The other: read again, and its node is not frozen (nothing froze it here).
+  const auto untaken = take(registry, "untaken", 1);
+  REQUIRE(untaken.size() == 1);
+  CHECK(untaken.front() == 1);
+  REQUIRE(raise_sequence(*admin, kSupplierRoot, "held", 30));
+  const auto held = take(registry, "held", 1);
+  REQUIRE(held.size() == 1);
+  CHECK(held.front() > 30);
+  supplier.stop();
+}
+
+TEST_CASE(
+    "sequence supplier: a frozen tag whose node is gone is not read again until it is made "
+    "again, then served from its start",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "gone", 1, 10));
+  ClusterHistory history;
+  auto options = options_for(zk, "runA");
+  options.history = &history;
+  SequenceRegistry registry(4);
+  SequenceSupplier supplier(options, registry);
+  supplier.start();
+  REQUIRE(eventually([&] { return registry.find("gone") != nullptr; }));
+  // As a wipe leaves it: the node and its floor child gone.
+  const std::string node = sequence_path(kSupplierRoot, "gone");
+  REQUIRE(admin->remove(node + "/floor", -1));
+  REQUIRE(admin->remove(node, -1));
+  REQUIRE(history.report(HistoryLoss::wiped, "a test's loss", 0));
+  REQUIRE(eventually([&] { return registry.find("gone")->frozen.load(); }));
+  // Its floor read once (and its watch set), not every pass (20 ms here).
+  REQUIRE(eventually(
+      [&] {
+        const std::uint64_t before = supplier.requests_sent();
+        return !eventually([&] { return supplier.requests_sent() > before; }, 500ms);
+      },
+      5s));
+  const std::uint64_t quiet = supplier.requests_sent();
+  CHECK_FALSE(eventually([&] { return supplier.requests_sent() > quiet + 4; }, 1000ms));
+
+  // Made again (the runbook's seq create), the loss settled: served from its start.
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "gone", 1, 10));
+  history.settle();
+  const auto got = take(registry, "gone", 1);
+  REQUIRE(got.size() == 1);
+  CHECK(got.front() == 1);
   supplier.stop();
 }

@@ -1,8 +1,8 @@
 #pragma once
 // What this daemon knows of its cluster's history, and how it notices that
 // ZooKeeper lost some of it (docs/design.md, "When ZooKeeper loses its
-// data"). Shared by the coordinator and the sequence supplier, each on a
-// ZooKeeper session of its own; thread-safe.
+// data"). Shared by the coordinator and the sequence supplier (over the
+// coordinator's session, or one of its own); thread-safe.
 //
 // ZooKeeper keeps what it acknowledged only while its disks do: a server
 // wiped (a pod on an emptyDir, a replaced disk) or restored from an older
