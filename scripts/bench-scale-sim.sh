@@ -6,7 +6,7 @@
 # Release build; a few minutes per thousand daemons.
 # Usage: scripts/bench-scale-sim.sh N [N ...] [--ensemble] [--heartbeat-ms MS]
 #                                   [--idle-seconds S] [--per-process K] [--tick-ms MS]
-#                                   [--waves] [--check START,REST]
+#                                   [--waves] [--session-ms MS] [--check START,REST]
 #        scripts/bench-scale-sim.sh 100 1000 5000 --ensemble
 #        scripts/bench-scale-sim.sh 1000 5000 --ensemble --waves --per-process 500
 set -euo pipefail

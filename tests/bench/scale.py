@@ -4,9 +4,9 @@ run), measured as an operator would see it: ZooKeeper's own `mntr`
 counters, real servers, real daemons.
 
 For each N: a fresh ZooKeeper (standalone, or a 3-node ensemble with
---ensemble; maxClientCnxns=0 since every daemon here shares one address), `snowflaked cluster create`, then N real
-recycle daemons (pool of 1024, one io thread each, ports the system picks)
-started at once. Printed per N:
+--ensemble; maxClientCnxns=0 since every daemon here shares one address),
+`snowflaked cluster create`, then N real recycle daemons (pool of 1024, one
+io thread each, ports the system picks) started at once. Printed per N:
 
   ready s           from the first start to the last daemon's /ready 200
   start pkts/d      packets ZooKeeper received during the start, per daemon

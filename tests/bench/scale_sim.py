@@ -37,12 +37,16 @@ maxSurge makes one): where one machine cannot start them all at once,
 the fleet at rest is still reached and measured; ready s is then the
 whole rollout's.
 
+--session-ms sets the daemons' session_timeout_ms (10 s, the container
+config's, by default): an idle session pings after a third of it, which at
+rest is most of what a fleet sends.
+
 --check START,REST exits 1 if start pkts/d exceeds START or rest pkts/d/beat
 exceeds REST at any N (the regression test CI runs at a small N).
 
 Usage: scale_sim.py FLEET SNOWFLAKED N [N ...] [--ensemble] [--heartbeat-ms MS]
                     [--idle-seconds S] [--per-process K] [--tick-ms MS]
-                    [--waves] [--check START,REST]
+                    [--waves] [--session-ms MS] [--check START,REST]
 """
 
 import argparse
@@ -67,7 +71,7 @@ def worker_bits_for(n):
     return max(10, math.ceil(math.log2(n)))
 
 
-def config(zk, n, heartbeat_ms):
+def config(zk, n, heartbeat_ms, session_ms=10000):
     # conf/recycle.json's proportions (lease 3 heartbeats, reclaim 5).
     bits = worker_bits_for(n)
     return {"service": "scale-sim",
@@ -82,7 +86,7 @@ def config(zk, n, heartbeat_ms):
                             # share one: the longest interval (and tmpfs).
                             "persist_interval_ms": 1000, "max_boot_wait_ms": 10000},
             "zookeeper": {"hosts": zk.hosts, "root": "/snowflake/scale-sim",
-                          "session_timeout_ms": 10000, "connect_timeout_ms": 30000},
+                          "session_timeout_ms": session_ms, "connect_timeout_ms": 30000},
             "sequences": {"enabled": False}, "log_level": "warn"}
 
 
@@ -116,7 +120,11 @@ class Fleets:
             self.lines[p.pid] = queue.Queue()
             threading.Thread(target=self.pump, args=(p, self.lines[p.pid]), daemon=True).start()
             if waves:
-                self.ready_requests[p.pid] = int(self.read(p, "ready", 120 + count / 10)[1])
+                try:
+                    self.ready_requests[p.pid] = int(self.read(p, "ready", 120 + count / 10)[1])
+                except BaseException:  # a wave not ready: nobody else holds us to kill()
+                    self.kill()
+                    raise
 
     @staticmethod
     def pump(p, lines):
@@ -217,7 +225,7 @@ def measure(fleet_binary, snowflaked, n, args):
         try:
             config_path = os.path.join(work, "config.json")
             with open(config_path, "w", encoding="utf-8") as f:
-                json.dump(config(zk, n, args.heartbeat_ms), f)
+                json.dump(config(zk, n, args.heartbeat_ms, args.session_ms), f)
             subprocess.run([snowflaked, "cluster", "create", "--config", config_path,
                             "--wait", "30000"], check=True, stdout=subprocess.DEVNULL)
             before, zxid_before = zk.mntr(), zk.zxid()
@@ -261,12 +269,15 @@ def main():
     parser.add_argument("--per-process", type=int, default=1000)
     parser.add_argument("--tick-ms", type=int, default=2000)
     parser.add_argument("--waves", action="store_true")
+    parser.add_argument("--session-ms", type=int, default=10000)
     parser.add_argument("--check", help="START,REST: bounds on start pkts/d and rest pkts/d/beat")
     args = parser.parse_args()
     bounds = [float(v) for v in args.check.split(",")] if args.check else None
+    started = "in waves of a process" if args.waves else "at once"
+    zookeeper = "3-node ensemble" if args.ensemble else "standalone ZooKeeper"
     print(f"simulated recycle daemons (coordinators, {args.per_process} to a process) started "
-          f"{'in waves of a process' if args.waves else 'at once'} against one {'3-node ensemble' if args.ensemble else 'standalone ZooKeeper'}, "
-          f"heartbeat {args.heartbeat_ms} ms, sessions 10 s, tickTime {args.tick_ms} ms:")
+          f"{started} against one {zookeeper}, heartbeat {args.heartbeat_ms} ms, sessions "
+          f"{args.session_ms} ms, tickTime {args.tick_ms} ms:")
     print(f"{'daemons':>8} {'ready s':>8} {'start pkts/d':>13} {'start writes/d':>15} "
           f"{'start req/d':>12} {'rest pkts/d/beat':>17} {'rest req/d/beat':>16} {'conns/d':>8} "
           f"{'reapers':>8} {'reclaim s':>10} {'stop s':>7}")
