@@ -189,7 +189,10 @@ inline act_on_loss(m) {
   fence_to(now + LEASE);
 #ifdef SEQUENCES
   /* made again, or raised, above what it held (restore_held), and frozen:
-   * it knows only what it held, not what the others handed out */
+   * it knows only what it held, not what the others handed out. One step
+   * here, though the daemon writes it when ZooKeeper answers: each tag it
+   * held stays frozen in the daemon until that write lands
+   * (SequenceSupplier::restore_owed_), so nothing it hands out can tell. */
   seq_next = (held[m] != 0 -> max(seq_next, held[m] + 1) : seq_next);
   held[m] = 0; settling[m] = false;
 #ifndef NO_FREEZE

@@ -37,7 +37,7 @@ void SequenceSupplier::run() {
     freeze_on_loss();  // at once, with or without ZooKeeper
     recheck_when_settled();
     if (ensure_session()) {
-      if (restore_owed_ && restore_held()) restore_owed_ = false;
+      if (!restore_owed_.empty() && restore_held()) restore_owed_.clear();
       if (relist_.exchange(false)) list_tags();
       forget_previous_run();
       check_changed_floors();
@@ -219,15 +219,16 @@ void SequenceSupplier::freeze_on_loss() {
   recheck_frozen();
   acknowledge_drops();
   record_written_ = false;
-  restore_owed_ = !record_.tags.empty();
+  for (const auto& [tag, held] : record_.tags) {
+    if (held.to > 0) restore_owed_.insert_or_assign(tag, held);
+  }
   spdlog::error(
       "sequences: frozen: ZooKeeper lost or rolled back some of the cluster's history, and "
       "nothing is handed out until each sequence is raised past what was (seq raise)");
 }
 
 bool SequenceSupplier::restore_held() {
-  for (const auto& [tag, held] : record_.tags) {
-    if (held.to <= 0) continue;
+  for (const auto& [tag, held] : restore_owed_) {
     auto frozen = freeze_sequence_above(*zk_, options_.root, tag, held.to - 1,
                                         std::max<std::int64_t>(1, held.to - held.from));
     if (!frozen) {
@@ -240,7 +241,7 @@ bool SequenceSupplier::restore_held() {
   spdlog::warn(
       "sequences: the {} sequence(s) this daemon held are frozen in ZooKeeper above "
       "what it held; its holder node says what it had handed out",
-      record_.tags.size());
+      restore_owed_.size());
   return true;
 }
 
@@ -348,8 +349,11 @@ bool SequenceSupplier::check_floor(SequenceEntry& entry, TagState& state) {
     return true;
   }
   // Frozen in ZooKeeper, or a loss not yet fenced: nothing goes out; thawed
-  // (seq raise) once the cluster is fenced: numbers go out again.
-  const bool frozen = node.frozen || (options_.history && options_.history->open());
+  // (seq raise) once the cluster is fenced: numbers go out again. A tag this
+  // daemon held stays frozen until its node is frozen above what it held
+  // (restore_held): an unfrozen node then is the restored copy's, behind it.
+  const bool frozen = node.frozen || (options_.history && options_.history->open()) ||
+                      restore_owed_.contains(entry.tag);
   if (frozen != entry.frozen.load()) {
     if (frozen && holds) entry.buffer.drop_through(held->second.to - 1);
     entry.frozen.store(frozen, std::memory_order_release);

@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "../support/node_acl.hpp"
 #include "../support/polling.hpp"
 #include "../support/session_expiry.hpp"
 #include "../support/zookeeper_server.hpp"
@@ -437,6 +439,28 @@ bool frozen_when_asked(SequenceRegistry& registry, const std::string& tag) {
   return eventually([&] { return e->frozen.load(); }, 5000ms);
 }
 
+// A supplier with a loss history of its own and two tags: "held", of which
+// it holds [1, 11), and "untaken", never taken from. The tests of a loss
+// start here.
+struct HeldAndUntaken {
+  ZooKeeperServer zk;
+  std::shared_ptr<ZkSession> admin = connect(zk);
+  ClusterHistory history;
+  SequenceRegistry registry{4};
+  std::unique_ptr<SequenceSupplier> supplier;
+
+  HeldAndUntaken() {
+    REQUIRE(create_sequence(*admin, kSupplierRoot, "held", 1, 10));
+    REQUIRE(create_sequence(*admin, kSupplierRoot, "untaken", 1, 10));
+    auto options = with_ranges_of(options_for(zk, "runA"), 10, 0.9);
+    options.history = &history;
+    supplier = std::make_unique<SequenceSupplier>(options, registry);
+    supplier->start();
+    REQUIRE(eventually([&] { return registry.find("held") && registry.find("untaken"); }));
+    REQUIRE(take(registry, "held", 1) == std::vector<std::int64_t>{1});
+  }
+};
+
 }  // namespace
 
 TEST_CASE(
@@ -479,18 +503,10 @@ TEST_CASE(
     "sequence supplier: a raise while the coordinator has not settled a loss yet thaws the "
     "tag once it is settled, held or never taken from",
     "[sequence]") {
-  ZooKeeperServer zk;
-  auto admin = connect(zk);
-  REQUIRE(create_sequence(*admin, kSupplierRoot, "held", 1, 10));
-  REQUIRE(create_sequence(*admin, kSupplierRoot, "untaken", 1, 10));
-  ClusterHistory history;
-  auto options = with_ranges_of(options_for(zk, "runA"), 10, 0.9);
-  options.history = &history;
-  SequenceRegistry registry(4);
-  SequenceSupplier supplier(options, registry);
-  supplier.start();
-  REQUIRE(eventually([&] { return registry.find("held") && registry.find("untaken"); }));
-  REQUIRE(take(registry, "held", 1) == std::vector<std::int64_t>{1});  // holds [1, 11)
+  HeldAndUntaken f;
+  auto& admin = f.admin;
+  auto& history = f.history;
+  auto& registry = f.registry;
 
   // The loss: every tag frozen here at once, the held one in ZooKeeper too.
   REQUIRE(history.report(HistoryLoss::wiped, "a test's loss", 0));
@@ -518,25 +534,17 @@ TEST_CASE(
   const auto untaken = take(registry, "untaken", 1);
   REQUIRE(untaken.size() == 1);
   CHECK(untaken.front() > 40);
-  supplier.stop();
+  f.supplier->stop();
 }
 
 TEST_CASE(
     "sequence supplier: a loss reported and settled between two of its passes still freezes "
     "every tag, and each is read again",
     "[sequence]") {
-  ZooKeeperServer zk;
-  auto admin = connect(zk);
-  REQUIRE(create_sequence(*admin, kSupplierRoot, "held", 1, 10));
-  REQUIRE(create_sequence(*admin, kSupplierRoot, "untaken", 1, 10));
-  ClusterHistory history;
-  auto options = with_ranges_of(options_for(zk, "runA"), 10, 0.9);
-  options.history = &history;
-  SequenceRegistry registry(4);
-  SequenceSupplier supplier(options, registry);
-  supplier.start();
-  REQUIRE(eventually([&] { return registry.find("held") && registry.find("untaken"); }));
-  REQUIRE(take(registry, "held", 1) == std::vector<std::int64_t>{1});  // holds [1, 11)
+  HeldAndUntaken f;
+  auto& admin = f.admin;
+  auto& history = f.history;
+  auto& registry = f.registry;
 
   // Open and over at once (no pass of the supplier is likely to see it open).
   REQUIRE(history.report(HistoryLoss::wiped, "a test's loss", 0));
@@ -555,7 +563,42 @@ TEST_CASE(
   const auto held = take(registry, "held", 1);
   REQUIRE(held.size() == 1);
   CHECK(held.front() > 30);
-  supplier.stop();
+  f.supplier->stop();
+}
+
+TEST_CASE(
+    "sequence supplier: a tag it held stays frozen after a loss until its node is frozen "
+    "above what it held, while ZooKeeper refuses that write",
+    "[sequence]") {
+  HeldAndUntaken f;
+  // The held tag's node read-only: this daemon's freeze above [1, 11) is
+  // refused (NOAUTH), its reads answered with the node unfrozen, as a
+  // restored copy's would be.
+  const std::string held_node = sequence_path(kSupplierRoot, "held");
+  REQUIRE(set_node_writable(f.zk.hosts(), held_node, false));
+  REQUIRE(f.history.report(HistoryLoss::wiped, "a test's loss", 0));
+  REQUIRE(eventually([&] { return f.registry.find("held")->frozen.load(); }));
+  f.history.settle();
+  // Both tags read again once it is settled: the untaken one thaws (nothing
+  // froze its node), the held one not while its freeze is owed.
+  const auto untaken = take(f.registry, "untaken", 1);
+  REQUIRE(untaken.size() == 1);
+  CHECK(untaken.front() == 1);
+  CHECK_FALSE(eventually([&] { return !f.registry.find("held")->frozen.load(); }, 500ms));
+
+  // Writable again: frozen in ZooKeeper above what it held, then thawed by
+  // the operator's raise.
+  REQUIRE(set_node_writable(f.zk.hosts(), held_node, true));
+  REQUIRE(eventually([&] {
+    const auto node = read_sequence(*f.admin, kSupplierRoot, "held");
+    return node && node.value().node.frozen && node.value().node.floor >= 10;
+  }));
+  CHECK(f.registry.find("held")->frozen.load());
+  REQUIRE(raise_sequence(*f.admin, kSupplierRoot, "held", 30));
+  const auto held = take(f.registry, "held", 1);
+  REQUIRE(held.size() == 1);
+  CHECK(held.front() > 30);
+  f.supplier->stop();
 }
 
 TEST_CASE(

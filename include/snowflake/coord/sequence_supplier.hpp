@@ -224,7 +224,11 @@ class SequenceSupplier {
   std::atomic<bool> stopping_{false};
   std::chrono::milliseconds backoff_{0};
   std::uint64_t episodes_handled_ = 0;
-  bool restore_owed_ = false;
+  // The ranges held when a loss was seen, until each tag is frozen in
+  // ZooKeeper above its range and the holder node says so (restore_held):
+  // those tags stay frozen here until then. Taken at the loss, not later: a
+  // range taken once it is settled comes from the cluster as it stands.
+  std::map<std::string, HeldSequence, std::less<>> restore_owed_;
   bool history_was_open_ = false;  // options_.history->open() at the last pass
   // zk_ is the thread's; it is replaced under session_mutex_, which
   // requests_sent() takes to read it from other threads.
