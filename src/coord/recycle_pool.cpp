@@ -14,6 +14,9 @@ namespace {
 
 constexpr std::size_t kCreatesPerMulti = 128;
 constexpr int kMaxClaimAttempts = 5;  // re-reads after a race before giving up for now
+// Stale worker IDs returned to notuse in one multi (5 ops each, well under
+// ZooKeeper's 1 MB request limit).
+constexpr std::size_t kReclaimBatch = 64;
 // Waiting for the pool's filler: a watch on its lock wakes the waiters when
 // it goes, so N daemons of a cluster's first start cost ZooKeeper a few
 // requests each however long the fill takes (polls every 50 ms had 1,000
@@ -444,8 +447,9 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
   if (candidates.empty()) return result;
   BOOST_OUTCOME_TRY(now_ms, zk_now());
   // Read the move count before any node: a move made after our readings
-  // changes it, and the multi below then fails instead of acting on them.
+  // changes it, and the multis below then fail instead of acting on them.
   BOOST_OUTCOME_TRY(count, move_count(zk));
+  std::vector<StaleNode> stale;
   for (const std::uint32_t id : candidates) {
     BOOST_OUTCOME_TRY(node, zk.try_get(inuse_path(id)));
     if (!node) continue;
@@ -457,27 +461,54 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
       continue;
     }
     // Its owner stopped issuing by its lease and its time fence, long ago;
-    // the next owner starts above anything it may have issued. Its session
-    // must have ended too (no alive node): one live owner per worker ID.
-    const auto [make, remove] = alive_.absent(id);
-    auto done = zk.multi(
-        {ZkOp::set(inuse_, "", count), ZkOp::remove(inuse_path(id), s.version),
-         ZkOp::create(notuse_path(id), encode(NotuseData{old->last_possible_ms()})), make, remove});
-    if (!done) {
-      const ZkError& e = done.error();
-      if (e.path == alive_.path(id) && e.code == ZkErrc::node_exists) {
-        result.held.push_back(id);
-        continue;
-      }
-      if (is_race(e) || e.outcome_unknown()) break;  // the next pass reads afresh
-      return CoordError::from(e);
-    }
-    ++result.moved;
-    --result.in_use;
-    ++count;
+    // the next owner starts above anything it may have issued.
+    stale.push_back({id, s.version, old->last_possible_ms()});
   }
+  BOOST_OUTCOME_TRY(return_to_notuse(zk, stale, count, result));
   in_use_seen_ = result.in_use;
   return result;
+}
+
+Result<void, CoordError> RecyclePool::return_to_notuse(ZkSession& zk, std::vector<StaleNode> stale,
+                                                       std::int32_t count, ReapResult& result) {
+  // Up to kReclaimBatch a multi, and one move a multi: every running
+  // daemon's heartbeat checks the move count, so a move per worker ID would
+  // fail each of them once per reclaim (a wave of them after a node's
+  // crash, hundreds of heartbeats retried at once), where a batch fails
+  // each at most once. Each node's ops are the same as alone: its version,
+  // and its owner's session ended (no alive node: one live owner per ID).
+  while (!stale.empty()) {
+    const std::size_t n = std::min(stale.size(), kReclaimBatch);
+    std::vector<ZkOp> ops{ZkOp::set(inuse_, "", count)};
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto [make, remove] = alive_.absent(stale[i].id);
+      ops.insert(ops.end(), {ZkOp::remove(inuse_path(stale[i].id), stale[i].version),
+                             ZkOp::create(notuse_path(stale[i].id),
+                                          encode(NotuseData{stale[i].last_possible_ms})),
+                             make, remove});
+    }
+    auto done = zk.multi(ops);
+    if (done) {
+      result.moved += static_cast<int>(n);
+      result.in_use -= static_cast<std::uint32_t>(n);
+      ++count;
+      stale.erase(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(n));
+      continue;
+    }
+    const ZkError& e = done.error();
+    const auto held = std::find_if(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(n),
+                                   [&](const StaleNode& s) { return e.path == alive_.path(s.id); });
+    if (held != stale.begin() + static_cast<std::ptrdiff_t>(n) && e.code == ZkErrc::node_exists) {
+      // Its owner's session lives: left alone, the others sent again (the
+      // multi failed whole, so the move count still stands).
+      result.held.push_back(held->id);
+      stale.erase(held);
+      continue;
+    }
+    if (is_race(e) || e.outcome_unknown()) break;  // the next pass reads afresh
+    return CoordError::from(e);
+  }
+  return outcome::success();
 }
 
 Result<void, CoordError> RecyclePool::release(ZkSession& zk, const PoolClaim& claim,

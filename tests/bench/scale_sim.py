@@ -66,6 +66,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import zookeeper_server  # noqa: E402
 
 
+LOG_DIR = None  # --log-dir
+
+
 def worker_bits_for(n):
     """The layout's worker bits: a pool of at least N (1,024 at least)."""
     return max(10, math.ceil(math.log2(n)))
@@ -128,8 +131,15 @@ class Fleets:
 
     @staticmethod
     def pump(p, lines):
+        # Everything else a process prints (its daemons' warnings) goes to
+        # --log-dir, if given.
+        log = (open(os.path.join(LOG_DIR, f"fleet-{p.pid}.out"), "w", encoding="utf-8")
+               if LOG_DIR else None)
         for line in p.stdout:
             lines.put(line)
+            if log and not line.startswith(("waiting", "ready", "stats", "stopped")):
+                log.write(f"{time.strftime('%T')} {line}")
+                log.flush()
         lines.put(None)
 
     def read(self, p, word, limit):
@@ -206,7 +216,10 @@ def reclaim_seconds(fleets, heartbeat_ms, limit):
     started = time.monotonic()
     while fleets.stats()[4] - before < killed:
         if time.monotonic() - started > limit:
-            sys.exit(f"scale_sim: {killed} dead daemons' IDs not reclaimed within {limit} s")
+            # The row is still printed (the other figures stand); the run fails.
+            print(f"scale_sim: {killed} dead daemons' IDs not reclaimed within {limit} s",
+                  file=sys.stderr)
+            return math.inf
         time.sleep(heartbeat_ms / 4000)
     return time.monotonic() - started
 
@@ -270,8 +283,11 @@ def main():
     parser.add_argument("--tick-ms", type=int, default=2000)
     parser.add_argument("--waves", action="store_true")
     parser.add_argument("--session-ms", type=int, default=10000)
+    parser.add_argument("--log-dir", help="keep what the processes print besides their figures")
     parser.add_argument("--check", help="START,REST: bounds on start pkts/d and rest pkts/d/beat")
     args = parser.parse_args()
+    global LOG_DIR  # pylint: disable=global-statement
+    LOG_DIR = args.log_dir
     bounds = [float(v) for v in args.check.split(",")] if args.check else None
     started = "in waves of a process" if args.waves else "at once"
     zookeeper = "3-node ensemble" if args.ensemble else "standalone ZooKeeper"
@@ -284,12 +300,14 @@ def main():
     failed = False
     for n in args.n:
         r = measure(args.fleet, args.snowflaked, n, args)
-        reclaim = "-" if r["reclaim_s"] is None else f"{r['reclaim_s']:.1f}"
+        reclaim = ("-" if r["reclaim_s"] is None
+                   else "over" if r["reclaim_s"] == math.inf else f"{r['reclaim_s']:.1f}")
         print(f"{r['n']:>8} {r['ready_s']:>8.1f} {r['start_packets']:>13.1f} "
               f"{r['start_writes']:>15.1f} {r['start_requests']:>12.1f} "
               f"{r['rest_packets_beat']:>17.1f} {r['rest_requests_beat']:>16.2f} "
               f"{r['connections']:>8.2f} {r['reapers']:>8} {reclaim:>10} {r['stop_s']:>7.1f}",
               flush=True)
+        failed = failed or r["reclaim_s"] == math.inf
         if bounds and (r["start_packets"] > bounds[0] or r["rest_packets_beat"] > bounds[1]):
             print(f"scale_sim: over the bounds {bounds[0]} and {bounds[1]}", file=sys.stderr)
             failed = True

@@ -265,3 +265,53 @@ TEST_CASE("reaper: a pass reads only inuse nodes without an alive node", "[zk][r
   CHECK(zk->exists(pool.notuse_path(claims[1].worker_id)).value());
   CHECK(zk->exists(pool.inuse_path(claims[0].worker_id)).value());
 }
+
+TEST_CASE(
+    "reaper: a pass takes back its stale worker IDs in one move, so a running daemon's "
+    "heartbeat is refused once, not once per ID; one held meanwhile is left alone",
+    "[zk][recycle][reaper]") {
+  ZooKeeperServer server;
+  auto zk = connect(server);
+  RecyclePool pool(kReaperRoot, 7);
+  REQUIRE(pool.ensure(*zk, 5s));
+  std::vector<std::unique_ptr<ZkSession>> owners;
+  std::vector<PoolClaim> claims;
+  std::vector<RecyclePool> theirs;
+  theirs.reserve(6);
+  for (int i = 0; i < 6; ++i) {
+    owners.push_back(connect(server));
+    theirs.emplace_back(kReaperRoot, 7);
+    claims.push_back(
+        theirs.back()
+            .claim(*owners.back(), {OwnerToken::fresh("o", 1), 0, 1, 0, 1000}, INT64_MAX)
+            .value());
+  }
+  // Owner 0 keeps running and beats once (its move count known); the other
+  // five end.
+  REQUIRE(theirs[0].heartbeat(*owners[0], claims[0], 2, 2));
+  for (int i = 1; i < 6; ++i) owners[i].reset();
+  REQUIRE(eventually([&] { return zk->children(pool.alive().dir()).value().size() == 1; }));
+  const auto moves = [&] { return zk->get(tree::inuse_dir(kReaperRoot)).value().stat.version; };
+  const int moves_before = moves();
+
+  // While the pass reads, a new session of the run that held ID 3 (say)
+  // makes its alive node again: its ID is held, the other four go back.
+  auto back = connect(server);
+  const std::uint32_t held_id = claims[3].worker_id;
+  const auto zk_now = [&]() -> Result<std::int64_t, CoordError> {
+    REQUIRE(back->create(pool.alive().path(held_id), "", CreateMode::ephemeral));
+    return INT64_MAX / 2;
+  };
+  const auto pass = pool.reclaim_stale(*zk, zk_now, 10ms, std::nullopt).value();
+  CHECK(pass.moved == 4);
+  CHECK(pass.held == std::vector<std::uint32_t>{held_id});
+  CHECK(pass.in_use == 2);
+  CHECK(moves() == moves_before + 1);
+  for (int i : {1, 2, 4, 5}) CHECK(zk->exists(pool.notuse_path(claims[i].worker_id)).value());
+  CHECK(zk->exists(pool.inuse_path(held_id)).value());
+
+  // Owner 0's next heartbeat: refused once by the move, then through.
+  const auto sent = owners[0]->requests_sent();
+  REQUIRE(theirs[0].heartbeat(*owners[0], claims[0], 3, 3));
+  CHECK(owners[0]->requests_sent() - sent == 4);  // the multi, the count, its node, the multi
+}

@@ -168,6 +168,16 @@ class RecyclePool {
   Result<PoolClaim, CoordError> read_claim(ZkSession& zk, std::uint32_t id,
                                            const OwnerToken& owner);
   Result<void, CoordError> fill(ZkSession& zk);
+  // A stale inuse node, read: what its reclaim's multi checks and leaves.
+  struct StaleNode {
+    std::uint32_t id = 0;
+    std::int32_t version = 0;
+    std::int64_t last_possible_ms = 0;
+  };
+  // reclaim_stale's moves, in batches; `count` the move count read before
+  // the nodes. Counted into `result`.
+  Result<void, CoordError> return_to_notuse(ZkSession& zk, std::vector<StaleNode> stale,
+                                            std::int32_t count, ReapResult& result);
 
   std::string pool_;
   std::string inuse_;
