@@ -35,7 +35,9 @@ loop, refusing sessions each time.
 is ready (a rollout in batches of --per-process, as a Deployment's
 maxSurge makes one): where one machine cannot start them all at once,
 the fleet at rest is still reached and measured; ready s is then the
-whole rollout's.
+whole rollout's. It stops them the same way, a process after another
+(maxUnavailable): thousands of clean stops at once go one at a time on the
+pool's move count (docs/CONTRIBUTING.md, "Benchmarks").
 
 --session-ms sets the daemons' session_timeout_ms (10 s, the container
 config's, by default): an idle session pings after a third of it, which at
@@ -186,12 +188,16 @@ class Fleets:
         p.wait()
         return self.counts.pop()
 
-    def stop(self, limit):
+    def stop(self, limit, waves=False):
+        """Seconds until every process stopped its daemons: all at once, or
+        in waves a process after another (a rollout's maxUnavailable)."""
         started = time.monotonic()
         for p in self.processes:
             p.stdin.write("stop\n")
             p.stdin.flush()
-        for p in self.processes:
+            if waves:
+                self.read(p, "stopped", limit)
+        for p in [] if waves else self.processes:
             self.read(p, "stopped", limit)
         return time.monotonic() - started
 
@@ -263,7 +269,7 @@ def measure(fleet_binary, snowflaked, n, args):
                 "reapers": stats_to[3],
             }
             result["reclaim_s"] = reclaim_seconds(fleets, args.heartbeat_ms, 60 + 10 * beat_s)
-            result["stop_s"] = fleets.stop(limit=60 + n / 10)
+            result["stop_s"] = fleets.stop(limit=60 + n / 10, waves=args.waves)
             return result
         finally:
             if fleets:
