@@ -14,8 +14,8 @@ namespace {
 
 constexpr std::size_t kCreatesPerMulti = 128;
 constexpr int kMaxClaimAttempts = 5;  // re-reads after a race before giving up for now
-// Stale worker IDs returned to notuse in one multi (5 ops each, well under
-// ZooKeeper's 1 MB request limit).
+// Stale worker IDs returned to notuse in one multi (4 ops each and the
+// move, some 20 KB: well under ZooKeeper's 1 MB request limit).
 constexpr std::size_t kReclaimBatch = 64;
 // Waiting for the pool's filler: a watch on its lock wakes the waiters when
 // it goes, so N daemons of a cluster's first start cost ZooKeeper a few
@@ -446,69 +446,98 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
   }
   if (candidates.empty()) return result;
   BOOST_OUTCOME_TRY(now_ms, zk_now());
-  // Read the move count before any node: a move made after our readings
-  // changes it, and the multis below then fail instead of acting on them.
-  BOOST_OUTCOME_TRY(count, move_count(zk));
+  // Up to kReclaimBatch a multi, and one move a multi: every running
+  // daemon's heartbeat checks the move count, so a move per worker ID would
+  // fail each of them once per reclaim (a wave of them after a node's
+  // crash, hundreds of heartbeats retried at once), where a batch of 64
+  // fails each once. Each batch reads the count, then its nodes, so a move
+  // elsewhere costs that batch a reading, not the pass.
+  for (std::size_t first = 0; first < candidates.size(); first += kReclaimBatch) {
+    const std::size_t n = std::min(kReclaimBatch, candidates.size() - first);
+    BOOST_OUTCOME_TRY(
+        reclaim_batch(zk, {candidates.data() + first, n}, now_ms, reclaim_after, result));
+  }
+  in_use_seen_ = result.in_use;
+  return result;
+}
+
+Result<std::vector<RecyclePool::StaleNode>, CoordError> RecyclePool::read_stale(
+    ZkSession& zk, std::span<const std::uint32_t> ids, const std::set<std::uint32_t>& skipped,
+    std::int64_t now_ms, std::chrono::milliseconds reclaim_after, ReapResult& result) const {
   std::vector<StaleNode> stale;
-  for (const std::uint32_t id : candidates) {
+  for (const std::uint32_t id : ids) {
+    if (skipped.contains(id)) continue;
     BOOST_OUTCOME_TRY(node, zk.try_get(inuse_path(id)));
     if (!node) continue;
     const NodeStat& s = node.value().stat;
     if (now_ms - s.mtime_ms <= reclaim_after.count()) continue;
     const auto old = decode_inuse(node.value().data);
     if (!old) {  // no floor to hand on: an operator must look
-      result.unreadable.push_back(id);
+      if (std::find(result.unreadable.begin(), result.unreadable.end(), id) ==
+          result.unreadable.end()) {
+        result.unreadable.push_back(id);
+      }
       continue;
     }
     // Its owner stopped issuing by its lease and its time fence, long ago;
     // the next owner starts above anything it may have issued.
     stale.push_back({id, s.version, old->last_possible_ms()});
   }
-  BOOST_OUTCOME_TRY(return_to_notuse(zk, stale, count, result));
-  in_use_seen_ = result.in_use;
-  return result;
+  return stale;
 }
 
-Result<void, CoordError> RecyclePool::return_to_notuse(ZkSession& zk, std::vector<StaleNode> stale,
-                                                       std::int32_t count, ReapResult& result) {
-  // Up to kReclaimBatch a multi, and one move a multi: every running
-  // daemon's heartbeat checks the move count, so a move per worker ID would
-  // fail each of them once per reclaim (a wave of them after a node's
-  // crash, hundreds of heartbeats retried at once), where a batch fails
-  // each at most once. Each node's ops are the same as alone: its version,
-  // and its owner's session ended (no alive node: one live owner per ID).
-  while (!stale.empty()) {
-    const std::size_t n = std::min(stale.size(), kReclaimBatch);
-    std::vector<ZkOp> ops{ZkOp::set(inuse_, "", count)};
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto [make, remove] = alive_.absent(stale[i].id);
-      ops.insert(ops.end(), {ZkOp::remove(inuse_path(stale[i].id), stale[i].version),
-                             ZkOp::create(notuse_path(stale[i].id),
-                                          encode(NotuseData{stale[i].last_possible_ms})),
-                             make, remove});
+Result<void, CoordError> RecyclePool::reclaim_batch(ZkSession& zk,
+                                                    std::span<const std::uint32_t> ids,
+                                                    std::int64_t now_ms,
+                                                    std::chrono::milliseconds reclaim_after,
+                                                    ReapResult& result) {
+  std::set<std::uint32_t> skipped;  // held, or moved since it was read: the next pass's
+  for (int attempt = 0; attempt < kMaxClaimAttempts; ++attempt) {
+    // The count before the nodes: a move after our readings changes it, and
+    // the multi then fails instead of acting on them.
+    BOOST_OUTCOME_TRY(count, move_count(zk));
+    BOOST_OUTCOME_TRY(stale, read_stale(zk, ids, skipped, now_ms, reclaim_after, result));
+    while (!stale.empty()) {
+      // Each node's ops as alone: its version, and its owner's session
+      // ended (no alive node: one live owner per ID).
+      std::vector<ZkOp> ops{ZkOp::set(inuse_, "", count)};
+      for (const StaleNode& node : stale) {
+        const auto [make, remove] = alive_.absent(node.id);
+        ops.insert(ops.end(),
+                   {ZkOp::remove(inuse_path(node.id), node.version),
+                    ZkOp::create(notuse_path(node.id), encode(NotuseData{node.last_possible_ms})),
+                    make, remove});
+      }
+      auto done = zk.multi(ops);
+      if (done) {
+        result.moved += static_cast<int>(stale.size());
+        result.in_use -= static_cast<std::uint32_t>(stale.size());
+        return outcome::success();
+      }
+      const ZkError& e = done.error();
+      if (e.outcome_unknown()) return outcome::success();  // the next pass reads afresh
+      if (e.path == inuse_) break;                         // a move elsewhere: read again
+      const auto culprit = std::find_if(stale.begin(), stale.end(), [&](const StaleNode& n) {
+        return e.path == inuse_path(n.id) || e.path == notuse_path(n.id) ||
+               e.path == alive_.path(n.id);
+      });
+      if (culprit == stale.end()) {
+        if (is_race(e)) return outcome::success();  // the next pass reads afresh
+        return CoordError::from(e);
+      }
+      if (!is_race(e)) return CoordError::from(e);
+      // That ID alone is left (its owner's session lives, or it moved since
+      // we read it), the others sent again: the multi failed whole, so the
+      // count still stands.
+      if (e.path == alive_.path(culprit->id) && e.code == ZkErrc::node_exists) {
+        result.held.push_back(culprit->id);
+      }
+      skipped.insert(culprit->id);
+      stale.erase(culprit);
     }
-    auto done = zk.multi(ops);
-    if (done) {
-      result.moved += static_cast<int>(n);
-      result.in_use -= static_cast<std::uint32_t>(n);
-      ++count;
-      stale.erase(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(n));
-      continue;
-    }
-    const ZkError& e = done.error();
-    const auto held = std::find_if(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(n),
-                                   [&](const StaleNode& s) { return e.path == alive_.path(s.id); });
-    if (held != stale.begin() + static_cast<std::ptrdiff_t>(n) && e.code == ZkErrc::node_exists) {
-      // Its owner's session lives: left alone, the others sent again (the
-      // multi failed whole, so the move count still stands).
-      result.held.push_back(held->id);
-      stale.erase(held);
-      continue;
-    }
-    if (is_race(e) || e.outcome_unknown()) break;  // the next pass reads afresh
-    return CoordError::from(e);
+    if (stale.empty()) return outcome::success();
   }
-  return outcome::success();
+  return outcome::success();  // the pool kept moving: the next pass
 }
 
 Result<void, CoordError> RecyclePool::release(ZkSession& zk, const PoolClaim& claim,

@@ -37,7 +37,7 @@ void SequenceSupplier::run() {
     freeze_on_loss();  // at once, with or without ZooKeeper
     recheck_when_settled();
     if (ensure_session()) {
-      if (!restore_owed_.empty() && restore_held()) restore_owed_.clear();
+      if (!restore_owed_.empty() || restore_publish_owed_) restore_held();
       if (relist_.exchange(false)) list_tags();
       forget_previous_run();
       check_changed_floors();
@@ -222,26 +222,33 @@ void SequenceSupplier::freeze_on_loss() {
   for (const auto& [tag, held] : record_.tags) {
     if (held.to > 0) restore_owed_.insert_or_assign(tag, held);
   }
+  restore_publish_owed_ = !restore_owed_.empty();
   spdlog::error(
       "sequences: frozen: ZooKeeper lost or rolled back some of the cluster's history, and "
       "nothing is handed out until each sequence is raised past what was (seq raise)");
 }
 
 bool SequenceSupplier::restore_held() {
-  for (const auto& [tag, held] : restore_owed_) {
+  // Each tag done once, on its own: one whose freeze keeps failing holds
+  // back no other, and a tag frozen (then perhaps raised by the operator)
+  // is not frozen again.
+  for (auto it = restore_owed_.begin(); it != restore_owed_.end();) {
+    const auto& [tag, held] = *it;
     auto frozen = freeze_sequence_above(*zk_, options_.root, tag, held.to - 1,
                                         std::max<std::int64_t>(1, held.to - held.from));
     if (!frozen) {
       failed(frozen.error(), fmt::format("cannot freeze \"{}\"", tag));
-      return false;
+      ++it;
+      continue;
     }
+    spdlog::warn("sequences: \"{}\" is frozen in ZooKeeper above what this daemon held ({})", tag,
+                 held.to - 1);
+    it = restore_owed_.erase(it);
   }
   // What this run had: seq raise and cluster fence report it.
-  if (!publish()) return false;
-  spdlog::warn(
-      "sequences: the {} sequence(s) this daemon held are frozen in ZooKeeper above "
-      "what it held; its holder node says what it had handed out",
-      restore_owed_.size());
+  if (!restore_owed_.empty() || !publish()) return false;
+  restore_publish_owed_ = false;
+  spdlog::warn("sequences: this daemon's holder node says what it had handed out");
   return true;
 }
 
@@ -626,6 +633,12 @@ void SequenceSupplier::give_back_all() {
   }
   // Every buffer is closed: this run holds nothing any more.
   if (record_.tags.empty() || !zk_ || zk_->gone() || !zk_->connected()) return;
+  if ((!restore_owed_.empty() || restore_publish_owed_) && !restore_held()) {
+    // A loss not yet told to ZooKeeper: the holder node is what says what
+    // this run handed out (seq list, cluster fence), so it stays.
+    spdlog::warn("sequences: this run's holder node is kept: a loss is not yet recorded");
+    return;
+  }
   if (auto removed = remove_holder(*zk_, options_.root, options_.run); !removed) {
     failed(removed.error(), "cannot delete this run's holder node");
   }

@@ -268,7 +268,7 @@ TEST_CASE("reaper: a pass reads only inuse nodes without an alive node", "[zk][r
 
 TEST_CASE(
     "reaper: a pass takes back its stale worker IDs in one move, so a running daemon's "
-    "heartbeat is refused once, not once per ID; one held meanwhile is left alone",
+    "heartbeat is refused once, not once per ID, and one held or moved meanwhile is left alone",
     "[zk][recycle][reaper]") {
   ZooKeeperServer server;
   auto zk = connect(server);
@@ -294,21 +294,25 @@ TEST_CASE(
   const auto moves = [&] { return zk->get(tree::inuse_dir(kReaperRoot)).value().stat.version; };
   const int moves_before = moves();
 
-  // While the pass reads, a new session of the run that held ID 3 (say)
-  // makes its alive node again: its ID is held, the other four go back.
+  // While the pass reads, a new session of the run that held one ID makes
+  // its alive node again (held), and another ID's free node appears (as an
+  // odd restore could leave it): each is left, the other three go back.
   auto back = connect(server);
   const std::uint32_t held_id = claims[3].worker_id;
+  const std::uint32_t odd_id = claims[4].worker_id;
   const auto zk_now = [&]() -> Result<std::int64_t, CoordError> {
     REQUIRE(back->create(pool.alive().path(held_id), "", CreateMode::ephemeral));
+    REQUIRE(zk->create(pool.notuse_path(odd_id), encode(NotuseData{1})));
     return INT64_MAX / 2;
   };
   const auto pass = pool.reclaim_stale(*zk, zk_now, 10ms, std::nullopt).value();
-  CHECK(pass.moved == 4);
+  CHECK(pass.moved == 3);
   CHECK(pass.held == std::vector<std::uint32_t>{held_id});
-  CHECK(pass.in_use == 2);
+  CHECK(pass.in_use == 3);
   CHECK(moves() == moves_before + 1);
-  for (int i : {1, 2, 4, 5}) CHECK(zk->exists(pool.notuse_path(claims[i].worker_id)).value());
+  for (int i : {1, 2, 5}) CHECK(zk->exists(pool.notuse_path(claims[i].worker_id)).value());
   CHECK(zk->exists(pool.inuse_path(held_id)).value());
+  CHECK(zk->exists(pool.inuse_path(odd_id)).value());
 
   // Owner 0's next heartbeat: refused once by the move, then through.
   const auto sent = owners[0]->requests_sent();

@@ -568,31 +568,38 @@ TEST_CASE(
 
 TEST_CASE(
     "sequence supplier: a tag it held stays frozen after a loss until its node is frozen "
-    "above what it held, while ZooKeeper refuses that write",
+    "above what it held, while ZooKeeper refuses that write, and another held tag goes on",
     "[sequence]") {
   HeldAndUntaken f;
-  // The held tag's node read-only: this daemon's freeze above [1, 11) is
+  // "untaken" taken from too: both held, [1, 11) each.
+  REQUIRE(take(f.registry, "untaken", 1) == std::vector<std::int64_t>{1});
+  // The held tag's node read-only: this daemon's freeze above its range is
   // refused (NOAUTH), its reads answered with the node unfrozen, as a
   // restored copy's would be.
   const std::string held_node = sequence_path(kSupplierRoot, "held");
   REQUIRE(set_node_writable(f.zk.hosts(), held_node, false));
   REQUIRE(f.history.report(HistoryLoss::wiped, "a test's loss", 0));
   REQUIRE(eventually([&] { return f.registry.find("held")->frozen.load(); }));
+  const auto frozen_above = [&](const std::string& tag, std::int64_t floor) {
+    const auto node = read_sequence(*f.admin, kSupplierRoot, tag);
+    return node && node.value().node.frozen && node.value().node.floor >= floor;
+  };
+  // The other's freeze lands though this one's is refused.
+  REQUIRE(eventually([&] { return frozen_above("untaken", 10); }));
   f.history.settle();
-  // Both tags read again once it is settled: the untaken one thaws (nothing
-  // froze its node), the held one not while its freeze is owed.
-  const auto untaken = take(f.registry, "untaken", 1);
-  REQUIRE(untaken.size() == 1);
-  CHECK(untaken.front() == 1);
-  CHECK_FALSE(eventually([&] { return !f.registry.find("held")->frozen.load(); }, 500ms));
+  REQUIRE(raise_sequence(*f.admin, kSupplierRoot, "untaken", 40));
+  const auto other = take(f.registry, "untaken", 1);
+  REQUIRE(other.size() == 1);
+  CHECK(other.front() > 40);
+  // Its raise stands (not frozen again by the next passes), and the refused
+  // tag stays frozen here while its freeze is owed.
+  CHECK_FALSE(eventually([&] { return frozen_above("untaken", 0); }, 500ms));
+  CHECK(f.registry.find("held")->frozen.load());
 
   // Writable again: frozen in ZooKeeper above what it held, then thawed by
   // the operator's raise.
   REQUIRE(set_node_writable(f.zk.hosts(), held_node, true));
-  REQUIRE(eventually([&] {
-    const auto node = read_sequence(*f.admin, kSupplierRoot, "held");
-    return node && node.value().node.frozen && node.value().node.floor >= 10;
-  }));
+  REQUIRE(eventually([&] { return frozen_above("held", 10); }));
   CHECK(f.registry.find("held")->frozen.load());
   REQUIRE(raise_sequence(*f.admin, kSupplierRoot, "held", 30));
   const auto held = take(f.registry, "held", 1);

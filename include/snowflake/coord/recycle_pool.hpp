@@ -29,6 +29,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -174,10 +175,18 @@ class RecyclePool {
     std::int32_t version = 0;
     std::int64_t last_possible_ms = 0;
   };
-  // reclaim_stale's moves, in batches; `count` the move count read before
-  // the nodes. Counted into `result`.
-  Result<void, CoordError> return_to_notuse(ZkSession& zk, std::vector<StaleNode> stale,
-                                            std::int32_t count, ReapResult& result);
+  // Of `ids`, those not `skipped` whose node is older than `reclaim_after`
+  // at `now_ms` (unreadable ones reported in `result`).
+  Result<std::vector<StaleNode>, CoordError> read_stale(
+      ZkSession& zk, std::span<const std::uint32_t> ids, const std::set<std::uint32_t>& skipped,
+      std::int64_t now_ms, std::chrono::milliseconds reclaim_after, ReapResult& result) const;
+  // reclaim_stale's moves for up to kReclaimBatch IDs, in one multi: the
+  // count read, then the nodes; an ID held or moved meanwhile is left, the
+  // others sent again. Counted into `result`.
+  Result<void, CoordError> reclaim_batch(ZkSession& zk, std::span<const std::uint32_t> ids,
+                                         std::int64_t now_ms,
+                                         std::chrono::milliseconds reclaim_after,
+                                         ReapResult& result);
 
   std::string pool_;
   std::string inuse_;

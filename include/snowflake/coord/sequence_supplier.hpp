@@ -152,7 +152,7 @@ class SequenceSupplier {
   void freeze_on_loss();
   // What a loss owes ZooKeeper: each tag we held made again (or raised) to
   // the end of our range, frozen, and our holder node saying what we had.
-  // False: not yet.
+  // Each tag leaves restore_owed_ once done. False: something is still owed.
   bool restore_held();
   void report_loss(HistoryLoss kind, std::string detail);
   // Every frozen tag's floor checked (and its watch set) on the next pass:
@@ -229,7 +229,8 @@ class SequenceSupplier {
   // those tags stay frozen here until then. Taken at the loss, not later: a
   // range taken once it is settled comes from the cluster as it stands.
   std::map<std::string, HeldSequence, std::less<>> restore_owed_;
-  bool history_was_open_ = false;  // options_.history->open() at the last pass
+  bool restore_publish_owed_ = false;  // the holder node written since the loss
+  bool history_was_open_ = false;      // options_.history->open() at the last pass
   // zk_ is the thread's; it is replaced under session_mutex_, which
   // requests_sent() takes to read it from other threads.
   mutable std::mutex session_mutex_;
