@@ -66,6 +66,28 @@ int role_holders(std::vector<std::unique_ptr<RoleDaemon>>& daemons) {
 
 std::size_t role_candidates(ZkSession& zk) { return zk.children(kReaperDir).value().size(); }
 
+// `n` owners of the pool (`max_id`) under kReaperRoot, each with a session
+// and a pool of its own and a worker ID it claimed.
+struct PoolOwners {
+  std::vector<std::unique_ptr<ZkSession>> sessions;
+  std::vector<RecyclePool> pools;
+  std::vector<PoolClaim> claims;
+};
+
+PoolOwners claimed_by_owners(ZooKeeperServer& server, int n, std::uint32_t max_id) {
+  PoolOwners owners;
+  owners.pools.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    owners.sessions.push_back(connect(server));
+    owners.pools.emplace_back(kReaperRoot, max_id);
+    owners.claims.push_back(
+        owners.pools.back()
+            .claim(*owners.sessions.back(), {OwnerToken::fresh("o", 1), 0, 1, 0, 1000}, INT64_MAX)
+            .value());
+  }
+  return owners;
+}
+
 }  // namespace
 
 TEST_CASE("reaper role: one holder of three, handed to exactly one other when its session ends",
@@ -232,15 +254,9 @@ TEST_CASE("reaper: a pass reads only inuse nodes without an alive node", "[zk][r
   auto zk = connect(server);
   RecyclePool pool(kReaperRoot, 3);
   REQUIRE(pool.ensure(*zk, 5s));
-  std::vector<std::unique_ptr<ZkSession>> owners;
-  std::vector<PoolClaim> claims;
-  for (int i = 0; i < 3; ++i) {
-    owners.push_back(connect(server));
-    RecyclePool theirs(kReaperRoot, 3);
-    claims.push_back(
-        theirs.claim(*owners.back(), {OwnerToken::fresh("o", 1), 0, 1, 0, 1000}, INT64_MAX)
-            .value());
-  }
+  PoolOwners three = claimed_by_owners(server, 3, 3);
+  auto& owners = three.sessions;
+  const auto& claims = three.claims;
   int asked = 0;
   const auto zk_now = [&]() -> Result<std::int64_t, CoordError> {
     ++asked;
@@ -274,18 +290,10 @@ TEST_CASE(
   auto zk = connect(server);
   RecyclePool pool(kReaperRoot, 7);
   REQUIRE(pool.ensure(*zk, 5s));
-  std::vector<std::unique_ptr<ZkSession>> owners;
-  std::vector<PoolClaim> claims;
-  std::vector<RecyclePool> theirs;
-  theirs.reserve(6);
-  for (int i = 0; i < 6; ++i) {
-    owners.push_back(connect(server));
-    theirs.emplace_back(kReaperRoot, 7);
-    claims.push_back(
-        theirs.back()
-            .claim(*owners.back(), {OwnerToken::fresh("o", 1), 0, 1, 0, 1000}, INT64_MAX)
-            .value());
-  }
+  PoolOwners six = claimed_by_owners(server, 6, 7);
+  auto& owners = six.sessions;
+  auto& claims = six.claims;
+  auto& theirs = six.pools;
   // Owner 0 keeps running and beats once (its move count known); the other
   // five end.
   REQUIRE(theirs[0].heartbeat(*owners[0], claims[0], 2, 2));
