@@ -12,7 +12,7 @@ mechanically (check-docs.py only sees that links resolve):
   placeholder;
 - routes: every path the router serves is in docs/openapi.yaml and back,
   and each is in the route tables of README.md and docs/api.md;
-- config keys: every key the parser reads (src/config*.cpp) is a row of
+- config keys: every key the parser reads (src/config/*.cpp) is a row of
   docs/configuration.md's key table and back; the environment table
   matches kOverridableKeys;
 - figures: each figure README.md cites beside a link (4,096,000) is in the
@@ -180,7 +180,7 @@ def config_keys(wrong):
     (read_secret_line(zk, "auth_file", ...)), or a local lambda of the
     function reading one section (ms("lease_timeout_ms", ...))."""
     keys = set()
-    for path in sorted((ROOT / "src").glob("config*.cpp")):
+    for path in sorted((ROOT / "src" / "config").glob("config*.cpp")):
         current, lambdas = None, set()
         for line in path.read_text().splitlines():
             if m := re.match(r"\S.*\bJsonSection&? (\w+)[,)]", line):
@@ -200,10 +200,10 @@ def config_keys(wrong):
     doc = read("docs/configuration.md")
     table = set(re.findall(r"^\| `([a-z_.]+)` \|", section(doc, "Keys") or "", re.M))
     if not keys:
-        wrong.append("src/config*.cpp: no config keys found")
+        wrong.append("src/config/*.cpp: no config keys found")
     both_ways(wrong, keys, table,
-              "docs/configuration.md: the key table lacks {}, which src/config*.cpp reads",
-              "docs/configuration.md: the key table has {}, which src/config*.cpp does not read")
+              "docs/configuration.md: the key table lacks {}, which src/config/*.cpp reads",
+              "docs/configuration.md: the key table has {}, which src/config/*.cpp does not read")
     env = set(re.findall(r'\{"(SNOWFLAKED_\w+)", "([\w.]+)"', read("include/snowflake/config.hpp")))
     env_doc = set(re.findall(r"^\| `(SNOWFLAKED_\w+)` \| `([\w.]+)`", doc, re.M))
     for variable, key in sorted(env ^ env_doc):
@@ -240,10 +240,10 @@ def buffer_span(wrong):
     refill = int(re.search(r"refill_at_percent = (\d+);", settings).group(1)) / 100
     # At a steady rate a range lasts segment_duration; the next is fetched
     # once refill_at of it is used, so the buffer holds (1 - refill) to
-    # (2 - refill) ranges (include/snowflake/sequence_sizing.hpp).
+    # (2 - refill) ranges (include/snowflake/sequences/sizing.hpp).
     span = ((1 - refill) * duration / 60, (2 - refill) * duration / 60)
-    texts = {**docs(), "include/snowflake/sequence_sizing.hpp":
-             read("include/snowflake/sequence_sizing.hpp")}
+    texts = {**docs(), "include/snowflake/sequences/sizing.hpp":
+             read("include/snowflake/sequences/sizing.hpp")}
     for name, text in texts.items():
         for m in re.finditer(loose(r"(\d+(?:\.\d+)?) to (\d+(?:\.\d+)?) minutes of "
                                    r"(?:its rate|numbers)"), text):

@@ -3,18 +3,26 @@
 includes only files of its own layer or of a layer below it, so that every
 arrow points down (../shared/DESIGN.md, "Parts").
 
-  0 base       the ID, its layout and generator, clocks, the lease, metrics,
-               text formats: include/snowflake/*.hpp and their src/*.cpp
-  1 forms      forms/: what an issued ID is handed out as (FF1's opaque IDs,
+  0 base       clocks, the lease, results, text formats of time, listen
+               addresses, TLS files: include/snowflake/*.hpp and src/*.cpp
+               not named below
+  1 ids        ids/: the ID model (layout, generator, text, JSON, a form's
+               name, form policy)
+    sequences  sequences/: dense sequences on the request path (buffer,
+               registry, replies in flight, sizing); ids and sequences
+               include neither the other
+  2 forms      forms/: what an issued ID is handed out as (FF1's opaque IDs,
                UUIDs): pure functions of an ID, a key and a tag
-  2 config     the settings, read and validated (config*, json_section)
-  3 state      state/: the local disk (state file and directory, the time
+  3 runtime    metrics, worker_slot, coordination_gauges: what a running
+               daemon counts and shares between its parts
+  4 config     the settings, read and validated: config/ and config.hpp
+  5 state      state/: the local disk (state file and directory, the time
                reservation, the owner token they record)
-  4 parts      coord/ (ZooKeeper, worker IDs at run time), http/ (router,
+  6 parts      coord/ (ZooKeeper, worker IDs at run time), http/ (router,
                server), client/ (snowflaked get): none includes another
-  5 migration  migration/: raising the migration floor, reading Leaf's tree
-  6 report     report/: what the operator commands print (pool status, floor)
-  7 program    main.cpp, daemon.cpp, commands/, logging, stop_signals
+  7 migration  migration/: raising the migration floor, reading Leaf's tree
+  8 report     report/: what the operator commands print (pool status, floor)
+  9 program    main.cpp, daemon.cpp, commands/, logging, stop_signals
 
 Prints each include that points up or across, and exits 1 if there is one.
 Run by scripts/lint.sh.
@@ -26,10 +34,11 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
-CONFIG = {"config", "config_forms", "config_parts", "config_secrets", "config_tls", "json_section"}
+CONFIG = {"config"}
 PROGRAM = {"main", "daemon", "logging", "stop_signals"}
-LAYER = {"base": 0, "forms": 1, "config": 2, "state": 3, "coord": 4, "http": 4, "client": 4,
-         "migration": 5, "report": 6, "program": 7}
+RUNTIME = {"metrics", "worker_slot", "coordination_gauges"}
+LAYER = {"base": 0, "ids": 1, "sequences": 1, "forms": 2, "runtime": 3, "config": 4, "state": 5,
+         "coord": 6, "http": 6, "client": 6, "migration": 7, "report": 8, "program": 9}
 
 
 def part_of(path: pathlib.Path) -> str:
@@ -43,6 +52,8 @@ def part_of(path: pathlib.Path) -> str:
         return "config"
     if stem in PROGRAM:
         return "program"
+    if stem in RUNTIME:
+        return "runtime"
     return "base"
 
 
@@ -74,7 +85,8 @@ def main() -> int:
     for line in wrong:
         print(f"check-layers: {line}")
     if wrong:
-        print("check-layers: an include may point only down: base < forms < config < state < "
+        print("check-layers: an include may point only down: base < ids, sequences < forms < "
+              "runtime < config < state < "
               "coord, http, client < migration < report < program "
               "(scripts/check-layers.py)", file=sys.stderr)
         return 1

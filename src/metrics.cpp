@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "snowflake/clock.hpp"
-#include "snowflake/sequence_sizing.hpp"
+#include "snowflake/sequences/sizing.hpp"
 
 namespace snowflake {
 

@@ -17,9 +17,9 @@
 
 #include "snowflake/coordinator_type.hpp"
 #include "snowflake/forms/opaque_ids.hpp"
-#include "snowflake/id_form.hpp"
-#include "snowflake/id_generator.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/form.hpp"
+#include "snowflake/ids/generator.hpp"
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/result.hpp"
 #include "snowflake/sha256.hpp"
 #include "snowflake/tls_identity.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "snowflake/form_policy.hpp"
+#include "snowflake/ids/form_policy.hpp"
 
 namespace snowflake {
 

@@ -16,10 +16,10 @@
 #include <unordered_map>
 
 #include "snowflake/coordination_gauges.hpp"
-#include "snowflake/id_form.hpp"
-#include "snowflake/id_generator.hpp"
+#include "snowflake/ids/form.hpp"
+#include "snowflake/ids/generator.hpp"
 #include "snowflake/lease.hpp"
-#include "snowflake/sequence_registry.hpp"
+#include "snowflake/sequences/registry.hpp"
 #include "snowflake/tls_gauges.hpp"
 
 namespace snowflake {

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <vector>
 
-#include "snowflake/id_generator.hpp"
+#include "snowflake/ids/generator.hpp"
 
 namespace snowflake {
 

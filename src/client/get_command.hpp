@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "replica_url.hpp"
-#include "snowflake/id_form.hpp"
+#include "snowflake/ids/form.hpp"
 
 namespace snowflake::client {
 

@@ -11,7 +11,7 @@
 
 #include "snowflake/config.hpp"
 #include "snowflake/coord/zk_session.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 
 namespace snowflake::commands {
 

@@ -10,8 +10,8 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "snowflake/forms/uuid_form.hpp"
-#include "snowflake/id_json.hpp"
-#include "snowflake/id_text.hpp"
+#include "snowflake/ids/json.hpp"
+#include "snowflake/ids/text.hpp"
 #include "snowflake/names.hpp"
 
 namespace snowflake::commands {

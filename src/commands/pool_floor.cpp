@@ -15,7 +15,7 @@
 #include "snowflake/clock.hpp"
 #include "snowflake/coord/cluster_root.hpp"
 #include "snowflake/coord/migration_floor.hpp"
-#include "snowflake/id_text.hpp"
+#include "snowflake/ids/text.hpp"
 #include "snowflake/migration/leaf_import.hpp"
 #include "snowflake/migration/raise_floor.hpp"
 #include "snowflake/report/floor_report.hpp"

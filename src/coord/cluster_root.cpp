@@ -11,7 +11,7 @@
 #include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/coord/migration_floor.hpp"
 #include "snowflake/coord/node_data.hpp"
-#include "snowflake/layout_json.hpp"
+#include "snowflake/ids/layout_json.hpp"
 
 namespace snowflake::coord {
 

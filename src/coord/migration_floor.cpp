@@ -5,7 +5,7 @@
 
 #include "../json_integer.hpp"
 #include "snowflake/coord/cluster_tree.hpp"
-#include "snowflake/id_text.hpp"
+#include "snowflake/ids/text.hpp"
 
 namespace snowflake::coord {
 

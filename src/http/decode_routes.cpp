@@ -8,8 +8,8 @@
 #include "id_answer.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/http/route_access.hpp"
-#include "snowflake/id_json.hpp"
-#include "snowflake/id_text.hpp"
+#include "snowflake/ids/json.hpp"
+#include "snowflake/ids/text.hpp"
 #include "snowflake/names.hpp"
 #include "snowflake/time_format.hpp"
 

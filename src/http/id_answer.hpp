@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "snowflake/http/responses.hpp"
-#include "snowflake/id_form.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/form.hpp"
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/result.hpp"
 
 namespace snowflake::http {

@@ -7,8 +7,8 @@
 
 #include "id_answer.hpp"
 #include "snowflake/names.hpp"
-#include "snowflake/sequence_registry.hpp"
-#include "snowflake/sequence_sizing.hpp"
+#include "snowflake/sequences/registry.hpp"
+#include "snowflake/sequences/sizing.hpp"
 
 namespace snowflake::http {
 

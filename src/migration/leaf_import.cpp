@@ -7,7 +7,7 @@
 
 #include "../json_integer.hpp"
 #include "snowflake/coord/cluster_tree.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 
 namespace snowflake::migration {
 

@@ -11,7 +11,7 @@
 
 #include "../error_text.hpp"
 #include "../json_integer.hpp"
-#include "snowflake/layout_json.hpp"
+#include "snowflake/ids/layout_json.hpp"
 #include "snowflake/state/durable_file.hpp"
 
 namespace snowflake::state {

@@ -25,8 +25,8 @@
 #include "snowflake/clock.hpp"
 #include "snowflake/forms/opaque_ids.hpp"
 #include "snowflake/forms/uuid_form.hpp"
-#include "snowflake/id_generator.hpp"
-#include "snowflake/sequence_buffer.hpp"
+#include "snowflake/ids/generator.hpp"
+#include "snowflake/sequences/buffer.hpp"
 
 using namespace snowflake;
 using Steady = std::chrono::steady_clock;

@@ -39,7 +39,7 @@
 #include "snowflake/coord/coordinator.hpp"
 #include "snowflake/coord/form_policy.hpp"
 #include "snowflake/coordination_gauges.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/lease.hpp"
 #include "snowflake/worker_slot.hpp"
 

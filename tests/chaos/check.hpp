@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "history.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 
 namespace snowflake::chaos {
 

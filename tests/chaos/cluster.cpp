@@ -14,7 +14,7 @@
 #include "../support/http_client.hpp"
 #include "../support/wall_clock.hpp"
 #include "snowflake/coord/node_data.hpp"
-#include "snowflake/layout_json.hpp"
+#include "snowflake/ids/layout_json.hpp"
 
 namespace snowflake::chaos {
 

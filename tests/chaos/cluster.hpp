@@ -23,7 +23,7 @@
 #include "../support/fault_proxy.hpp"
 #include "../support/wall_clock.hpp"
 #include "../support/zookeeper_server.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 
 namespace snowflake::chaos {
 

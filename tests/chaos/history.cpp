@@ -5,7 +5,7 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "snowflake/layout_json.hpp"
+#include "snowflake/ids/layout_json.hpp"
 
 namespace snowflake::chaos {
 

@@ -35,7 +35,7 @@
 #include <utility>
 #include <vector>
 
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 
 namespace snowflake::chaos {
 

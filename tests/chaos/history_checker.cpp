@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check.hpp"
-#include "snowflake/layout_json.hpp"
+#include "snowflake/ids/layout_json.hpp"
 
 using namespace snowflake;
 

@@ -15,7 +15,7 @@
 #include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 
 using namespace snowflake;
 using namespace snowflake::test;

@@ -38,7 +38,7 @@
 #include "cluster.hpp"
 #include "snowflake/clock.hpp"
 #include "snowflake/coord/cluster_identity.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/state/cluster_file.hpp"
 
 using namespace snowflake;

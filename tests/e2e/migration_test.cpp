@@ -18,7 +18,7 @@
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
 #include "snowflake/coord/zk_session.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/time_format.hpp"
 
 using namespace snowflake;

@@ -13,7 +13,7 @@
 #include "snowflake/config.hpp"
 #include "snowflake/listen_address.hpp"
 #include "snowflake/names.hpp"
-#include "snowflake/sequence_buffer.hpp"
+#include "snowflake/sequences/buffer.hpp"
 #include "snowflake/state/time_reservation.hpp"
 
 namespace {

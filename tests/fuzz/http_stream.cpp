@@ -42,8 +42,8 @@
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/http/request_reading.hpp"
 #include "snowflake/http/router.hpp"
-#include "snowflake/id_json.hpp"
-#include "snowflake/id_text.hpp"
+#include "snowflake/ids/json.hpp"
+#include "snowflake/ids/text.hpp"
 #include "snowflake/sha256.hpp"
 
 namespace {

@@ -13,7 +13,7 @@
 #include "fuzz_check.hpp"
 #include "snowflake/forms/opaque_ids.hpp"
 #include "snowflake/forms/uuid_form.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/names.hpp"
 
 namespace {

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "fuzz_check.hpp"
-#include "snowflake/id_json.hpp"
-#include "snowflake/id_layout.hpp"
-#include "snowflake/id_text.hpp"
+#include "snowflake/ids/json.hpp"
+#include "snowflake/ids/layout.hpp"
+#include "snowflake/ids/text.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   const auto text = as_text(data, size);

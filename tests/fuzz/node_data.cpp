@@ -14,7 +14,7 @@
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_node.hpp"
-#include "snowflake/layout_json.hpp"
+#include "snowflake/ids/layout_json.hpp"
 #include "snowflake/migration/leaf_alloc.hpp"
 #include "snowflake/names.hpp"
 

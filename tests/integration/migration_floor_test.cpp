@@ -14,7 +14,7 @@
 #include "snowflake/coord/migration_floor.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/recycle_pool.hpp"
-#include "snowflake/layout_json.hpp"
+#include "snowflake/ids/layout_json.hpp"
 #include "snowflake/migration/leaf_import.hpp"
 #include "snowflake/migration/raise_floor.hpp"
 

@@ -13,7 +13,7 @@
 #include "snowflake/coord/cluster_root.hpp"
 #include "snowflake/coord/recycle_pool.hpp"
 #include "snowflake/coord/sequential_worker.hpp"
-#include "snowflake/layout_json.hpp"
+#include "snowflake/ids/layout_json.hpp"
 #include "snowflake/report/pool_status.hpp"
 
 using namespace snowflake;

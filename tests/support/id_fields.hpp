@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 
 namespace snowflake::test {
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "snowflake/coord/form_policy.hpp"
-#include "snowflake/form_policy.hpp"
+#include "snowflake/ids/form_policy.hpp"
 
 using namespace snowflake;
 using nlohmann::json;

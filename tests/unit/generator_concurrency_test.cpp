@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "snowflake/id_generator.hpp"
+#include "snowflake/ids/generator.hpp"
 
 using namespace snowflake;
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "../support/manual_clock.hpp"
-#include "snowflake/id_generator.hpp"
+#include "snowflake/ids/generator.hpp"
 
 using namespace snowflake;
 using snowflake::test::ManualClock;

@@ -3,7 +3,7 @@
 #include <limits>
 #include <random>
 
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/time_format.hpp"
 
 using namespace snowflake;

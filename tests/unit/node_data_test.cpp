@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "snowflake/coord/node_data.hpp"
-#include "snowflake/layout_json.hpp"
+#include "snowflake/ids/layout_json.hpp"
 
 using namespace snowflake::coord;
 

@@ -10,7 +10,7 @@
 
 #include "router_fixture.hpp"
 #include "snowflake/http/router.hpp"
-#include "snowflake/sequence_registry.hpp"
+#include "snowflake/sequences/registry.hpp"
 
 using namespace snowflake;
 using namespace snowflake::http;

@@ -18,7 +18,7 @@ TEST_CASE("sanitizer reports in a child's stderr are found, from their first lin
   REQUIRE(sanitizer_report(log + tsan));
   CHECK(sanitizer_report(log + tsan)->starts_with("WARNING: ThreadSanitizer: data race"));
 
-  const std::string ubsan = "src/id_generator.cpp:42:7: runtime error: signed integer overflow\n";
+  const std::string ubsan = "src/ids/generator.cpp:42:7: runtime error: signed integer overflow\n";
   REQUIRE(sanitizer_report(log + ubsan));
   CHECK(*sanitizer_report(log + ubsan) == ubsan);
 

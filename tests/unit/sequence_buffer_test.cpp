@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "snowflake/sequence_buffer.hpp"
-#include "snowflake/sequence_replies.hpp"
+#include "snowflake/sequences/buffer.hpp"
+#include "snowflake/sequences/replies.hpp"
 
 using namespace snowflake;
 using namespace std::chrono_literals;

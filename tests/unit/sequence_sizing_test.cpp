@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "snowflake/sequence_registry.hpp"
-#include "snowflake/sequence_sizing.hpp"
+#include "snowflake/sequences/registry.hpp"
+#include "snowflake/sequences/sizing.hpp"
 
 using namespace snowflake;
 using namespace std::chrono_literals;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "snowflake/id_json.hpp"
-#include "snowflake/id_text.hpp"
+#include "snowflake/ids/json.hpp"
+#include "snowflake/ids/text.hpp"
 #include "snowflake/names.hpp"
 #include "snowflake/time_format.hpp"
 

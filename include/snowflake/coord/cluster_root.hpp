@@ -22,7 +22,7 @@
 #include "snowflake/coord/form_policy.hpp"
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/coordinator_type.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 
 namespace snowflake::coord {
 

@@ -28,7 +28,7 @@
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/coordination_gauges.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/lease.hpp"
 #include "snowflake/state/state_dir.hpp"
 #include "snowflake/state/time_reservation.hpp"

@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "snowflake/config.hpp"
-#include "snowflake/form_policy.hpp"
+#include "snowflake/ids/form_policy.hpp"
 #include "snowflake/result.hpp"
 
 namespace snowflake::coord {

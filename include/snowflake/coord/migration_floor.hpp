@@ -35,7 +35,7 @@
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/coordinator_type.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 
 namespace snowflake::coord {
 

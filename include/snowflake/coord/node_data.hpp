@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/state/owner_token.hpp"
 
 namespace snowflake::coord {

@@ -57,8 +57,8 @@
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/coord/zk_session.hpp"
-#include "snowflake/sequence_registry.hpp"
-#include "snowflake/sequence_sizing.hpp"
+#include "snowflake/sequences/registry.hpp"
+#include "snowflake/sequences/sizing.hpp"
 
 namespace snowflake::coord {
 

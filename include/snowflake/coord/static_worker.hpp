@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "snowflake/id_generator.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/generator.hpp"
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/state/state_dir.hpp"
 #include "snowflake/state/time_reservation.hpp"
 #include "snowflake/worker_slot.hpp"

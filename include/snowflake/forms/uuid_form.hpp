@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/result.hpp"
 
 namespace snowflake::forms {

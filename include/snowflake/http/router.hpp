@@ -29,11 +29,11 @@
 #include "snowflake/http/answer.hpp"
 #include "snowflake/http/responses.hpp"
 #include "snowflake/http/route_access.hpp"
-#include "snowflake/id_generator.hpp"
+#include "snowflake/ids/generator.hpp"
 #include "snowflake/lease.hpp"
 #include "snowflake/liveness.hpp"
 #include "snowflake/metrics.hpp"
-#include "snowflake/sequence_registry.hpp"
+#include "snowflake/sequences/registry.hpp"
 #include "snowflake/worker_slot.hpp"
 
 namespace snowflake::http {

@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "snowflake/coordinator_type.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/result.hpp"
 #include "snowflake/state/owner_token.hpp"
 

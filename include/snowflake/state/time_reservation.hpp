@@ -12,7 +12,7 @@
 
 #include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
-#include "snowflake/id_generator.hpp"
+#include "snowflake/ids/generator.hpp"
 #include "snowflake/state/state_dir.hpp"
 
 namespace snowflake::state {

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "snowflake/clock.hpp"
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/result.hpp"
 
 namespace snowflake {

@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "snowflake/sequence_buffer.hpp"
-#include "snowflake/sequence_replies.hpp"
+#include "snowflake/sequences/buffer.hpp"
+#include "snowflake/sequences/replies.hpp"
 
 namespace snowflake {
 

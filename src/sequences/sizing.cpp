@@ -1,4 +1,4 @@
-#include "snowflake/sequence_sizing.hpp"
+#include "snowflake/sequences/sizing.hpp"
 
 #include <algorithm>
 #include <cmath>

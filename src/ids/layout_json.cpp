@@ -1,10 +1,10 @@
-#include "snowflake/layout_json.hpp"
+#include "snowflake/ids/layout_json.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <stdexcept>
 
-#include "json_integer.hpp"
+#include "../json_integer.hpp"
 
 namespace snowflake {
 

@@ -1,4 +1,4 @@
-#include "snowflake/sequence_buffer.hpp"
+#include "snowflake/sequences/buffer.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "snowflake/id_generator.hpp"
+#include "snowflake/ids/generator.hpp"
 
 #include <fmt/format.h>
 

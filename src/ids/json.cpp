@@ -1,4 +1,4 @@
-#include "snowflake/id_json.hpp"
+#include "snowflake/ids/json.hpp"
 
 #include <string>
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "snowflake/id_form.hpp"
+#include "snowflake/ids/form.hpp"
 
 namespace snowflake {
 

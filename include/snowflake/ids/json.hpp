@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 
 namespace snowflake {
 

@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "../secret_wipe.hpp"
 #include "config_parts.hpp"
-#include "secret_wipe.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/names.hpp"
 

@@ -1,4 +1,4 @@
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 
 #include <fmt/format.h>
 

@@ -14,13 +14,13 @@
 #include <optional>
 #include <sstream>
 
+#include "../error_text.hpp"
 #include "config_parts.hpp"
-#include "error_text.hpp"
 #include "json_section.hpp"
-#include "snowflake/id_text.hpp"
+#include "snowflake/ids/text.hpp"
 #include "snowflake/listen_address.hpp"
 #include "snowflake/names.hpp"
-#include "snowflake/sequence_buffer.hpp"
+#include "snowflake/sequences/buffer.hpp"
 #include "snowflake/time_format.hpp"
 
 namespace snowflake {

@@ -1,4 +1,4 @@
-#include "snowflake/sequence_registry.hpp"
+#include "snowflake/sequences/registry.hpp"
 
 #include <bit>
 #include <functional>

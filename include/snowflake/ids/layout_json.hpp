@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 
 namespace snowflake {
 

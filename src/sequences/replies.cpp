@@ -1,4 +1,4 @@
-#include "snowflake/sequence_replies.hpp"
+#include "snowflake/sequences/replies.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "snowflake/form_policy.hpp"
+#include "snowflake/ids/form_policy.hpp"
 
 #include <fmt/format.h>
 

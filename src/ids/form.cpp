@@ -1,4 +1,4 @@
-#include "snowflake/id_form.hpp"
+#include "snowflake/ids/form.hpp"
 
 #include <array>
 

@@ -10,9 +10,9 @@
 #include <cerrno>
 #include <fstream>
 
+#include "../error_text.hpp"
+#include "../secret_wipe.hpp"
 #include "config_parts.hpp"
-#include "error_text.hpp"
-#include "secret_wipe.hpp"
 #include "snowflake/listen_address.hpp"
 #include "snowflake/sha256.hpp"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "json_integer.hpp"
+#include "../json_integer.hpp"
 
 namespace snowflake {
 

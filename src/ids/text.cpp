@@ -1,10 +1,10 @@
-#include "snowflake/id_text.hpp"
+#include "snowflake/ids/text.hpp"
 
 #include <fmt/format.h>
 
 #include <charconv>
 
-#include "snowflake/id_layout.hpp"
+#include "snowflake/ids/layout.hpp"
 
 namespace snowflake {
 
