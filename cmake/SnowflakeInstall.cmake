@@ -59,6 +59,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_STRIP_FILES ON)
 # dpkg-shlibdeps works out the library packages from the binary itself.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# and one it cannot: the time zones a sequence that restarts each day, month
+# or year counts its periods in (cctz reads them from /usr/share/zoneinfo).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "tzdata")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "curl")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "zookeeperd")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)

@@ -20,6 +20,6 @@ case "${1:-asan}" in
   # What the TSan suite runs (unit, integration, e2e) and nothing more: not
   # the chaos runner, which only the ASan tree's tests use.
   tsan) cmake -S . -B build/tsan "${common[@]}" "$(flags -O1)" -DSNOWFLAKE_TSAN=ON -DSNOWFLAKE_BUILD_BENCH=OFF >/dev/null
-        cmake --build build/tsan -j"$(nproc)" --target unit_tests integration_tests e2e_tests snowflaked ;;
+        cmake --build build/tsan -j"$(nproc)" --target unit_tests integration_tests e2e_tests snowflaked period_table ;;
   *) echo "build-test-tree: asan or tsan, not $1" >&2; exit 2 ;;
 esac

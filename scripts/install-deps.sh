@@ -4,7 +4,7 @@
 # present are skipped, and apt is not touched at all when nothing is missing.
 #   scripts/install-deps.sh          what the build, the daemon and the tests need
 #   scripts/install-deps.sh --run    only what building and running the daemon
-#                                    need (scripts/run.sh): 13 of the 33 (no
+#                                    need (scripts/run.sh): 15 of the 35 (no
 #                                    clang, spin, nginx, wrk, node, prometheus)
 #   scripts/install-deps.sh --live   what the live suite needs besides
 #                                    (scripts/live-test.sh: a booted Debian with
@@ -21,6 +21,8 @@ run_packages=(
   # OpenSSL 3: AES and the CSPRNG (opaque IDs, UUIDs), TLS on the listeners and in
   # snowflaked get (the .deb's Depends get libssl3 from dpkg-shlibdeps)
   libssl-dev
+  # time zones: cctz, and the tzdata it reads (sequences that restart each day, month or year)
+  libcctz-dev tzdata
   # run: a local ZooKeeper for the README's run command and the tests; curl to try it
   zookeeper default-jre-headless curl
 )

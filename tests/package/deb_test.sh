@@ -18,7 +18,7 @@ deb=$(echo "$scratch"/pkg/snowflaked_*_"$(dpkg --print-architecture)".deb)
 deb_version=$(dpkg-deb -f "$deb" Version)
 depends=$(dpkg-deb -f "$deb" Depends)
 for lib in libc6 libstdc++6 libzookeeper-mt2 libsystemd0 libboost-program-options1.74.0 \
-           libspdlog1.10 libssl3; do
+           libspdlog1.10 libssl3 libcctz2 tzdata; do
   [[ ", $depends" == *", $lib"* ]] || fail "Depends lacks $lib: $depends"
 done
 [ "$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles)" = /etc/snowflaked/snowflaked.json ] \
