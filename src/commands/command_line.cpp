@@ -51,7 +51,11 @@ po::options_description visible_options() {
        "pool floor: the floor above every ID the Leaf cluster at ROOT (/snowflake/<leaf.name>) "
        "can have issued")
       ("start", po::value<std::string>()->value_name("N"),
-       "seq create: the sequence's first number")
+       "seq create: the sequence's first number (default 1)")
+      ("template", po::value<std::string>()->value_name("T"),
+       "seq create: how each number is printed, e.g. 'ORD-{n:08}' ({n}, {n:0W}; docs/api.md)")
+      ("max", po::value<std::string>()->value_name("N"),
+       "seq create: the sequence's largest number (default: the largest its template prints)")
       ("step", po::value<std::string>()->value_name("S"),
        "seq create: the smallest range a daemon takes (default 1000)")
       ("above", po::value<std::string>()->value_name("N"),

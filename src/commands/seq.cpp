@@ -17,6 +17,7 @@
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/names.hpp"
+#include "snowflake/sequences/number_template.hpp"
 #include "snowflake/time_format.hpp"
 
 namespace snowflake::commands {
@@ -60,21 +61,24 @@ nlohmann::ordered_json holdings(const std::vector<coord::Holder>& holders, const
   return out;
 }
 
-int seq_create(const std::string& file, const std::string& tag, std::int64_t start,
-               std::int64_t step) {
+int seq_create(const std::string& file, const std::string& tag, const coord::SequenceNode& first) {
   const auto config = load_config(file);
   if (!config) return kExitUsage;
   const auto zk = connect_for_command(*config);
   if (!zk) return kExitFailure;
-  auto created = coord::create_sequence(*zk, config->zookeeper.root, tag, start, step);
+  auto created = coord::create_sequence(*zk, config->zookeeper.root, tag, first);
   if (!created) {
     return fail(
         created.error().code == coord::CoordErrc::sequence_exists ? kExitUsage : kExitFailure,
         created.error().message);
   }
   std::cout << fmt::format(
-      "sequence \"{}\" created under {}: numbers from {}, ranges of {} at least\n", tag,
-      config->zookeeper.root, start, step);
+      "sequence \"{}\" created under {}: numbers from {}{}, ranges of {} at least{}\n", tag,
+      config->zookeeper.root, first.next,
+      first.end == coord::kSequenceMax ? std::string() : fmt::format(" to {}", first.end - 1),
+      first.step,
+      first.number_template.empty() ? std::string()
+                                    : fmt::format(", printed as '{}'", first.number_template));
   return kExitOk;
 }
 
@@ -100,12 +104,16 @@ int seq_list(const std::string& file, bool json) {
     for (const auto& t : n.takes)
       takes.push_back({{"run", run_of(t.owner)}, {"start", t.start}, {"end", t.end}});
     std::reverse(takes.begin(), takes.end());  // newest first
-    out.push_back({{"tag", tag},
-                   {"next", n.next},
-                   {"step", n.step},
-                   {"floor", n.floor},
-                   {"recent_ranges", std::move(takes)},
-                   {"holders", holdings(holders.value(), tag)}});
+    out.push_back(
+        {{"tag", tag},
+         {"next", n.next},
+         {"step", n.step},
+         {"floor", n.floor},
+         {"max", n.end - 1},
+         {"template", n.number_template.empty() ? nlohmann::ordered_json()
+                                                : nlohmann::ordered_json(n.number_template)},
+         {"recent_ranges", std::move(takes)},
+         {"holders", holdings(holders.value(), tag)}});
   }
   if (json) {
     std::cout << out.dump(2) << '\n';
@@ -128,6 +136,13 @@ int seq_list(const std::string& file, bool json) {
     std::cout << fmt::format("{:<24} {:>20} {:>12} {:>20}  {}\n", row["tag"].get<std::string>(),
                              row["next"].get<std::int64_t>(), row["step"].get<std::int64_t>(),
                              row["floor"].get<std::int64_t>(), newest);
+    if (!row["template"].is_null() || row["max"].get<std::int64_t>() != coord::kSequenceMax - 1) {
+      std::cout << fmt::format("  printed as {}, numbers up to {}\n",
+                               row["template"].is_null()
+                                   ? std::string("the number")
+                                   : "'" + row["template"].get<std::string>() + "'",
+                               row["max"].get<std::int64_t>());
+    }
     for (const auto& h : row["holders"]) {
       const auto& seconds = h["seconds_left"];
       std::cout << fmt::format(
@@ -141,6 +156,55 @@ int seq_list(const std::string& file, bool json) {
     }
   }
   return kExitOk;
+}
+
+const std::string kStartRange = "from 1 to 9223372036854775806";
+
+// The first node of `seq create`: --start, --step, --template and --max,
+// each checked here (a bad one is exit 2 naming it, and nothing is made).
+Result<coord::SequenceNode, std::string> first_node(const Options& options) {
+  coord::SequenceNode first;
+  if (options.count("start")) {
+    const auto start = number_option(options, "start", 1);
+    if (!start || *start >= coord::kSequenceMax)
+      return "--start: must be a whole number " + kStartRange;
+    first.next = *start;
+  }
+  first.step = 1000;
+  if (options.count("step")) {
+    const auto s = number_option(options, "step", 1);
+    if (!s || *s > 2147483648)
+      return std::string("--step: must be a whole number from 1 to 2147483648");
+    first.step = *s;
+  }
+  std::int64_t widest = coord::kSequenceMax - 1;
+  if (options.count("template")) {
+    auto parsed = NumberTemplate::parse(options["template"].as<std::string>(), PeriodReset::none);
+    if (!parsed) return "--template: " + parsed.error();
+    first.number_template = parsed.value().text();
+    widest = parsed.value().widest();
+  }
+  std::int64_t max = widest;
+  if (options.count("max")) {
+    const auto m = number_option(options, "max", 1);
+    if (!m || *m >= coord::kSequenceMax) return "--max: must be a whole number " + kStartRange;
+    if (*m > widest) {
+      return fmt::format("--max: {} is wider than the template prints (at most {})", *m, widest);
+    }
+    max = *m;
+  }
+  if (max < first.next) {
+    return fmt::format("--max: {} is below the first number ({}): the sequence would be empty", max,
+                       first.next);
+  }
+  first.end = max + 1;
+  return first;
+}
+
+Parsed seq_create_command(const Options& options, const std::string& file, const std::string& tag) {
+  auto first = first_node(options);
+  if (!first) return first.error();
+  return Action([file, tag, first = first.value()] { return seq_create(file, tag, first); });
 }
 
 }  // namespace
@@ -164,21 +228,7 @@ Parsed seq_command(const Options& options, const Arguments& args) {
   if (args.size() != 2 || !is_valid_name(args[1])) {
     return std::string("seq create takes one tag, [A-Za-z0-9._-]{1,64}, not . or ..");
   }
-  if (!options.count("start")) return std::string("seq create needs --start N (its first number)");
-  const auto start = number_option(options, "start", 1);
-  if (!start) return std::string("--start: must be a whole number from 1 to 9223372036854775806");
-  std::int64_t step = 1000;
-  if (options.count("step")) {
-    const auto s = number_option(options, "step", 1);
-    if (!s || *s > 2147483648)
-      return std::string("--step: must be a whole number from 1 to 2147483648");
-    step = *s;
-  }
-  if (*start >= coord::kSequenceMax) {
-    return std::string("--start: must be a whole number from 1 to 9223372036854775806");
-  }
-  return Action(
-      [file, tag = args[1], start = *start, step] { return seq_create(file, tag, start, step); });
+  return seq_create_command(options, file, args[1]);
 }
 
 }  // namespace snowflake::commands

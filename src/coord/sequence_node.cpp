@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "../json_integer.hpp"
+#include "snowflake/sequences/number_template.hpp"
 
 namespace snowflake::coord {
 
@@ -16,6 +17,11 @@ using nlohmann::json;
 
 bool adds_up(const SequenceNode& n) {
   if (n.next < 1 || n.step < 1 || n.floor < 0 || n.takes.size() > kSequenceTakesKept) return false;
+  if (n.end < 2) return false;  // room for 1 at least
+  if (!n.number_template.empty()) {
+    const auto t = NumberTemplate::parse(n.number_template, PeriodReset::none);
+    if (!t || n.end - 1 > t.value().widest()) return false;  // never wider than it prints
+  }
   return std::all_of(n.takes.begin(), n.takes.end(), [&](const SequenceTake& t) {
     return !t.owner.empty() && t.start >= 1 && t.start < t.end && t.end <= n.next;
   });
@@ -29,6 +35,9 @@ std::string encode(const SequenceNode& n) {
     takes.push_back({{"owner", t.owner}, {"start", t.start}, {"end", t.end}});
   json j{{"next", n.next}, {"step", n.step}, {"floor", n.floor}, {"takes", takes}};
   if (n.frozen) j["frozen"] = true;  // absent while thawed: what 0.4 wrote, and reads
+  // Absent unless set, as older versions wrote them.
+  if (!n.number_template.empty()) j["template"] = n.number_template;
+  if (n.end != kSequenceMax) j["max"] = n.end - 1;  // the largest number, as --max said
   return j.dump();
 }
 
@@ -48,6 +57,11 @@ std::optional<SequenceNode> decode_sequence(std::string_view text) {
                          json_integer_at<std::int64_t>(t, "end")});
     }
     d.frozen = j.value("frozen", false);
+    d.number_template = j.value("template", std::string());
+    if (j.contains("max")) {
+      const auto max = json_integer_at<std::int64_t>(j, "max");
+      d.end = max < kSequenceMax ? max + 1 : 0;  // INT64_MAX itself: refused below
+    }
     return d;
   });
   if (n && !adds_up(*n)) return std::nullopt;
@@ -70,7 +84,7 @@ std::int64_t first_untaken(const SequenceNode& node) noexcept {
   return std::max(node.next, node.floor < kSequenceMax ? node.floor + 1 : node.floor);
 }
 
-bool is_exhausted(const SequenceNode& node) noexcept { return first_untaken(node) >= kSequenceMax; }
+bool is_exhausted(const SequenceNode& node) noexcept { return first_untaken(node) >= node.end; }
 
 TakeOutcome plan_take(const SequenceNode& node, std::int32_t version, const std::string& owner,
                       std::int64_t count) {
@@ -81,9 +95,9 @@ TakeOutcome plan_take(const SequenceNode& node, std::int32_t version, const std:
   if (version == -1) return {std::nullopt, TakeRefusal::version_wrapped};
   if (node.frozen) return {std::nullopt, TakeRefusal::frozen};
   const std::int64_t start = first_untaken(node);
-  if (start >= kSequenceMax || count < 1) return {std::nullopt, TakeRefusal::exhausted};
+  if (start >= node.end || count < 1) return {std::nullopt, TakeRefusal::exhausted};
   count = std::max(count, node.step);  // the tag's smallest range
-  const std::int64_t end = start + std::min(count, kSequenceMax - start);
+  const std::int64_t end = start + std::min(count, node.end - start);
   TakePlan plan{node, {owner, start, end}};
   plan.after.next = end;
   plan.after.takes.push_back(plan.range);

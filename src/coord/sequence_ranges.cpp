@@ -66,9 +66,16 @@ Result<void, ZkError> write_sequence_with_floor(ZkSession& zk, const std::string
 Result<void, CoordError> create_sequence(ZkSession& zk, const std::string& root,
                                          const std::string& tag, std::int64_t start,
                                          std::int64_t step) {
+  SequenceNode first;
+  first.next = start;
+  first.step = step;
+  return create_sequence(zk, root, tag, first);
+}
+
+Result<void, CoordError> create_sequence(ZkSession& zk, const std::string& root,
+                                         const std::string& tag, const SequenceNode& first) {
   BOOST_OUTCOME_TRY(zk.ensure_path(tree::sequences_dir(root)));
-  const SequenceNode node{start, step, 0, {}};
-  auto created = create_with_floor(zk, root, tag, node);
+  auto created = create_with_floor(zk, root, tag, first);
   if (!created) {
     if (created.error().code == ZkErrc::node_exists) {
       return CoordError{CoordErrc::sequence_exists,
@@ -106,7 +113,7 @@ Result<SequenceRead, CoordError> read_sequence(ZkSession& zk, const std::string&
 
 Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& root,
                                             const std::string& tag, SequenceTaker& taker,
-                                            std::int64_t count) {
+                                            std::int64_t count, SequenceNode* taken_from) {
   const std::string path = sequence_path(root, tag);
   for (int attempt = 0; attempt < kMaxTakeAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(read, read_sequence(zk, root, tag));
@@ -123,7 +130,7 @@ Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& ro
       return CoordError{CoordErrc::sequence_exhausted,
                         fmt::format("sequence \"{}\" has no number left: its next range would "
                                     "start at {}, and its numbers end below {}",
-                                    tag, first_untaken(read.node), kSequenceMax)};
+                                    tag, first_untaken(read.node), read.node.end)};
     }
     if (!planned.plan) {
       return CoordError{CoordErrc::unusable,
@@ -133,6 +140,7 @@ Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& ro
                                     tag, to_string(*planned.refusal))};
     }
     auto written = zk.set(path, encode(planned.plan->after), read.version);
+    if (taken_from) *taken_from = planned.plan->after;
     if (written) return planned.plan->range;
     if (written.error().code == ZkErrc::bad_version) continue;  // another daemon took first
     if (!written.error().outcome_unknown()) return CoordError::from(written.error());
@@ -168,14 +176,17 @@ Result<bool, CoordError> give_back(ZkSession& zk, const std::string& root, const
 
 Result<void, CoordError> freeze_sequence_above(ZkSession& zk, const std::string& root,
                                                const std::string& tag, std::int64_t above,
-                                               std::int64_t step) {
+                                               const SequenceNode& made_like) {
   for (int attempt = 0; attempt < kMaxTakeAttempts; ++attempt) {
     auto read = read_sequence(zk, root, tag);
     if (!read) {
       if (read.error().code != CoordErrc::no_sequence) return read.error();
       BOOST_OUTCOME_TRY(zk.ensure_path(tree::sequences_dir(root)));
-      const SequenceNode made =
-          freeze(SequenceNode{1, std::max<std::int64_t>(1, step), 0, {}}, above);
+      SequenceNode like;
+      like.step = std::max<std::int64_t>(1, made_like.step);
+      like.number_template = made_like.number_template;
+      like.end = made_like.end;
+      const SequenceNode made = freeze(like, above);
       auto created = create_with_floor(zk, root, tag, made);
       if (created) return outcome::success();
       if (created.error().code != ZkErrc::node_exists && !created.error().outcome_unknown())

@@ -6,6 +6,7 @@
 
 #include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/names.hpp"
+#include "snowflake/sequences/number_template.hpp"
 #include "snowflake/thread_name.hpp"
 
 namespace snowflake::coord {
@@ -234,8 +235,12 @@ bool SequenceSupplier::restore_held() {
   // is not frozen again.
   for (auto it = restore_owed_.begin(); it != restore_owed_.end();) {
     const auto& [tag, held] = *it;
-    auto frozen = freeze_sequence_above(*zk_, options_.root, tag, held.to - 1,
-                                        std::max<std::int64_t>(1, held.to - held.from));
+    // Made again if gone: as this daemon knew it (its template and end), in
+    // ranges of what it held.
+    const auto known = tags_.find(tag);
+    SequenceNode like = known != tags_.end() ? known->second.shape : SequenceNode{};
+    like.step = std::max<std::int64_t>(1, held.to - held.from);
+    auto frozen = freeze_sequence_above(*zk_, options_.root, tag, held.to - 1, like);
     if (!frozen) {
       failed(frozen.error(), fmt::format("cannot freeze \"{}\"", tag));
       ++it;
@@ -501,7 +506,8 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   if (!zk_ || !zk_->connected()) return;
   const std::int64_t size = next_range_size(rate, state.last_size, 1, options_.sizing);
   const std::int64_t before = options_.history ? options_.history->highest_zxid() : 0;
-  auto taken = take_range(*zk_, options_.root, entry.tag, taker_, size);
+  SequenceNode taken_from;
+  auto taken = take_range(*zk_, options_.root, entry.tag, taker_, size, &taken_from);
   if (!taken) {
     if (taken.error().code == CoordErrc::frozen ||
         taken.error().code == CoordErrc::sequence_exhausted) {
@@ -513,6 +519,7 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
     return;
   }
   if (!history_follows(before, "take of a range")) return;  // the range is never used
+  learn_shape(entry, state, taken_from);
   const SequenceTake& range = taken.value();
   // Named in the holder node, then the floor read again, before any of it
   // is handed out (the header says why); failing either, the range is a gap.
@@ -553,6 +560,18 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   entry.gauges.left.store(left + state.last_size, std::memory_order_relaxed);
   spdlog::debug("sequences: \"{}\" took [{}, {}) at {:.0f}/s", entry.tag, range.start, range.end,
                 rate);
+}
+
+void SequenceSupplier::learn_shape(SequenceEntry& entry, TagState& state,
+                                   const SequenceNode& node) {
+  state.shape.number_template = node.number_template;
+  state.shape.end = node.end;
+  // Fixed at create: printed the same from the first range on, and set
+  // before that range joins the buffer (whose add publishes it).
+  if (node.number_template.empty() || entry.printed.load(std::memory_order_relaxed)) return;
+  auto parsed = NumberTemplate::parse(node.number_template, PeriodReset::none);
+  if (!parsed) return;  // decode_sequence refused such a node already
+  entry.set_printed(parsed.value().fill(Period{}));
 }
 
 bool SequenceSupplier::held_for_grace(std::chrono::steady_clock::time_point read_at) {

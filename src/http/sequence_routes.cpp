@@ -48,8 +48,8 @@ Response frozen_sequence(std::string_view tag) {
 Response exhausted_sequence(std::string_view tag, std::size_t got) {
   return error_response(
       Status::gone, "sequence_exhausted",
-      fmt::format("sequence \"{}\" has {} left: its numbers end below 2^63 - 1, or it was "
-                  "retired (seq raise {} --above 9223372036854775807)",
+      fmt::format("sequence \"{}\" has {} left: its numbers end at its --max (2^63 - 2 by "
+                  "default), or it was retired (seq raise {} --above 9223372036854775807)",
                   tag, got == 0 ? "no number" : "fewer numbers than asked for", tag));
 }
 
@@ -87,11 +87,52 @@ struct SequenceAsk {
   InFlightToken in_flight{};
 };
 
+// A sequence with a template: each number as printed ("id", "ids", or a
+// line of text) and as it is ("number", "numbers"). The template's
+// characters need no JSON escaping (number_template.hpp), nor does the tag.
+std::string printed_body(const SequenceAsk& ask, const FilledTemplate& printed) {
+  std::string out;
+  const std::size_t each = printed.before.size() + printed.after.size() + std::size_t{46};
+  out.reserve(ask.numbers.size() * each + ask.tag.size() + 40);
+  if (ask.shape.format == Format::text) {
+    for (const std::int64_t n : ask.numbers) {
+      printed.append(out, n);
+      out.push_back('\n');
+    }
+    return out;
+  }
+  if (!ask.shape.batch) {
+    out.append("{\"id\":\"");
+    printed.append(out, ask.numbers.front());
+    out.append("\",\"number\":\"");
+    append_id(out, static_cast<std::uint64_t>(ask.numbers.front()));
+    out.append("\",\"tag\":\"").append(ask.tag).append("\"}");
+    return out;
+  }
+  out.append("{\"tag\":\"").append(ask.tag).append("\",\"ids\":[");
+  for (std::size_t i = 0; i < ask.numbers.size(); ++i) {
+    out.append(i ? ",\"" : "\"");
+    printed.append(out, ask.numbers[i]);
+    out.push_back('"');
+  }
+  out.append("],\"numbers\":[");
+  for (std::size_t i = 0; i < ask.numbers.size(); ++i) {
+    out.append(i ? ",\"" : "\"");
+    append_id(out, static_cast<std::uint64_t>(ask.numbers[i]));
+    out.push_back('"');
+  }
+  out.append("]}");
+  return out;
+}
+
 Response numbers_response(const SequenceAsk& ask) {
-  if (ask.shape.leaf) {
+  if (ask.shape.leaf) {  // Leaf's get: the bare number, as Leaf's clients parse it
     std::string body;
     append_id(body, static_cast<std::uint64_t>(ask.numbers.front()));
     return text_response(Status::ok, std::move(body));
+  }
+  if (const FilledTemplate* printed = ask.entry->printed.load(std::memory_order_acquire)) {
+    return ids_response(printed_body(ask, *printed), ask.shape.format);
   }
   return ids_response(ids_body(ask.tag, ask.numbers, ask.shape.format, ask.shape.batch),
                       ask.shape.format);

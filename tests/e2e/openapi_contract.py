@@ -265,6 +265,9 @@ def main():
     for tag, start in (("order", "1000"), ("cold", "1"), ("retired", "1")):
         subprocess.run([BINARY, "seq", "create", tag, "--start", start, "--config", admin_path],
                        check=True, capture_output=True)
+    # "printed": with a template (its numbers as printed, and as they are).
+    subprocess.run([BINARY, "seq", "create", "printed", "--template", "ORD-{n:08}", "--config",
+                    admin_path], check=True, capture_output=True)
     # "retired": raised past the last number (410 sequence_exhausted).
     subprocess.run([BINARY, "seq", "raise", "retired", "--above", "9223372036854775807",
                     "--config", admin_path], check=True, capture_output=True)
@@ -391,6 +394,10 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
     probe("/seq/{tag}", "GET", "/seq/order", on=seq_port)
     probe("/seq/{tag}", "GET", "/seq/order?count=3", on=seq_port)
     probe("/seq/{tag}", "GET", "/seq/order?count=2&format=text", on=seq_port)
+    for target in ("/seq/printed", "/seq/printed?count=3", "/seq/printed?count=2&format=text"):
+        answer = probe("/seq/{tag}", "GET", target, on=seq_port)
+        if answer[0] != 200 or "ORD-0000000" not in answer[2].decode():
+            failures.append(f"GET {target}: {answer[0]} {answer[2][:80]!r}, not printed numbers")
     probe("/seq/{tag}", "GET", "/seq/bad%20tag", on=seq_port)
     probe("/seq/{tag}", "GET", "/seq/stranger", on=seq_port)
     probe("/api/segment/get/{key}", "GET", "/api/segment/get/order", on=seq_port)

@@ -34,7 +34,7 @@ void round_trip(std::string_view text, Decode decode) {
 }
 
 // A sequence node that decodes: a take planned on it never hands out a
-// number at or below its floor or before its next, and writes data that
+// number at or below its floor, before its next or past its end, and writes data that
 // decodes; a give back never moves next up.
 void sequence_decisions(std::string_view text) {
   namespace c = snowflake::coord;
@@ -45,6 +45,7 @@ void sequence_decisions(std::string_view text) {
   if (taken.plan) {
     const auto& r = taken.plan->range;
     FUZZ_CHECK(r.start >= node->next && r.start > node->floor && r.start < r.end, text);
+    FUZZ_CHECK(r.end <= node->end, text);  // never past its --max
     FUZZ_CHECK(c::decode_sequence(c::encode(taken.plan->after)) == taken.plan->after, text);
     FUZZ_CHECK(c::find_take(taken.plan->after, "fresh-1") == r, text);
   }

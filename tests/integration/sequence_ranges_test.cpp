@@ -194,7 +194,7 @@ TEST_CASE(
 
   REQUIRE(raise_sequence(*s, kSeqRoot, "order", 40));
   CHECK(floor_of()->data == R"({"floor":40,"frozen":false})");
-  REQUIRE(freeze_sequence_above(*s, kSeqRoot, "order", 50, 10));
+  REQUIRE(freeze_sequence_above(*s, kSeqRoot, "order", 50, SequenceNode{1, 10, 0, {}}));
   CHECK(floor_of()->data == R"({"floor":50,"frozen":true})");
   REQUIRE(raise_sequence(*s, kSeqRoot, "order", 60));
   CHECK(floor_of()->data == R"({"floor":60,"frozen":false})");
@@ -202,9 +202,19 @@ TEST_CASE(
   CHECK(floor_of()->data == R"({"floor":60,"frozen":true})");
 
   // Made again by a freeze (ZooKeeper lost it): with its child.
-  REQUIRE(freeze_sequence_above(*s, kSeqRoot, "gone", 70, 10));
+  REQUIRE(freeze_sequence_above(*s, kSeqRoot, "gone", 70, SequenceNode{1, 10, 0, {}}));
   CHECK(s->try_get(sequence_path(kSeqRoot, "gone") + "/floor").value()->data ==
         R"({"floor":70,"frozen":true})");
+  // ... and like the daemon knew it: its template and --max kept.
+  SequenceNode printed{1, 10, 0, {}};
+  printed.number_template = "ORD-{n:04}";
+  printed.end = 1000;
+  REQUIRE(freeze_sequence_above(*s, kSeqRoot, "printed", 70, printed));
+  const auto remade = read_sequence(*s, kSeqRoot, "printed").value().node;
+  CHECK(remade.number_template == "ORD-{n:04}");
+  CHECK(remade.end == 1000);
+  CHECK(remade.frozen);
+  CHECK(remade.floor == 70);
 
   // A node an older version froze alone: the fence's freeze writes the child too.
   const auto read = read_sequence(*s, kSeqRoot, "order").value();

@@ -470,7 +470,7 @@ TEST_CASE(
   ZooKeeperServer zk;
   auto admin = connect(zk);
   REQUIRE(create_sequence(*admin, kSupplierRoot, "order", 1, 10));
-  REQUIRE(freeze_sequence_above(*admin, kSupplierRoot, "order", 5, 10));
+  REQUIRE(freeze_sequence_above(*admin, kSupplierRoot, "order", 5, SequenceNode{1, 10, 0, {}}));
   std::mutex current_mutex;
   std::shared_ptr<ZkSession> current = connect(zk);
   auto options = options_for(zk, "runA");

@@ -5,6 +5,8 @@
 #include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/coord/sequence_node.hpp"
 
+#include <nlohmann/json.hpp>
+
 using namespace snowflake::coord;
 
 namespace {
@@ -171,4 +173,39 @@ TEST_CASE(
   CHECK_FALSE(tree::sequence_tag_of("/r", "/r/sequences/order/other"));
   CHECK_FALSE(tree::sequence_tag_of("/r", "/r/sequences//floor"));
   CHECK_FALSE(tree::sequence_tag_of("/r", "/r/sequence_holders/run"));
+}
+
+TEST_CASE("sequence node: a template and a --max travel with it, and no take passes the max",
+          "[sequence][template]") {
+  SequenceNode n = node_at(9);
+  n.step = 4;
+  n.number_template = "ORD-{n:04}";
+  n.end = 13;  // --max 12
+  REQUIRE(decode_sequence(encode(n)) == n);
+  CHECK(encode(n).find("\"max\":12") != std::string::npos);
+  CHECK(encode(node_at(9)).find("max") == std::string::npos);  // as older versions wrote it
+
+  const auto first = plan_take(n, 1, "run-1", 100);
+  REQUIRE(first.plan);
+  CHECK(first.plan->range == SequenceTake{"run-1", 9, 13});
+  CHECK(is_exhausted(first.plan->after));
+  CHECK(plan_take(first.plan->after, 2, "run-1", 1).refusal == TakeRefusal::exhausted);
+  CHECK_FALSE(is_exhausted(n));
+  // Raised to its max: retired, like a tag raised to the top.
+  CHECK(is_exhausted(raised(n, 12)));
+
+  // What does not add up is refused: a template that does not parse, one
+  // with a date but no reset, a max wider than the template prints, or no room.
+  auto bad = [&n](const char* change) {
+    auto j = nlohmann::json::parse(encode(n));
+    j.merge_patch(nlohmann::json::parse(change));
+    return decode_sequence(j.dump());
+  };
+  CHECK(bad(R"({"template": "ORD-{n:04}", "max": 9999})"));
+  CHECK_FALSE(bad(R"({"template": "ORD-{q}"})"));
+  CHECK_FALSE(bad(R"({"template": "{yyyy}-{n}"})"));
+  CHECK_FALSE(bad(R"({"template": "ORD-{n:04}", "max": 10000})"));
+  CHECK_FALSE(bad(R"({"template": "", "max": 0})"));
+  CHECK_FALSE(bad(R"({"max": 9223372036854775807})"));
+  CHECK_FALSE(bad(R"({"template": 7})"));
 }

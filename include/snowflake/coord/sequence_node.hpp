@@ -7,10 +7,11 @@
 //   {"next": 5000, "step": 1000, "floor": 0,
 //    "takes": [{"owner": "<run>-<n>", "start": 4000, "end": 5000}, ...]}
 //
-// and "frozen": true while the cluster's history is in doubt (ZooKeeper lost
-// or rolled back some of it: cluster_identity.hpp): nothing is taken, given
-// back or handed out until `seq raise` lifts the floor past what was handed
-// out, which thaws it.
+// and, for a sequence made with a template or a bound (`seq create
+// --template 'ORD-{n:08}' --max N`), "template" (sequences/number_template.hpp)
+// and "max" (its largest number); and "frozen": true while the cluster's history is in doubt
+// (ZooKeeper lost or rolled back some of it: cluster_identity.hpp): nothing is taken, given back or
+// handed out until `seq raise` lifts the floor past what was handed out, which thaws it.
 //
 // `next` is the first number no daemon has taken; each take moves it up with
 // one write conditional on the version read. `takes` keeps the last few takes
@@ -50,6 +51,10 @@ struct SequenceNode {
   std::int64_t floor = 0;             // `seq raise --above`: never a number <= floor
   std::vector<SequenceTake> takes{};  // newest last, at most kSequenceTakesKept
   bool frozen = false;                // until a raise: the numbers handed out are unknown
+  // How its numbers are printed ('' : as they are) and where they end,
+  // exclusive (--max + 1): fixed at create.
+  std::string number_template{};
+  std::int64_t end = kSequenceMax;
   bool operator==(const SequenceNode&) const = default;
 };
 
@@ -62,15 +67,16 @@ std::optional<SequenceNode> decode_sequence(std::string_view text);
 
 // The first number a take would start at: above the floor, and not below `next`.
 std::int64_t first_untaken(const SequenceNode& node) noexcept;
-// No number is left to take: `next` reached kSequenceMax, or the floor was
-// raised to kSequenceMax - 1 or above (`seq raise --above 9223372036854775807`
-// retires a tag). A clean stop's give-back can make room again.
+// No number is left to take: `next` reached the node's end (kSequenceMax, or
+// its --max + 1), or the floor was raised to the end - 1 or above (`seq raise
+// --above 9223372036854775807` retires a tag). A clean stop's give-back can
+// make room again.
 bool is_exhausted(const SequenceNode& node) noexcept;
 
 // Why a take cannot be planned.
 enum class TakeRefusal {
   version_wrapped,  // the version read is -1, which ZooKeeper reads as "any version"
-  exhausted,        // no number left below kSequenceMax
+  exhausted,        // no number left below the node's end
   frozen,           // the cluster's history is in doubt: seq raise first
 };
 std::string_view to_string(TakeRefusal r) noexcept;
@@ -81,7 +87,7 @@ struct TakePlan {
 };
 
 // A take of `count` numbers (>= 1) by attempt `owner` from `node` as read at
-// `version`: [max(next, floor + 1), + max(count, step)), fewer at the very top.
+// `version`: [max(next, floor + 1), + max(count, step)), fewer at its end.
 struct TakeOutcome {
   std::optional<TakePlan> plan;
   std::optional<TakeRefusal> refusal;

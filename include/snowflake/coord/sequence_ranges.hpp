@@ -32,6 +32,10 @@ namespace snowflake::coord {
 Result<void, CoordError> create_sequence(ZkSession& zk, const std::string& root,
                                          const std::string& tag, std::int64_t start,
                                          std::int64_t step);
+// The same with the whole first node: its next (the start), step, template
+// and end (`seq create --template --max`).
+Result<void, CoordError> create_sequence(ZkSession& zk, const std::string& root,
+                                         const std::string& tag, const SequenceNode& first);
 
 // The tags there are, sorted.
 Result<std::vector<std::string>, CoordError> sequence_tags(ZkSession& zk, const std::string& root);
@@ -69,11 +73,13 @@ struct SequenceTaker {
   std::uint64_t attempts = 0;
 };
 
-// Takes `count` numbers of `tag` (fewer at the very top). Retries a lost
+// Takes `count` numbers of `tag` (fewer at its end). Retries a lost
 // race a few times; a lost reply is decided by reading the node back.
+// `taken_from`, if given: the node the range was taken from (its template
+// and end are what the range's numbers are printed with and bounded by).
 Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& root,
                                             const std::string& tag, SequenceTaker& taker,
-                                            std::int64_t count);
+                                            std::int64_t count, SequenceNode* taken_from = nullptr);
 
 // At a clean stop: moves the tag's `next` back to `first_unused` when the
 // newest takes are the run's and adjoin it (plan_give_back). True: given
@@ -83,11 +89,12 @@ Result<bool, CoordError> give_back(ZkSession& zk, const std::string& root, const
 
 // After ZooKeeper lost some of the cluster's history: the tag frozen, with
 // its floor at least `above` (what a daemon that held up to there knows);
-// made again, frozen, if it is gone (`step` then: its smallest range). The
+// made again, frozen, if it is gone, like `made_like` (its step, template
+// and end: what this daemon knew of the tag). The
 // floor child with it, as a raise writes it.
 Result<void, CoordError> freeze_sequence_above(ZkSession& zk, const std::string& root,
                                                const std::string& tag, std::int64_t above,
-                                               std::int64_t step);
+                                               const SequenceNode& made_like);
 
 // `seq raise`: the tag's floor raised to `above` (it only rises). The node
 // and its child are written even when the floor is already there if the

@@ -136,6 +136,9 @@ class SequenceSupplier {
     // taken is on its way into the buffer (not exhausted here until it is in).
     bool node_exhausted = false;
     bool joining = false;
+    // Its template and end as last taken from (a node made again after a
+    // loss of ZooKeeper's data is made like it).
+    SequenceNode shape{};
   };
 
   void run();
@@ -197,6 +200,9 @@ class SequenceSupplier {
   // when it falls (none will come).
   void set_connected(bool connected);
   void supply(SequenceEntry& entry, TagState& state);
+  // The tag's template and end, from the node a range was taken from: the
+  // entry prints its numbers with the template from then on.
+  void learn_shape(SequenceEntry& entry, TagState& state, const SequenceNode& node);
   // The holder node written as record_ stands, its figures brought up to
   // date first. False: not written.
   bool publish();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "snowflake/sequences/buffer.hpp"
+#include "snowflake/sequences/number_template.hpp"
 #include "snowflake/sequences/replies.hpp"
 
 namespace snowflake {
@@ -50,6 +51,18 @@ struct SequenceEntry {
   // those from before its drop), and the requests waiting for numbers.
   RepliesInFlight replies;
   WakeList waiting;
+
+  // How its numbers are printed (`seq create --template`), or nullptr: as
+  // they are. Set once by the supplier, before the first range it took
+  // joins the buffer: a request that took a number from it sees it.
+  std::atomic<const FilledTemplate*> printed{nullptr};
+  void set_printed(FilledTemplate t) {
+    printed_storage_ = std::make_unique<const FilledTemplate>(std::move(t));
+    printed.store(printed_storage_.get(), std::memory_order_release);
+  }
+
+ private:
+  std::unique_ptr<const FilledTemplate> printed_storage_;
 };
 
 class SequenceRegistry {
