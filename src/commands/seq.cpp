@@ -194,6 +194,10 @@ Result<coord::SequenceNode, std::string> first_node(const Options& options) {
     max = *m;
   }
   if (max < first.next) {
+    if (!options.count("max")) {
+      return fmt::format("--start: {} is wider than the template prints (at most {})", first.next,
+                         max);
+    }
     return fmt::format("--max: {} is below the first number ({}): the sequence would be empty", max,
                        first.next);
   }

@@ -494,7 +494,7 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   if (state.settling && !settle(entry, state)) return;
   // Nothing is taken for a tag nobody asked this daemon for, or frozen.
   if (state.last_size == 0 && !entry.wanted.load(std::memory_order_acquire)) return;
-  if (entry.frozen.load(std::memory_order_acquire)) return;
+  if (entry.frozen.load(std::memory_order_acquire) || state.shape_conflict) return;
   // None left to take: the node's watch says when a give-back makes room.
   if (entry.exhausted.load(std::memory_order_acquire)) return;
   if (!should_refill(buffered.current_size, buffered.current_left, buffered.queued,
@@ -519,7 +519,7 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
     return;
   }
   if (!history_follows(before, "take of a range")) return;  // the range is never used
-  learn_shape(entry, state, taken_from);
+  if (!learn_shape(entry, state, taken_from)) return;       // the range is never used
   const SequenceTake& range = taken.value();
   // Named in the holder node, then the floor read again, before any of it
   // is handed out (the header says why); failing either, the range is a gap.
@@ -562,16 +562,31 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
                 rate);
 }
 
-void SequenceSupplier::learn_shape(SequenceEntry& entry, TagState& state,
+bool SequenceSupplier::learn_shape(SequenceEntry& entry, TagState& state,
                                    const SequenceNode& node) {
-  state.shape.number_template = node.number_template;
-  state.shape.end = node.end;
   // Fixed at create: printed the same from the first range on, and set
-  // before that range joins the buffer (whose add publishes it).
-  if (node.number_template.empty() || entry.printed.load(std::memory_order_relaxed)) return;
+  // before that range joins the buffer (whose add publishes it). A node
+  // that says otherwise later (made again after a loss of ZooKeeper's data,
+  // or written by hand) is not printed with a template it was not taken
+  // under: its range is a gap.
+  if (state.shape_known && node.number_template != state.shape.number_template) {
+    spdlog::error(
+        "sequences: \"{}\" is printed with '{}' here, and its node now says '{}': "
+        "the range is not used (a gap) and no more are taken here; restart this daemon to take "
+        "the new template up",
+        entry.tag, state.shape.number_template, node.number_template);
+    state.shape_conflict = true;  // and no more are taken: each would be a gap
+    return false;
+  }
+  state.shape.end = node.end;
+  if (state.shape_known) return true;
+  state.shape_known = true;
+  state.shape.number_template = node.number_template;
+  if (node.number_template.empty()) return true;
   auto parsed = NumberTemplate::parse(node.number_template, PeriodReset::none);
-  if (!parsed) return;  // decode_sequence refused such a node already
+  if (!parsed) return false;  // decode_sequence refused such a node already
   entry.set_printed(parsed.value().fill(Period{}));
+  return true;
 }
 
 bool SequenceSupplier::held_for_grace(std::chrono::steady_clock::time_point read_at) {

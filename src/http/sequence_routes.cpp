@@ -48,8 +48,9 @@ Response frozen_sequence(std::string_view tag) {
 Response exhausted_sequence(std::string_view tag, std::size_t got) {
   return error_response(
       Status::gone, "sequence_exhausted",
-      fmt::format("sequence \"{}\" has {} left: its numbers end at its --max (2^63 - 2 by "
-                  "default), or it was retired (seq raise {} --above 9223372036854775807)",
+      fmt::format("sequence \"{}\" has {} left: its numbers end at its --max (by default the "
+                  "largest its template prints, or 2^63 - 2), or it was retired (seq raise {} "
+                  "--above 9223372036854775807)",
                   tag, got == 0 ? "no number" : "fewer numbers than asked for", tag));
 }
 

@@ -72,9 +72,14 @@ std::optional<PeriodReset> parse_period_reset(std::string_view text) noexcept {
 
 bool is_zone_name(std::string_view name) noexcept {
   if (name.empty() || name.size() > 64 || name.front() == '/' || name.back() == '/') return false;
-  // cctz reads "localtime" as /etc/localtime: the machine's zone, which
-  // differs between the daemons of one cluster.
-  if (name == "localtime") return false;
+  // Names of tzdata's tree that are not a zone every machine reads alike:
+  // "localtime" (a link to the machine's own zone on Debian), "posixrules"
+  // (a link to one zone, gone from newer tzdata), "Factory" (no zone at
+  // all), and the posix/ and right/ copies (right/ counts leap seconds).
+  for (std::string_view not_a_zone : {"localtime", "posixrules", "Factory"}) {
+    if (name == not_a_zone) return false;
+  }
+  if (name.starts_with("posix/") || name.starts_with("right/")) return false;
   char previous = '/';
   for (char c : name) {
     const bool word = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||

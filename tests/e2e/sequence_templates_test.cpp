@@ -51,6 +51,8 @@ TEST_CASE("a sequence with a template prints its numbers and never passes its --
       {{"--template", "ORD"}, "no {n}"},
       {{"--template", "ORD-{n:04}", "--max", "10000"}, "--max: 10000 is wider than the template"},
       {{"--max", "0"}, "--max: must be a whole number"},
+      {{"--start", "1000", "--template", "X{n:02}"},
+       "--start: 1000 is wider than the template prints (at most 99)"},
       {{"--start", "20", "--max", "10"}, "--max: 10 is below the first number (20)"}};
   for (const auto& [flags, message] : refused) {
     std::vector<std::string> args{"create", "order"};

@@ -646,3 +646,56 @@ TEST_CASE(
   CHECK(got.front() == 1);
   supplier.stop();
 }
+
+TEST_CASE(
+    "sequence supplier: a tag's template is fixed from its first range, and a node that "
+    "says another later gives only a gap",
+    "[sequence][template]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  SequenceNode first{1, 4, 0, {}};
+  first.number_template = "ORD-{n:04}";
+  first.end = 10000;
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "order", first));
+  SequenceRegistry registry(4);
+  SequenceSupplier supplier(options_for(zk, "runA"), registry);
+  supplier.start();
+  REQUIRE(eventually([&] { return registry.find("order") != nullptr; }));
+  SequenceEntry& entry = *registry.find("order");
+  CHECK(entry.printed.load() == nullptr);  // nothing taken, nothing known
+  CHECK(take(registry, "order", 2) == std::vector<std::int64_t>{1, 2});
+  const FilledTemplate* printed = entry.printed.load();
+  REQUIRE(printed != nullptr);
+  CHECK(printed->format(2) == "ORD-0002");
+
+  // Written by hand (or made again after a loss) with a wider template: a
+  // range taken under it would print wider than this daemon's '{n:04}'.
+  auto read = read_sequence(*admin, kSupplierRoot, "order").value();
+  SequenceNode changed = read.node;
+  changed.number_template = "{n:08}";
+  changed.end = 99'999'999;
+  changed.next = std::max<std::int64_t>(changed.next, 20'000);
+  REQUIRE(admin->set(sequence_path(kSupplierRoot, "order"), encode(changed), read.version));
+  // What it held before is still handed out; nothing taken after the change.
+  std::vector<std::int64_t> out;
+  entry.buffer.take(100, out);
+  entry.wanted.store(true);
+  registry.request_refill();
+  // One take (a gap), and no more: the node's next moves once, none joins.
+  REQUIRE(eventually(
+      [&] { return read_sequence(*admin, kSupplierRoot, "order").value().node.next > 20'000; }));
+  const auto after_gap = read_sequence(*admin, kSupplierRoot, "order").value().node.next;
+  for (int i = 0; i < 5; ++i) {
+    registry.request_refill();
+    // Each pass of the supplier (20 ms) would take again: a second take shows by now.
+    CHECK_FALSE(eventually(
+        [&] {
+          return read_sequence(*admin, kSupplierRoot, "order").value().node.next != after_gap;
+        },
+        100ms));
+  }
+  out.clear();
+  CHECK(entry.buffer.take(100, out) == 0);
+  CHECK(entry.printed.load() == printed);
+  supplier.stop();
+}

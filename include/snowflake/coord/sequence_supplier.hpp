@@ -137,8 +137,11 @@ class SequenceSupplier {
     bool node_exhausted = false;
     bool joining = false;
     // Its template and end as last taken from (a node made again after a
-    // loss of ZooKeeper's data is made like it).
+    // loss of ZooKeeper's data is made like it); the template is known
+    // (and fixed here) from the first range on.
     SequenceNode shape{};
+    bool shape_known = false;
+    bool shape_conflict = false;  // the node's template changed: nothing more is taken
   };
 
   void run();
@@ -201,8 +204,9 @@ class SequenceSupplier {
   void set_connected(bool connected);
   void supply(SequenceEntry& entry, TagState& state);
   // The tag's template and end, from the node a range was taken from: the
-  // entry prints its numbers with the template from then on.
-  void learn_shape(SequenceEntry& entry, TagState& state, const SequenceNode& node);
+  // entry prints its numbers with the template from then on. False: the
+  // node's template is not the one this daemon prints with (the range is a gap).
+  bool learn_shape(SequenceEntry& entry, TagState& state, const SequenceNode& node);
   // The holder node written as record_ stands, its figures brought up to
   // date first. False: not written.
   bool publish();

@@ -7,8 +7,8 @@
 // Tokens: {yyyy} {yy} {MM} {dd} (the period's civil date, zero-padded),
 // {n} (the number) and {n:0W} (the number zero-padded to W digits, 1..19);
 // "{{" and "}}" are literal braces. Everything else is literal and must be
-// one of A-Z a-z 0-9 and - _ . / : # + = ~ @ (safe in JSON, a URL, a shell
-// word and a file name but for '/').
+// one of A-Z a-z 0-9 and - _ . / : # + = ~ @ (nothing to escape in JSON
+// or in a URL's path).
 //
 // A template must tell its periods apart, or two periods' numbers would
 // print alike: a daily one names the year ({yyyy} or {yy}), the month and

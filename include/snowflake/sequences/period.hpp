@@ -44,7 +44,8 @@ struct Period {
 // A time zone's name as tzdata spells it: "Europe/Berlin", "UTC",
 // "Etc/GMT+5", "America/Argentina/Buenos_Aires". Letters, digits and
 // "/_+-", no empty part, no "." (so never a path out of the zoneinfo tree),
-// at most 64 characters.
+// at most 64 characters; not "localtime", "posixrules", "Factory" nor under
+// posix/ or right/ (not a zone every machine reads alike).
 bool is_zone_name(std::string_view name) noexcept;
 
 class PeriodRule {

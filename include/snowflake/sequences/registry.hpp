@@ -56,7 +56,9 @@ struct SequenceEntry {
   // they are. Set once by the supplier, before the first range it took
   // joins the buffer: a request that took a number from it sees it.
   std::atomic<const FilledTemplate*> printed{nullptr};
+  // Once: a later call changes nothing (a request may hold the first).
   void set_printed(FilledTemplate t) {
+    if (printed_storage_) return;
     printed_storage_ = std::make_unique<const FilledTemplate>(std::move(t));
     printed.store(printed_storage_.get(), std::memory_order_release);
   }
