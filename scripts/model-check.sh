@@ -59,7 +59,8 @@ out=$(cd "$out" && pwd)
 # migration floor once `pool floor` exited 0, 6: a sequence's number twice,
 # 7: a number at or below a sequence's floor once `seq raise` exited 0, 8: an
 # ID or a sequence's number twice across ZooKeeper losing its data, 9: a
-# reclaim by a session that does not hold the reaper's role it read under).
+# reclaim by a session that does not hold the reaper's role it read under, 10:
+# a daemon refused the period its clock is in).
 # "live": no acceptance cycle (property 4); "cycle": one (a liveness mutant).
 checks=(
   "recycle|clean||snowflake.pml|28"
@@ -101,6 +102,10 @@ checks=(
   "lost-data-vouch-any-connection|violates 8|-DVOUCH_ANY_CONNECTION|lost_data.pml"
   "lost-data-sequences-vouch-any-run|violates 8|-DSEQUENCES -DVOUCH_ANY_RUN|lost_data.pml"
   "lost-data-create-forgets|violates 8|-DCREATE_FORGETS|lost_data.pml"
+  "period|clean||period.pml|25"
+  "period-create-without-check|violates 6|-DCREATE_WITHOUT_CHECK|period.pml"
+  "period-create-overwrites|violates 6|-DCREATE_OVERWRITES|period.pml"
+  "period-no-skew-bound|violates 10|-DNO_SKEW_BOUND|period.pml"
 )
 
 if [ -n "$only" ]; then
@@ -201,6 +206,7 @@ run_check() {
     violates*)
       local violated=0
       case "$(grep -m1 'assertion violated' pan.txt)" in
+        *period_left*) violated=10 ;;
         *reaper*) violated=9 ;;
         *lost_*) violated=8 ;;
         *handed_out*) violated=6 ;;
@@ -216,7 +222,7 @@ run_check() {
         echo "FAILED: a counterexample to property $violated, not ${expect#violates } (see $dir/pan.txt)" >verdict
       else
         story_of_trail "$defines" "$model"
-        echo "ok: a counterexample to property $violated in $(grep -c -E '^(t=|seq:)' story.txt) steps (story.txt)" >verdict
+        echo "ok: a counterexample to property $violated in $(grep -c -E '^(t=|seq:|period:)' story.txt) steps (story.txt)" >verdict
       fi ;;
   esac
 }
