@@ -19,8 +19,14 @@ bool adds_up(const SequenceNode& n) {
   if (n.next < 1 || n.step < 1 || n.floor < 0 || n.takes.size() > kSequenceTakesKept) return false;
   if (n.end < 2) return false;  // room for 1 at least
   if (!n.number_template.empty()) {
-    const auto t = NumberTemplate::parse(n.number_template, PeriodReset::none);
+    const auto t = NumberTemplate::parse(n.number_template, n.reset);
     if (!t || n.end - 1 > t.value().widest()) return false;  // never wider than it prints
+  }
+  if (n.reset == PeriodReset::none) {
+    if (!n.time_zone.empty() || n.retention_s != 0 || !n.removed_through.empty()) return false;
+  } else if (!is_zone_name(n.time_zone) || n.retention_s < 0 ||
+             (!n.removed_through.empty() && !is_period_key(n.reset, n.removed_through))) {
+    return false;
   }
   return std::all_of(n.takes.begin(), n.takes.end(), [&](const SequenceTake& t) {
     return !t.owner.empty() && t.start >= 1 && t.start < t.end && t.end <= n.next;
@@ -28,6 +34,28 @@ bool adds_up(const SequenceNode& n) {
 }
 
 }  // namespace
+
+std::string period_tag(std::string_view tag, std::string_view key) {
+  return fmt::format("{}@{}", tag, key);
+}
+
+SequenceNode first_of_period(const SequenceNode& definition) {
+  SequenceNode first;
+  first.next = definition.next;
+  first.step = definition.step;
+  first.end = definition.end;
+  return first;
+}
+
+std::int64_t removable_after_ms(const Period& p, std::int64_t retention_s,
+                                std::int64_t max_skew_ms) noexcept {
+  const std::int64_t retention_ms =
+      retention_s > INT64_MAX / 1000 ? INT64_MAX : std::max<std::int64_t>(retention_s, 0) * 1000;
+  const std::int64_t wait =
+      std::max(retention_ms,
+               std::clamp<std::int64_t>(max_skew_ms, 0, INT64_MAX / 2) + kPeriodRemovalMarginMs);
+  return p.ends_ms > INT64_MAX - wait ? INT64_MAX : p.ends_ms + wait;
+}
 
 std::string encode(const SequenceNode& n) {
   json takes = json::array();
@@ -38,6 +66,12 @@ std::string encode(const SequenceNode& n) {
   // Absent unless set, as older versions wrote them.
   if (!n.number_template.empty()) j["template"] = n.number_template;
   if (n.end != kSequenceMax) j["max"] = n.end - 1;  // the largest number, as --max said
+  if (n.reset != PeriodReset::none) {
+    j["reset"] = to_string(n.reset);
+    j["time_zone"] = n.time_zone;
+    j["retention_s"] = n.retention_s;
+    if (!n.removed_through.empty()) j["removed_through"] = n.removed_through;
+  }
   return j.dump();
 }
 
@@ -58,6 +92,14 @@ std::optional<SequenceNode> decode_sequence(std::string_view text) {
     }
     d.frozen = j.value("frozen", false);
     d.number_template = j.value("template", std::string());
+    if (j.contains("reset")) {
+      const auto reset = parse_period_reset(j.at("reset").get<std::string>());
+      if (!reset || *reset == PeriodReset::none) throw std::out_of_range("reset");
+      d.reset = *reset;
+      d.time_zone = j.at("time_zone").get<std::string>();
+      d.retention_s = json_integer_at<std::int64_t>(j, "retention_s");
+      d.removed_through = j.value("removed_through", std::string());
+    }
     if (j.contains("max")) {
       const auto max = json_integer_at<std::int64_t>(j, "max");
       d.end = max < kSequenceMax ? max + 1 : 0;  // INT64_MAX itself: refused below
@@ -76,6 +118,8 @@ std::string_view to_string(TakeRefusal r) noexcept {
       return "exhausted";
     case TakeRefusal::frozen:
       return "frozen";
+    case TakeRefusal::periodic:
+      return "periodic";
   }
   return "?";
 }
@@ -94,6 +138,7 @@ TakeOutcome plan_take(const SequenceNode& node, std::int32_t version, const std:
   // both succeed. Versions are only ever compared for equality.
   if (version == -1) return {std::nullopt, TakeRefusal::version_wrapped};
   if (node.frozen) return {std::nullopt, TakeRefusal::frozen};
+  if (node.reset != PeriodReset::none) return {std::nullopt, TakeRefusal::periodic};
   const std::int64_t start = first_untaken(node);
   if (start >= node.end || count < 1) return {std::nullopt, TakeRefusal::exhausted};
   count = std::max(count, node.step);  // the tag's smallest range

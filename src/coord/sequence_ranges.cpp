@@ -87,6 +87,61 @@ Result<void, CoordError> create_sequence(ZkSession& zk, const std::string& root,
   return outcome::success();
 }
 
+Result<PeriodMade, CoordError> make_period(ZkSession& zk, const std::string& root,
+                                           const std::string& tag, const SequenceRead& definition,
+                                           const std::string& key) {
+  const SequenceNode& d = definition.node;
+  if (d.reset == PeriodReset::none || !is_period_key(d.reset, key)) {
+    return CoordError{CoordErrc::unusable,
+                      fmt::format("sequence \"{}\" has no period \"{}\"", tag, key)};
+  }
+  if (!d.removed_through.empty() && key <= d.removed_through) return PeriodMade::removed;
+  // A restored ZooKeeper may lack a period whose numbers went out: none is
+  // made from its start until the definition is raised (thawed).
+  if (d.frozen) return PeriodMade::frozen;
+  const std::string name = period_tag(tag, key);
+  const SequenceNode first = first_of_period(d);
+  auto made = zk.multi({ZkOp::check(sequence_path(root, tag), definition.version),
+                        ZkOp::create(sequence_path(root, name), encode(first)),
+                        ZkOp::create(tree::sequence_floor(root, name), encode_floor(first))});
+  if (made) return PeriodMade::made;
+  const ZkError& e = made.error();
+  if (e.code == ZkErrc::bad_version || e.code == ZkErrc::no_node)
+    return PeriodMade::definition_moved;
+  if (e.code != ZkErrc::node_exists && !e.outcome_unknown()) return CoordError::from(e);
+  // Made before us (or by our own create whose answer was lost): it is
+  // there if it reads as a sequence; a multi that failed made nothing.
+  auto there = read_sequence(zk, root, name);
+  if (there) return PeriodMade::there;
+  if (there.error().code == CoordErrc::no_sequence) return PeriodMade::definition_moved;
+  return there.error();
+}
+
+Result<bool, CoordError> remove_period(ZkSession& zk, const std::string& root,
+                                       const std::string& tag, const SequenceRead& definition,
+                                       const std::string& key) {
+  SequenceNode after = definition.node;
+  if (after.reset == PeriodReset::none || !is_period_key(after.reset, key)) {
+    return CoordError{CoordErrc::unusable,
+                      fmt::format("sequence \"{}\" has no period \"{}\"", tag, key)};
+  }
+  const std::string name = period_tag(tag, key);
+  auto node = zk.try_get(sequence_path(root, name));
+  if (!node) return CoordError::from(node.error());
+  auto child = zk.try_get(tree::sequence_floor(root, name));
+  if (!child) return CoordError::from(child.error());
+  if (after.removed_through < key) after.removed_through = key;
+  std::vector<ZkOp> ops{ZkOp::set(sequence_path(root, tag), encode(after), definition.version)};
+  if (child.value())
+    ops.push_back(ZkOp::remove(tree::sequence_floor(root, name), child.value()->stat.version));
+  if (node.value())
+    ops.push_back(ZkOp::remove(sequence_path(root, name), node.value()->stat.version));
+  auto removed = zk.multi(ops);
+  if (removed) return true;
+  if (read_again_after(removed.error())) return false;
+  return CoordError::from(removed.error());
+}
+
 Result<std::vector<std::string>, CoordError> sequence_tags(ZkSession& zk, const std::string& root) {
   BOOST_OUTCOME_TRY(names, zk.try_children(tree::sequences_dir(root)));
   std::vector<std::string> tags = names ? std::move(names).value() : std::vector<std::string>{};
@@ -131,6 +186,12 @@ Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& ro
                         fmt::format("sequence \"{}\" has no number left: its next range would "
                                     "start at {}, and its numbers end below {}",
                                     tag, first_untaken(read.node), read.node.end)};
+    }
+    if (planned.refusal == TakeRefusal::periodic) {
+      return CoordError{CoordErrc::unusable,
+                        fmt::format("sequence \"{}\" restarts each period: its numbers are in "
+                                    "its periods' nodes, not its own",
+                                    tag)};
     }
     if (!planned.plan) {
       return CoordError{CoordErrc::unusable,

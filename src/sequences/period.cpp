@@ -91,6 +91,30 @@ bool is_zone_name(std::string_view name) noexcept {
   return true;
 }
 
+bool is_period_key(PeriodReset reset, std::string_view key) noexcept {
+  const std::size_t size = reset == PeriodReset::daily     ? 10
+                           : reset == PeriodReset::monthly ? 7
+                           : reset == PeriodReset::yearly  ? 4
+                                                           : 0;
+  if (size == 0 || key.size() != size) return false;
+  // The digits at [at, at + count), or -1.
+  const auto number = [key](std::size_t at, std::size_t count) {
+    int n = 0;
+    for (std::size_t i = at; i < at + count; ++i) {
+      if (key[i] < '0' || key[i] > '9') return -1;
+      n = n * 10 + (key[i] - '0');
+    }
+    return n;
+  };
+  const int year = number(0, 4);
+  const int month = size < 7 ? 1 : key[4] == '-' ? number(5, 2) : -1;
+  const int day = size < 10 ? 1 : key[7] == '-' ? number(8, 2) : -1;
+  if (year < 1 || month < 1 || day < 1) return false;
+  // A real date: cctz normalizes 2026-02-30 to March.
+  const cctz::civil_day d(year, month, day);
+  return d.year() == year && d.month() == month && d.day() == day;
+}
+
 std::optional<PeriodRule> PeriodRule::make(PeriodReset reset, std::string_view zone) {
   if (!is_zone_name(zone)) return std::nullopt;
   cctz::time_zone loaded;

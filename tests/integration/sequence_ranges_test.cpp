@@ -224,3 +224,60 @@ TEST_CASE(
   REQUIRE(freeze_sequences(*s, kSeqRoot));
   CHECK(floor_of()->data == R"({"floor":80,"frozen":true})");
 }
+
+TEST_CASE(
+    "sequence ranges: a period's node is made once, from the definition's start, and "
+    "never again once removed, however stale the maker's read",
+    "[sequence][period]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  SequenceNode definition{1, 10, 0, {}};
+  definition.reset = PeriodReset::daily;
+  definition.time_zone = "Europe/Berlin";
+  definition.number_template = "INV-{yyyy}{MM}{dd}-{n:04}";
+  definition.end = 10000;
+  REQUIRE(create_sequence(*s, kSeqRoot, "invoice", definition));
+  // The definition itself hands nothing out.
+  SequenceTaker taker{"run", 0};
+  const auto refused = take_range(*s, kSeqRoot, "invoice", taker, 5);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == CoordErrc::unusable);
+
+  const auto read = read_sequence(*s, kSeqRoot, "invoice").value();
+  CHECK(make_period(*s, kSeqRoot, "invoice", read, "2026-11-26").value() == PeriodMade::made);
+  // The race's loser finds it there, from the same read or a later one.
+  CHECK(make_period(*s, kSeqRoot, "invoice", read, "2026-11-26").value() == PeriodMade::there);
+  const auto day = read_sequence(*s, kSeqRoot, "invoice@2026-11-26").value().node;
+  CHECK(day == first_of_period(read.node));
+  CHECK(s->try_get(sequence_path(kSeqRoot, "invoice@2026-11-26") + "/floor").value());
+  const auto taken = take_range(*s, kSeqRoot, "invoice@2026-11-26", taker, 5).value();
+  CHECK(taken.start == 1);
+  CHECK(taken.end == 11);                                              // the definition's step
+  CHECK_FALSE(make_period(*s, kSeqRoot, "invoice", read, "2026-11"));  // not a day
+  // Listed beside the tags, but not a tag: period_tag's '@'.
+  CHECK(sequence_tags(*s, kSeqRoot).value() ==
+        std::vector<std::string>{"invoice", "invoice@2026-11-26"});
+
+  // Removed: node, floor child and the definition's removed_through in one
+  // multi. A daemon that read the definition before (held up since) cannot
+  // make the day again: its check fails; read again, the day is over.
+  CHECK(remove_period(*s, kSeqRoot, "invoice", read, "2026-11-26").value());
+  CHECK_FALSE(s->try_get(sequence_path(kSeqRoot, "invoice@2026-11-26")).value());
+  CHECK_FALSE(s->try_get(sequence_path(kSeqRoot, "invoice@2026-11-26") + "/floor").value());
+  CHECK(make_period(*s, kSeqRoot, "invoice", read, "2026-11-26").value() ==
+        PeriodMade::definition_moved);
+  const auto again = read_sequence(*s, kSeqRoot, "invoice").value();
+  CHECK(again.node.removed_through == "2026-11-26");
+  CHECK(make_period(*s, kSeqRoot, "invoice", again, "2026-11-26").value() == PeriodMade::removed);
+  CHECK(make_period(*s, kSeqRoot, "invoice", again, "2026-11-01").value() == PeriodMade::removed);
+  // A removal from a stale read changes nothing; a later day is made.
+  CHECK_FALSE(remove_period(*s, kSeqRoot, "invoice", read, "2026-11-25").value());
+  CHECK(make_period(*s, kSeqRoot, "invoice", again, "2026-11-27").value() == PeriodMade::made);
+  CHECK(read_sequence(*s, kSeqRoot, "invoice@2026-11-27").value().node.next == 1);
+
+  // Frozen (the cluster fenced after a restore): no period made from its start.
+  REQUIRE(freeze_sequences(*s, kSeqRoot));
+  const auto frozen = read_sequence(*s, kSeqRoot, "invoice").value();
+  CHECK(make_period(*s, kSeqRoot, "invoice", frozen, "2026-11-28").value() == PeriodMade::frozen);
+  CHECK_FALSE(s->try_get(sequence_path(kSeqRoot, "invoice@2026-11-28")).value());
+}

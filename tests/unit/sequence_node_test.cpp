@@ -209,3 +209,67 @@ TEST_CASE("sequence node: a template and a --max travel with it, and no take pas
   CHECK_FALSE(bad(R"({"max": 9223372036854775807})"));
   CHECK_FALSE(bad(R"({"template": 7})"));
 }
+
+TEST_CASE(
+    "sequence node: a definition that restarts each period is never taken from, and what "
+    "it holds travels with it",
+    "[sequence][period]") {
+  SequenceNode d = node_at(1);
+  d.reset = snowflake::PeriodReset::daily;
+  d.time_zone = "Europe/Berlin";
+  d.retention_s = 7 * 86400;
+  d.number_template = "INV-{yyyy}{MM}{dd}-{n:06}";
+  d.end = 1'000'000;
+  REQUIRE(decode_sequence(encode(d)) == d);
+  d.removed_through = "2026-11-20";
+  REQUIRE(decode_sequence(encode(d)) == d);
+  CHECK(plan_take(d, 3, "run-1", 10).refusal == TakeRefusal::periodic);
+  CHECK(to_string(TakeRefusal::periodic) == "periodic");
+
+  // A period's first node: the definition's start, step and bound, plain.
+  const SequenceNode first = first_of_period(d);
+  CHECK(first.next == 1);
+  CHECK(first.step == 1000);
+  CHECK(first.end == 1'000'000);
+  CHECK(first.reset == snowflake::PeriodReset::none);
+  CHECK(first.number_template.empty());
+  CHECK(period_tag("invoice", "2026-11-26") == "invoice@2026-11-26");
+
+  auto changed = [&d](const char* patch) {
+    auto j = nlohmann::json::parse(encode(d));
+    j.merge_patch(nlohmann::json::parse(patch));
+    return decode_sequence(j.dump());
+  };
+  CHECK(changed(
+      R"({"reset": "monthly", "removed_through": "2026-10", "template": "{yy}{MM}-{n:06}"})"));
+  CHECK_FALSE(changed(R"({"reset": "weekly"})"));
+  CHECK_FALSE(changed(R"({"reset": "none"})"));
+  CHECK_FALSE(changed(R"({"time_zone": "../etc/passwd"})"));
+  CHECK_FALSE(changed(R"({"time_zone": null})"));
+  CHECK_FALSE(changed(R"({"retention_s": -1})"));
+  CHECK_FALSE(changed(R"({"removed_through": "2026-11"})"));     // not a day
+  CHECK_FALSE(changed(R"({"removed_through": "2026-02-30"})"));  // not a date
+  CHECK_FALSE(changed(R"({"reset": "monthly"})"));               // its daily template names the day
+  CHECK_FALSE(changed(R"({"template": "INV-{n:06}"})"));         // two days' numbers alike
+  // A reset needs its zone.
+  auto j = nlohmann::json::parse(encode(d));
+  j.erase("time_zone");
+  CHECK_FALSE(decode_sequence(j.dump()));
+}
+
+TEST_CASE(
+    "sequence node: a period's node is removable only once every clock within the skew "
+    "bound has left it, and after its retention",
+    "[sequence][period]") {
+  snowflake::Period p;
+  p.ends_ms = 1'000'000'000;
+  // Retention shorter than the skew bound and the margin: the bound decides.
+  CHECK(removable_after_ms(p, 0, 5000) == 1'000'000'000 + 5000 + kPeriodRemovalMarginMs);
+  CHECK(removable_after_ms(p, 1, 5000) == 1'000'000'000 + 5000 + kPeriodRemovalMarginMs);
+  CHECK(removable_after_ms(p, 86400, 5000) == 1'000'000'000 + 86'400'000);
+  CHECK(removable_after_ms(p, -5, -5) == 1'000'000'000 + kPeriodRemovalMarginMs);
+  // Never: a period that never ends, or waits past the end of time.
+  CHECK(removable_after_ms(snowflake::Period{}, 0, 5000) == INT64_MAX);
+  CHECK(removable_after_ms(p, INT64_MAX, 5000) == INT64_MAX);
+  CHECK(removable_after_ms(p, 0, INT64_MAX) >= INT64_MAX / 2);  // no overflow
+}

@@ -110,3 +110,24 @@ TEST_CASE("a zone must be a name of this machine's tzdata, never a path", "[peri
   CHECK(snowflake::parse_period_reset("Daily") == std::nullopt);
   CHECK(snowflake::parse_period_reset("") == std::nullopt);
 }
+
+TEST_CASE("a period key is a real date in the reset's shape", "[period]") {
+  using snowflake::is_period_key;
+  CHECK(is_period_key(PeriodReset::daily, "2026-11-26"));
+  CHECK(is_period_key(PeriodReset::daily, "2028-02-29"));
+  CHECK_FALSE(is_period_key(PeriodReset::daily, "2026-02-29"));
+  CHECK_FALSE(is_period_key(PeriodReset::daily, "2026-13-01"));
+  CHECK_FALSE(is_period_key(PeriodReset::daily, "2026-11-00"));
+  CHECK_FALSE(is_period_key(PeriodReset::daily, "2026-11-2x"));
+  CHECK_FALSE(is_period_key(PeriodReset::daily, "2026/11/26"));
+  CHECK_FALSE(is_period_key(PeriodReset::daily, "2026-11"));
+  CHECK(is_period_key(PeriodReset::monthly, "2026-11"));
+  CHECK_FALSE(is_period_key(PeriodReset::monthly, "2026-00"));
+  CHECK(is_period_key(PeriodReset::yearly, "2026"));
+  CHECK_FALSE(is_period_key(PeriodReset::yearly, "0000"));
+  CHECK_FALSE(is_period_key(PeriodReset::yearly, "-202"));
+  CHECK_FALSE(is_period_key(PeriodReset::none, ""));
+  // Every key PeriodRule makes is one.
+  const auto berlin = rule(PeriodReset::daily, "Europe/Berlin");
+  CHECK(is_period_key(PeriodReset::daily, berlin.period_at(kNov26Noon).key));
+}

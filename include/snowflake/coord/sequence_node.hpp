@@ -9,7 +9,12 @@
 //
 // and, for a sequence made with a template or a bound (`seq create
 // --template 'ORD-{n:08}' --max N`), "template" (sequences/number_template.hpp)
-// and "max" (its largest number); and "frozen": true while the cluster's history is in doubt
+// and "max" (its largest number); for a sequence that restarts each period
+// (`seq create --reset daily --time-zone Europe/Berlin`), this node is its
+// definition, "reset", "time_zone", "retention_s" and "removed_through", and
+// each period's numbers are in a node of its own, <root>/sequences/<tag>@<key>
+// (period_tag()), made from the definition's next (its start), step and max;
+// and "frozen": true while the cluster's history is in doubt
 // (ZooKeeper lost or rolled back some of it: cluster_identity.hpp): nothing is taken, given back or
 // handed out until `seq raise` lifts the floor past what was handed out, which thaws it.
 //
@@ -25,6 +30,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "snowflake/sequences/period.hpp"
 
 namespace snowflake::coord {
 
@@ -55,8 +62,34 @@ struct SequenceNode {
   // exclusive (--max + 1): fixed at create.
   std::string number_template{};
   std::int64_t end = kSequenceMax;
+  // A definition: the period its numbers restart each, in which zone; how
+  // long a period's node is kept once it is over; the newest period whose
+  // node was removed ("": none), which no daemon may make again.
+  PeriodReset reset = PeriodReset::none;
+  std::string time_zone{};
+  std::int64_t retention_s = 0;
+  std::string removed_through{};
   bool operator==(const SequenceNode&) const = default;
 };
+
+// The name of period `key`'s node of the sequence `tag`: "<tag>@<key>" (no
+// tag has an '@', so it is never another sequence's).
+std::string period_tag(std::string_view tag, std::string_view key);
+
+// A period's first node: the definition's start (its next), step and max.
+SequenceNode first_of_period(const SequenceNode& definition);
+
+// What a period's removal waits for beyond the skew bound: a daemon's clock
+// is checked against ZooKeeper's only now and then, so it may have drifted
+// past the bound since its last check by this much at most.
+inline constexpr std::int64_t kPeriodRemovalMarginMs = 60'000;
+// The ZooKeeper time from which period `p`'s node may be removed: its
+// last instant (ends_ms) plus the retention the definition asks for, and
+// never less than the skew bound plus the margin: by then no daemon whose
+// clock is within the bound can be in the period (model/period.pml,
+// property 10). INT64_MAX for a period that never ends.
+std::int64_t removable_after_ms(const Period& p, std::int64_t retention_s,
+                                std::int64_t max_skew_ms) noexcept;
 
 std::string encode(const SequenceNode& n);
 // The node's floor child, <root>/sequences/<tag>/floor: {"floor": N, "frozen": B},
@@ -78,6 +111,7 @@ enum class TakeRefusal {
   version_wrapped,  // the version read is -1, which ZooKeeper reads as "any version"
   exhausted,        // no number left below the node's end
   frozen,           // the cluster's history is in doubt: seq raise first
+  periodic,         // a definition: its numbers are in its periods' nodes
 };
 std::string_view to_string(TakeRefusal r) noexcept;
 

@@ -66,6 +66,33 @@ Result<void, ZkError> write_sequence_with_floor(ZkSession& zk, const std::string
                                                 std::int32_t version,
                                                 const std::optional<NodeData>& child);
 
+// A sequence that restarts each period: period `key`'s node made from the
+// definition (first_of_period), read at `definition.version`, if it is not
+// there, in one multi with a check of the definition at that version and
+// the period's floor child. A removal raises the definition's
+// removed_through in the same multi as its delete, so no daemon makes a
+// removed period again, from its start, however long it was held up since
+// it read the definition (model/period.pml).
+enum class PeriodMade {
+  made,              // by this call
+  there,             // another daemon made it first (or our lost create did)
+  removed,           // key <= removed_through: the period is over for good
+  frozen,            // the definition is frozen (ZooKeeper lost some history): seq raise first
+  definition_moved,  // the definition changed since it was read: read it again
+};
+Result<PeriodMade, CoordError> make_period(ZkSession& zk, const std::string& root,
+                                           const std::string& tag, const SequenceRead& definition,
+                                           const std::string& key);
+
+// Period `key`'s node and its floor child deleted, and the definition's
+// removed_through raised to `key`, in one multi conditional on the
+// definition's version (and the node's, as read here). When is the caller's
+// (removable_after_ms): never before the period is over on every clock.
+// True: removed (or gone already); false: the definition moved, read again.
+Result<bool, CoordError> remove_period(ZkSession& zk, const std::string& root,
+                                       const std::string& tag, const SequenceRead& definition,
+                                       const std::string& key);
+
 // Who takes: a run of a daemon (its owner token's instance) and the count of
 // its attempts, which makes each attempt's nonce unique.
 struct SequenceTaker {

@@ -48,6 +48,10 @@ struct Period {
 // posix/ or right/ (not a zone every machine reads alike).
 bool is_zone_name(std::string_view name) noexcept;
 
+// A period's key as PeriodRule makes it for `reset`: "2026-11-26" (daily),
+// "2026-11" (monthly), "2026" (yearly), a real date; false for none.
+bool is_period_key(PeriodReset reset, std::string_view key) noexcept;
+
 class PeriodRule {
  public:
   // nullopt: the zone is not a well-formed name or not in this machine's
