@@ -9,7 +9,8 @@ arrow points down (../shared/DESIGN.md, "Parts").
   1 ids        ids/: the ID model (layout, generator, text, JSON, a form's
                name, form policy)
     sequences  sequences/: dense sequences on the request path (buffer,
-               registry, replies in flight, sizing); ids and sequences
+               registry, replies in flight, sizing, templates, periods in a
+               time zone and their slots); ids and sequences
                include neither the other
   2 forms      forms/: what an issued ID is handed out as (FF1's opaque IDs,
                UUIDs): pure functions of an ID, a key and a tag

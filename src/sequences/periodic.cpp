@@ -1,0 +1,57 @@
+#include "snowflake/sequences/periodic.hpp"
+
+#include <algorithm>
+
+namespace snowflake {
+
+PeriodicSequence::PeriodicSequence(std::string tag, PeriodRule rule, NumberTemplate number_template)
+    : tag_(std::move(tag)), rule_(std::move(rule)), template_(std::move(number_template)) {}
+
+bool PeriodicSequence::holds(const PeriodSlot* s, std::int64_t now_ms) const noexcept {
+  if (!s || now_ms < s->period.begins_ms || now_ms >= s->period.ends_ms) return false;
+  if (now_ms >= s->sure_from_ms && now_ms < s->period.next_begins_ms) return true;
+  // Where a step back brings the previous period back, or this one back
+  // after the next began: the clock's own period decides.
+  return rule_.period_at(now_ms).key == s->period.key;
+}
+
+PeriodSlot* PeriodicSequence::slot_at(std::int64_t now_ms) const noexcept {
+  PeriodSlot* newest = newest_.load(std::memory_order_acquire);
+  if (holds(newest, now_ms)) return newest;
+  PeriodSlot* previous = previous_.load(std::memory_order_acquire);
+  if (holds(previous, now_ms)) return previous;
+  return nullptr;
+}
+
+PeriodSlot* PeriodicSequence::install(const Period& p) {
+  PeriodSlot* newest = newest_.load(std::memory_order_relaxed);
+  PeriodSlot* previous = previous_.load(std::memory_order_relaxed);
+  for (PeriodSlot* s : {newest, previous}) {
+    if (s && s->period.key == p.key) return s;
+  }
+  const bool newer_than_newest = !newest || p.key > newest->period.key;
+  const bool newer_than_previous = !previous || p.key > previous->period.key;
+  if (!newer_than_newest && !newer_than_previous) return nullptr;  // over here
+  // Sure from where the previous period can no longer come back.
+  const std::int64_t sure = std::max(p.begins_ms, rule_.period_at(p.begins_ms - 1).ends_ms);
+  owned_.push_back(std::make_unique<PeriodSlot>(p, template_.fill(p), tag_ + "@" + p.key, sure));
+  PeriodSlot* made = owned_.back().get();
+  if (newer_than_newest) {
+    previous_.store(newest, std::memory_order_release);
+    newest_.store(made, std::memory_order_release);
+  } else {
+    previous_.store(made, std::memory_order_release);
+  }
+  return made;
+}
+
+std::vector<PeriodSlot*> PeriodicSequence::live() const {
+  std::vector<PeriodSlot*> out;
+  for (PeriodSlot* s :
+       {newest_.load(std::memory_order_relaxed), previous_.load(std::memory_order_relaxed)}) {
+    if (s) out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace snowflake
