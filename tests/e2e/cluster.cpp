@@ -76,4 +76,11 @@ void stop(Daemon& d) {
   CHECK(status->code == 0);
 }
 
+RunResult run_seq(const Daemon& any, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{snowflaked_binary(), "seq"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--config", any.config_path().string()});
+  return run_process(argv, std::chrono::seconds(30));
+}
+
 }  // namespace snowflake::test

@@ -35,5 +35,7 @@ std::string error_of(const std::optional<HttpReply>& r);
 std::int64_t metric(const Daemon& d, const std::string& name);
 // SIGTERM, and a clean exit within 20 s.
 void stop(Daemon& d);
+// `snowflaked seq ARGS --config <the daemon's config>`, within 30 s.
+RunResult run_seq(const Daemon& any, const std::vector<std::string>& args);
 
 }  // namespace snowflake::test

@@ -22,17 +22,6 @@ using namespace snowflake::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-namespace {
-
-RunResult run_seq(const Daemon& any, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{snowflaked_binary(), "seq"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.insert(argv.end(), {"--config", any.config_path().string()});
-  return run_process(argv, 30s);
-}
-
-}  // namespace
-
 TEST_CASE("a sequence with a template prints its numbers and never passes its --max",
           "[sequence][template]") {
   ZooKeeperServer zk;

@@ -27,13 +27,6 @@ using nlohmann::json;
 
 namespace {
 
-RunResult seq(const Daemon& any, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{snowflaked_binary(), "seq"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.insert(argv.end(), {"--config", any.config_path().string()});
-  return run_process(argv, 30s);
-}
-
 std::optional<std::int64_t> next_number(const Daemon& d, const std::string& tag) {
   const auto r = http_get(d.port(), "/seq/" + tag);
   if (!r || r->status != 200) return std::nullopt;
@@ -59,13 +52,13 @@ TEST_CASE("sequences: created, served by two daemons without a number twice, and
   CHECK(error_of(unknown) == "unknown_sequence");
   CHECK(http_get(a.port(), "/seq/bad%tag")->status == 400);
 
-  const auto created = seq(a, {"create", "order", "--start", "1000", "--step", "20"});
+  const auto created = run_seq(a, {"create", "order", "--start", "1000", "--step", "20"});
   REQUIRE(created.status.code == 0);
   CHECK(created.out.find("order") != std::string::npos);
-  const auto twice = seq(a, {"create", "order", "--start", "5"});
+  const auto twice = run_seq(a, {"create", "order", "--start", "5"});
   CHECK(twice.status.code == 2);
   CHECK(twice.err.find("exists") != std::string::npos);
-  CHECK(seq(a, {"create", "x", "--start", "0"}).status.code == 2);
+  CHECK(run_seq(a, {"create", "x", "--start", "0"}).status.code == 2);
 
   // Served at once by both, through the watch.
   REQUIRE(eventually([&] { return next_number(a, "order").has_value(); }, 10s));
@@ -95,7 +88,7 @@ TEST_CASE("sequences: created, served by two daemons without a number twice, and
   CHECK(*all.begin() >= 1000);
 
   // A tag created while the daemons run.
-  REQUIRE(seq(b, {"create", "invoice", "--start", "7", "--step", "1"}).status.code == 0);
+  REQUIRE(run_seq(b, {"create", "invoice", "--start", "7", "--step", "1"}).status.code == 0);
   REQUIRE(eventually([&] { return next_number(a, "invoice") == 7; }, 10s));
 
   const auto status = json::parse(http_get(a.port(), "/status")->body);
@@ -108,7 +101,7 @@ TEST_CASE("sequences: created, served by two daemons without a number twice, and
   CHECK(metrics.find("snowflake_seq_numbers_total{tag=\"order\"}") != std::string::npos);
   CHECK(metrics.find("snowflake_seq_buffer_seconds{tag=\"order\"}") != std::string::npos);
 
-  const auto listed = seq(a, {"list", "--json"});
+  const auto listed = run_seq(a, {"list", "--json"});
   REQUIRE(listed.status.code == 0);
   const auto list = json::parse(listed.out);
   REQUIRE(list.size() == 2);
@@ -127,7 +120,7 @@ TEST_CASE(
   TempDir state;
   Daemon d(cluster_config(zk.hosts(), "recycle", state.path()).dump());
   wait_ready(d);
-  REQUIRE(seq(d, {"create", "order", "--start", "1", "--step", "1000"}).status.code == 0);
+  REQUIRE(run_seq(d, {"create", "order", "--start", "1", "--step", "1000"}).status.code == 0);
   REQUIRE(eventually([&] { return next_number(d, "order") == 1; }, 10s));
   // The next range is fetched once a tenth of the first is used.
   for (int i = 0; i < 2; ++i) REQUIRE(http_get(d.port(), "/seq/order?count=100")->status == 200);
@@ -171,7 +164,7 @@ TEST_CASE(
   TempDir first, second;
   Daemon d(cluster_config(zk.hosts(), "recycle", first.path()).dump());
   wait_ready(d);
-  REQUIRE(seq(d, {"create", "order", "--start", "1"}).status.code == 0);
+  REQUIRE(run_seq(d, {"create", "order", "--start", "1"}).status.code == 0);
   REQUIRE(eventually([&] { return next_number(d, "order").has_value(); }, 10s));
 
   // Started while ZooKeeper answers nothing: it cannot know the tag yet.
@@ -194,7 +187,7 @@ namespace {
 
 // What `seq list --json` says each run holds of `tag`.
 json holders_of(const Daemon& any, const std::string& tag) {
-  const auto listed = seq(any, {"list", "--json"});
+  const auto listed = run_seq(any, {"list", "--json"});
   if (listed.status.code != 0) return json::array();
   for (const auto& row : json::parse(listed.out)) {
     if (row["tag"] == tag) return row["holders"];
@@ -214,7 +207,7 @@ TEST_CASE(
   Daemon b(cluster_config(zk.hosts(), "recycle", sb.path()).dump());
   wait_ready(*a);
   wait_ready(b);
-  REQUIRE(seq(b, {"create", "order", "--start", "1", "--step", "1000"}).status.code == 0);
+  REQUIRE(run_seq(b, {"create", "order", "--start", "1", "--step", "1000"}).status.code == 0);
   REQUIRE(eventually([&] { return next_number(*a, "order").has_value(); }, 10s));
   REQUIRE(eventually([&] { return next_number(b, "order").has_value(); }, 10s));
   auto held = holders_of(b, "order");
@@ -223,7 +216,7 @@ TEST_CASE(
   std::int64_t top = 0;
   for (const auto& h : held) top = std::max(top, h["to"].get<std::int64_t>());
   const std::int64_t above = top - 10;
-  const auto raised = seq(b, {"raise", "order", "--above", std::to_string(above)});
+  const auto raised = run_seq(b, {"raise", "order", "--above", std::to_string(above)});
   INFO(raised.out << raised.err);
   REQUIRE(raised.status.code == 0);
   CHECK(raised.out.find("confirmed") != std::string::npos);
@@ -246,12 +239,12 @@ TEST_CASE(
   b.process().send_signal(SIGSTOP);
   const std::int64_t higher = top - 1;
   const auto refused =
-      seq(*a, {"raise", "order", "--above", std::to_string(higher), "--timeout", "1500"});
+      run_seq(*a, {"raise", "order", "--above", std::to_string(higher), "--timeout", "1500"});
   b.process().send_signal(SIGCONT);
   CHECK(refused.status.code == 1);
   CHECK(refused.err.find(b_run) != std::string::npos);
   // Back: it drops them, and the same raise now exits 0.
-  const auto again = seq(*a, {"raise", "order", "--above", std::to_string(higher)});
+  const auto again = run_seq(*a, {"raise", "order", "--above", std::to_string(higher)});
   CHECK(again.status.code == 0);
   CHECK(next_number(b, "order") > higher);
 
@@ -265,8 +258,8 @@ TEST_CASE(
   a->process().send_signal(SIGKILL);
   a->process().wait_for_exit(10s);
   a.reset();
-  const auto blocked =
-      seq(b, {"raise", "order", "--above", std::to_string(higher + 1000000), "--timeout", "500"});
+  const auto blocked = run_seq(
+      b, {"raise", "order", "--above", std::to_string(higher + 1000000), "--timeout", "500"});
   CHECK(blocked.status.code == 1);
   CHECK(blocked.err.find(a_run) != std::string::npos);
   CHECK(blocked.err.find("seq forget") != std::string::npos);
@@ -282,19 +275,18 @@ TEST_CASE(
   // A run gone for good, and its state directory with it: seq forget.
   b.process().send_signal(SIGKILL);
   b.process().wait_for_exit(10s);
-  CHECK(seq(restarted,
-            {"raise", "order", "--above", std::to_string(higher + 2000000), "--timeout", "500"})
+  CHECK(run_seq(restarted,
+                {"raise", "order", "--above", std::to_string(higher + 2000000), "--timeout", "500"})
             .status.code == 1);
-  CHECK(seq(restarted, {"forget", "nosuchrun"}).status.code == 2);
+  CHECK(run_seq(restarted, {"forget", "nosuchrun"}).status.code == 2);
   // Written seconds ago: its daemon was alive then. Refused without --force.
-  const auto young = seq(restarted, {"forget", b_run});
+  const auto young = run_seq(restarted, {"forget", b_run});
   CHECK(young.status.code == 3);
   CHECK_THAT(young.err, Catch::Contains("--force") && Catch::Contains("Nothing deleted"));
   CHECK_FALSE(holders_of(restarted, "order").empty());
-  CHECK(seq(restarted, {"forget", b_run, "--force"}).status.code == 0);
-  CHECK(
-      seq(restarted, {"raise", "order", "--above", std::to_string(higher + 2000000)}).status.code ==
-      0);
+  CHECK(run_seq(restarted, {"forget", b_run, "--force"}).status.code == 0);
+  CHECK(run_seq(restarted, {"raise", "order", "--above", std::to_string(higher + 2000000)})
+            .status.code == 0);
   stop(restarted);
 }
 
@@ -309,9 +301,8 @@ TEST_CASE(
   constexpr std::int64_t kTop = INT64_MAX;
   // Within the top 2^31: the buffer's pieces overflowed here (the daemon
   // grew past a gigabyte and stopped answering).
-  REQUIRE(
-      seq(d, {"create", "top", "--start", std::to_string(kTop - 40), "--step", "10"}).status.code ==
-      0);
+  REQUIRE(run_seq(d, {"create", "top", "--start", std::to_string(kTop - 40), "--step", "10"})
+              .status.code == 0);
   REQUIRE(eventually([&] { return next_number(d, "top") == kTop - 40; }, 10s));
   std::vector<std::int64_t> got{kTop - 40};
   std::optional<HttpReply> last;
@@ -340,10 +331,10 @@ TEST_CASE(
 
   // Retiring a tag: confirmed, and nothing at all afterwards (floor + 1
   // overflowed: 9223372036854775808 and on were handed out).
-  REQUIRE(seq(d, {"create", "ret", "--start", "1", "--step", "100"}).status.code == 0);
+  REQUIRE(run_seq(d, {"create", "ret", "--start", "1", "--step", "100"}).status.code == 0);
   REQUIRE(eventually([&] { return next_number(d, "ret") == 1; }, 10s));
   const auto retired =
-      seq(d, {"raise", "ret", "--above", std::to_string(kTop), "--timeout", "10000"});
+      run_seq(d, {"raise", "ret", "--above", std::to_string(kTop), "--timeout", "10000"});
   INFO(retired.out << retired.err);
   CHECK(retired.status.code == 0);
   CHECK(retired.out.find("confirmed") != std::string::npos);
@@ -366,7 +357,7 @@ TEST_CASE(
   TempDir sa, parent;
   Daemon a(cluster_config(proxy.hosts(), "recycle", sa.path()).dump());
   wait_ready(a);
-  REQUIRE(seq(a, {"create", "cp", "--start", "1", "--step", "100"}).status.code == 0);
+  REQUIRE(run_seq(a, {"create", "cp", "--start", "1", "--step", "100"}).status.code == 0);
   REQUIRE(eventually([&] { return next_number(a, "cp") == 1; }, 10s));
   std::string a_run;
   REQUIRE(eventually([&] {
@@ -391,7 +382,7 @@ TEST_CASE(
   // The original, cut off, goes on handing out its range: the raise must
   // not say that nobody does.
   proxy.stall();
-  const auto raised = seq(b, {"raise", "cp", "--above", "20", "--timeout", "1500"});
+  const auto raised = run_seq(b, {"raise", "cp", "--above", "20", "--timeout", "1500"});
   INFO(raised.out << raised.err);
   CHECK(raised.status.code == 1);
   CHECK(raised.err.find(a_run) != std::string::npos);
@@ -400,7 +391,7 @@ TEST_CASE(
   CHECK(during <= 20);
   // Back: it drops them, and the raise is confirmed.
   proxy.heal();
-  const auto again = seq(b, {"raise", "cp", "--above", "20", "--timeout", "20000"});
+  const auto again = run_seq(b, {"raise", "cp", "--above", "20", "--timeout", "20000"});
   INFO(again.out << again.err);
   CHECK(again.status.code == 0);
   CHECK(next_number(a, "cp") > 20);
@@ -420,7 +411,7 @@ TEST_CASE(
                       {"sequences", {{"enabled", true}, {"max_wait_ms", 8000}}},
                       {"zookeeper", {{"session_timeout_ms", 30000}}}};
   Daemon d(cluster_config(zk.hosts(), "static", state.path(), patch).dump());
-  REQUIRE(seq(d, {"create", "dry", "--start", "1", "--step", "10"}).status.code == 0);
+  REQUIRE(run_seq(d, {"create", "dry", "--start", "1", "--step", "10"}).status.code == 0);
   REQUIRE(eventually([&] {
     const auto r = http_get(d.port(), "/status");
     if (!r || r->status != 200) return false;
