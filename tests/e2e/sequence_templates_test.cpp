@@ -77,7 +77,7 @@ TEST_CASE("a sequence with a template prints its numbers and never passes its --
         one = http_get(a.port(), "/seq/order");
         return one && one->status == 200;
       },
-      10s));
+      20s));
   CHECK(json::parse(one->body) == json{{"id", "ORD-0001"}, {"number", "1"}, {"tag", "order"}});
   seen.insert(1);
   std::optional<HttpReply> batch;
@@ -86,7 +86,7 @@ TEST_CASE("a sequence with a template prints its numbers and never passes its --
         batch = http_get(b.port(), "/seq/order?count=3");
         return batch && batch->status == 200;
       },
-      10s));
+      20s));
   const auto many = json::parse(batch->body);
   CHECK(many["tag"] == "order");
   REQUIRE(many["ids"].size() == 3);
@@ -128,13 +128,13 @@ TEST_CASE("a sequence with a template prints its numbers and never passes its --
         }
         return gone == 2;
       },
-      10s));
+      30s));
   // A range a daemon took at its end but did not hand out is a gap at most.
   CHECK(seen.size() <= 12);
   CHECK(seen.size() >= 8);
 
   // A sequence without a template answers as before.
-  REQUIRE(eventually([&] { return http_get(b.port(), "/seq/plain")->status == 200; }, 10s));
+  REQUIRE(eventually([&] { return http_get(b.port(), "/seq/plain")->status == 200; }, 20s));
   CHECK(json::parse(http_get(b.port(), "/seq/plain")->body).size() == 2);
 
   const auto listed = run_seq(a, {"list", "--json"});
