@@ -30,27 +30,6 @@ std::int64_t nines(int width) noexcept {
   return width >= 19 || width == 0 ? INT64_MAX - 1 : n;
 }
 
-// One token between braces: its part, and for {n:0W} the width.
-Result<std::pair<int, int>, std::string> read_token(std::string_view token) {
-  using P = std::pair<int, int>;
-  if (token == "yyyy") return P{1, 0};
-  if (token == "yy") return P{2, 0};
-  if (token == "MM") return P{3, 0};
-  if (token == "dd") return P{4, 0};
-  if (token == "n") return P{5, 0};
-  if (token.size() >= 4 && token.substr(0, 3) == "n:0") {
-    int width = 0;
-    const auto digits = token.substr(3);
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), width);
-    if (ec == std::errc{} && end == digits.data() + digits.size() && width >= 1 && width <= 19 &&
-        digits.front() != '0') {
-      return P{5, width};
-    }
-    return "{" + std::string(token) + "}: the width W of {n:0W} is 1 to 19";
-  }
-  return "unknown token {" + std::string(token) + "}";
-}
-
 }  // namespace
 
 void FilledTemplate::append(std::string& out, std::int64_t n) const {
@@ -68,6 +47,27 @@ std::string FilledTemplate::format(std::int64_t n) const {
 
 NumberTemplate::NumberTemplate() : text_("{n}"), pieces_{Piece{Part::number, {}}} {}
 
+Result<std::pair<NumberTemplate::Part, int>, std::string> NumberTemplate::read_token(
+    std::string_view token) {
+  using P = std::pair<Part, int>;
+  if (token == "yyyy") return P{Part::year4, 0};
+  if (token == "yy") return P{Part::year2, 0};
+  if (token == "MM") return P{Part::month, 0};
+  if (token == "dd") return P{Part::day, 0};
+  if (token == "n") return P{Part::number, 0};
+  if (token.size() >= 4 && token.substr(0, 3) == "n:0") {
+    int width = 0;
+    const auto digits = token.substr(3);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), width);
+    if (ec == std::errc{} && end == digits.data() + digits.size() && width >= 1 && width <= 19 &&
+        digits.front() != '0') {
+      return P{Part::number, width};
+    }
+    return "{" + std::string(token) + "}: the width W of {n:0W} is 1 to 19";
+  }
+  return "unknown token {" + std::string(token) + "}";
+}
+
 std::int64_t NumberTemplate::widest() const noexcept { return nines(width_); }
 
 Result<NumberTemplate, std::string> NumberTemplate::parse(std::string_view text,
@@ -78,7 +78,7 @@ Result<NumberTemplate, std::string> NumberTemplate::parse(std::string_view text,
   NumberTemplate t;
   t.text_ = std::string(text);
   t.pieces_.clear();
-  int seen[6] = {};
+  int seen[kParts] = {};  // by Part
   auto literal = [&t](char c) {
     if (t.pieces_.empty() || t.pieces_.back().part != Part::literal) t.pieces_.push_back({});
     t.pieces_.back().literal += c;
@@ -105,27 +105,33 @@ Result<NumberTemplate, std::string> NumberTemplate::parse(std::string_view text,
     }
     auto token = read_token(text.substr(i + 1, close - i - 1));
     if (!token) return quoted(text) + ": " + token.error() + " at " + std::to_string(i);
-    const auto [kind, width] = token.value();
-    ++seen[kind];
-    if (kind == 5) t.width_ = width;
-    t.pieces_.push_back({static_cast<Part>(kind), {}});
+    const auto [part, width] = token.value();
+    ++seen[static_cast<int>(part)];
+    if (part == Part::number) t.width_ = width;
+    t.pieces_.push_back({part, {}});
     i = close;
   }
-  const bool year = seen[1] + seen[2] > 0;
-  if (seen[5] != 1) {
-    return quoted(text) + (seen[5] == 0 ? ": no {n} (the number)" : ": {n} more than once");
+  const auto count = [&seen](Part p) { return seen[static_cast<int>(p)]; };
+  const bool year = count(Part::year4) + count(Part::year2) > 0;
+  if (count(Part::number) != 1) {
+    return quoted(text) +
+           (count(Part::number) == 0 ? ": no {n} (the number)" : ": {n} more than once");
   }
   const bool daily = reset == PeriodReset::daily;
   const bool monthly = daily || reset == PeriodReset::monthly;
   const bool yearly = monthly || reset == PeriodReset::yearly;
-  const std::string kind(to_string(reset));
-  if (seen[4] > 0 && !daily)
-    return quoted(text) + ": {dd} in a " + kind + " sequence, which does not restart each day";
-  if (seen[3] > 0 && !monthly)
-    return quoted(text) + ": {MM} in a " + kind + " sequence, which does not restart each month";
-  if (year && !yearly)
-    return quoted(text) + ": the year in a sequence that never restarts (add --reset)";
-  if ((yearly && !year) || (monthly && seen[3] == 0) || (daily && seen[4] == 0)) {
+  const std::string kind = reset == PeriodReset::none ? std::string("sequence that never restarts")
+                                                      : std::string(to_string(reset)) + " sequence";
+  if (count(Part::day) > 0 && !daily)
+    return quoted(text) + ": {dd} in a " + kind + ", which does not restart each day";
+  if (count(Part::month) > 0 && !monthly)
+    return quoted(text) + ": {MM} in a " + kind + ", which does not restart each month";
+  if (year && !yearly) {
+    return quoted(text) + ": the year in a " + kind +
+           ": a date needs a sequence that restarts each day, month or year";
+  }
+  if ((yearly && !year) || (monthly && count(Part::month) == 0) ||
+      (daily && count(Part::day) == 0)) {
     return quoted(text) + ": a " + kind + " template must name " +
            (daily     ? "the year ({yyyy} or {yy}), {MM} and {dd}"
             : monthly ? "the year ({yyyy} or {yy}) and {MM}"

@@ -83,7 +83,11 @@ TEST_CASE("templates that could print two numbers alike, or cannot print, are re
   CHECK_THAT(refusal("{MM}-{n}", R::monthly), Catch::Contains("the year"));
   CHECK_THAT(refusal("{yyyy}{MM}{dd}-{n}", R::monthly), Catch::Contains("{dd} in a monthly"));
   CHECK_THAT(refusal("{yyyy}{MM}-{n}", R::yearly), Catch::Contains("{MM} in a yearly"));
-  CHECK_THAT(refusal("{yyyy}-{n}", R::none), Catch::Contains("never restarts"));
+  CHECK_THAT(refusal("{yyyy}-{n}", R::none),
+             Catch::Contains("the year in a sequence that never restarts: a date needs"));
+  CHECK_THAT(
+      refusal("{dd}-{n}", R::none),
+      Catch::Contains("{dd} in a sequence that never restarts, which does not restart each day"));
   CHECK_THAT(refusal("INV-{yyyy}", R::yearly), Catch::Contains("no {n}"));
   CHECK_THAT(refusal("{n}-{n}", R::none), Catch::Contains("more than once"));
   CHECK_THAT(refusal("{yyyy}-{q}-{n}", R::yearly), Catch::Contains("unknown token {q} at 7"));

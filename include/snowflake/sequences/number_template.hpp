@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "snowflake/result.hpp"
@@ -59,6 +60,9 @@ class NumberTemplate {
 
  private:
   enum class Part { literal, year4, year2, month, day, number };
+  static constexpr int kParts = 6;
+  // One token between braces: its part, and for {n:0W} the width.
+  static Result<std::pair<Part, int>, std::string> read_token(std::string_view token);
   struct Piece {
     Part part = Part::literal;
     std::string literal;
