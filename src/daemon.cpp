@@ -375,6 +375,7 @@ void Daemon::start_sequences() {
       .run = me.instance,
       .owner = me.describe(),
       .sizing = {q.segment_duration, q.max_step, static_cast<double>(q.refill_at_percent) / 100.0},
+      .max_skew = config_.coordinator.max_skew,
       .history = coordinator_ ? &coordinator_->history() : nullptr,
       .restore_grace = config_.coordinator.restore_grace};
   // One session a daemon: the sequences' requests go over the coordinator's.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "snowflake/clock.hpp"
+#include "snowflake/sequences/periodic.hpp"
 #include "snowflake/sequences/sizing.hpp"
 
 namespace snowflake {
@@ -251,7 +252,19 @@ namespace {
 void render_sequences(const SequenceRegistry& registry, fmt::memory_buffer& out) {
   const Lines line{out};
   const auto relaxed = std::memory_order_relaxed;
-  const auto entries = registry.entries();
+  // Each tag's entry, and for a tag that restarts each period each period
+  // it holds now (the clock's and the next): {tag, period}.
+  std::vector<std::pair<const SequenceEntry*, std::string>> entries;
+  for (const SequenceEntry* e : registry.entries()) {
+    if (const PeriodicSequence* periodic = e->periodic.load(std::memory_order_acquire)) {
+      for (const PeriodSlot* slot : periodic->live()) {
+        entries.emplace_back(&slot->entry,
+                             fmt::format("tag=\"{}\",period=\"{}\"", e->tag, slot->period.key));
+      }
+    } else {
+      entries.emplace_back(e, fmt::format("tag=\"{}\"", e->tag));
+    }
+  }
   line(
       "# HELP snowflake_seq_zookeeper_connected 1 while the sequences' ZooKeeper session is "
       "connected (new ranges can be taken).");
@@ -261,9 +274,10 @@ void render_sequences(const SequenceRegistry& registry, fmt::memory_buffer& out)
                            auto value) {
     line("# HELP {} {}", name, help);
     line("# TYPE {} {}", name, type);
-    for (const SequenceEntry* e : entries) line("{}{{tag=\"{}\"}} {}", name, e->tag, value(*e));
+    for (const auto& [e, labels] : entries) line("{}{{{}}} {}", name, labels, value(*e));
   };
-  per_tag("snowflake_seq_numbers_total", "counter", "Sequence numbers handed out, per tag.",
+  per_tag("snowflake_seq_numbers_total", "counter",
+          "Sequence numbers handed out, per tag (and period, for a tag that restarts each one).",
           [&](const SequenceEntry& e) { return e.gauges.handed_out.load(relaxed); });
   per_tag("snowflake_seq_numbers_dropped_total", "counter",
           "Sequence numbers taken for a request that was then refused (a batch the buffer could "

@@ -53,9 +53,19 @@ po::options_description visible_options() {
       ("start", po::value<std::string>()->value_name("N"),
        "seq create: the sequence's first number (default 1)")
       ("template", po::value<std::string>()->value_name("T"),
-       "seq create: how each number is printed, e.g. 'ORD-{n:08}' ({n}, {n:0W}; docs/api.md)")
+       "seq create: how each number is printed, e.g. 'ORD-{n:08}' or "
+       "'INV-{yyyy}{MM}{dd}-{n:06}' ({yyyy} {yy} {MM} {dd} {n} {n:0W}; docs/api.md)")
       ("max", po::value<std::string>()->value_name("N"),
-       "seq create: the sequence's largest number (default: the largest its template prints)")
+       "seq create: the sequence's largest number, per period with --reset (default: the "
+       "largest its template prints)")
+      ("reset", po::value<std::string>()->value_name("PERIOD"),
+       "seq create: restart from --start each daily, monthly or yearly period (needs "
+       "--time-zone and a --template naming the period's date)")
+      ("time-zone", po::value<std::string>()->value_name("ZONE"),
+       "seq create --reset: the zone whose midnight starts a period, e.g. Europe/Berlin or UTC")
+      ("retention", po::value<std::string>()->value_name("D"),
+       "seq create --reset: how long an ended period's node is kept, e.g. 90d, 12h (default "
+       "31d)")
       ("step", po::value<std::string>()->value_name("S"),
        "seq create: the smallest range a daemon takes (default 1000)")
       ("above", po::value<std::string>()->value_name("N"),
@@ -115,10 +125,11 @@ std::string usage_text() {
                                                  ID until every earlier lease has run out,
                                                  every sequence frozen until seq raise
   snowflaked seq create TAG --start N [--step S] --config FILE
-                                                 a dense sequence, served at GET /seq/TAG
+                      [--template T] [--max N] [--reset PERIOD --time-zone ZONE]
+                      [--retention D]            a dense sequence, served at GET /seq/TAG
   snowflaked seq list --config FILE [--json]      the sequences: next number, step, floor,
                                                  the newest range; each daemon's holdings
-  snowflaked seq raise TAG --above N --config FILE [--timeout MS]
+  snowflaked seq raise TAG[@PERIOD] --above N --config FILE [--timeout MS]
                                                  no daemon hands out a number <= N of TAG
                                                  once this exits 0
   snowflaked seq forget RUN --config FILE [--force]

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <iostream>
 
 #include "commands.hpp"
@@ -18,6 +19,7 @@
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/names.hpp"
 #include "snowflake/sequences/number_template.hpp"
+#include "snowflake/sequences/period.hpp"
 #include "snowflake/time_format.hpp"
 
 namespace snowflake::commands {
@@ -73,13 +75,160 @@ int seq_create(const std::string& file, const std::string& tag, const coord::Seq
         created.error().message);
   }
   std::cout << fmt::format(
-      "sequence \"{}\" created under {}: numbers from {}{}, ranges of {} at least{}\n", tag,
+      "sequence \"{}\" created under {}: numbers from {}{}, ranges of {} at least{}{}\n", tag,
       config->zookeeper.root, first.next,
       first.end == coord::kSequenceMax ? std::string() : fmt::format(" to {}", first.end - 1),
       first.step,
       first.number_template.empty() ? std::string()
-                                    : fmt::format(", printed as '{}'", first.number_template));
+                                    : fmt::format(", printed as '{}'", first.number_template),
+      first.reset == PeriodReset::none
+          ? std::string()
+          : fmt::format(", from {} again each {} period in {} (ended periods kept {} s)",
+                        first.next, to_string(first.reset), first.time_zone, first.retention_s));
   return kExitOk;
+}
+
+// One sequence's row of seq list (a period's too): its node as read, and
+// what each run holds of it.
+nlohmann::ordered_json sequence_row(const std::string& tag, const coord::SequenceNode& n,
+                                    const std::vector<coord::Holder>& holders) {
+  nlohmann::ordered_json takes = nlohmann::ordered_json::array();
+  for (const auto& t : n.takes)
+    takes.push_back({{"run", run_of(t.owner)}, {"start", t.start}, {"end", t.end}});
+  std::reverse(takes.begin(), takes.end());  // newest first
+  nlohmann::ordered_json row{
+      {"tag", tag},
+      {"next", n.next},
+      {"step", n.step},
+      {"floor", n.floor},
+      {"max", n.end - 1},
+      {"template", n.number_template.empty() ? nlohmann::ordered_json()
+                                             : nlohmann::ordered_json(n.number_template)}};
+  if (n.frozen) row["frozen"] = true;
+  if (n.reset != PeriodReset::none) {
+    row["reset"] = to_string(n.reset);
+    row["time_zone"] = n.time_zone;
+    row["retention_s"] = n.retention_s;
+    row["removed_through"] = n.removed_through.empty() ? nlohmann::ordered_json()
+                                                       : nlohmann::ordered_json(n.removed_through);
+    // The period this machine's clock is in (a daemon's decides its own).
+    if (const auto rule = PeriodRule::make(n.reset, n.time_zone)) {
+      row["current_period"] =
+          rule->period_at(std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count())
+              .key;
+    }
+    row["periods"] = nlohmann::ordered_json::array();
+    return row;  // its numbers are in its periods' rows
+  }
+  row["recent_ranges"] = std::move(takes);
+  row["holders"] = holdings(holders, tag);
+  return row;
+}
+
+// Each period's row under its sequence's ("periods"), the rest as they are.
+nlohmann::ordered_json list_rows(coord::ZkSession& zk, const std::string& root,
+                                 const std::vector<std::string>& tags,
+                                 const std::vector<coord::Holder>& holders) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& tag : tags) {
+    const auto read = coord::read_sequence(zk, root, tag);
+    nlohmann::ordered_json row =
+        read ? sequence_row(tag, read.value().node, holders)
+             : nlohmann::ordered_json{{"tag", tag}, {"error", read.error().message}};
+    const auto at = tag.find('@');
+    if (at == std::string::npos) {
+      out.push_back(std::move(row));
+      continue;
+    }
+    // A period's row goes under its definition's, which sorts before it
+    // (its name is a prefix of the period's).
+    const std::string parent = tag.substr(0, at);
+    row["period"] = tag.substr(at + 1);
+    auto owner = std::find_if(out.begin(), out.end(), [&parent](const nlohmann::ordered_json& r) {
+      return r["tag"] == parent && r.contains("periods");
+    });
+    if (owner == out.end()) {
+      out.push_back(std::move(row));  // its definition is gone: shown on its own
+    } else {
+      (*owner)["periods"].push_back(std::move(row));
+    }
+  }
+  return out;
+}
+
+void print_holders(const nlohmann::ordered_json& row) {
+  for (const auto& h : row["holders"]) {
+    const auto& seconds = h["seconds_left"];
+    std::cout << fmt::format(
+        "  held by run {} ({}): [{}, {}), {} left{} (as of {})\n", h["run"].get<std::string>(),
+        h["owner"].get<std::string>(), h["from"].get<std::int64_t>(), h["to"].get<std::int64_t>(),
+        h["left"].get<std::int64_t>(),
+        seconds.is_null()
+            ? std::string()
+            : fmt::format(", {:.0f} s at {:.1f}/s", seconds.get<double>(), h["rate"].get<double>()),
+        h["written"].get<std::string>());
+  }
+}
+
+std::string newest_range(const nlohmann::ordered_json& row) {
+  const auto& ranges = row["recent_ranges"];
+  if (ranges.empty()) return "-";
+  return fmt::format("[{}, {}) ({})", ranges[0]["start"].get<std::int64_t>(),
+                     ranges[0]["end"].get<std::int64_t>(), ranges[0]["run"].get<std::string>());
+}
+
+void print_periods(const nlohmann::ordered_json& row) {
+  std::cout << fmt::format(
+      "  printed as '{}', from {} again each {} period in {}; ended periods kept {} s{}\n",
+      row["template"].get<std::string>(), row["next"].get<std::int64_t>(),
+      row["reset"].get<std::string>(), row["time_zone"].get<std::string>(),
+      row["retention_s"].get<std::int64_t>(),
+      row["removed_through"].is_null()
+          ? std::string()
+          : fmt::format(" (removed through {})", row["removed_through"].get<std::string>()));
+  const std::string current = row.value("current_period", std::string());
+  for (const auto& p : row["periods"]) {
+    const std::string key = p["period"].get<std::string>();
+    if (p.contains("error")) {
+      std::cout << fmt::format("  period {}: {}\n", key, p["error"].get<std::string>());
+      continue;
+    }
+    std::cout << fmt::format("  period {}{}: next {}, newest range {}\n", key,
+                             key == current ? " (current)" : "", p["next"].get<std::int64_t>(),
+                             newest_range(p));
+    print_holders(p);
+  }
+}
+
+void print_rows(const nlohmann::ordered_json& out) {
+  std::cout << fmt::format("{:<24} {:>20} {:>12} {:>20}  {}\n", "TAG", "NEXT", "STEP", "FLOOR",
+                           "NEWEST RANGE (run)");
+  for (const auto& row : out) {
+    if (row.contains("error")) {
+      std::cout << fmt::format("{:<24} {}\n", row["tag"].get<std::string>(),
+                               row["error"].get<std::string>());
+      continue;
+    }
+    const bool periodic = row.contains("periods");
+    std::cout << fmt::format("{:<24} {:>20} {:>12} {:>20}  {}\n", row["tag"].get<std::string>(),
+                             row["next"].get<std::int64_t>(), row["step"].get<std::int64_t>(),
+                             row["floor"].get<std::int64_t>(),
+                             periodic ? "(by period, below)" : newest_range(row));
+    if (periodic) {
+      print_periods(row);
+      continue;
+    }
+    if (!row["template"].is_null() || row["max"].get<std::int64_t>() != coord::kSequenceMax - 1) {
+      std::cout << fmt::format("  printed as {}, numbers up to {}\n",
+                               row["template"].is_null()
+                                   ? std::string("the number")
+                                   : "'" + row["template"].get<std::string>() + "'",
+                               row["max"].get<std::int64_t>());
+    }
+    print_holders(row);
+  }
 }
 
 int seq_list(const std::string& file, bool json) {
@@ -92,73 +241,90 @@ int seq_list(const std::string& file, bool json) {
   if (!tags) return fail(kExitFailure, "cannot list the sequences: " + tags.error().message);
   const auto holders = coord::read_holders(*zk, root);
   if (!holders) return fail(kExitFailure, "cannot read the holders: " + holders.error().message);
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& tag : tags.value()) {
-    const auto read = coord::read_sequence(*zk, root, tag);
-    if (!read) {
-      out.push_back({{"tag", tag}, {"error", read.error().message}});
-      continue;
-    }
-    const auto& n = read.value().node;
-    nlohmann::ordered_json takes = nlohmann::ordered_json::array();
-    for (const auto& t : n.takes)
-      takes.push_back({{"run", run_of(t.owner)}, {"start", t.start}, {"end", t.end}});
-    std::reverse(takes.begin(), takes.end());  // newest first
-    out.push_back(
-        {{"tag", tag},
-         {"next", n.next},
-         {"step", n.step},
-         {"floor", n.floor},
-         {"max", n.end - 1},
-         {"template", n.number_template.empty() ? nlohmann::ordered_json()
-                                                : nlohmann::ordered_json(n.number_template)},
-         {"recent_ranges", std::move(takes)},
-         {"holders", holdings(holders.value(), tag)}});
-  }
+  const auto out = list_rows(*zk, root, tags.value(), holders.value());
   if (json) {
     std::cout << out.dump(2) << '\n';
-    return kExitOk;
-  }
-  std::cout << fmt::format("{:<24} {:>20} {:>12} {:>20}  {}\n", "TAG", "NEXT", "STEP", "FLOOR",
-                           "NEWEST RANGE (run)");
-  for (const auto& row : out) {
-    if (row.contains("error")) {
-      std::cout << fmt::format("{:<24} {}\n", row["tag"].get<std::string>(),
-                               row["error"].get<std::string>());
-      continue;
-    }
-    const auto& ranges = row["recent_ranges"];
-    const std::string newest =
-        ranges.empty() ? "-"
-                       : fmt::format("[{}, {}) ({})", ranges[0]["start"].get<std::int64_t>(),
-                                     ranges[0]["end"].get<std::int64_t>(),
-                                     ranges[0]["run"].get<std::string>());
-    std::cout << fmt::format("{:<24} {:>20} {:>12} {:>20}  {}\n", row["tag"].get<std::string>(),
-                             row["next"].get<std::int64_t>(), row["step"].get<std::int64_t>(),
-                             row["floor"].get<std::int64_t>(), newest);
-    if (!row["template"].is_null() || row["max"].get<std::int64_t>() != coord::kSequenceMax - 1) {
-      std::cout << fmt::format("  printed as {}, numbers up to {}\n",
-                               row["template"].is_null()
-                                   ? std::string("the number")
-                                   : "'" + row["template"].get<std::string>() + "'",
-                               row["max"].get<std::int64_t>());
-    }
-    for (const auto& h : row["holders"]) {
-      const auto& seconds = h["seconds_left"];
-      std::cout << fmt::format(
-          "  held by run {} ({}): [{}, {}), {} left{} (as of {})\n", h["run"].get<std::string>(),
-          h["owner"].get<std::string>(), h["from"].get<std::int64_t>(), h["to"].get<std::int64_t>(),
-          h["left"].get<std::int64_t>(),
-          seconds.is_null() ? std::string()
-                            : fmt::format(", {:.0f} s at {:.1f}/s", seconds.get<double>(),
-                                          h["rate"].get<double>()),
-          h["written"].get<std::string>());
-    }
+  } else {
+    print_rows(out);
   }
   return kExitOk;
 }
 
 const std::string kStartRange = "from 1 to 9223372036854775806";
+
+// "90d", "12h", "30m", "3600s": seconds, at most 100 years; nullopt otherwise.
+std::optional<std::int64_t> parse_retention(std::string_view text) {
+  if (text.size() < 2) return std::nullopt;
+  std::int64_t unit = 0;
+  switch (text.back()) {
+    case 'd':
+      unit = 86400;
+      break;
+    case 'h':
+      unit = 3600;
+      break;
+    case 'm':
+      unit = 60;
+      break;
+    case 's':
+      unit = 1;
+      break;
+    default:
+      return std::nullopt;
+  }
+  std::int64_t n = 0;
+  const auto digits = text.substr(0, text.size() - 1);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || end != digits.data() + digits.size() || n < 0) return std::nullopt;
+  if (n > std::int64_t{36500} * 86400 / unit) return std::nullopt;
+  return n * unit;
+}
+
+// --reset, --time-zone and --retention into the definition's fields; none
+// for a sequence that never restarts. A bad one is exit 2 naming it.
+Result<PeriodReset, std::string> reset_options(const Options& options, coord::SequenceNode& first) {
+  if (!options.count("reset")) {
+    for (const char* only : {"time-zone", "retention"}) {
+      if (options.count(only)) return fmt::format("--{}: only with --reset", only);
+    }
+    return PeriodReset::none;
+  }
+  const auto reset = parse_period_reset(options["reset"].as<std::string>());
+  if (!reset || *reset == PeriodReset::none) {
+    return std::string("--reset: must be daily, monthly or yearly");
+  }
+  if (!options.count("time-zone")) {
+    return std::string(
+        "--time-zone: a sequence that restarts each period needs the zone whose midnight starts "
+        "one, e.g. Europe/Berlin or UTC");
+  }
+  const auto zone = options["time-zone"].as<std::string>();
+  if (!PeriodRule::make(*reset, zone)) {
+    return fmt::format(
+        "--time-zone: \"{}\" is not a time zone of this machine's tzdata (a name such as "
+        "Europe/Berlin, America/New_York or UTC)",
+        zone);
+  }
+  if (!options.count("template")) {
+    return std::string(
+        "--template: a sequence that restarts each period needs one naming the period's date, "
+        "e.g. 'INV-{yyyy}{MM}{dd}-{n:06}' (its numbers repeat each period; the date tells them "
+        "apart)");
+  }
+  first.reset = *reset;
+  first.time_zone = zone;
+  first.retention_s = std::int64_t{31} * 86400;
+  if (options.count("retention")) {
+    const auto r = parse_retention(options["retention"].as<std::string>());
+    if (!r) {
+      return std::string(
+          "--retention: must be a whole number of days, hours, minutes or seconds, e.g. 90d, "
+          "12h, 30m or 3600s (at most 36500d)");
+    }
+    first.retention_s = *r;
+  }
+  return *reset;
+}
 
 // The first node of `seq create`: --start, --step, --template and --max,
 // each checked here (a bad one is exit 2 naming it, and nothing is made).
@@ -177,9 +343,11 @@ Result<coord::SequenceNode, std::string> first_node(const Options& options) {
       return std::string("--step: must be a whole number from 1 to 2147483648");
     first.step = *s;
   }
+  const auto reset = reset_options(options, first);
+  if (!reset) return reset.error();
   std::int64_t widest = coord::kSequenceMax - 1;
   if (options.count("template")) {
-    auto parsed = NumberTemplate::parse(options["template"].as<std::string>(), PeriodReset::none);
+    auto parsed = NumberTemplate::parse(options["template"].as<std::string>(), reset.value());
     if (!parsed) return "--template: " + parsed.error();
     first.number_template = parsed.value().text();
     widest = parsed.value().widest();

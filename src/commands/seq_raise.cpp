@@ -26,6 +26,7 @@
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/names.hpp"
+#include "snowflake/sequences/period.hpp"
 #include "snowflake/time_format.hpp"
 
 namespace snowflake::commands {
@@ -153,11 +154,24 @@ int seq_forget(const std::string& file, const std::string& run, bool force) {
   return kExitOk;
 }
 
+// A tag, or one period of a tag that restarts each period ("invoice@2026-11-26":
+// a period frozen after ZooKeeper lost some history is raised like a tag).
+bool is_raisable(std::string_view name) {
+  const auto at = name.find('@');
+  if (at == std::string_view::npos) return is_valid_name(name);
+  const auto key = name.substr(at + 1);
+  return is_valid_name(name.substr(0, at)) &&
+         (is_period_key(PeriodReset::daily, key) || is_period_key(PeriodReset::monthly, key) ||
+          is_period_key(PeriodReset::yearly, key));
+}
+
 }  // namespace
 
 Parsed seq_raise_command(const Options& options, const Arguments& args) {
-  if (args.size() != 2 || !is_valid_name(args[1])) {
-    return std::string("seq raise takes one tag, [A-Za-z0-9._-]{1,64}, not . or ..");
+  if (args.size() != 2 || !is_raisable(args[1])) {
+    return std::string(
+        "seq raise takes one tag, [A-Za-z0-9._-]{1,64}, not . or .. (or one period of it: "
+        "TAG@2026-11-26, TAG@2026-11, TAG@2026)");
   }
   if (!options.count("above")) return std::string("seq raise needs --above N");
   const auto text = options["above"].as<std::string>();

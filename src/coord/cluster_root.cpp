@@ -174,6 +174,8 @@ std::string_view to_string(CoordErrc code) noexcept {
       return "sequence_exhausted";
     case CoordErrc::history_lost:
       return "history_lost";
+    case CoordErrc::periodic:
+      return "periodic";
   }
   return "unknown";
 }

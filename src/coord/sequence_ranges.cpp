@@ -188,7 +188,7 @@ Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& ro
                                     tag, first_untaken(read.node), read.node.end)};
     }
     if (planned.refusal == TakeRefusal::periodic) {
-      return CoordError{CoordErrc::unusable,
+      return CoordError{CoordErrc::periodic,
                         fmt::format("sequence \"{}\" restarts each period: its numbers are in "
                                     "its periods' nodes, not its own",
                                     tag)};

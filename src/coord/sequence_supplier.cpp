@@ -44,8 +44,13 @@ void SequenceSupplier::run() {
       check_changed_floors();
       for (SequenceEntry* entry : registry_.entries()) {
         if (stopping_.load(std::memory_order_acquire)) break;
-        supply(*entry, tags_[entry->tag]);
+        if (entry->periodic.load(std::memory_order_relaxed)) {
+          supply_periodic(*entry);
+        } else {
+          supply(*entry, tags_[entry->tag]);
+        }
       }
+      let_go_of_over_periods();
       publish_if_due();
     }
     registry_.wait_for_request(backoff_.count() > 0 ? backoff_ : options_.period);
@@ -53,6 +58,18 @@ void SequenceSupplier::run() {
   give_back_all();
   end_session();
   set_connected(false);
+}
+
+std::vector<SequenceEntry*> SequenceSupplier::supplied_entries() const {
+  std::vector<SequenceEntry*> all = registry_.entries();
+  for (const auto& [name, slot] : period_slots_) all.push_back(&slot->entry);
+  return all;
+}
+
+SequenceEntry* SequenceSupplier::entry_of(std::string_view tag) const {
+  if (SequenceEntry* e = registry_.find(tag)) return e;
+  const auto period = period_slots_.find(tag);
+  return period == period_slots_.end() ? nullptr : &period->second->entry;
 }
 
 void SequenceSupplier::end_session() {
@@ -143,7 +160,7 @@ void SequenceSupplier::adopt(std::shared_ptr<ZkSession> session) {
     for (const auto& [tag, held] : record_.tags) changed_tags_.insert(tag);
     // A frozen or exhausted tag waits for its watch too (a raise thaws it,
     // a give-back makes room), held or not.
-    for (const SequenceEntry* e : registry_.entries()) {
+    for (const SequenceEntry* e : supplied_entries()) {
       if (e->exhausted.load(std::memory_order_relaxed) || e->frozen.load()) {
         changed_tags_.insert(e->tag);
       }
@@ -154,7 +171,7 @@ void SequenceSupplier::adopt(std::shared_ptr<ZkSession> session) {
 
 void SequenceSupplier::recheck_frozen() {
   std::lock_guard lock(changed_mutex_);
-  for (const SequenceEntry* e : registry_.entries()) {
+  for (const SequenceEntry* e : supplied_entries()) {
     if (e->frozen.load(std::memory_order_acquire)) changed_tags_.insert(e->tag);
   }
 }
@@ -206,7 +223,7 @@ void SequenceSupplier::freeze_on_loss() {
   // else), then each buffer emptied. What we had is then ours only in a
   // history ZooKeeper lost; a range taken again from the restored counter
   // may hold the same numbers.
-  for (SequenceEntry* entry : registry_.entries()) {
+  for (SequenceEntry* entry : supplied_entries()) {
     entry->frozen.store(true, std::memory_order_release);
     const auto held = record_.tags.find(entry->tag);
     if (held != record_.tags.end() && held->second.to > 0) {
@@ -278,7 +295,17 @@ void SequenceSupplier::list_tags() {
     }
     return;
   }
+  for (auto& [tag, ps] : periodics_) ps.listed_keys.clear();
   for (const std::string& tag : *names.value()) {
+    if (const auto at = tag.find('@'); at != std::string::npos) {
+      // A period's node: what the removal of old periods looks at.
+      const auto ps = periodics_.find(std::string_view(tag).substr(0, at));
+      if (ps != periodics_.end()) {
+        ps->second.listed_keys.insert(tag.substr(at + 1));
+        ps->second.removal_next_ms = 0;  // looked at again
+      }
+      continue;
+    }
     if (!is_valid_name(tag) || registry_.find(tag)) continue;
     if (!registry_.add(tag)) {
       spdlog::warn(
@@ -333,7 +360,11 @@ bool SequenceSupplier::check_floor(SequenceEntry& entry, TagState& state) {
   }
   if (!read) {
     if (read.error().code == CoordErrc::no_sequence && holds && !entry.frozen.load()) {
-      // Nothing deletes a sequence: ZooKeeper lost it.
+      // A period's node removed after its retention: let go, not lost.
+      const auto removal = removed_period(entry.tag);
+      if (!removal) return false;  // the definition unread: judged on the next pass
+      if (*removal) return true;
+      // Nothing else deletes a sequence: ZooKeeper lost it.
       report_loss(HistoryLoss::wiped,
                   fmt::format("\"{}\" is gone though this daemon holds [{}, {}) of it", entry.tag,
                               held->second.from, held->second.to));
@@ -406,7 +437,7 @@ void SequenceSupplier::check_changed_floors() {
     changed.swap(changed_tags_);
   }
   for (const auto& tag : changed) {
-    SequenceEntry* entry = registry_.find(tag);
+    SequenceEntry* entry = entry_of(tag);
     if (!entry) continue;
     if (!check_floor(*entry, tags_[tag])) {
       std::lock_guard lock(changed_mutex_);
@@ -426,7 +457,7 @@ void SequenceSupplier::dropped(TagState& state, std::int64_t floor) {
 void SequenceSupplier::acknowledge_drops() {
   for (auto& [tag, held] : record_.tags) {
     TagState& state = tags_[tag];
-    SequenceEntry* entry = registry_.find(tag);
+    SequenceEntry* entry = entry_of(tag);
     if (!entry) continue;
     if (!state.draining) {
       const auto first_unused = entry->buffer.state().first_unused;
@@ -454,7 +485,7 @@ void SequenceSupplier::acknowledge_drops() {
 bool SequenceSupplier::publish() {
   if (!zk_) return false;
   for (auto& [tag, held] : record_.tags) {
-    const SequenceEntry* entry = registry_.find(tag);
+    const SequenceEntry* entry = entry_of(tag);
     if (!entry) continue;
     const SequenceBufferState buffered = entry->buffer.state();
     // `from` moves only in acknowledge_drops(): after the replies that may
@@ -481,34 +512,50 @@ void SequenceSupplier::publish_if_due() {
   publish();
 }
 
-void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
+bool SequenceSupplier::wants_range(const SequenceEntry& entry, const TagState& state,
+                                   const SequenceBufferState& buffered, bool top_up) const {
+  // Nothing is taken for a tag nobody asked this daemon for, or frozen.
+  if (state.last_size == 0 && !entry.wanted.load(std::memory_order_acquire)) return false;
+  if (entry.frozen.load(std::memory_order_acquire) || state.shape_conflict) return false;
+  // None left to take: the node's watch says when a give-back makes room.
+  if (entry.exhausted.load(std::memory_order_acquire)) return false;
+  if (!top_up && !should_refill(buffered.current_size, buffered.current_left, buffered.queued,
+                                options_.sizing)) {
+    return false;
+  }
+  // Not connected (or the session just dropped): a call now would wait out
+  // the session's timeout.
+  return zk_ && zk_->connected();
+}
+
+std::int64_t SequenceSupplier::next_size(const TagState& state, double rate) const {
+  const std::int64_t size = next_range_size(rate, state.last_size, 1, options_.sizing);
+  if (state.left_in_node < 0) return size;
+  return std::min(size, std::max<std::int64_t>(1, state.left_in_node / 8));
+}
+
+void SequenceSupplier::supply(SequenceEntry& entry, TagState& state, bool top_up) {
   const SequenceBufferState buffered = entry.buffer.state();
   const std::int64_t left = buffered.current_left + buffered.queued;
   state.meter.sample(
       static_cast<std::int64_t>(entry.gauges.handed_out.load(std::memory_order_relaxed)),
       RateMeter::Clock::now());
-  const double rate = state.meter.per_second();
+  const double measured = state.meter.per_second();
+  const double rate = std::max(measured, state.rate_hint);  // what sizes its ranges
   entry.gauges.left.store(left, std::memory_order_relaxed);
-  entry.gauges.rate.store(rate, std::memory_order_relaxed);
+  entry.gauges.rate.store(measured, std::memory_order_relaxed);
 
   if (state.settling && !settle(entry, state)) return;
-  // Nothing is taken for a tag nobody asked this daemon for, or frozen.
-  if (state.last_size == 0 && !entry.wanted.load(std::memory_order_acquire)) return;
-  if (entry.frozen.load(std::memory_order_acquire) || state.shape_conflict) return;
-  // None left to take: the node's watch says when a give-back makes room.
-  if (entry.exhausted.load(std::memory_order_acquire)) return;
-  if (!should_refill(buffered.current_size, buffered.current_left, buffered.queued,
-                     options_.sizing)) {
-    return;
-  }
-  // Not connected (or the session just dropped): a call now would wait out
-  // the session's timeout.
-  if (!zk_ || !zk_->connected()) return;
-  const std::int64_t size = next_range_size(rate, state.last_size, 1, options_.sizing);
+  if (!wants_range(entry, state, buffered, top_up)) return;
+  const std::int64_t size = next_size(state, rate);
   const std::int64_t before = options_.history ? options_.history->highest_zxid() : 0;
   SequenceNode taken_from;
   auto taken = take_range(*zk_, options_.root, entry.tag, taker_, size, &taken_from);
   if (!taken) {
+    if (taken.error().code == CoordErrc::periodic) {
+      learn_periodic(entry);  // its periods are supplied from the next pass
+      return;
+    }
     if (taken.error().code == CoordErrc::frozen ||
         taken.error().code == CoordErrc::sequence_exhausted) {
       check_floor(entry, state);  // frozen or exhausted here too, and watched for the change
@@ -521,6 +568,7 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state) {
   if (!history_follows(before, "take of a range")) return;  // the range is never used
   if (!learn_shape(entry, state, taken_from)) return;       // the range is never used
   const SequenceTake& range = taken.value();
+  state.left_in_node = taken_from.end == kSequenceMax ? -1 : taken_from.end - range.end;
   // Named in the holder node, then the floor read again, before any of it
   // is handed out (the header says why); failing either, the range is a gap.
   HeldSequence& held = record_.tags[entry.tag];
@@ -637,7 +685,7 @@ bool SequenceSupplier::settle(SequenceEntry& entry, TagState& state) {
 }
 
 void SequenceSupplier::give_back_all() {
-  for (SequenceEntry* entry : registry_.entries()) {
+  for (SequenceEntry* entry : supplied_entries()) {
     entry->buffer.close();
     entry->waiting.wake_all();  // nothing more comes: they answer now
     // A range still in its grace is the last one taken: given back with the

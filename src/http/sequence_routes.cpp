@@ -6,9 +6,12 @@
 #include <vector>
 
 #include "id_answer.hpp"
+#include "snowflake/lease.hpp"
 #include "snowflake/names.hpp"
+#include "snowflake/sequences/periodic.hpp"
 #include "snowflake/sequences/registry.hpp"
 #include "snowflake/sequences/sizing.hpp"
+#include "snowflake/time_format.hpp"
 
 namespace snowflake::http {
 
@@ -54,6 +57,42 @@ Response exhausted_sequence(std::string_view tag, std::size_t got) {
                   tag, got == 0 ? "no number" : "fewer numbers than asked for", tag));
 }
 
+std::int64_t wall_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A periodic tag whose period has no number left below its --max: until the
+// next period begins (Retry-After), never a number wider than the template.
+Response exhausted_period(std::string_view tag, const Period& p) {
+  const std::int64_t wait = std::max<std::int64_t>(1, p.next_begins_ms - wall_ms_now());
+  return unavailable_response(
+      "period_exhausted",
+      fmt::format("sequence \"{}\" has no number left in period {}: its numbers end at its --max; "
+                  "the next period starts from the start value again",
+                  tag, p.key),
+      std::chrono::milliseconds(wait));
+}
+
+Response closed_period(std::string_view tag, const Period& p) {
+  return unavailable_response(
+      "period_closed",
+      fmt::format("sequence \"{}\": period {} is closed here (over on this daemon, or its node "
+                  "removed after its retention): this daemon's clock is behind its period",
+                  tag, p.key),
+      kRetrySoon);
+}
+
+Response clock_skewed(std::string_view tag, const RouterContext& ctx) {
+  return unavailable_response(
+      to_string(LeaseState::clock_skew),
+      fmt::format("sequence \"{}\" restarts each period, which this daemon's clock decides, and "
+                  "the clock is {} ms apart from ZooKeeper's, more than coordinator.max_skew_ms",
+                  tag, ctx.coordination.clock_skew_ms.load(std::memory_order_relaxed)),
+      kRetrySoon);
+}
+
 // How the numbers go out: /seq's shapes, or Leaf's bare number.
 struct Shape {
   Format format = Format::json;
@@ -68,7 +107,7 @@ struct Shape {
 // none holds up nobody).
 struct SequenceAsk {
   SequenceAsk(SequenceEntry& e, std::string_view t, std::uint32_t n, Shape s)
-      : entry(&e), tag(t), count(n), shape(s) {
+      : parent(&e), entry(&e), tag(t), count(n), shape(s) {
     numbers.reserve(n);
   }
   SequenceAsk(SequenceAsk&&) noexcept = default;
@@ -80,7 +119,11 @@ struct SequenceAsk {
     if (!numbers.empty())
       entry->gauges.dropped.fetch_add(numbers.size(), std::memory_order_relaxed);
   }
+  SequenceEntry* parent;  // the tag's
+  // Where its numbers come from: the tag's, or (a tag that restarts each
+  // period) the period's the clock was in when it was first tried.
   SequenceEntry* entry;
+  const PeriodSlot* slot = nullptr;
   std::string tag;
   std::uint32_t count;
   Shape shape;
@@ -91,7 +134,8 @@ struct SequenceAsk {
 // A sequence with a template: each number as printed ("id", "ids", or a
 // line of text) and as it is ("number", "numbers"). The template's
 // characters need no JSON escaping (number_template.hpp), nor does the tag.
-std::string printed_body(const SequenceAsk& ask, const FilledTemplate& printed) {
+std::string printed_body(const SequenceAsk& ask, const FilledTemplate& printed,
+                         std::string_view period) {
   std::string out;
   const std::size_t each = printed.before.size() + printed.after.size() + std::size_t{46};
   out.reserve(ask.numbers.size() * each + ask.tag.size() + 40);
@@ -107,10 +151,13 @@ std::string printed_body(const SequenceAsk& ask, const FilledTemplate& printed) 
     printed.append(out, ask.numbers.front());
     out.append("\",\"number\":\"");
     append_id(out, static_cast<std::uint64_t>(ask.numbers.front()));
+    if (!period.empty()) out.append("\",\"period\":\"").append(period);
     out.append("\",\"tag\":\"").append(ask.tag).append("\"}");
     return out;
   }
-  out.append("{\"tag\":\"").append(ask.tag).append("\",\"ids\":[");
+  out.append("{\"tag\":\"").append(ask.tag);
+  if (!period.empty()) out.append("\",\"period\":\"").append(period);
+  out.append("\",\"ids\":[");
   for (std::size_t i = 0; i < ask.numbers.size(); ++i) {
     out.append(i ? ",\"" : "\"");
     printed.append(out, ask.numbers[i]);
@@ -132,8 +179,12 @@ Response numbers_response(const SequenceAsk& ask) {
     append_id(body, static_cast<std::uint64_t>(ask.numbers.front()));
     return text_response(Status::ok, std::move(body));
   }
+  if (ask.slot) {
+    return ids_response(printed_body(ask, ask.slot->printed, ask.slot->period.key),
+                        ask.shape.format);
+  }
   if (const FilledTemplate* printed = ask.entry->printed.load(std::memory_order_acquire)) {
-    return ids_response(printed_body(ask, *printed), ask.shape.format);
+    return ids_response(printed_body(ask, *printed, {}), ask.shape.format);
   }
   return ids_response(ids_body(ask.tag, ask.numbers, ask.shape.format, ask.shape.batch),
                       ask.shape.format);
@@ -148,10 +199,50 @@ Reply refuse(SequenceAsk& ask, Response refusal) {
   return {std::move(refusal)};
 }
 
+// A tag that restarts each period: the slot of the period the clock is in,
+// from here on where the ask's numbers come from (a batch is all of one
+// period); or the refusal; or (nullopt, no slot) a wait for the supplier,
+// who makes the period when a request first asks for the tag.
+std::optional<Reply> find_period(SequenceAsk& ask, const PeriodicSequence& periodic,
+                                 RouterContext& ctx, bool last) {
+  if (ask.parent->frozen.load(std::memory_order_acquire)) {
+    return refuse(ask, frozen_sequence(ask.tag));
+  }
+  // The clock decides the period only while it agrees with ZooKeeper's.
+  if (ctx.lease.state() == LeaseState::clock_skew) return refuse(ask, clock_skewed(ask.tag, ctx));
+  const std::int64_t now = wall_ms_now();
+  if (PeriodSlot* slot = periodic.slot_at(now)) {
+    if (slot->closed.load(std::memory_order_acquire)) {
+      return refuse(ask, closed_period(ask.tag, slot->period));
+    }
+    ask.slot = slot;
+    ask.entry = &slot->entry;
+    return std::nullopt;
+  }
+  ask.parent->wanted.store(true, std::memory_order_release);
+  ctx.sequences->request_refill();
+  const Period p = periodic.rule().period_at(now);
+  if (!ctx.sequences->connected.load(std::memory_order_acquire) || last) {
+    return refuse(ask,
+                  unavailable_response(
+                      "sequence_unavailable",
+                      fmt::format("sequence \"{}\": period {} is not ready here{}", ask.tag, p.key,
+                                  last ? fmt::format(" within {} ms", ctx.sequence_wait.count())
+                                       : std::string(" and ZooKeeper is away")),
+                      kRetrySoon));
+  }
+  return std::nullopt;
+}
+
 // Takes what the buffer has. The reply: the numbers, whole; or a refusal
 // when none can come (frozen, exhausted, ZooKeeper away) or at the
 // deadline (`last`). nullopt: wait for the supplier, who has been asked.
 std::optional<Reply> attempt(SequenceAsk& ask, RouterContext& ctx, bool last) {
+  if (const PeriodicSequence* periodic = ask.parent->periodic.load(std::memory_order_acquire);
+      periodic && !ask.slot) [[unlikely]] {
+    auto found = find_period(ask, *periodic, ctx, last);
+    if (!ask.slot) return found;
+  }
   SequenceEntry& entry = *ask.entry;
   if (entry.frozen.load(std::memory_order_acquire)) [[unlikely]]
     return refuse(ask, frozen_sequence(ask.tag));
@@ -170,6 +261,7 @@ std::optional<Reply> attempt(SequenceAsk& ask, RouterContext& ctx, bool last) {
   if (entry.exhausted.load(std::memory_order_acquire)) {
     // Set once the last range is in the buffer: what it added, first.
     if (auto whole = complete()) return whole;
+    if (ask.slot) return refuse(ask, exhausted_period(ask.tag, ask.slot->period));
     return refuse(ask, exhausted_sequence(ask.tag, ask.numbers.size()));  // nothing will come
   }
   // Dry: the supplier takes a range (the first one, or the next after a
@@ -206,8 +298,13 @@ Answer serve(std::string_view tag, std::uint32_t count, Shape shape, RouterConte
   if (auto now = attempt(ask, ctx, ctx.sequence_wait.count() <= 0)) [[likely]]
     return std::move(*now);
   auto waiting = std::make_shared<SequenceAsk>(std::move(ask));
+  // A periodic tag's wait hears its period's entry, and the tag's (where
+  // the supplier says a period was made).
   return Wait{[waiting, &ctx](bool last) { return attempt(*waiting, ctx, last); },
-              [entry](std::weak_ptr<const Wake> wake) { entry->waiting.add(std::move(wake)); },
+              [waiting](std::weak_ptr<const Wake> wake) {
+                if (waiting->entry != waiting->parent) waiting->entry->waiting.add(wake);
+                waiting->parent->waiting.add(std::move(wake));
+              },
               std::chrono::steady_clock::now() + ctx.sequence_wait};
 }
 
@@ -237,6 +334,14 @@ namespace {
 // session, so late in an outage it still shows what has since been used up.
 bool can_hand_out(const SequenceEntry& e, bool connected) {
   if (e.frozen.load(std::memory_order_relaxed)) return false;
+  // A tag that restarts each period: the period the clock is in, if held
+  // (else a range to be had, as for a tag not asked for yet).
+  if (const PeriodicSequence* periodic = e.periodic.load(std::memory_order_acquire)) {
+    if (const PeriodSlot* slot = periodic->slot_at(wall_ms_now())) {
+      if (slot->closed.load(std::memory_order_relaxed)) return false;
+      return can_hand_out(slot->entry, connected);
+    }
+  }
   const SequenceBufferState s = e.buffer.state();
   return s.current_left + s.queued > 0 ||
          (connected && !e.exhausted.load(std::memory_order_relaxed));
@@ -244,28 +349,57 @@ bool can_hand_out(const SequenceEntry& e, bool connected) {
 
 }  // namespace
 
+namespace {
+
+nlohmann::ordered_json entry_json(const SequenceEntry& e, bool connected) {
+  const auto relaxed = std::memory_order_relaxed;
+  const std::int64_t left = e.gauges.left.load(relaxed);
+  const double rate = e.gauges.rate.load(relaxed);
+  const double seconds = seconds_left(left, rate);
+  return {
+      {"ready", can_hand_out(e, connected)},
+      {"frozen", e.frozen.load(relaxed)},
+      {"exhausted", e.exhausted.load(relaxed)},
+      {"left", left},
+      {"seconds_left", seconds < 0 ? nlohmann::ordered_json(nullptr)
+                                   : nlohmann::ordered_json(static_cast<std::int64_t>(seconds))},
+      {"rate", rate},
+      {"step", e.gauges.step.load(relaxed)},
+      {"fetches", e.gauges.fetches.load(relaxed)},
+      {"handed_out", e.gauges.handed_out.load(relaxed)}};
+}
+
+// A tag that restarts each period: its rule, the period the clock is in,
+// and each period held here now (the clock's, the next one ahead of its
+// boundary, or the one before just after it).
+nlohmann::ordered_json periodic_json(const SequenceEntry& e, const PeriodicSequence& periodic,
+                                     bool connected) {
+  nlohmann::ordered_json periods = nlohmann::ordered_json::object();
+  for (const PeriodSlot* slot : periodic.live()) {
+    auto one = entry_json(slot->entry, connected);
+    const bool closed = slot->closed.load(std::memory_order_relaxed);
+    if (closed) one["ready"] = false;
+    one["closed"] = closed;
+    one["begins"] = format_iso8601_ms(slot->period.begins_ms);
+    one["next_begins"] = format_iso8601_ms(slot->period.next_begins_ms);
+    periods[slot->period.key] = std::move(one);
+  }
+  return {{"reset", to_string(periodic.rule().reset())},
+          {"time_zone", periodic.rule().zone()},
+          {"period", periodic.rule().period_at(wall_ms_now()).key},
+          {"frozen", e.frozen.load(std::memory_order_relaxed)},
+          {"periods", std::move(periods)}};
+}
+
+}  // namespace
+
 nlohmann::ordered_json sequences_json(const RouterContext& ctx) {
   if (!ctx.sequences) return nullptr;
-  const auto relaxed = std::memory_order_relaxed;
-  const bool connected = ctx.sequences->connected.load(relaxed);
+  const bool connected = ctx.sequences->connected.load(std::memory_order_relaxed);
   nlohmann::ordered_json tags = nlohmann::ordered_json::object();
   for (const SequenceEntry* e : ctx.sequences->entries()) {
-    const std::int64_t left = e->gauges.left.load(relaxed);
-    const double rate = e->gauges.rate.load(relaxed);
-    const double seconds = seconds_left(left, rate);
-    const bool frozen = e->frozen.load(relaxed);
-    const bool exhausted = e->exhausted.load(relaxed);
-    tags[e->tag] = {
-        {"ready", can_hand_out(*e, connected)},
-        {"frozen", frozen},
-        {"exhausted", exhausted},
-        {"left", left},
-        {"seconds_left", seconds < 0 ? nlohmann::ordered_json(nullptr)
-                                     : nlohmann::ordered_json(static_cast<std::int64_t>(seconds))},
-        {"rate", rate},
-        {"step", e->gauges.step.load(relaxed)},
-        {"fetches", e->gauges.fetches.load(relaxed)},
-        {"handed_out", e->gauges.handed_out.load(relaxed)}};
+    const PeriodicSequence* periodic = e->periodic.load(std::memory_order_acquire);
+    tags[e->tag] = periodic ? periodic_json(*e, *periodic, connected) : entry_json(*e, connected);
   }
   return {{"zookeeper", connected ? "connected" : "connecting"}, {"tags", std::move(tags)}};
 }

@@ -179,4 +179,16 @@ Period PeriodRule::next_after(const Period& p) const {
   }
 }
 
+std::optional<Period> PeriodRule::period_of_key(std::string_view key) const {
+  if (!is_period_key(reset_, key)) return std::nullopt;
+  const auto digits = [key](std::size_t at, std::size_t count) {
+    int n = 0;
+    for (std::size_t i = at; i < at + count; ++i) n = n * 10 + (key[i] - '0');
+    return n;
+  };
+  const int month = key.size() >= 7 ? digits(5, 2) : 1;
+  const int day = key.size() >= 10 ? digits(8, 2) : 1;
+  return period_of(cctz::civil_second(digits(0, 4), month, day));
+}
+
 }  // namespace snowflake

@@ -48,7 +48,7 @@ PeriodSlot* PeriodicSequence::install(const Period& p) {
 std::vector<PeriodSlot*> PeriodicSequence::live() const {
   std::vector<PeriodSlot*> out;
   for (PeriodSlot* s :
-       {newest_.load(std::memory_order_relaxed), previous_.load(std::memory_order_relaxed)}) {
+       {newest_.load(std::memory_order_acquire), previous_.load(std::memory_order_acquire)}) {
     if (s) out.push_back(s);
   }
   return out;

@@ -1,9 +1,20 @@
 #include "snowflake/sequences/registry.hpp"
 
+#include "snowflake/sequences/periodic.hpp"
+
 #include <bit>
 #include <functional>
 
 namespace snowflake {
+
+SequenceEntry::SequenceEntry(std::string t) : tag(std::move(t)) {}
+SequenceEntry::~SequenceEntry() = default;
+
+void SequenceEntry::set_periodic(std::unique_ptr<PeriodicSequence> p) {
+  if (periodic_storage_) return;
+  periodic_storage_ = std::move(p);
+  periodic.store(periodic_storage_.get(), std::memory_order_release);
+}
 
 SequenceRegistry::SequenceRegistry(std::size_t capacity)
     : capacity_(capacity), table_(std::bit_ceil(std::max<std::size_t>(2, capacity * 2))) {}

@@ -25,8 +25,9 @@ class BenchDaemon:
     """snowflaked started on SETTINGS (JSON config sections) with its listen
     address, log level and state directory filled in; stderr to WORK/d.log."""
 
-    def __init__(self, snowflaked, work, settings):
+    def __init__(self, snowflaked, work, settings, env=None):
         self.snowflaked = snowflaked
+        self.env = dict(os.environ, **(env or {}))
         self.port = free_port()
         self.config = os.path.join(work, "snowflaked.json")
         settings = dict(settings)
@@ -38,7 +39,7 @@ class BenchDaemon:
             json.dump(settings, f)
         with open(os.path.join(work, "d.log"), "w", encoding="utf-8") as log:
             self.process = subprocess.Popen([snowflaked, "--config", self.config],
-                                            stdout=subprocess.DEVNULL, stderr=log)
+                                            stdout=subprocess.DEVNULL, stderr=log, env=self.env)
 
     def url(self, path):
         return f"http://127.0.0.1:{self.port}{path}"

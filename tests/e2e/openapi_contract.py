@@ -268,6 +268,12 @@ def main():
     # "printed": with a template (its numbers as printed, and as they are).
     subprocess.run([BINARY, "seq", "create", "printed", "--template", "ORD-{n:08}", "--config",
                     admin_path], check=True, capture_output=True)
+    # "daily" restarts each day (its answers name the period); "tiny" has
+    # one number a day (then 503 period_exhausted).
+    for tag, bound in (("daily", "999999"), ("tiny", "1")):
+        subprocess.run([BINARY, "seq", "create", tag, "--reset", "daily", "--time-zone", "UTC",
+                        "--template", "INV-{yyyy}{MM}{dd}-{n:06}", "--max", bound, "--config",
+                        admin_path], check=True, capture_output=True)
     # "retired": raised past the last number (410 sequence_exhausted).
     subprocess.run([BINARY, "seq", "raise", "retired", "--above", "9223372036854775807",
                     "--config", admin_path], check=True, capture_output=True)
@@ -398,6 +404,16 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
         answer = probe("/seq/{tag}", "GET", target, on=seq_port)
         if answer[0] != 200 or "ORD-0000000" not in answer[2].decode():
             failures.append(f"GET {target}: {answer[0]} {answer[2][:80]!r}, not printed numbers")
+    for target in ("/seq/daily", "/seq/daily?count=3", "/seq/daily?count=2&format=text"):
+        answer = probe("/seq/{tag}", "GET", target, on=seq_port)
+        if answer[0] != 200 or "INV-" not in answer[2].decode():
+            failures.append(f"GET {target}: {answer[0]} {answer[2][:80]!r}, not a period's numbers")
+    probe("/seq/{tag}", "GET", "/seq/tiny", on=seq_port)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and b"period_exhausted" not in request(
+            seq_port, "GET", "/seq/tiny")[2]:
+        time.sleep(0.05)
+    probe("/seq/{tag}", "GET", "/seq/tiny", on=seq_port)  # 503 period_exhausted
     probe("/seq/{tag}", "GET", "/seq/bad%20tag", on=seq_port)
     probe("/seq/{tag}", "GET", "/seq/stranger", on=seq_port)
     probe("/api/segment/get/{key}", "GET", "/api/segment/get/order", on=seq_port)

@@ -31,6 +31,7 @@
 #include <array>
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <memory>
 #include <set>
 #include <string>
@@ -44,6 +45,7 @@
 #include "snowflake/http/router.hpp"
 #include "snowflake/ids/json.hpp"
 #include "snowflake/ids/text.hpp"
+#include "snowflake/sequences/periodic.hpp"
 #include "snowflake/sha256.hpp"
 
 namespace {
@@ -69,6 +71,8 @@ const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "unknown_sequence",
                                                           "sequence_unavailable",
                                                           "sequence_exhausted",
+                                                          "period_exhausted",
+                                                          "period_closed",
                                                           "method_not_allowed",
                                                           "request_timeout",
                                                           "body_not_allowed",
@@ -115,6 +119,27 @@ LayoutSettings layout_variant(unsigned variant) {
 }
 constexpr std::uint32_t kDatacenter = 17;
 constexpr std::int64_t kSequenceStart = 1000;
+constexpr std::int64_t kPeriodNumbers = 100'000;  // each period's range: [1, kPeriodNumbers]
+
+// A tag that restarts each day in UTC, the day the real clock is in (the
+// router reads it) and the next installed, each with `numbers` buffered
+// (none: the period's numbers are used up, 503 period_exhausted).
+void add_daily(SequenceRegistry& sequences, const std::string& tag, std::int64_t numbers) {
+  SequenceEntry* entry = sequences.add(tag);
+  entry->set_periodic(std::make_unique<PeriodicSequence>(
+      tag, PeriodRule::make(PeriodReset::daily, "UTC").value(),
+      NumberTemplate::parse("INV-{yyyy}{MM}{dd}-{n:06}", PeriodReset::daily).value()));
+  PeriodicSequence& periodic = *entry->periodic.load();
+  const Period today =
+      periodic.rule().period_at(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count());
+  for (const Period& p : {today, periodic.rule().next_after(today)}) {
+    PeriodSlot* slot = periodic.install(p);
+    if (numbers > 0) slot->entry.buffer.add({1, 1 + numbers});
+    slot->entry.exhausted = numbers == 0;
+  }
+}
 
 struct Daemon {
   // `stopping`: SIGTERM came (/ready says 503 stopping, the rest is served).
@@ -141,6 +166,9 @@ struct Daemon {
     sequences.add("order")->buffer.add({kSequenceStart, kSequenceStart + 100'000});
     sequences.add("dry");
     sequences.add("gone")->exhausted = true;
+    // A tag that restarts each day, and one whose day has no number left.
+    add_daily(sequences, "invoice", kPeriodNumbers);
+    add_daily(sequences, "tiny", 0);
     sequences.listed = true;  // the tags read: another tag is unknown (404)
   }
   test::ManualClock clock{kStart};
@@ -152,7 +180,7 @@ struct Daemon {
   Liveness liveness;
   Metrics metrics{1};
   HttpSettings settings;
-  SequenceRegistry sequences{4};
+  SequenceRegistry sequences{8};
   Listener listener;
   std::atomic<bool> stopped;
   RouteTable routes;
@@ -175,6 +203,7 @@ struct Daemon {
                         &routes};
   std::uint64_t last_id = 0;
   std::int64_t last_number = kSequenceStart - 1;
+  std::int64_t last_invoice = 0;
 };
 
 void check_error(const Response& res, bool head, std::string_view input) {
@@ -285,14 +314,44 @@ void check_number(Daemon& d, std::string_view text, std::string_view input) {
   d.last_number = number;
 }
 
+// A number of the daily "invoice": its own, increasing, at most its period's.
+void check_invoice_number(Daemon& d, std::int64_t n, std::string_view input) {
+  FUZZ_CHECK(n > d.last_invoice && n <= kPeriodNumbers, input);
+  d.last_invoice = n;
+}
+
+// "invoice"'s printed form: INV-<the day's 8 digits>-<the number in 6>.
+void check_invoice(Daemon& d, std::string_view text, std::string_view input) {
+  FUZZ_CHECK(text.size() == 19 && text.starts_with("INV-") && text[12] == '-', input);
+  std::int64_t n = 0;
+  const auto digits = text.substr(13);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  FUZZ_CHECK(ec == std::errc() && end == digits.data() + digits.size(), input);
+  check_invoice_number(d, n, input);
+}
+
 void check_numbers(Daemon& d, const Request& req, const Response& res, std::string_view input) {
   const std::string_view target = to_std(req.target());
   if (target.starts_with("/api/segment/get/")) {
     FUZZ_CHECK(d.settings.leaf_compat, input);
     FUZZ_CHECK(to_std(res[field::content_type]).starts_with("text/plain"), input);
+    if (target.substr(17).starts_with("invoice")) {
+      const auto n = parse_id(res.body());
+      FUZZ_CHECK(n.has_value(), input);
+      return check_invoice_number(d, static_cast<std::int64_t>(*n), input);
+    }
     return check_number(d, res.body(), input);
   }
   const std::string_view tag = target.substr(5, target.find('?') - 5);
+  if (tag == "invoice") {
+    // Printed, with the period named once and the numbers as they are.
+    if (!to_std(res[field::content_type]).starts_with("text/plain")) {
+      const auto body = nlohmann::json::parse(res.body(), nullptr, false);
+      FUZZ_CHECK(body.is_object() && body.value("period", "").size() == 10, input);
+    }
+    return check_numbers_body(res, tag, input,
+                              [&](std::string_view text) { check_invoice(d, text, input); });
+  }
   FUZZ_CHECK(tag == "order", input);
   check_numbers_body(res, tag, input, [&](std::string_view text) { check_number(d, text, input); });
 }

@@ -241,7 +241,7 @@ TEST_CASE(
   SequenceTaker taker{"run", 0};
   const auto refused = take_range(*s, kSeqRoot, "invoice", taker, 5);
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().code == CoordErrc::unusable);
+  CHECK(refused.error().code == CoordErrc::periodic);
 
   const auto read = read_sequence(*s, kSeqRoot, "invoice").value();
   CHECK(make_period(*s, kSeqRoot, "invoice", read, "2026-11-26").value() == PeriodMade::made);

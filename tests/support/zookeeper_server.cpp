@@ -59,14 +59,14 @@ namespace {
 // Output into `log_dir`/<name>-<start> if a log dir is given.
 std::unique_ptr<ChildProcess> start_server(const std::filesystem::path& config,
                                            const std::filesystem::path& log_dir,
-                                           const std::string& name, int start) {
+                                           const std::string& name, int start,
+                                           const std::map<std::string, std::string>& env = {}) {
   return std::make_unique<ChildProcess>(
       std::vector<std::string>{"/usr/bin/java", "-Xmx256m", "-cp",
                                "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar",
                                "org.apache.zookeeper.server.quorum.QuorumPeerMain",
                                config.string()},
-      std::map<std::string, std::string>{},
-      log_dir.empty() ? log_dir : log_dir / (name + "-" + std::to_string(start)));
+      env, log_dir.empty() ? log_dir : log_dir / (name + "-" + std::to_string(start)));
 }
 
 void write_common(std::ostream& out, const std::filesystem::path& data, unsigned short port) {
@@ -214,8 +214,9 @@ void ZooKeeperEnsemble::kill(int index) {
   m.process.reset();
 }
 
-ZooKeeperServer::ZooKeeperServer(std::filesystem::path log_dir)
-    : log_dir_(std::move(log_dir)), port_(free_port()) {
+ZooKeeperServer::ZooKeeperServer(std::filesystem::path log_dir,
+                                 std::map<std::string, std::string> env)
+    : log_dir_(std::move(log_dir)), env_(std::move(env)), port_(free_port()) {
   std::filesystem::create_directories(dir_.path() / "data");
   {
     std::ofstream config(dir_.path() / "zoo.cfg");
@@ -228,7 +229,7 @@ ZooKeeperServer::~ZooKeeperServer() { stop(); }
 
 void ZooKeeperServer::start() {
   if (process_) return;
-  process_ = start_server(dir_.path() / "zoo.cfg", log_dir_, "zk", starts_++);
+  process_ = start_server(dir_.path() / "zoo.cfg", log_dir_, "zk", starts_++, env_);
   const auto deadline = std::chrono::steady_clock::now() + 30s;
   while (zookeeper_command(port_, "ruok") != "imok") {
     if (!process_->running() || std::chrono::steady_clock::now() > deadline) {

@@ -4,6 +4,7 @@
 // fast. Stopped (by pid) when the object goes.
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,7 +18,10 @@ namespace snowflake::test {
 class ZooKeeperServer {
  public:
   // `log_dir`: keep the server's output there (a chaos run's record).
-  explicit ZooKeeperServer(std::filesystem::path log_dir = {});
+  // `env`: the server's environment beside ours (a wall clock of its own:
+  // wall_clock.hpp).
+  explicit ZooKeeperServer(std::filesystem::path log_dir = {},
+                           std::map<std::string, std::string> env = {});
   ~ZooKeeperServer();
 
   unsigned short port() const { return port_; }
@@ -52,6 +56,7 @@ class ZooKeeperServer {
   TempDir dir_;
   int backups_ = 0;
   std::filesystem::path log_dir_;
+  std::map<std::string, std::string> env_;
   int starts_ = 0;
   unsigned short port_;
   std::unique_ptr<ChildProcess> process_;

@@ -16,12 +16,14 @@ import time
 
 
 class ZooKeeperServer:
-    def __init__(self, workdir, name="zookeeper", extra="", heap="256m", tick_ms=100):
+    def __init__(self, workdir, name="zookeeper", extra="", heap="256m", tick_ms=100, env=None):
         """`extra`: more zoo.cfg lines (maxClientCnxns=0 for many clients
         on one address, as one host's daemons are); `heap`: the JVM's -Xmx
         (thousands of sessions need more than a test's few); `tick_ms`:
-        tickTime, fast for tests (ZooKeeper's own default is 2000)."""
+        tickTime, fast for tests (ZooKeeper's own default is 2000); `env`:
+        more of its environment (a wall clock of its own, libfaketime's)."""
         self.heap = heap
+        self.env = dict(os.environ, **(env or {}))
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -46,7 +48,7 @@ class ZooKeeperServer:
             ["setpriv", "--pdeathsig", "KILL", "--", "/usr/bin/java", f"-Xmx{self.heap}", "-cp",
              "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar",
              "org.apache.zookeeper.server.quorum.QuorumPeerMain", self.config],
-            stdout=self.log, stderr=self.log)
+            stdout=self.log, stderr=self.log, env=self.env)
         deadline = time.monotonic() + 30
         while not self._answers():
             if time.monotonic() > deadline or self.process.poll() is not None:

@@ -131,3 +131,27 @@ TEST_CASE("a period key is a real date in the reset's shape", "[period]") {
   const auto berlin = rule(PeriodReset::daily, "Europe/Berlin");
   CHECK(is_period_key(PeriodReset::daily, berlin.period_at(kNov26Noon).key));
 }
+
+TEST_CASE("a period is found again from its key, DST days and skipped midnights included",
+          "[period]") {
+  const auto berlin = rule(PeriodReset::daily, "Europe/Berlin");
+  const Period nov26 = berlin.period_at(kNov26Noon);
+  CHECK(berlin.period_of_key("2026-11-26") == nov26);
+  // The 23-hour day, and the day a zone skips its midnight (begins at 01:00).
+  const Period short_day = *berlin.period_of_key("2026-03-29");
+  CHECK(short_day.next_begins_ms - short_day.begins_ms == 23 * kHour);
+  CHECK(berlin.period_at(short_day.begins_ms) == short_day);
+  const auto havana = rule(PeriodReset::daily, "America/Havana");
+  const Period skipped = *havana.period_of_key("2026-03-08");
+  CHECK(havana.period_at(skipped.begins_ms) == skipped);
+  CHECK(havana.period_at(skipped.begins_ms - 1).key == "2026-03-07");
+  const auto months = rule(PeriodReset::monthly, "UTC");
+  CHECK(months.period_of_key("2026-02")->next_begins_ms ==
+        months.period_of_key("2026-03")->begins_ms);
+  CHECK(rule(PeriodReset::yearly, "Asia/Shanghai").period_of_key("2027")->key == "2027");
+  // Not a key of the rule: another shape, a date that is not.
+  CHECK_FALSE(berlin.period_of_key("2026-11"));
+  CHECK_FALSE(berlin.period_of_key("2026-02-30"));
+  CHECK_FALSE(months.period_of_key("2026-11-26"));
+  CHECK_FALSE(PeriodRule().period_of_key(""));
+}

@@ -35,6 +35,7 @@ enum class CoordErrc {
   frozen,              // the sequence is frozen (its history is in doubt): seq raise first
   sequence_exhausted,  // the sequence has no number left below kSequenceMax (or was retired)
   history_lost,        // cluster create: the cluster's history was lost here, it is not new
+  periodic,  // a sequence that restarts each period: its numbers are in its periods' nodes
 };
 
 std::string_view to_string(CoordErrc code) noexcept;

@@ -51,12 +51,14 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "snowflake/coord/cluster_history.hpp"
 #include "snowflake/coord/cluster_vouch.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/coord/zk_session.hpp"
+#include "snowflake/sequences/periodic.hpp"
 #include "snowflake/sequences/registry.hpp"
 #include "snowflake/sequences/sizing.hpp"
 
@@ -78,6 +80,9 @@ struct SequenceSupplierOptions {
   // How often the holder node's buffer figures are written again for `seq
   // list` (besides each range taken and each floor dropped through).
   std::chrono::milliseconds publish_period{60000};
+  // coordinator.max_skew_ms: how far apart daemons' clocks may be, which a
+  // period's end waits out before its node is left or removed.
+  std::chrono::milliseconds max_skew{2000};
   // What the daemon knows of its cluster's history (the coordinator's), if
   // it has a coordinator: losses are reported to it and read from it.
   ClusterHistory* history = nullptr;
@@ -142,9 +147,60 @@ class SequenceSupplier {
     SequenceNode shape{};
     bool shape_known = false;
     bool shape_conflict = false;  // the node's template changed: nothing more is taken
+    // A bounded sequence (--max): the numbers its node had left after our
+    // last take (-1: unbounded, or not taken yet). A range is at most an
+    // eighth of it, so the daemons share a period's (or a tag's) last
+    // numbers instead of one taking all at a high rate.
+    std::int64_t left_in_node = -1;
+    // A period's entry, new: the rate of the period before, which sizes its
+    // ranges until its own meter has measured one (0: none).
+    double rate_hint = 0;
+  };
+
+  // A sequence that restarts each period (sequences/periodic.hpp): its
+  // definition as last read; the periods' nodes the listing shows (what
+  // the removal looks at); when to try again after a refusal.
+  struct PeriodicState {
+    SequenceRead definition;
+    bool definition_stale = false;  // it moved (a removal, a raise): read before the next make
+    std::set<std::string> listed_keys;
+    // When the removal looks next (our clock; 0: at the next pass): when
+    // the oldest period kept may be due. A listing that changed resets it,
+    // and so does a new period (the one before joins those kept).
+    std::int64_t removal_next_ms = 0;
+    std::string removal_looked_in;  // the period the clock was in then
+    std::chrono::steady_clock::time_point retry_at{};
+    double rate = 0;  // numbers a second of the period the clock was in, once measured
   };
 
   void run();
+  // Every entry it supplies: the registry's tags and the periods' slots.
+  std::vector<SequenceEntry*> supplied_entries() const;
+  // A tag's entry, or a period's ("<tag>@<key>") while it holds one.
+  SequenceEntry* entry_of(std::string_view tag) const;
+  // sequence_periods.cpp. The definition of `parent` read and its
+  // PeriodicSequence set: its periods are served from now on.
+  void learn_periodic(SequenceEntry& parent);
+  // A periodic tag's pass: the clock's period made and installed, the next
+  // one too once its boundary is near (its first range taken before it),
+  // each supplied like a tag; periods over on every clock let go, and
+  // those past their retention removed.
+  void supply_periodic(SequenceEntry& parent);
+  void open_period(SequenceEntry& parent, PeriodicState& ps, const Period& p);
+  bool read_definition(const std::string& tag, PeriodicState& ps);
+  // Periods over on every clock within the skew bound (and a margin): let
+  // go of (their holder entries too), before anyone may remove them.
+  void let_go_of_over_periods();
+  void remove_old_periods(const PeriodicSequence& seq, PeriodicState& ps, const Period& current);
+  bool remove_due_periods(const PeriodicSequence& seq, PeriodicState& ps,
+                          const std::vector<std::pair<std::string, std::int64_t>>& kept);
+  // A period's node gone though we held it: true if its removal after the
+  // retention (the definition says so: not a loss; it is let go), false if
+  // lost; nullopt: the definition could not be read.
+  std::optional<bool> removed_period(const std::string& name);
+  // Nothing more of the period is handed out or held here (its slot closed).
+  void forget_period(const std::string& name);
+
   bool ensure_session();
   // zk_ closed, its requests counted (zk_ changes under session_mutex_).
   void end_session();
@@ -202,7 +258,17 @@ class SequenceSupplier {
   // The registry's ZooKeeper flag; requests waiting for a range are woken
   // when it falls (none will come).
   void set_connected(bool connected);
-  void supply(SequenceEntry& entry, TagState& state);
+  // `top_up`: take a range now even if the buffer would not ask yet (a
+  // period ahead of its boundary, whose first range was sized before any
+  // rate was known).
+  void supply(SequenceEntry& entry, TagState& state, bool top_up = false);
+  // Whether supply() takes a range now: asked for, not frozen nor
+  // exhausted, the buffer low (or `top_up`), ZooKeeper connected.
+  bool wants_range(const SequenceEntry& entry, const TagState& state,
+                   const SequenceBufferState& buffered, bool top_up) const;
+  // The next range's size: by the rate, at most an eighth of what a
+  // bounded node had left.
+  std::int64_t next_size(const TagState& state, double rate) const;
   // The tag's template and end, from the node a range was taken from: the
   // entry prints its numbers with the template from then on. False: the
   // node's template is not the one this daemon prints with (the range is a gap).
@@ -224,6 +290,10 @@ class SequenceSupplier {
   std::int64_t vouch_session_ = 0;
   RefusedSessionWatch refusal_watch_;
   std::map<std::string, TagState, std::less<>> tags_;  // the thread's own
+  std::map<std::string, PeriodicState, std::less<>> periodics_;
+  // The periods' slots it supplies, by "<tag>@<key>" (a period is let go
+  // of once over on every clock; the slot lives on, its buffer closed).
+  std::map<std::string, PeriodSlot*, std::less<>> period_slots_;
   std::atomic<bool> relist_{true};  // the children watch fired (or a new session)
   HolderRecord record_;             // what the holder node says, once written
   bool record_written_ = false;     // record_ as it stands is in ZooKeeper

@@ -64,6 +64,9 @@ class PeriodRule {
   Period period_at(std::int64_t unix_ms) const;
   // The period after `p` (what a daemon prepares before p.next_begins_ms).
   Period next_after(const Period& p) const;
+  // The period whose key is `key` (its node's name says it); nullopt: not
+  // a key of this rule's periods.
+  std::optional<Period> period_of_key(std::string_view key) const;
 
   PeriodReset reset() const noexcept { return reset_; }
   const std::string& zone() const noexcept { return zone_name_; }

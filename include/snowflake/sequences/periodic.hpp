@@ -34,6 +34,9 @@ struct PeriodSlot {
   // back), the clock's period is looked up.
   const std::int64_t sure_from_ms;
   SequenceEntry entry;  // its numbers: tag "<tag>@<key>"
+  // Its node was removed (older than the retention): never served again
+  // here (503 period_closed), and never made again by anyone.
+  std::atomic<bool> closed{false};
 };
 
 class PeriodicSequence {
@@ -54,7 +57,7 @@ class PeriodicSequence {
   // period older than both in the lookup is not installed (nullptr): it
   // is over here.
   PeriodSlot* install(const Period& p);
-  // The supplier's thread: the slots in the lookup, newest first.
+  // Any thread: the slots in the lookup, newest first.
   std::vector<PeriodSlot*> live() const;
 
  private:

@@ -21,6 +21,8 @@
 
 namespace snowflake {
 
+class PeriodicSequence;  // periodic.hpp
+
 // Relaxed atomics the supplier writes and /status and /metrics read.
 struct SequenceGauges {
   std::atomic<std::int64_t> step{0};             // the size of the last range taken
@@ -35,7 +37,10 @@ struct SequenceGauges {
 };
 
 struct SequenceEntry {
-  explicit SequenceEntry(std::string t) : tag(std::move(t)) {}
+  explicit SequenceEntry(std::string t);
+  ~SequenceEntry();
+  SequenceEntry(const SequenceEntry&) = delete;
+  SequenceEntry& operator=(const SequenceEntry&) = delete;
   const std::string tag;
   SequenceBuffer buffer;
   SequenceGauges gauges;
@@ -63,8 +68,15 @@ struct SequenceEntry {
     printed.store(printed_storage_.get(), std::memory_order_release);
   }
 
+  // A sequence that restarts each period (`seq create --reset`): its
+  // numbers are in its periods' slots, not in this entry's buffer; nullptr
+  // until the supplier has read its definition. Set once, like `printed`.
+  std::atomic<PeriodicSequence*> periodic{nullptr};
+  void set_periodic(std::unique_ptr<PeriodicSequence> p);
+
  private:
   std::unique_ptr<const FilledTemplate> printed_storage_;
+  std::unique_ptr<PeriodicSequence> periodic_storage_;
 };
 
 class SequenceRegistry {

@@ -1,0 +1,269 @@
+// The supplier's side of sequences that restart each period
+// (sequences/periodic.hpp): a definition learned, its periods made and
+// supplied like tags, let go of once over on every clock, and removed after
+// their retention. Why each step is safe: model/period.pml and
+// docs/design.md, "Sequences that restart each period".
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "snowflake/coord/cluster_tree.hpp"
+#include "snowflake/coord/sequence_supplier.hpp"
+#include "snowflake/sequences/number_template.hpp"
+
+namespace snowflake::coord {
+
+namespace {
+
+// How long before a boundary the next period is made and its first range
+// taken: no request waits for ZooKeeper at midnight.
+constexpr std::int64_t kPeriodLeadMs = 60'000;
+// How long past a period's end plus the skew bound this daemon still holds
+// it: less than kPeriodRemovalMarginMs, so it is let go of (and its holder
+// entry with it) before anyone may remove its node.
+constexpr std::int64_t kLetGoMarginMs = 30'000;
+// For this long after a period begins, its ranges are sized by the rate of
+// the period before (at least): its own meter starts from nothing.
+constexpr std::int64_t kRateHintMs = 60'000;
+// A refused or failed step is tried again after this (not every pass).
+constexpr auto kPeriodRetry = std::chrono::seconds(1);
+
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+bool SequenceSupplier::read_definition(const std::string& tag, PeriodicState& ps) {
+  auto read = read_sequence(*zk_, options_.root, tag);
+  if (!read) {
+    failed(read.error(), fmt::format("cannot read the definition of \"{}\"", tag));
+    return false;
+  }
+  ps.definition = std::move(read).value();
+  ps.definition_stale = false;
+  return true;
+}
+
+void SequenceSupplier::learn_periodic(SequenceEntry& parent) {
+  PeriodicState& ps = periodics_[parent.tag];
+  const auto now = std::chrono::steady_clock::now();
+  if (!zk_ || now < ps.retry_at) return;
+  ps.retry_at = now + kPeriodRetry;
+  if (!read_definition(parent.tag, ps)) return;
+  const SequenceNode& d = ps.definition.node;
+  auto rule = PeriodRule::make(d.reset, d.time_zone);
+  if (!rule) {
+    ps.retry_at = now + std::chrono::minutes(1);
+    spdlog::error(
+        "sequences: \"{}\" restarts each period in time zone \"{}\", which this machine's tzdata "
+        "does not have: it is not served here (install the tzdata package of its release)",
+        parent.tag, d.time_zone);
+    return;
+  }
+  auto printed = NumberTemplate::parse(d.number_template, d.reset);
+  if (!printed) {
+    ps.retry_at = now + std::chrono::minutes(1);
+    spdlog::error("sequences: \"{}\": its template '{}' is not served here: {}", parent.tag,
+                  d.number_template, printed.error());
+    return;
+  }
+  parent.set_periodic(
+      std::make_unique<PeriodicSequence>(parent.tag, *rule, std::move(printed).value()));
+  ps.retry_at = {};
+  relist_.store(true);  // its periods' nodes, for the removal
+  registry_.request_refill();
+  spdlog::info("sequences: \"{}\" restarts each {} period in {}, printed as '{}'", parent.tag,
+               to_string(d.reset), d.time_zone, d.number_template);
+}
+
+void SequenceSupplier::supply_periodic(SequenceEntry& parent) {
+  PeriodicSequence& seq = *parent.periodic.load(std::memory_order_relaxed);
+  PeriodicState& ps = periodics_[parent.tag];
+  const std::int64_t now = wall_ms();
+  // Nothing is made for a tag nobody asked this daemon for, or frozen.
+  const bool wanted = parent.wanted.load(std::memory_order_acquire) &&
+                      !parent.frozen.load(std::memory_order_acquire);
+  if (wanted && zk_ && zk_->connected() && std::chrono::steady_clock::now() >= ps.retry_at) {
+    const Period current = seq.rule().period_at(now);
+    open_period(parent, ps, current);
+    if (now >= current.next_begins_ms - kPeriodLeadMs) {
+      open_period(parent, ps, seq.rule().next_after(current));
+    }
+    if (now >= ps.removal_next_ms || current.key != ps.removal_looked_in) {
+      remove_old_periods(seq, ps, current);
+    }
+  }
+  const PeriodSlot* now_serving = seq.slot_at(now);
+  bool took = false;
+  for (PeriodSlot* slot : seq.live()) {
+    // The clock's period and the next one; a period over here takes no
+    // more (its last range would be a gap).
+    const bool ahead = slot->period.begins_ms > now;
+    if ((slot != now_serving && !ahead) || !period_slots_.contains(slot->entry.tag)) continue;
+    TagState& state = tags_[slot->entry.tag];
+    // A period's first minute is sized by the rate of the one before, so
+    // the requests that move over at midnight find a range that lasts.
+    const bool new_period = ahead || now < slot->period.begins_ms + kRateHintMs;
+    if (!new_period) ps.rate = slot->entry.gauges.rate.load(std::memory_order_relaxed);
+    state.rate_hint = new_period ? ps.rate : 0;
+    // The next period holds, before its boundary, what the rate now takes
+    // a range to be: its first range was taken a minute early, perhaps at
+    // no rate yet.
+    const SequenceBufferState buffered = slot->entry.buffer.state();
+    const bool top_up = ahead && state.last_size > 0 &&
+                        buffered.current_left + buffered.queued <
+                            next_range_size(ps.rate, 0, 1, options_.sizing) / 2;
+    const auto fetches = slot->entry.gauges.fetches.load(std::memory_order_relaxed);
+    supply(slot->entry, state, top_up);
+    took = took || slot->entry.gauges.fetches.load(std::memory_order_relaxed) != fetches;
+  }
+  // A request that waited for the tag before its period was there.
+  if (took) parent.waiting.wake_all();
+}
+
+void SequenceSupplier::open_period(SequenceEntry& parent, PeriodicState& ps, const Period& p) {
+  const std::string name = period_tag(parent.tag, p.key);
+  if (period_slots_.contains(name)) return;
+  PeriodicSequence& seq = *parent.periodic.load(std::memory_order_relaxed);
+  for (const PeriodSlot* s : seq.live()) {
+    if (s->period.key == p.key) return;  // closed, or let go of
+  }
+  if (ps.definition_stale && !read_definition(parent.tag, ps)) return;
+  auto made = make_period(*zk_, options_.root, parent.tag, ps.definition, p.key);
+  if (!made) {
+    ps.retry_at = std::chrono::steady_clock::now() + kPeriodRetry;
+    failed(made.error(), fmt::format("cannot make period {} of \"{}\"", p.key, parent.tag));
+    return;
+  }
+  switch (made.value()) {
+    case PeriodMade::definition_moved:
+      ps.definition_stale = true;  // read again and made on the next pass
+      registry_.request_refill();
+      return;
+    case PeriodMade::frozen:
+      // The definition is frozen (ZooKeeper lost some history): the tag's
+      // floor child is watched, and a raise thaws it here (check_floor).
+      ps.definition_stale = true;
+      check_floor(parent, tags_[parent.tag]);
+      return;
+    case PeriodMade::removed:
+      if (PeriodSlot* slot = seq.install(p)) slot->closed.store(true, std::memory_order_release);
+      parent.waiting.wake_all();
+      spdlog::warn("sequences: \"{}\": period {} was removed (past its retention): not served",
+                   parent.tag, p.key);
+      return;
+    case PeriodMade::made:
+    case PeriodMade::there:
+      break;
+  }
+  PeriodSlot* slot = seq.install(p);
+  if (!slot) return;  // older than both held: over here
+  period_slots_[name] = slot;
+  slot->entry.wanted.store(true, std::memory_order_release);
+  parent.waiting.wake_all();
+  spdlog::info("sequences: \"{}\": period {} {} ({} made it)", parent.tag, p.key,
+               p.begins_ms > wall_ms() ? "is ready before it begins" : "is served",
+               made.value() == PeriodMade::made ? "this daemon" : "another daemon");
+}
+
+void SequenceSupplier::let_go_of_over_periods() {
+  const std::int64_t now = wall_ms();
+  std::vector<std::string> over;
+  for (const auto& [name, slot] : period_slots_) {
+    const Period& p = slot->period;
+    if (p.ends_ms == INT64_MAX || restore_owed_.contains(name)) continue;
+    if (now > p.ends_ms + options_.max_skew.count() + kLetGoMarginMs) over.push_back(name);
+  }
+  for (const auto& name : over) {
+    forget_period(name);
+    tags_.erase(name);
+  }
+}
+
+void SequenceSupplier::forget_period(const std::string& name) {
+  if (const auto slot = period_slots_.find(name); slot != period_slots_.end()) {
+    slot->second->closed.store(true, std::memory_order_release);
+    slot->second->entry.buffer.close();
+    slot->second->entry.waiting.wake_all();
+    period_slots_.erase(slot);
+  }
+  if (record_.tags.erase(name) > 0) record_written_ = false;
+  spdlog::info("sequences: period \"{}\" is over: let go of", name);
+}
+
+std::optional<bool> SequenceSupplier::removed_period(const std::string& name) {
+  const auto at = name.find('@');
+  if (at == std::string::npos) return false;
+  const auto ps = periodics_.find(std::string_view(name).substr(0, at));
+  if (ps == periodics_.end()) return false;
+  if (!read_definition(name.substr(0, at), ps->second)) return std::nullopt;
+  const std::string& through = ps->second.definition.node.removed_through;
+  if (through.empty() || name.substr(at + 1) > through) return false;
+  forget_period(name);
+  return true;
+}
+
+void SequenceSupplier::remove_old_periods(const PeriodicSequence& seq, PeriodicState& ps,
+                                          const Period& current) {
+  // The periods kept before the clock's, each with the ZooKeeper time from
+  // which it may go; keys of one rule sort as their dates.
+  std::vector<std::pair<std::string, std::int64_t>> kept;
+  for (const auto& key : ps.listed_keys) {
+    if (key >= current.key) continue;
+    if (const auto p = seq.rule().period_of_key(key)) {
+      kept.emplace_back(
+          key, removable_after_ms(*p, ps.definition.node.retention_s, options_.max_skew.count()));
+    }
+  }
+  ps.removal_looked_in = current.key;
+  ps.removal_next_ms = INT64_MAX;  // until the listing or the period changes, or one is due
+  if (kept.empty()) return;
+  std::int64_t first_due = INT64_MAX;
+  for (const auto& k : kept) first_due = std::min(first_due, k.second);
+  // Our clock only says when to ask ZooKeeper's.
+  if (wall_ms() < first_due) {
+    ps.removal_next_ms = first_due;
+    return;
+  }
+  if (!remove_due_periods(seq, ps, kept)) {
+    ps.removal_next_ms = wall_ms() + 1000;  // again soon
+  }
+}
+
+bool SequenceSupplier::remove_due_periods(
+    const PeriodicSequence& seq, PeriodicState& ps,
+    const std::vector<std::pair<std::string, std::int64_t>>& kept) {
+  // ZooKeeper's own clock decides (a probe's ctime), never ours: a daemon
+  // whose clock runs ahead removes nothing early (model/period.pml).
+  auto zk_now = zk_->time_of_probe(tree::time_probe_prefix(options_.root));
+  if (!zk_now || !zk_now.value()) {
+    if (!zk_now) failed(CoordError::from(zk_now.error()), "cannot read ZooKeeper's clock");
+    return false;
+  }
+  std::int64_t next = INT64_MAX;
+  for (const auto& [key, after] : kept) {
+    if (after > *zk_now.value()) {
+      next = std::min(next, after);
+      continue;
+    }
+    if (ps.definition_stale && !read_definition(seq.tag(), ps)) return false;
+    const std::string& through = ps.definition.node.removed_through;
+    if (!through.empty() && key <= through) continue;  // another daemon removed it
+    auto removed = remove_period(*zk_, options_.root, seq.tag(), ps.definition, key);
+    ps.definition_stale = true;  // our write (or another's) moved it
+    if (!removed) {
+      failed(removed.error(), fmt::format("cannot remove period {} of \"{}\"", key, seq.tag()));
+      return false;
+    }
+    if (!removed.value()) return false;  // moved: read again, next time
+    spdlog::info("sequences: \"{}\": period {} removed (past its retention)", seq.tag(), key);
+  }
+  ps.removal_next_ms = next;
+  return true;
+}
+
+}  // namespace snowflake::coord
