@@ -181,10 +181,11 @@ std::string newest_range(const nlohmann::ordered_json& row) {
 
 void print_periods(const nlohmann::ordered_json& row) {
   std::cout << fmt::format(
-      "  printed as '{}', from {} again each {} period in {}; ended periods kept {} s{}\n",
-      row["template"].get<std::string>(), row["next"].get<std::int64_t>(),
-      row["reset"].get<std::string>(), row["time_zone"].get<std::string>(),
-      row["retention_s"].get<std::int64_t>(),
+      "  printed as {}, from {} again each {} period in {}; ended periods kept {} s{}\n",
+      row["template"].is_null() ? std::string("the number")
+                                : "'" + row["template"].get<std::string>() + "'",
+      row["next"].get<std::int64_t>(), row["reset"].get<std::string>(),
+      row["time_zone"].get<std::string>(), row["retention_s"].get<std::int64_t>(),
       row["removed_through"].is_null()
           ? std::string()
           : fmt::format(" (removed through {})", row["removed_through"].get<std::string>()));

@@ -115,8 +115,7 @@ void SequenceSupplier::supply_periodic(SequenceEntry& parent) {
     // no rate yet.
     const SequenceBufferState buffered = slot->entry.buffer.state();
     const bool top_up = ahead && state.last_size > 0 &&
-                        buffered.current_left + buffered.queued <
-                            next_range_size(ps.rate, 0, 1, options_.sizing) / 2;
+                        buffered.current_left + buffered.queued < next_size(state, ps.rate) / 2;
     const auto fetches = slot->entry.gauges.fetches.load(std::memory_order_relaxed);
     supply(slot->entry, state, top_up);
     took = took || slot->entry.gauges.fetches.load(std::memory_order_relaxed) != fetches;
@@ -129,9 +128,8 @@ void SequenceSupplier::open_period(SequenceEntry& parent, PeriodicState& ps, con
   const std::string name = period_tag(parent.tag, p.key);
   if (period_slots_.contains(name)) return;
   PeriodicSequence& seq = *parent.periodic.load(std::memory_order_relaxed);
-  for (const PeriodSlot* s : seq.live()) {
-    if (s->period.key == p.key) return;  // closed, or let go of
-  }
+  // Held (closed, or let go of), or older than both held: over here.
+  if (!seq.installable(p)) return;
   if (ps.definition_stale && !read_definition(parent.tag, ps)) return;
   auto made = make_period(*zk_, options_.root, parent.tag, ps.definition, p.key);
   if (!made) {
@@ -163,6 +161,10 @@ void SequenceSupplier::open_period(SequenceEntry& parent, PeriodicState& ps, con
   PeriodSlot* slot = seq.install(p);
   if (!slot) return;  // older than both held: over here
   period_slots_[name] = slot;
+  // A bounded period's first range is an eighth of it at most, like the
+  // rest (tags_: the first daemon at a high rate would take it all).
+  const SequenceNode& d = ps.definition.node;
+  tags_[name].left_in_node = d.end == kSequenceMax ? -1 : d.end - d.next;
   slot->entry.wanted.store(true, std::memory_order_release);
   parent.waiting.wake_all();
   spdlog::info("sequences: \"{}\": period {} {} ({} made it)", parent.tag, p.key,
@@ -200,7 +202,15 @@ std::optional<bool> SequenceSupplier::removed_period(const std::string& name) {
   if (at == std::string::npos) return false;
   const auto ps = periodics_.find(std::string_view(name).substr(0, at));
   if (ps == periodics_.end()) return false;
-  if (!read_definition(name.substr(0, at), ps->second)) return std::nullopt;
+  auto read = read_sequence(*zk_, options_.root, name.substr(0, at));
+  if (!read) {
+    // The definition gone too: ZooKeeper lost it (nothing deletes one).
+    if (read.error().code == CoordErrc::no_sequence) return false;
+    failed(read.error(), fmt::format("cannot read the definition of \"{}\"", name.substr(0, at)));
+    return std::nullopt;
+  }
+  ps->second.definition = std::move(read).value();
+  ps->second.definition_stale = false;
   const std::string& through = ps->second.definition.node.removed_through;
   if (through.empty() || name.substr(at + 1) > through) return false;
   forget_period(name);
@@ -262,7 +272,15 @@ bool SequenceSupplier::remove_due_periods(
     if (!removed.value()) return false;  // moved: read again, next time
     spdlog::info("sequences: \"{}\": period {} removed (past its retention)", seq.tag(), key);
   }
-  ps.removal_next_ms = next;
+  // When the next is due, on our clock, as ZooKeeper's runs (ours may be
+  // ahead of it). Due within minutes: looked at again within 10 s, should
+  // ZooKeeper's clock be stepped meanwhile (one probe each).
+  if (next != INT64_MAX) {
+    const std::int64_t wait = next - *zk_now.value();
+    ps.removal_next_ms = wall_ms() + (wait > 600'000 ? wait : std::min<std::int64_t>(wait, 10'000));
+  } else {
+    ps.removal_next_ms = INT64_MAX;
+  }
   return true;
 }
 

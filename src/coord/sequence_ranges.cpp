@@ -273,6 +273,15 @@ Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string
                                                 const std::string& tag, std::int64_t above) {
   for (int attempt = 0; attempt < kMaxTakeAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(read, read_sequence(zk, root, tag));
+    // A definition's `next` is each period's start: a raise above 0 would
+    // move every later period's start. Its periods are raised one by one.
+    if (read.node.reset != PeriodReset::none && above > 0) {
+      return CoordError{CoordErrc::periodic,
+                        fmt::format("sequence \"{}\" restarts each period: raise one period "
+                                    "(seq raise {}@<period> --above N); --above 0 thaws the "
+                                    "sequence itself",
+                                    tag, tag)};
+    }
     BOOST_OUTCOME_TRY(child, read_sequence_floor(zk, root, tag));
     const SequenceNode after = raised(read.node, above);
     // Written even unchanged when the child does not say so: a tag made by

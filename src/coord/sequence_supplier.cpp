@@ -252,6 +252,12 @@ bool SequenceSupplier::restore_held() {
   // is not frozen again.
   for (auto it = restore_owed_.begin(); it != restore_owed_.end();) {
     const auto& [tag, held] = *it;
+    // A period removed after its retention is not made again (no daemon
+    // can be in it; made, it would stay below removed_through for good).
+    if (const auto removal = removed_period(tag); removal && *removal) {
+      it = restore_owed_.erase(it);
+      continue;
+    }
     // Made again if gone: as this daemon knew it (its template and end), in
     // ranges of what it held.
     const auto known = tags_.find(tag);
@@ -359,11 +365,15 @@ bool SequenceSupplier::check_floor(SequenceEntry& entry, TagState& state) {
     read = read_sequence(*zk_, options_.root, entry.tag, /*watch=*/true);  // ran out: watched
   }
   if (!read) {
-    if (read.error().code == CoordErrc::no_sequence && holds && !entry.frozen.load()) {
-      // A period's node removed after its retention: let go, not lost.
+    if (read.error().code == CoordErrc::no_sequence && holds &&
+        entry.tag.find('@') != std::string::npos) {
+      // A period's node removed after its retention (frozen here or not):
+      // let go, not lost.
       const auto removal = removed_period(entry.tag);
       if (!removal) return false;  // the definition unread: judged on the next pass
       if (*removal) return true;
+    }
+    if (read.error().code == CoordErrc::no_sequence && holds && !entry.frozen.load()) {
       // Nothing else deletes a sequence: ZooKeeper lost it.
       report_loss(HistoryLoss::wiped,
                   fmt::format("\"{}\" is gone though this daemon holds [{}, {}) of it", entry.tag,

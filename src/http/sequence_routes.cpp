@@ -219,9 +219,11 @@ std::optional<Reply> find_period(SequenceAsk& ask, const PeriodicSequence& perio
     ask.entry = &slot->entry;
     return std::nullopt;
   }
+  const Period p = periodic.rule().period_at(now);
+  // A clock stepped back past every period held: never made here again.
+  if (periodic.before_held(p)) return refuse(ask, closed_period(ask.tag, p));
   ask.parent->wanted.store(true, std::memory_order_release);
   ctx.sequences->request_refill();
-  const Period p = periodic.rule().period_at(now);
   if (!ctx.sequences->connected.load(std::memory_order_acquire) || last) {
     return refuse(ask,
                   unavailable_response(
@@ -245,7 +247,7 @@ std::optional<Reply> attempt(SequenceAsk& ask, RouterContext& ctx, bool last) {
   }
   SequenceEntry& entry = *ask.entry;
   if (entry.frozen.load(std::memory_order_acquire)) [[unlikely]]
-    return refuse(ask, frozen_sequence(ask.tag));
+    return refuse(ask, frozen_sequence(entry.tag));
   // Counted before it reserves (sequence_replies.hpp says why).
   if (!ask.in_flight) ask.in_flight = entry.replies.enter();
   const auto complete = [&ask, &entry]() -> std::optional<Reply> {
@@ -257,7 +259,7 @@ std::optional<Reply> attempt(SequenceAsk& ask, RouterContext& ctx, bool last) {
   if (auto whole = complete()) [[likely]]
     return whole;
   // A frozen tag's buffer is emptied after the flag is set: read it again.
-  if (entry.frozen.load(std::memory_order_acquire)) return refuse(ask, frozen_sequence(ask.tag));
+  if (entry.frozen.load(std::memory_order_acquire)) return refuse(ask, frozen_sequence(entry.tag));
   if (entry.exhausted.load(std::memory_order_acquire)) {
     // Set once the last range is in the buffer: what it added, first.
     if (auto whole = complete()) return whole;
@@ -300,12 +302,17 @@ Answer serve(std::string_view tag, std::uint32_t count, Shape shape, RouterConte
   auto waiting = std::make_shared<SequenceAsk>(std::move(ask));
   // A periodic tag's wait hears its period's entry, and the tag's (where
   // the supplier says a period was made).
-  return Wait{[waiting, &ctx](bool last) { return attempt(*waiting, ctx, last); },
-              [waiting](std::weak_ptr<const Wake> wake) {
-                if (waiting->entry != waiting->parent) waiting->entry->waiting.add(wake);
-                waiting->parent->waiting.add(std::move(wake));
-              },
-              std::chrono::steady_clock::now() + ctx.sequence_wait};
+  return Wait{
+      [waiting, &ctx](bool last) { return attempt(*waiting, ctx, last); },
+      [waiting](std::weak_ptr<const Wake> wake) {
+        // A periodic tag's: each period held (the one the ask takes
+        // from may be installed by the retry that follows).
+        if (const PeriodicSequence* p = waiting->parent->periodic.load(std::memory_order_acquire)) {
+          for (PeriodSlot* slot : p->live()) slot->entry.waiting.add(wake);
+        }
+        waiting->parent->waiting.add(std::move(wake));
+      },
+      std::chrono::steady_clock::now() + ctx.sequence_wait};
 }
 
 }  // namespace

@@ -23,6 +23,21 @@ PeriodSlot* PeriodicSequence::slot_at(std::int64_t now_ms) const noexcept {
   return nullptr;
 }
 
+bool PeriodicSequence::installable(const Period& p) const {
+  const PeriodSlot* newest = newest_.load(std::memory_order_relaxed);
+  const PeriodSlot* previous = previous_.load(std::memory_order_relaxed);
+  for (const PeriodSlot* s : {newest, previous}) {
+    if (s && s->period.key == p.key) return false;
+  }
+  return !newest || !previous || p.key > newest->period.key || p.key > previous->period.key;
+}
+
+bool PeriodicSequence::before_held(const Period& p) const noexcept {
+  const PeriodSlot* newest = newest_.load(std::memory_order_acquire);
+  const PeriodSlot* previous = previous_.load(std::memory_order_acquire);
+  return newest && previous && p.key < newest->period.key && p.key < previous->period.key;
+}
+
 PeriodSlot* PeriodicSequence::install(const Period& p) {
   PeriodSlot* newest = newest_.load(std::memory_order_relaxed);
   PeriodSlot* previous = previous_.load(std::memory_order_relaxed);

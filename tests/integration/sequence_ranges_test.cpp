@@ -254,6 +254,12 @@ TEST_CASE(
   CHECK(taken.start == 1);
   CHECK(taken.end == 11);                                              // the definition's step
   CHECK_FALSE(make_period(*s, kSeqRoot, "invoice", read, "2026-11"));  // not a day
+  // A period is raised like a tag; the definition only to thaw it (--above
+  // 0): its next is every later period's start.
+  CHECK(raise_sequence(*s, kSeqRoot, "invoice@2026-11-26", 100).value().floor == 100);
+  CHECK(raise_sequence(*s, kSeqRoot, "invoice", 100).error().code == CoordErrc::periodic);
+  CHECK(raise_sequence(*s, kSeqRoot, "invoice", 0));
+  CHECK(read_sequence(*s, kSeqRoot, "invoice").value().node.next == read.node.next);
   // Listed beside the tags, but not a tag: period_tag's '@'.
   CHECK(sequence_tags(*s, kSeqRoot).value() ==
         std::vector<std::string>{"invoice", "invoice@2026-11-26"});

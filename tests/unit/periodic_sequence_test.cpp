@@ -60,6 +60,14 @@ TEST_CASE(
   CHECK(seq.slot_at(kNov26Noon) == nullptr);
   CHECK(seq.install(today) == nullptr);
   CHECK(slot->entry.tag == "invoice@2026-11-26");  // still alive for who holds it
+  // What the supplier asks before it makes a period's node, and what a
+  // request whose clock stepped back that far is told (period_closed).
+  CHECK_FALSE(seq.installable(today));
+  CHECK_FALSE(seq.installable(third));  // held already
+  CHECK(seq.installable(seq.rule().next_after(third)));
+  CHECK(seq.before_held(today));
+  CHECK_FALSE(seq.before_held(next->period));
+  CHECK_FALSE(invoices().before_held(today));  // nothing held: not before it
 }
 
 TEST_CASE("periodic sequence: requests racing the installs find only their own period",

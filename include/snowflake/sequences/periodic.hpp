@@ -57,6 +57,12 @@ class PeriodicSequence {
   // period older than both in the lookup is not installed (nullptr): it
   // is over here.
   PeriodSlot* install(const Period& p);
+  // The supplier's thread: whether install(p) would install a new slot
+  // (not held, and newer than one of the two held).
+  bool installable(const Period& p) const;
+  // Any thread: the clock's period is older than every slot held (a clock
+  // stepped back past them): that period is over here.
+  bool before_held(const Period& p) const noexcept;
   // Any thread: the slots in the lookup, newest first.
   std::vector<PeriodSlot*> live() const;
 
