@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "child_process.hpp"
+#include "wall_clock.hpp"
 
 namespace snowflake::test {
 
@@ -69,7 +70,10 @@ CertificateFiles TestCertificates::sign(const std::string& name, const Certifica
                                 "-extfile",
                                 ext.string()};
   // Signed "in 2020": libfaketime moves the clock of that one command.
-  if (expired) x509.insert(x509.begin(), {"/usr/bin/faketime", "2020-01-01 00:00:00"});
+  if (expired) {
+    sweep_faketime_leftovers();
+    x509.insert(x509.begin(), {"/usr/bin/faketime", "2020-01-01 00:00:00"});
+  }
   run(x509);
   return out;
 }

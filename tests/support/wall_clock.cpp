@@ -1,7 +1,10 @@
 #include "wall_clock.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <string>
+#include <system_error>
 
 namespace snowflake::test {
 
@@ -22,6 +25,7 @@ namespace {
 constexpr auto kFakeTime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
 
 std::map<std::string, std::string> preload() {
+  sweep_faketime_leftovers();
   return {{"LD_PRELOAD", kFakeTime},
           {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
           // A sanitized build must be told that a preloaded library comes first.
@@ -55,6 +59,20 @@ void WallClockOffset::set_ms(std::int64_t offset_ms) {
   set((offset_ms < 0 ? "-" : "+") + std::to_string(magnitude / 1000) + "." +
       std::string(3 - std::to_string(magnitude % 1000).size(), '0') +
       std::to_string(magnitude % 1000));
+}
+
+void sweep_faketime_leftovers() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ec)) {
+    const std::string name = entry.path().filename().string();
+    std::string pid;
+    for (const std::string prefix : {"faketime_shm_", "sem.faketime_sem_"}) {
+      if (name.starts_with(prefix)) pid = name.substr(prefix.size());
+    }
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (std::filesystem::exists("/proc/" + pid, ec)) continue;  // alive: its own
+    std::filesystem::remove(entry.path(), ec);
+  }
 }
 
 std::map<std::string, std::string> fixed_wall_clock_offset(const std::string& offset) {

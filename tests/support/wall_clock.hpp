@@ -30,6 +30,13 @@ class WallClockOffset {
 std::int64_t wall_ms_now();
 std::int64_t wall_us_now();
 
+// libfaketime leaves /dev/shm/faketime_shm_<pid> and sem.faketime_sem_<pid>
+// behind a process killed (SIGKILL: the daemons tests kill, ZooKeeper's
+// stop); the `faketime` command fails ("sem_open: File exists") once a new
+// one gets such a pid. Removes those of processes that are gone; called
+// before anything starts under libfaketime.
+void sweep_faketime_leftovers();
+
 // A wall clock off by a fixed `offset` for the daemon's whole life.
 std::map<std::string, std::string> fixed_wall_clock_offset(const std::string& offset);
 
