@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/coord/sequence_supplier.hpp"
 #include "snowflake/sequences/number_template.hpp"
@@ -29,11 +30,7 @@ constexpr std::int64_t kRateHintMs = 60'000;
 // A refused or failed step is tried again after this (not every pass).
 constexpr auto kPeriodRetry = std::chrono::seconds(1);
 
-std::int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+std::int64_t wall_ms() { return SystemClock::read_wall_ns() / 1'000'000; }
 
 }  // namespace
 

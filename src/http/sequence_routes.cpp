@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "id_answer.hpp"
+#include "snowflake/clock.hpp"
 #include "snowflake/lease.hpp"
 #include "snowflake/names.hpp"
 #include "snowflake/sequences/periodic.hpp"
@@ -57,11 +58,7 @@ Response exhausted_sequence(std::string_view tag, std::size_t got) {
                   tag, got == 0 ? "no number" : "fewer numbers than asked for", tag));
 }
 
-std::int64_t wall_ms_now() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+std::int64_t wall_ms_now() { return SystemClock::read_wall_ns() / 1'000'000; }
 
 // A periodic tag whose period has no number left below its --max: until the
 // next period begins (Retry-After), never a number wider than the template.
