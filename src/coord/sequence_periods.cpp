@@ -171,15 +171,46 @@ void SequenceSupplier::open_period(SequenceEntry& parent, PeriodicState& ps, con
 
 void SequenceSupplier::let_go_of_over_periods() {
   const std::int64_t now = wall_ms();
+  const std::int64_t wait_out = options_.max_skew.count() + kLetGoMarginMs;
   std::vector<std::string> over;
   for (const auto& [name, slot] : period_slots_) {
     const Period& p = slot->period;
     if (p.ends_ms == INT64_MAX || restore_owed_.contains(name)) continue;
-    if (now > p.ends_ms + options_.max_skew.count() + kLetGoMarginMs) over.push_back(name);
+    if (now > p.ends_ms + wait_out) over.push_back(name);
   }
+  const auto steady = std::chrono::steady_clock::now();
+  if (over.empty() || steady < let_go_confirm_at_ || !zk_ || !zk_->connected()) return;
+  // Our clock says over. A clock stepped forward (NTP, a VM resumed) says
+  // so early, before the coordinator's next heartbeat holds it for skew;
+  // let go of then, the period would be closed here for good and answered
+  // period_closed once the clock is stepped back. ZooKeeper's clock
+  // confirms (one probe a period, once it is over).
+  auto zk_now = zk_->time_of_probe(tree::time_probe_prefix(options_.root));
+  if (!zk_now || !zk_now.value()) {
+    if (!zk_now) failed(CoordError::from(zk_now.error()), "cannot read ZooKeeper's clock");
+    let_go_confirm_at_ = steady + kPeriodRetry;
+    return;
+  }
+  const std::int64_t zk_ms = *zk_now.value();
+  std::int64_t soonest = INT64_MAX;
   for (const auto& name : over) {
+    const std::int64_t due = period_slots_.at(name)->period.ends_ms + wait_out;
+    if (zk_ms <= due) {
+      soonest = std::min(soonest, due - zk_ms);
+      spdlog::warn(
+          "sequences: period \"{}\" is over by this daemon's clock but not by ZooKeeper's "
+          "(this clock is {} ms ahead of it): held until it is",
+          name, now - zk_ms);
+      continue;
+    }
     forget_period(name);
     tags_.erase(name);
+  }
+  // Looked at again when ZooKeeper's clock gets there (10 s at most: it
+  // may be stepped too).
+  if (soonest != INT64_MAX) {
+    let_go_confirm_at_ = steady + std::chrono::milliseconds(std::clamp<std::int64_t>(
+                                      soonest + 1, 1000, 10'000));
   }
 }
 

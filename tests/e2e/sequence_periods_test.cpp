@@ -388,3 +388,48 @@ TEST_CASE(
   CHECK(std::stoll(r->headers["retry-after"]) > 80'000);
   CHECK(small == std::vector<std::string>{"S260405-01", "S260405-02", "S260405-03"});
 }
+
+TEST_CASE(
+    "a daily sequence: a daemon's clock stepped forward past the day's end keeps the day (ZooKeeper's "
+    "clock says it is not over), and serves it again once stepped back",
+    "[sequence][period]") {
+  std::vector<std::int64_t> ahead{0};
+  FakedCluster c("2026-06-01T23:58:20Z", ahead);
+  created(*c.daemons[0], {"create", "invoice", "--reset", "daily", "--time-zone", "UTC",
+                          "--template", "INV-{yyyy}{MM}{dd}-{n:06}", "--step", "20"});
+  const auto first = first_answers(c);
+  REQUIRE(first[0].period == "2026-06-01");
+  // NTP steps the clock 150 s on (to 00:00:4x, past the day's end plus the
+  // skew bound and the margin): before the fix the daemon let go of the day
+  // at its next pass, and answered period_closed once stepped back.
+  ahead[0] = 150'000;
+  c.jump(0, ahead);
+  INFO(c.daemons[0]->process().stderr_text());
+  // Until the daemon has judged the day: held (or, wrongly, let go of).
+  REQUIRE(eventually(
+      [&] {
+        const std::string log = c.daemons[0]->process().stderr_text();
+        return log.find("period \"invoice@2026-06-01\" is over by this daemon's clock but not "
+                        "by ZooKeeper's") != std::string::npos ||
+               log.find("period \"invoice@2026-06-01\" is over: let go of") != std::string::npos;
+      },
+      20s));
+  ahead[0] = 0;
+  c.jump(0, ahead);
+  std::optional<HttpReply> r;
+  REQUIRE(eventually(
+      [&] {
+        r = http_get(c.daemons[0]->port(), "/seq/invoice");
+        return r && error_of(r) != "clock_skew";
+      },
+      20s));
+  INFO(r->body);
+  {
+    INFO("the day ended before the test got here (a loaded machine)");
+    REQUIRE(wall_ms_now() < c.real_ms_at("2026-06-02T00:00:00Z"));
+  }
+  CHECK(r->status == 200);
+  CHECK(json::parse(r->body)["period"] == "2026-06-01");
+  CHECK(std::stoll(json::parse(r->body)["number"].get<std::string>()) >
+        std::stoll(first[0].number));
+}

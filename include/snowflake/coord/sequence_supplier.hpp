@@ -188,8 +188,9 @@ class SequenceSupplier {
   void supply_periodic(SequenceEntry& parent);
   void open_period(SequenceEntry& parent, PeriodicState& ps, const Period& p);
   bool read_definition(const std::string& tag, PeriodicState& ps);
-  // Periods over on every clock within the skew bound (and a margin): let
-  // go of (their holder entries too), before anyone may remove them.
+  // Periods over on every clock within the skew bound (and a margin), by
+  // ours and by ZooKeeper's: let go of (their holder entries too), before
+  // anyone may remove them.
   void let_go_of_over_periods();
   void remove_old_periods(const PeriodicSequence& seq, PeriodicState& ps, const Period& current);
   bool remove_due_periods(const PeriodicSequence& seq, PeriodicState& ps,
@@ -294,6 +295,8 @@ class SequenceSupplier {
   // The periods' slots it supplies, by "<tag>@<key>" (a period is let go
   // of once over on every clock; the slot lives on, its buffer closed).
   std::map<std::string, PeriodSlot*, std::less<>> period_slots_;
+  // When a period over by our clock is next checked against ZooKeeper's.
+  std::chrono::steady_clock::time_point let_go_confirm_at_{};
   std::atomic<bool> relist_{true};  // the children watch fired (or a new session)
   HolderRecord record_;             // what the holder node says, once written
   bool record_written_ = false;     // record_ as it stands is in ZooKeeper
