@@ -209,8 +209,8 @@ void SequenceSupplier::let_go_of_over_periods() {
   // Looked at again when ZooKeeper's clock gets there (10 s at most: it
   // may be stepped too).
   if (soonest != INT64_MAX) {
-    let_go_confirm_at_ = steady + std::chrono::milliseconds(std::clamp<std::int64_t>(
-                                      soonest + 1, 1000, 10'000));
+    let_go_confirm_at_ =
+        steady + std::chrono::milliseconds(std::clamp<std::int64_t>(soonest + 1, 1000, 10'000));
   }
 }
 
