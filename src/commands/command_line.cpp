@@ -66,6 +66,8 @@ po::options_description visible_options() {
       ("retention", po::value<std::string>()->value_name("D"),
        "seq create --reset: how long an ended period's node is kept, e.g. 90d, 12h (default "
        "31d)")
+      ("frozen", "seq create: made frozen (503 sequence_frozen, no period made) until seq "
+       "raise: a sequence made again after ZooKeeper lost it (docs/operations.md)")
       ("step", po::value<std::string>()->value_name("S"),
        "seq create: the smallest range a daemon takes (default 1000)")
       ("above", po::value<std::string>()->value_name("N"),
@@ -126,7 +128,7 @@ std::string usage_text() {
                                                  every sequence frozen until seq raise
   snowflaked seq create TAG --start N [--step S] --config FILE
                       [--template T] [--max N] [--reset PERIOD --time-zone ZONE]
-                      [--retention D]            a dense sequence, served at GET /seq/TAG
+                      [--retention D] [--frozen] a dense sequence, served at GET /seq/TAG
   snowflaked seq list --config FILE [--json]      the sequences: next number, step, floor,
                                                  the newest range; each daemon's holdings
   snowflaked seq raise TAG[@PERIOD] --above N --config FILE [--timeout MS]

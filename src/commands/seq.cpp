@@ -85,6 +85,15 @@ int seq_create(const std::string& file, const std::string& tag, const coord::Seq
           ? std::string()
           : fmt::format(", from {} again each {} period in {} (ended periods kept {} s)",
                         first.next, to_string(first.reset), first.time_zone, first.retention_s));
+  if (first.frozen) {
+    std::cout << fmt::format(
+        "frozen: nothing of it is handed out{} until seq raise {} --above N{}\n",
+        first.reset == PeriodReset::none ? "" : " and no period made", tag,
+        first.reset == PeriodReset::none
+            ? ""
+            : fmt::format(" (each period first: seq raise {}@PERIOD --above N; then --above 0)",
+                          tag));
+  }
   return kExitOk;
 }
 
@@ -371,6 +380,9 @@ Result<coord::SequenceNode, std::string> first_node(const Options& options) {
                        first.next);
   }
   first.end = max + 1;
+  // Made again after ZooKeeper lost it: no daemon hands out (or makes a
+  // period from) what may repeat numbers handed out before, until raised.
+  first.frozen = options.count("frozen") > 0;
   return first;
 }
 

@@ -269,10 +269,58 @@ Result<void, CoordError> freeze_sequence_above(ZkSession& zk, const std::string&
                     fmt::format("sequence \"{}\" kept changing while it was frozen", tag)};
 }
 
+namespace {
+
+// `seq raise TAG@KEY` of a period whose node is gone (ZooKeeper lost it and
+// no daemon that held it made it again): made from the definition, raised,
+// in one multi conditional on the definition's version, so that no daemon
+// makes it from its start meanwhile (a definition made again after a loss
+// is frozen: `seq create --frozen`). nullopt: made by someone meanwhile, or
+// the definition moved: read again.
+Result<std::optional<SequenceNode>, CoordError> make_period_above(ZkSession& zk,
+                                                                  const std::string& root,
+                                                                  const std::string& name,
+                                                                  std::int64_t above) {
+  const auto at = name.find('@');
+  if (at == std::string::npos) {
+    return CoordError{CoordErrc::no_sequence,
+                      fmt::format("no sequence \"{}\"; seq create makes one", name)};
+  }
+  const std::string tag = name.substr(0, at);
+  const std::string key = name.substr(at + 1);
+  BOOST_OUTCOME_TRY(definition, read_sequence(zk, root, tag));
+  const SequenceNode& d = definition.node;
+  if (d.reset == PeriodReset::none || !is_period_key(d.reset, key)) {
+    return CoordError{CoordErrc::no_sequence,
+                      fmt::format("sequence \"{}\" has no period \"{}\"", tag, key)};
+  }
+  if (!d.removed_through.empty() && key <= d.removed_through) {
+    return CoordError{CoordErrc::no_sequence,
+                      fmt::format("period {} of \"{}\" was removed after its retention (through "
+                                  "{}): no daemon serves it again",
+                                  key, tag, d.removed_through)};
+  }
+  const SequenceNode first = raised(first_of_period(d), above);
+  auto made = zk.multi({ZkOp::check(sequence_path(root, tag), definition.version),
+                        ZkOp::create(sequence_path(root, name), encode(first)),
+                        ZkOp::create(tree::sequence_floor(root, name), encode_floor(first))});
+  if (made) return std::optional<SequenceNode>(first);
+  if (read_again_after(made.error())) return std::optional<SequenceNode>();
+  return CoordError::from(made.error());
+}
+
+}  // namespace
+
 Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string& root,
                                                 const std::string& tag, std::int64_t above) {
   for (int attempt = 0; attempt < kMaxTakeAttempts; ++attempt) {
-    BOOST_OUTCOME_TRY(read, read_sequence(zk, root, tag));
+    auto found = read_sequence(zk, root, tag);
+    if (!found && found.error().code == CoordErrc::no_sequence) {
+      BOOST_OUTCOME_TRY(made, make_period_above(zk, root, tag, above));
+      if (made) return *made;
+      continue;  // there now, or the definition moved: read again
+    }
+    BOOST_OUTCOME_TRY(read, std::move(found));
     // A definition's `next` is each period's start: a raise above 0 would
     // move every later period's start. Its periods are raised one by one.
     if (read.node.reset != PeriodReset::none && above > 0) {

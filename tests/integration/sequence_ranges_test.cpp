@@ -287,3 +287,52 @@ TEST_CASE(
   CHECK(make_period(*s, kSeqRoot, "invoice", frozen, "2026-11-28").value() == PeriodMade::frozen);
   CHECK_FALSE(s->try_get(sequence_path(kSeqRoot, "invoice@2026-11-28")).value());
 }
+
+TEST_CASE(
+    "sequence ranges: after ZooKeeper lost a period, seq raise makes it again above the floor "
+    "(never from its start), and a definition made again frozen makes no period until thawed",
+    "[sequence][period]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  // Made again after a wipe, as the runbook says: frozen (seq create --frozen).
+  SequenceNode definition{1, 10, 0, {}};
+  definition.reset = PeriodReset::daily;
+  definition.time_zone = "UTC";
+  definition.number_template = "{yyyy}-{MM}-{dd}/{n}";
+  definition.frozen = true;
+  REQUIRE(create_sequence(*s, kSeqRoot, "daily", definition));
+  const auto read = read_sequence(*s, kSeqRoot, "daily").value();
+  CHECK(make_period(*s, kSeqRoot, "daily", read, "2026-11-26").value() == PeriodMade::frozen);
+  CHECK_FALSE(s->try_get(sequence_path(kSeqRoot, "daily@2026-11-26")).value());
+
+  // The period its numbers went out in: made above them, not frozen, its
+  // floor child with it; a daemon's make finds it there.
+  const auto raised = raise_sequence(*s, kSeqRoot, "daily@2026-11-26", 500).value();
+  CHECK(raised.floor == 500);
+  CHECK(raised.next == 501);
+  CHECK_FALSE(raised.frozen);
+  CHECK(raised.number_template.empty());  // a period's node: the definition holds the template
+  CHECK(s->try_get(sequence_path(kSeqRoot, "daily@2026-11-26") + "/floor").value());
+  SequenceTaker taker{"run", 0};
+  CHECK(take_range(*s, kSeqRoot, "daily@2026-11-26", taker, 5).value().start == 501);
+  // Raised again: like any node.
+  CHECK(raise_sequence(*s, kSeqRoot, "daily@2026-11-26", 400).value().floor == 500);
+
+  // Thawed: a later period is made from its start.
+  REQUIRE(raise_sequence(*s, kSeqRoot, "daily", 0));
+  const auto thawed = read_sequence(*s, kSeqRoot, "daily").value();
+  CHECK_FALSE(thawed.node.frozen);
+  CHECK(make_period(*s, kSeqRoot, "daily", thawed, "2026-11-27").value() == PeriodMade::made);
+  CHECK(read_sequence(*s, kSeqRoot, "daily@2026-11-27").value().node.next == 1);
+
+  // Nothing is made for what is not a period of it, a removed period, or
+  // a tag with no definition.
+  CHECK(raise_sequence(*s, kSeqRoot, "daily@2026-11", 5).error().code == CoordErrc::no_sequence);
+  REQUIRE(remove_period(*s, kSeqRoot, "daily", thawed, "2026-11-26").value());
+  const auto removed = raise_sequence(*s, kSeqRoot, "daily@2026-11-26", 900);
+  REQUIRE_FALSE(removed);
+  CHECK(removed.error().message.find("removed after its retention") != std::string::npos);
+  CHECK_FALSE(s->try_get(sequence_path(kSeqRoot, "daily@2026-11-26")).value());
+  CHECK(raise_sequence(*s, kSeqRoot, "gone@2026-11-26", 5).error().code == CoordErrc::no_sequence);
+  CHECK(raise_sequence(*s, kSeqRoot, "gone", 5).error().code == CoordErrc::no_sequence);
+}

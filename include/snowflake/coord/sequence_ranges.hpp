@@ -126,7 +126,10 @@ Result<void, CoordError> freeze_sequence_above(ZkSession& zk, const std::string&
 // `seq raise`: the tag's floor raised to `above` (it only rises). The node
 // and its child are written even when the floor is already there if the
 // child does not say so (made by an older version, or an older raise wrote
-// the node alone): that write is what wakes the holders.
+// the node alone): that write is what wakes the holders. A period
+// ("TAG@KEY") whose node is gone, of a definition that has it and did not
+// remove it, is made from the definition above `above` (after ZooKeeper
+// lost it: docs/operations.md).
 Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string& root,
                                                 const std::string& tag, std::int64_t above);
 
