@@ -170,6 +170,13 @@ void SequenceSupplier::open_period(SequenceEntry& parent, PeriodicState& ps, con
 }
 
 void SequenceSupplier::let_go_of_over_periods() {
+  // What a period let go of (or found removed) left here: nothing of it is
+  // held, owed or recorded any more (a daemon runs for years: a day each).
+  std::erase_if(tags_, [this](const auto& t) {
+    const std::string& name = t.first;
+    return name.find('@') != std::string::npos && !period_slots_.contains(name) &&
+           !restore_owed_.contains(name) && !record_.tags.contains(name);
+  });
   const std::int64_t now = wall_ms();
   const std::int64_t wait_out = options_.max_skew.count() + kLetGoMarginMs;
   std::vector<std::string> over;

@@ -27,6 +27,8 @@
 #include "load.hpp"
 #include "nemesis.hpp"
 #include "runbook.hpp"
+#include "snowflake/sequences/period.hpp"
+#include "snowflake/time_format.hpp"
 
 using namespace snowflake;
 using namespace snowflake::chaos;
@@ -338,12 +340,13 @@ class Nemesis {
   }
 
   // A migration: the old system's last ID is the chaos layout's largest at
-  // real time + amount; the command gets the fault's duration to confirm.
+  // the cluster's time + amount; the command gets the fault's duration to
+  // confirm.
   void start_floor(Applied& a, std::size_t i) {
     const auto layout = IdLayout::create(cluster_.layout(), cluster_.layout().epoch_ms).value();
     a.above_id = layout
-                     .compose(a.start_us / 1000 + a.plan.amount, 0, layout.max_worker_id(),
-                              layout.max_sequence())
+                     .compose(a.start_us / 1000 + cluster_.base_offset_ms() + a.plan.amount, 0,
+                              layout.max_worker_id(), layout.max_sequence())
                      .value();
     a.floor_command =
         cluster_.raise_floor(a.above_id, command_timeout(a.plan), fmt::format("floor-{}", i));
@@ -356,7 +359,7 @@ class Nemesis {
   void end_floor(Applied& a, Fault& done) {
     done.detail += ":";
     end_command(a, done);
-    const std::int64_t floor_passes_us = (a.start_us / 1000 + a.plan.amount + 1) * 1000;
+    const std::int64_t floor_passes_us = (a.start_us / 1000 + a.plan.amount + 1) * 1000;  // real
     done.end_us = std::max({done.end_us, floor_passes_us, done.confirmed_us});
   }
   ChaosCluster& cluster_;
@@ -366,6 +369,29 @@ class Nemesis {
   int applied_ = 0;
   LostDataRunbook runbook_;
 };
+
+// The daily sequence's periods on either side of the cluster's midnight.
+std::pair<std::string, std::string> days_around_midnight(const ChaosCluster& cluster) {
+  const auto rule = PeriodRule::make(PeriodReset::daily, kChaosDaily.zone).value();
+  const std::int64_t midnight = cluster.midnight_real_ms() + cluster.base_offset_ms();
+  return {rule.period_at(midnight - 1).key, rule.period_at(midnight).key};
+}
+
+// "" if the daily sequence handed out numbers of both days; else why the
+// run did not check what it is for (its boundary not inside the load).
+std::string crossed_midnight(const CheckReport& report,
+                             const std::pair<std::string, std::string>& days) {
+  std::string missing;
+  for (const auto& day : {days.first, days.second}) {
+    const auto s = report.sequences.find(std::string(kChaosDaily.tag) + "@" + day);
+    if (s == report.sequences.end() || s->second.numbers == 0) missing += " " + day;
+  }
+  return missing.empty() ? std::string()
+                         : fmt::format(
+                               "FAILED: \"{}\" handed out no number of{}: its midnight "
+                               "was not inside the load\n",
+                               kChaosDaily.tag, missing);
+}
 
 }  // namespace
 
@@ -396,8 +422,18 @@ int main(int argc, char** argv) {
             << std::flush;
 
   std::vector<std::string> crashes;
+  // The daily sequence's midnight in the middle of the load (which starts
+  // once the cluster is ready, a few seconds on).
+  const auto midnight_in = 5s + o.length / 2;
+  std::pair<std::string, std::string> days;  // the periods before and after it
   {
-    ChaosCluster cluster({o.daemons, o.ensemble, o.strategy, o.out, tmpfs, o.worker_bits});
+    ChaosCluster cluster(
+        {o.daemons, o.ensemble, o.strategy, o.out, tmpfs, o.worker_bits, midnight_in});
+    days = days_around_midnight(cluster);
+    std::ofstream(o.out / "plan.txt", std::ios::app)
+        << fmt::format("every clock {:+} ms off real time: midnight of {} ({} to {}) at real {}\n",
+                       cluster.base_offset_ms(), kChaosDaily.zone, days.first, days.second,
+                       format_iso8601_ms(cluster.midnight_real_ms()));
     if (!cluster.wait_ready(60s)) {
       std::cout << "chaos: FAILED: the cluster did not become ready (as many daemons ready as the "
                    "pool has worker IDs) within 60 s (see "
@@ -463,7 +499,9 @@ int main(int argc, char** argv) {
   std::string text =
       fmt::format("seed {}: {} faults applied\n", o.seed, schedule.size()) + to_text(report);
   for (const auto& c : crashes) text += "CRASH: " + c + "\n";
+  const std::string crossed = crossed_midnight(report, days);
+  text += crossed;
   std::ofstream(o.out / "report.txt") << text;
   std::cout << text << "record: " << o.out.string() << '\n';
-  return report.ok() && crashes.empty() ? 0 : 1;
+  return report.ok() && crashes.empty() && crossed.empty() ? 0 : 1;
 }

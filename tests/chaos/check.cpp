@@ -58,6 +58,10 @@ void check_answers(const History& h, const std::vector<Fault>& schedule, const I
       }
       continue;
     }
+    if (!a.error.empty()) {  // a 200 the load could not read
+      r.violate("bad_answer", fmt::format("{} answered 200, {}", who(a), a.error));
+      continue;
+    }
     if (!a.seq.empty()) continue;  // numbers, not IDs: check_sequences
     for (const auto& run : a.ids) {
       r.ids += run.count;
@@ -298,7 +302,8 @@ bool is_documented_refusal(const std::string& code) {
                                                 "floor_ahead",
                                                 "sequence_unavailable",
                                                 "cluster_fenced",
-                                                "sequence_frozen"};
+                                                "sequence_frozen",
+                                                "period_closed"};
   return documented.contains(code);
 }
 

@@ -40,6 +40,11 @@ bool meets(const std::vector<Window>& windows, std::int64_t sent, std::int64_t r
 
 bool is_zookeeper(const Fault& f) { return f.kind.starts_with("zk_"); }
 
+// "s.daily@2026-11-30": one period of a sequence that restarts each day,
+// checked as a sequence of its own; its start and availability are the
+// sequence's ("s.daily").
+std::string base_tag(const std::string& seq) { return seq.substr(0, seq.find('@')); }
+
 // Availability: outside the daemon's own faults (and the cluster-wide
 // ones); of that, while a ZooKeeper server was down.
 void availability(const History& h, const std::vector<Fault>& schedule, CheckReport& r) {
@@ -63,7 +68,7 @@ void availability(const History& h, const std::vector<Fault>& schedule, CheckRep
       it = touching.emplace(a.daemon, merge_windows(std::move(w))).first;
     }
     if (meets(it->second, a.sent_us, a.received_us)) continue;
-    auto& s = r.sequences[a.seq];
+    auto& s = r.sequences[base_tag(a.seq)];
     ++s.asked;
     if (a.status == 200) ++s.served;
     if (meets(zookeeper_down, a.sent_us, a.received_us)) {
@@ -107,11 +112,13 @@ void check_sequences(const History& h, const std::vector<Fault>& schedule, Check
     const Answer& a = h.answers[i];
     if (a.seq.empty() || a.status != 200) continue;
     auto& s = r.sequences[a.seq];
+    const auto start = h.sequence_starts.find(base_tag(a.seq));
+    if (start != h.sequence_starts.end()) s.start = start->second;
     for (const auto& run : a.ids) {
       spans[a.seq].push_back({run.first, run.last(), i});
       s.lowest = std::min(s.lowest, run.first);
       s.highest = std::max(s.highest, run.last());
-      if (h.sequence_starts.contains(a.seq) && run.first < s.start) {
+      if (start != h.sequence_starts.end() && run.first < s.start) {
         r.violate("seq_below_start", fmt::format("{} gave {} of \"{}\", below its start {}", who(a),
                                                  run.first, a.seq, s.start));
       }
@@ -137,14 +144,23 @@ std::string sequences_text(const CheckReport& r) {
   };
   std::string out;
   for (const auto& [tag, s] : r.sequences) {
-    out += fmt::format("sequence \"{}\": {} numbers, duplicates {}", tag, s.numbers, s.duplicates);
+    const auto period = r.sequences.lower_bound(tag + "@");
+    const bool by_period =
+        s.numbers == 0 && period != r.sequences.end() && period->first.starts_with(tag + "@");
+    out += fmt::format("sequence \"{}\": ", tag);
+    out += by_period ? std::string("its numbers by period below")
+                     : fmt::format("{} numbers, duplicates {}", s.numbers, s.duplicates);
     if (s.numbers > 0) {
       // How dense: numbers handed out against the span they came from.
       out += fmt::format(", {}..{} (start {}, {:.1f}% of the span handed out)", s.lowest, s.highest,
                          s.start, percent(s.numbers - s.duplicates, s.highest - s.lowest + 1));
     }
-    out += fmt::format("; served {:.1f}% of {} outside the daemons' faults",
-                       percent(s.served, s.asked), s.asked);
+    // A period's asked and served are its sequence's.
+    const bool a_period = tag.find('@') != std::string::npos;
+    if (!a_period) {
+      out += fmt::format("; served {:.1f}% of {} outside the daemons' faults",
+                         percent(s.served, s.asked), s.asked);
+    }
     if (s.asked_zk_down > 0) {
       out += fmt::format(", {:.1f}% of {} while a ZooKeeper server was down",
                          percent(s.served_zk_down, s.asked_zk_down), s.asked_zk_down);

@@ -15,6 +15,7 @@
 #include "../support/wall_clock.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/ids/layout_json.hpp"
+#include "snowflake/sequences/period.hpp"
 
 namespace snowflake::chaos {
 
@@ -31,10 +32,23 @@ std::string describe(const test::ExitStatus& s) {
   return s.signal ? fmt::format("signal {}", s.signal) : fmt::format("exit {}", s.code);
 }
 
-std::map<std::string, std::string> sanitizer_env() {
-  // Sanitizer reports must not look like "refused to start" (exit 1).
-  return {{"ASAN_OPTIONS", "verify_asan_link_order=0:exitcode=99"},
-          {"UBSAN_OPTIONS", "halt_on_error=1:exitcode=98"}};
+// `env` with sanitizer reports that must not look like "refused to start"
+// (exit 1), over what it says of them (libfaketime's ASAN_OPTIONS).
+std::map<std::string, std::string> with_sanitizer_env(std::map<std::string, std::string> env) {
+  env["ASAN_OPTIONS"] = "verify_asan_link_order=0:exitcode=99";
+  env["UBSAN_OPTIONS"] = "halt_on_error=1:exitcode=98";
+  return env;
+}
+
+// The offset that puts a midnight of kChaosDaily's zone at real time
+// `at_ms`: the nearer of the two around it.
+std::int64_t offset_to_midnight(std::int64_t at_ms) {
+  const auto rule = PeriodRule::make(PeriodReset::daily, kChaosDaily.zone);
+  if (!rule) throw std::runtime_error(fmt::format("no time zone {}", kChaosDaily.zone));
+  const Period p = rule->period_at(at_ms);
+  const std::int64_t back = p.begins_ms - at_ms;  // <= 0
+  const std::int64_t on = p.next_begins_ms - at_ms;
+  return -back < on ? back : on;
 }
 
 }  // namespace
@@ -55,12 +69,16 @@ bool enter_private_mounts() {
 ChaosCluster::ChaosCluster(ClusterOptions options) : options_(std::move(options)) {
   const auto logs = options_.out / "logs";
   std::filesystem::create_directories(logs);
+  midnight_real_ms_ = test::wall_ms_now() + options_.midnight_in.count();
+  base_offset_ms_ = offset_to_midnight(midnight_real_ms_);
+  zk_clock_ = std::make_unique<test::WallClockOffset>(options_.out / "clock-zk",
+                                                      test::offset_text(base_offset_ms_));
   std::vector<unsigned short> zk_ports;
   if (options_.ensemble) {
-    ensemble_ = std::make_unique<test::ZooKeeperEnsemble>(logs);
+    ensemble_ = std::make_unique<test::ZooKeeperEnsemble>(logs, zk_clock_->jvm_env());
     for (int i = 0; i < ensemble_->size(); ++i) zk_ports.push_back(ensemble_->client_port(i));
   } else {
-    zk_ = std::make_unique<test::ZooKeeperServer>(logs);
+    zk_ = std::make_unique<test::ZooKeeperServer>(logs, zk_clock_->jvm_env());
     zk_ports.push_back(zk_->port());
   }
   {
@@ -76,12 +94,17 @@ ChaosCluster::ChaosCluster(ClusterOptions options) : options_(std::move(options)
                    std::to_string(q.step)},
                   fmt::format("seq-create-{}", q.tag));
   }
+  admin_command({"seq", "create", kChaosDaily.tag, "--reset", "daily", "--time-zone",
+                 kChaosDaily.zone, "--template", kChaosDaily.number_template, "--start",
+                 std::to_string(kChaosDaily.start), "--step", std::to_string(kChaosDaily.step)},
+                fmt::format("seq-create-{}", kChaosDaily.tag));
   for (int d = 0; d < options_.daemons; ++d) {
     auto s = std::make_unique<Slot>();
     s->index = d;
     s->port = test::free_port();
     for (const auto port : zk_ports) s->proxies.push_back(std::make_unique<test::FaultProxy>(port));
-    s->clock = std::make_unique<test::WallClockOffset>(options_.out / fmt::format("clock-d{}", d));
+    s->clock = std::make_unique<test::WallClockOffset>(options_.out / fmt::format("clock-d{}", d),
+                                                       test::offset_text(base_offset_ms_));
     s->state = options_.out / "state" / fmt::format("d{}", d);
     std::filesystem::create_directories(s->state);
     if (options_.tmpfs_state) {
@@ -166,7 +189,7 @@ std::unique_ptr<test::ChildProcess> ChaosCluster::raise_floor(std::uint64_t abov
       std::vector<std::string>{SNOWFLAKED_PATH, "pool", "floor", "--config", admin_config_.string(),
                                "--above-id", std::to_string(above_id), "--timeout",
                                std::to_string(timeout.count())},
-      sanitizer_env(), options_.out / "logs" / log_name);
+      command_env(), options_.out / "logs" / log_name);
 }
 
 std::unique_ptr<test::ChildProcess> ChaosCluster::raise_sequence(
@@ -176,19 +199,33 @@ std::unique_ptr<test::ChildProcess> ChaosCluster::raise_sequence(
       std::vector<std::string>{SNOWFLAKED_PATH, "seq", "raise", tag, "--above",
                                std::to_string(above), "--timeout", std::to_string(timeout.count()),
                                "--config", admin_config_.string()},
-      sanitizer_env(), options_.out / "logs" / log_name);
+      command_env(), options_.out / "logs" / log_name);
+}
+
+std::map<std::string, std::string> ChaosCluster::command_env() const {
+  return with_sanitizer_env(test::fixed_wall_clock_offset(test::offset_text(base_offset_ms_)));
 }
 
 int ChaosCluster::run_admin(std::vector<std::string> args, const std::string& log_name) const {
   args.insert(args.begin(), SNOWFLAKED_PATH);
   args.insert(args.end(), {"--config", admin_config_.string()});
-  test::ChildProcess command(args, sanitizer_env(), options_.out / "logs" / log_name);
+  test::ChildProcess command(args, command_env(), options_.out / "logs" / log_name);
   const auto status = command.wait_for_exit(30s);
   if (!status) {
     command.send_signal(SIGKILL);
     return -1;
   }
   return status->signal ? -1 : status->code;
+}
+
+std::string ChaosCluster::admin_output(std::vector<std::string> args,
+                                       const std::string& log_name) const {
+  args.insert(args.begin(), SNOWFLAKED_PATH);
+  args.insert(args.end(), {"--config", admin_config_.string()});
+  test::ChildProcess command(args, command_env(), options_.out / "logs" / log_name);
+  const auto status = command.wait_for_exit(30s);
+  if (!status) command.send_signal(SIGKILL);
+  return status && status->signal == 0 && status->code == 0 ? command.stdout_text() : "";
 }
 
 void ChaosCluster::admin_command(std::vector<std::string> args, const std::string& log_name) const {
@@ -235,8 +272,7 @@ void ChaosCluster::forget_runs() {
 
 void ChaosCluster::launch(Slot& s) {
   const int run = s.run.load() + 1;
-  auto env = s.clock->env();
-  env.merge(sanitizer_env());
+  const auto env = with_sanitizer_env(s.clock->env());
   s.process = std::make_unique<test::ChildProcess>(
       std::vector<std::string>{SNOWFLAKED_PATH, "--config", s.config.string()}, env,
       options_.out / "logs" / fmt::format("d{}-run{}", s.index, run));
@@ -301,7 +337,7 @@ std::int64_t ChaosCluster::max_clock_offset_ms(int d, std::int64_t from_us,
   for (auto c = first; c != changes.end() && c->from_us <= to_us; ++c) {
     most = std::max({most, c->before_ms, c->after_ms});
   }
-  return most;
+  return base_offset_ms_ + most;
 }
 
 void ChaosCluster::stall(int d, bool on) {
@@ -410,7 +446,7 @@ void ChaosCluster::set_clock_offset_ms(int d, std::int64_t offset_ms) {
   // daemon could have.
   std::lock_guard lock(mutex_);
   const std::int64_t from = wall_us_now();
-  s.clock->set_ms(offset_ms);
+  s.clock->set_ms(base_offset_ms_ + offset_ms);
   s.offsets.push_back({from, wall_us_now(), s.offset_ms, offset_ms});
   s.offset_ms = offset_ms;
 }

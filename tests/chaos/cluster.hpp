@@ -12,6 +12,7 @@
 #include <chrono>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,6 +38,9 @@ struct ClusterOptions {
   bool tmpfs_state = false;
   // The pool: 2^worker_bits worker IDs (chaos_layout).
   int worker_bits = 2;
+  // Real time from the cluster's start at which its clocks read a midnight
+  // of kChaosDaily's zone (the daily sequence's boundary, inside the run).
+  std::chrono::milliseconds midnight_in{30'000};
 };
 
 // The daemons' timings that bound how soon a dead one's worker ID serves
@@ -60,6 +64,21 @@ struct ChaosSequence {
 inline constexpr ChaosSequence kChaosSequences[] = {{"s.dense", 1000, 10},
                                                     {"s.wide", 5'000'000, 100}};
 
+// The load's sequence that restarts each day. Every clock of the cluster
+// (ZooKeeper's, each daemon's, the operators' commands') runs ahead of real
+// time, or behind it, by one base offset, so that a midnight of its zone
+// falls inside the run; the nemesis's clock faults move a daemon's clock
+// from there.
+struct ChaosDailySequence {
+  const char* tag;
+  const char* zone;
+  const char* number_template;  // printed: "<period>/<number>"
+  std::uint64_t start;
+  std::int64_t step;
+};
+inline constexpr ChaosDailySequence kChaosDaily{"s.daily", "Europe/Berlin", "{yyyy}-{MM}-{dd}/{n}",
+                                                1, 10};
+
 // Moves this process (and its children to come) into a mount namespace of
 // its own, so tmpfs mounts vanish with it. False if not allowed (not root).
 bool enter_private_mounts();
@@ -82,8 +101,12 @@ class ChaosCluster {
   unsigned short port(int d) const { return slots_[idx(d)]->port.load(); }
   int run(int d) const { return slots_[idx(d)]->run.load(); }
   // How far ahead of real time daemon `d`'s wall clock was, at most, during
-  // [from_us, to_us] (real clock, us).
+  // [from_us, to_us] (real clock, us): the base offset and the faults'.
   std::int64_t max_clock_offset_ms(int d, std::int64_t from_us, std::int64_t to_us) const;
+  // How far every clock of the cluster is ahead of real time (ms; behind
+  // if negative), and the real time (Unix ms) at which they read midnight.
+  std::int64_t base_offset_ms() const { return base_offset_ms_; }
+  std::int64_t midnight_real_ms() const { return midnight_real_ms_; }
 
   // Faults. Each returns a word on what it did ("" if nothing could be done).
   void stall(int d, bool on);
@@ -95,6 +118,7 @@ class ChaosCluster {
   void stop_daemon(int d, int signal);  // kill -9 or SIGTERM; kept down until start_daemon
   void start_daemon(int d, bool fresh_state);
   void freeze(int d, bool frozen);  // SIGSTOP / SIGCONT
+  // A fault's offset of daemon `d`'s clock, on top of the base offset.
   void set_clock_offset_ms(int d, std::int64_t offset_ms);
   std::int64_t clock_offset_ms(int d) const;
   void state_unwritable(int d, bool on);
@@ -115,6 +139,8 @@ class ChaosCluster {
   // `snowflaked ARGS --config <admin>` to its end (30 s at most): its exit
   // code, -1 if it did not end.
   int run_admin(std::vector<std::string> args, const std::string& log_name) const;
+  // The same, with what it printed on stdout ("" unless it exited 0).
+  std::string admin_output(std::vector<std::string> args, const std::string& log_name) const;
 
   // Starts `snowflaked pool floor --above-id N` against ZooKeeper itself (no
   // proxy), its output in logs/<log_name>.
@@ -170,7 +196,14 @@ class ChaosCluster {
   void forget_runs();  // the forgetter thread
   void supervise();
 
+  // The environment of an operator's command: the cluster's clock, and
+  // sanitizer reports that do not look like a refusal.
+  std::map<std::string, std::string> command_env() const;
+
   ClusterOptions options_;
+  std::int64_t midnight_real_ms_ = 0;
+  std::int64_t base_offset_ms_ = 0;
+  std::unique_ptr<test::WallClockOffset> zk_clock_;
   std::unique_ptr<test::ZooKeeperServer> zk_;
   std::unique_ptr<test::ZooKeeperEnsemble> ensemble_;
   std::vector<std::unique_ptr<Slot>> slots_;

@@ -88,7 +88,8 @@ std::string to_json_line(const Fault& f) {
          {"start", f.start_us},
          {"end", f.end_us},
          {"detail", f.detail}};
-  if (f.above_id != 0) {
+  // A raise's (a floor's, a sequence's): above 0 too (a period thawed).
+  if (f.above_id != 0 || !f.tag.empty()) {
     j["above_id"] = std::to_string(f.above_id);
     j["confirmed"] = f.confirmed_us;
   }

@@ -23,10 +23,43 @@ constexpr auto kBatchPace = 20ms;
 constexpr auto kDownPace = 50ms;  // while a daemon does not answer at all
 constexpr auto kTimeout = 5s;     // longer than any fault that freezes a daemon
 
+bool is_text(const test::HttpReply& reply) {
+  return reply.headers.count("content-type") &&
+         reply.headers.at("content-type").starts_with("text/plain");
+}
+
+// A daily number's answer: its period and numbers. Text is the printed
+// form, "<period>/<number>" a line (kChaosDaily's template); JSON carries
+// both ("number" or "numbers", and "period"). Empty if it reads otherwise.
+std::pair<std::string, std::vector<std::uint64_t>> parse_daily(const test::HttpReply& reply) {
+  std::pair<std::string, std::vector<std::uint64_t>> out;
+  auto& [period, numbers] = out;
+  if (is_text(reply)) {
+    const std::string& b = reply.body;
+    for (std::size_t at = 0; at < b.size();) {
+      const std::size_t nl = std::min(b.find('\n', at), b.size());
+      const std::string line = b.substr(at, nl - at);
+      const std::size_t slash = line.find('/');
+      if (slash == std::string::npos) return {};
+      if (!period.empty() && line.substr(0, slash) != period) return {};  // one period a batch
+      period = line.substr(0, slash);
+      numbers.push_back(std::stoull(line.substr(slash + 1)));
+      at = nl + 1;
+    }
+    return out;
+  }
+  const auto j = nlohmann::json::parse(reply.body);
+  period = j.value("period", "");
+  if (j.contains("number")) numbers.push_back(std::stoull(j["number"].get<std::string>()));
+  if (j.contains("numbers")) {
+    for (const auto& v : j["numbers"]) numbers.push_back(std::stoull(v.get<std::string>()));
+  }
+  return out;
+}
+
 std::vector<std::uint64_t> parse_ids(const test::HttpReply& reply) {
   std::vector<std::uint64_t> ids;
-  if (reply.headers.count("content-type") &&
-      reply.headers.at("content-type").starts_with("text/plain")) {
+  if (is_text(reply)) {
     const std::string& b = reply.body;
     for (std::size_t at = 0; at < b.size();) {
       const auto nl = b.find('\n', at);
@@ -52,6 +85,7 @@ HistoryWriter::HistoryWriter(const std::filesystem::path& path, const LayoutSett
   out_ << layout_line(layout) << '\n';
   std::map<std::string, std::uint64_t> starts;
   for (const auto& q : kChaosSequences) starts[q.tag] = q.start;
+  starts[kChaosDaily.tag] = kChaosDaily.start;  // each period's
   out_ << sequences_line(starts) << '\n';
 }
 
@@ -94,8 +128,11 @@ std::string ChaosLoad::next_target(int which, std::uint64_t n, std::mt19937_64& 
   };
   if (which == 0) return n % 2 ? "/id/orders" : "/id/users?format=text";
   if (which == 1) return "/id/batch?count=" + std::to_string(uniform(2, 300));
-  sequence = n % std::size(kChaosSequences);
-  std::string target = std::string("/seq/") + kChaosSequences[sequence].tag;
+  // The sequences by turns, the daily one last (index: one past them).
+  sequence = n % (std::size(kChaosSequences) + 1);
+  std::string target =
+      std::string("/seq/") +
+      (sequence < std::size(kChaosSequences) ? kChaosSequences[sequence].tag : kChaosDaily.tag);
   switch (uniform(0, 3)) {
     case 0:
       return target;
@@ -104,6 +141,28 @@ std::string ChaosLoad::next_target(int which, std::uint64_t n, std::mt19937_64& 
     default:
       return target + "?count=" + std::to_string(uniform(2, 20)) + (n % 3 ? "" : "&format=text");
   }
+}
+
+void ChaosLoad::record_daily(Answer& a, const test::HttpReply& reply) {
+  auto [period, numbers] = parse_daily(reply);
+  if (period.empty() || numbers.empty()) {
+    a.error = "unreadable: " + reply.body.substr(0, 200);  // the checker flags it
+    return;
+  }
+  // Recorded as a tag of its own per period: the checker's rules for a
+  // sequence (no number twice, none below the start, rising per run, a
+  // raise's floor) hold per period.
+  a.seq = std::string(kChaosDaily.tag) + "@" + period;
+  a.ids = to_runs(numbers);
+  const std::uint64_t top = *std::max_element(numbers.begin(), numbers.end());
+  std::lock_guard lock(daily_mutex_);
+  auto& highest = daily_highest_[period];
+  highest = std::max(highest, top);
+}
+
+std::map<std::string, std::uint64_t> ChaosLoad::daily_highest() const {
+  std::lock_guard lock(daily_mutex_);
+  return daily_highest_;
 }
 
 void ChaosLoad::client(int daemon, int which, std::uint64_t seed) {
@@ -116,7 +175,8 @@ void ChaosLoad::client(int daemon, int which, std::uint64_t seed) {
     Answer a;
     a.daemon = daemon;
     a.client = which;
-    if (which == 2) a.seq = kChaosSequences[sequence].tag;
+    const bool daily = which == 2 && sequence == std::size(kChaosSequences);
+    if (which == 2) a.seq = daily ? kChaosDaily.tag : kChaosSequences[sequence].tag;
     a.sent_us = wall_us_now();
     std::optional<test::HttpReply> reply;
     try {
@@ -140,7 +200,9 @@ void ChaosLoad::client(int daemon, int which, std::uint64_t seed) {
       continue;
     }
     a.status = static_cast<int>(reply->status);
-    if (reply->status == 200) {
+    if (reply->status == 200 && daily) {
+      record_daily(a, *reply);
+    } else if (reply->status == 200) {
       const auto ids = parse_ids(*reply);
       a.ids = to_runs(ids);
       if (which == 2 && !ids.empty()) {

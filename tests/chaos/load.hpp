@@ -2,8 +2,8 @@
 // Steady client load on every daemon of a chaos cluster: per daemon, one
 // client asking for single IDs (two tags, JSON and text), one asking for
 // batches (a third tag, random sizes), and one asking for the numbers of
-// the dense sequences (kChaosSequences: one or a few at a time, JSON and
-// text), each over a keep-alive connection, paced so a long run's record
+// the dense sequences (kChaosSequences and kChaosDaily: one or a few at a
+// time, JSON and text), each over a keep-alive connection, paced so a long run's record
 // stays small. Every answer, and every request that got none, is written to
 // the history as it happens.
 
@@ -11,11 +11,13 @@
 #include <atomic>
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
 
+#include "../support/http_client.hpp"
 #include "cluster.hpp"
 #include "history.hpp"
 
@@ -41,8 +43,11 @@ class ChaosLoad {
   void stop();
   // The highest number of kChaosSequences[i] any answer has carried so far.
   std::uint64_t highest_number(std::size_t i) const { return highest_[i].load(); }
+  // The same of kChaosDaily, by period ("2026-11-30").
+  std::map<std::string, std::uint64_t> daily_highest() const;
 
  private:
+  void record_daily(Answer& a, const test::HttpReply& reply);
   void client(int daemon, int which, std::uint64_t seed);
   std::string next_target(int which, std::uint64_t n, std::mt19937_64& random,
                           std::size_t& sequence) const;
@@ -51,6 +56,8 @@ class ChaosLoad {
   HistoryWriter& history_;
   std::atomic<bool> stopping_{false};
   std::array<std::atomic<std::uint64_t>, std::size(kChaosSequences)> highest_{};
+  mutable std::mutex daily_mutex_;
+  std::map<std::string, std::uint64_t> daily_highest_;
   std::vector<std::thread> threads_;
 };
 

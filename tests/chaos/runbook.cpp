@@ -67,7 +67,76 @@ RunbookOutcome LostDataRunbook::run(const std::string& kind, std::int64_t loss_u
   for (std::size_t q = 0; q < std::size(kChaosSequences); ++q) {
     out.raises.push_back(raise(q, kind, index));
   }
+  raise_daily(kind, index, out);
   return out;
+}
+
+// The daily sequence as docs/operations.md says: each period the load was
+// given numbers of raised past them (made above them if ZooKeeper lost it),
+// the definition made again frozen first where it is gone, then thawed.
+// `args` run again (ZooKeeper down a moment: a zk_kill meanwhile) until it
+// exits 0 or `done_too`, for kRaiseWithin at most: its last exit code.
+int LostDataRunbook::until_done(const std::vector<std::string>& args, const std::string& log_name,
+                                int done_too) {
+  const auto deadline = std::chrono::steady_clock::now() + kRaiseWithin;
+  int code = -1;
+  for (int attempt = 1; code != 0 && code != done_too; ++attempt) {
+    if (attempt > 1) {
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(200ms);
+    }
+    code = cluster_.run_admin(args, fmt::format("{}-{}", log_name, attempt));
+  }
+  return code;
+}
+
+void LostDataRunbook::raise_daily(const std::string& after, std::size_t index,
+                                  RunbookOutcome& out) {
+  const std::string tag = kChaosDaily.tag;
+  // Made again, frozen, if ZooKeeper lost it (exit 2: it is there): a
+  // daemon may make a period again above what it held, never a definition.
+  const int made = until_done(
+      {"seq", "create", tag, "--reset", "daily", "--time-zone", kChaosDaily.zone, "--template",
+       kChaosDaily.number_template, "--start", std::to_string(kChaosDaily.start), "--step",
+       std::to_string(kChaosDaily.step), "--frozen"},
+      fmt::format("runbook-{}-create-{}", index, tag), kExitNoSequence);
+  if (made == 0) out.note += fmt::format(", \"{}\" made again frozen", tag);
+  // The periods the load had numbers of, and every other one ZooKeeper
+  // has: the next day's, made before midnight, is frozen too (above what
+  // the daemons held of it, which is all that went out of it).
+  std::map<std::string, std::uint64_t> periods = load_.daily_highest();
+  nlohmann::json listed;
+  const auto deadline = std::chrono::steady_clock::now() + kRaiseWithin;
+  for (int attempt = 1; !listed.is_array() && std::chrono::steady_clock::now() < deadline;
+       ++attempt) {
+    if (attempt > 1) std::this_thread::sleep_for(200ms);
+    listed = nlohmann::json::parse(
+        cluster_.admin_output({"seq", "list", "--json"},
+                              fmt::format("runbook-{}-list-{}", index, attempt)),
+        nullptr, false);
+  }
+  for (const auto& row : listed.is_array() ? listed : nlohmann::json::array()) {
+    if (row.value("tag", "") != tag || !row.contains("periods")) continue;
+    for (const auto& p : row["periods"]) periods.emplace(p.value("period", ""), 0);
+  }
+  periods.erase("");
+  for (const auto& [period, highest] : periods) {
+    const std::string name = tag + "@" + period;
+    Fault f{"seq_raise", "cluster", wall_us_now(), 0, "", highest, 0, name};
+    const int code =
+        until_done({"seq", "raise", name, "--above", std::to_string(highest), "--timeout", "4000"},
+                   fmt::format("runbook-{}-raise-{}", index, name));
+    f.end_us = wall_us_now();
+    f.confirmed_us = code == 0 ? f.end_us : 0;
+    f.detail =
+        fmt::format("runbook after {}: seq raise \"{}\" above {}, {}", after, name, highest,
+                    code == 0 ? std::string("confirmed") : fmt::format("not confirmed ({})", code));
+    out.raises.push_back(f);
+  }
+  // Only now may a period be made from its start again.
+  const int thawed = until_done({"seq", "raise", tag, "--above", "0", "--timeout", "4000"},
+                                fmt::format("runbook-{}-thaw-{}", index, tag));
+  out.note += fmt::format(", \"{}\" thawed: exit {}", tag, thawed);
 }
 
 std::string LostDataRunbook::await_noticed(std::int64_t loss_us,
@@ -112,7 +181,9 @@ bool LostDataRunbook::noticed(int d, std::int64_t loss_us, const std::vector<int
   // before ended at most a fence's length after it was written, and losses
   // are further apart than that).
   const auto& until = cluster_field(status, "fence", "until_ms");
-  return until.is_number() && until.get<std::int64_t>() >= loss_us / 1000 + kFenceMs / 2;
+  // The fence is on the cluster's clock (the base offset ahead of real time).
+  return until.is_number() &&
+         until.get<std::int64_t>() >= loss_us / 1000 + cluster_.base_offset_ms() + kFenceMs / 2;
 }
 
 Fault LostDataRunbook::raise(std::size_t q, const std::string& after, std::size_t index) {

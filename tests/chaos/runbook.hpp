@@ -12,7 +12,8 @@
 //     written since) or is a run started since (it holds nothing from
 //     before), each sequence raised past the numbers the load was given,
 //     again until confirmed, or made again above them where ZooKeeper lost
-//     it (`seq raise`, `seq create`).
+//     it (`seq raise`, `seq create`); the daily sequence period by period
+//     (its definition made again frozen where it is gone), then thawed.
 // Each raise is a seq_raise record of the schedule, so that the checker
 // holds `seq raise`'s contract to it.
 
@@ -54,6 +55,9 @@ class LostDataRunbook {
   std::string await_noticed(std::int64_t loss_us, const std::vector<int>& runs_at_loss);
   bool noticed(int d, std::int64_t loss_us, const std::vector<int>& runs_at_loss);
   Fault raise(std::size_t q, const std::string& after, std::size_t index);
+  void raise_daily(const std::string& after, std::size_t index, RunbookOutcome& out);
+  int until_done(const std::vector<std::string>& args, const std::string& log_name,
+                 int done_too = 0);
 
   ChaosCluster& cluster_;
   const ChaosLoad& load_;

@@ -51,11 +51,11 @@ struct PeriodAnswer {
 struct FakedCluster {
   explicit FakedCluster(const std::string& start_iso, const std::vector<std::int64_t>& ahead_ms)
       : offset_ms(iso_ms(start_iso) - wall_ms_now()),
-        zk_clock(clocks.path() / "zk", ms_text(offset_ms)),
-        zk({}, jvm_env(zk_clock)) {
+        zk_clock(clocks.path() / "zk", offset_text(offset_ms)),
+        zk({}, zk_clock.jvm_env()) {
     for (std::size_t i = 0; i < ahead_ms.size(); ++i) {
       daemon_clocks.push_back(std::make_unique<WallClockOffset>(
-          clocks.path() / ("d" + std::to_string(i)), ms_text(offset_ms + ahead_ms[i])));
+          clocks.path() / ("d" + std::to_string(i)), offset_text(offset_ms + ahead_ms[i])));
       states.push_back(std::make_unique<TempDir>());
       const json patch = {{"sequences", {{"max_wait_ms", kMaxWaitMs}}},
                           {"coordinator", {{"max_skew_ms", 2000}}}};
@@ -69,20 +69,6 @@ struct FakedCluster {
     std::tm tm{};
     std::istringstream(iso) >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
     return static_cast<std::int64_t>(timegm(&tm)) * 1000;
-  }
-  static std::string ms_text(std::int64_t ms) {
-    const std::int64_t magnitude = ms < 0 ? -ms : ms;
-    return fmt::format("{}{}.{:03}", ms < 0 ? "-" : "+", magnitude / 1000, magnitude % 1000);
-  }
-  // A JVM reads its clock all the time: the offset's file once a second.
-  // And libfaketime's fix of timed waits on the monotonic clock makes
-  // every JVM thread's wait return at once (a JVM spinning on each core).
-  static std::map<std::string, std::string> jvm_env(const WallClockOffset& clock) {
-    auto env = clock.env();
-    env.erase("FAKETIME_NO_CACHE");
-    env["FAKETIME_CACHE_DURATION"] = "1";
-    env["FAKETIME_FORCE_MONOTONIC_FIX"] = "0";
-    return env;
   }
   // Every clock moved on by `ms` (the daemons' relative offsets kept).
   void jump(std::int64_t ms, const std::vector<std::int64_t>& ahead_ms) {
@@ -390,7 +376,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a daily sequence: a daemon's clock stepped forward past the day's end keeps the day (ZooKeeper's "
+    "a daily sequence: a daemon's clock stepped forward past the day's end keeps the day "
+    "(ZooKeeper's "
     "clock says it is not over), and serves it again once stepped back",
     "[sequence][period]") {
   std::vector<std::int64_t> ahead{0};
@@ -409,8 +396,9 @@ TEST_CASE(
   REQUIRE(eventually(
       [&] {
         const std::string log = c.daemons[0]->process().stderr_text();
-        return log.find("period \"invoice@2026-06-01\" is over by this daemon's clock but not "
-                        "by ZooKeeper's") != std::string::npos ||
+        return log.find(
+                   "period \"invoice@2026-06-01\" is over by this daemon's clock but not "
+                   "by ZooKeeper's") != std::string::npos ||
                log.find("period \"invoice@2026-06-01\" is over: let go of") != std::string::npos;
       },
       20s));

@@ -46,6 +46,14 @@ std::map<std::string, std::string> WallClockOffset::env() const {
   return e;
 }
 
+std::map<std::string, std::string> WallClockOffset::jvm_env() const {
+  auto e = env();
+  e.erase("FAKETIME_NO_CACHE");
+  e["FAKETIME_CACHE_DURATION"] = "1";
+  e["FAKETIME_FORCE_MONOTONIC_FIX"] = "0";
+  return e;
+}
+
 void WallClockOffset::set(const std::string& offset) {
   // Replaced whole, so the daemon never reads half a line.
   const auto temp = file_.string() + ".new";
@@ -53,12 +61,14 @@ void WallClockOffset::set(const std::string& offset) {
   std::filesystem::rename(temp, file_);
 }
 
-void WallClockOffset::set_ms(std::int64_t offset_ms) {
+void WallClockOffset::set_ms(std::int64_t offset_ms) { set(offset_text(offset_ms)); }
+
+std::string offset_text(std::int64_t offset_ms) {
   // libfaketime takes fractions of a second.
   const std::int64_t magnitude = offset_ms < 0 ? -offset_ms : offset_ms;
-  set((offset_ms < 0 ? "-" : "+") + std::to_string(magnitude / 1000) + "." +
-      std::string(3 - std::to_string(magnitude % 1000).size(), '0') +
-      std::to_string(magnitude % 1000));
+  return (offset_ms < 0 ? "-" : "+") + std::to_string(magnitude / 1000) + "." +
+         std::string(3 - std::to_string(magnitude % 1000).size(), '0') +
+         std::to_string(magnitude % 1000);
 }
 
 void sweep_faketime_leftovers() {

@@ -18,6 +18,11 @@ class WallClockOffset {
 
   // The environment that makes a daemon follow this offset.
   std::map<std::string, std::string> env() const;
+  // The same for a JVM (ZooKeeper): it reads its clock all the time, so the
+  // offset's file once a second; and libfaketime's fix of timed waits on
+  // the monotonic clock off, else every JVM thread's wait returns at once
+  // (a JVM spinning on each core).
+  std::map<std::string, std::string> jvm_env() const;
   // Steps the daemon's wall clock to real time + `offset`, at once.
   void set(const std::string& offset);
   void set_ms(std::int64_t offset_ms);
@@ -25,6 +30,9 @@ class WallClockOffset {
  private:
   std::filesystem::path file_;
 };
+
+// An offset as libfaketime reads it: "+12.345", "-3.000".
+std::string offset_text(std::int64_t offset_ms);
 
 // This process's own (real) wall clock, in Unix ms and µs.
 std::int64_t wall_ms_now();

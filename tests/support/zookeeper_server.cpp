@@ -95,7 +95,9 @@ void empty_directory(const std::filesystem::path& dir, const std::vector<std::st
 
 }  // namespace
 
-ZooKeeperEnsemble::ZooKeeperEnsemble(std::filesystem::path log_dir) : log_dir_(std::move(log_dir)) {
+ZooKeeperEnsemble::ZooKeeperEnsemble(std::filesystem::path log_dir,
+                                     std::map<std::string, std::string> env)
+    : log_dir_(std::move(log_dir)), env_(std::move(env)) {
   for (int i = 0; i < 3; ++i)
     members_.push_back({free_port(), free_port(), free_port(), {}, nullptr});
   for (std::size_t i = 0; i < members_.size(); ++i) {
@@ -112,7 +114,7 @@ ZooKeeperEnsemble::ZooKeeperEnsemble(std::filesystem::path log_dir) : log_dir_(s
     out.close();
     members_[i].config = config;
     members_[i].process =
-        start_server(config, log_dir_, "zk" + std::to_string(i), members_[i].starts++);
+        start_server(config, log_dir_, "zk" + std::to_string(i), members_[i].starts++, env_);
   }
   start_all();
 }
@@ -194,7 +196,7 @@ unsigned short ZooKeeperEnsemble::client_port(int index) const {
 void ZooKeeperEnsemble::start(int index) {
   auto& m = members_[static_cast<std::size_t>(index)];
   if (m.process) return;
-  m.process = start_server(m.config, log_dir_, "zk" + std::to_string(index), m.starts++);
+  m.process = start_server(m.config, log_dir_, "zk" + std::to_string(index), m.starts++, env_);
 }
 
 void ZooKeeperEnsemble::pause(int index) {

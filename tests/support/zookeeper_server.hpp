@@ -66,7 +66,9 @@ class ZooKeeperServer {
 // its own data dir. Servers can be killed one by one.
 class ZooKeeperEnsemble {
  public:
-  explicit ZooKeeperEnsemble(std::filesystem::path log_dir = {});
+  // `env`: as ZooKeeperServer's, for every member.
+  explicit ZooKeeperEnsemble(std::filesystem::path log_dir = {},
+                             std::map<std::string, std::string> env = {});
   ~ZooKeeperEnsemble();
 
   std::string hosts() const;  // all three client addresses
@@ -102,6 +104,7 @@ class ZooKeeperEnsemble {
 
   TempDir dir_;
   std::filesystem::path log_dir_;
+  std::map<std::string, std::string> env_;
   std::vector<Member> members_;
   int backups_ = 0;
 };

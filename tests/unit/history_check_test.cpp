@@ -330,6 +330,29 @@ TEST_CASE("checker: a sequence's number twice, in one tag, is found and both ans
   CHECK(r.duplicates == 0);  // the IDs' count is another
 }
 
+TEST_CASE(
+    "checker: a sequence that restarts each period is checked per period (\"inv@2026-11-30\"), "
+    "from the sequence's start",
+    "[checker][sequence]") {
+  // Each day from 100 again: the same numbers in two periods are no duplicate.
+  auto r = run_sequences({numbers(0, 0, kT0, "inv@2026-11-29", {100, 101, 102}),
+                          numbers(1, 0, kT0 + 5, "inv@2026-11-30", {100, 101})});
+  INFO(to_text(r));
+  CHECK(r.ok());
+  CHECK(r.sequences.at("inv@2026-11-30").start == 100);
+  CHECK_THAT(to_text(r), Catch::Contains("sequence \"inv@2026-11-30\": 2 numbers, duplicates 0"));
+  // Twice in one period; below the start in another.
+  r = run_sequences({numbers(0, 0, kT0, "inv@2026-11-30", {100, 101}),
+                     numbers(1, 0, kT0 + 5, "inv@2026-11-30", {101}),
+                     numbers(1, 0, kT0 + 9, "inv@2026-12-01", {99})});
+  CHECK(r.violations_by_rule.at("seq_duplicate") == 1);
+  CHECK(r.violations_by_rule.at("seq_below_start") == 1);
+  // A 200 the load could not read (no period) is a bad answer.
+  Answer unreadable = numbers(0, 0, kT0, "inv", {});
+  unreadable.error = "unreadable: {}";
+  CHECK(run_sequences({unreadable}).violations_by_rule.at("bad_answer") == 1);
+}
+
 TEST_CASE("checker: a number below the sequence's start", "[checker][sequence]") {
   CHECK(run_sequences({numbers(0, 0, kT0, "inv", {99, 100})})
             .violations_by_rule.at("seq_below_start") == 1);
