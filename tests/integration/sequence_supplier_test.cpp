@@ -18,6 +18,7 @@
 #include "../support/node_acl.hpp"
 #include "../support/polling.hpp"
 #include "../support/session_expiry.hpp"
+#include "../support/wall_clock.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_supplier.hpp"
@@ -697,5 +698,83 @@ TEST_CASE(
   out.clear();
   CHECK(entry.buffer.take(100, out) == 0);
   CHECK(entry.printed.load() == printed);
+  supplier.stop();
+}
+
+namespace {
+
+// A zone whose day does not end within the next hours (the test's period
+// must not change under it).
+std::string zone_far_from_midnight() {
+  const auto hour = std::chrono::duration_cast<std::chrono::hours>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count() %
+                    24;
+  return hour >= 12 ? "Asia/Tokyo" : "UTC";  // 09:00 to 21:00 there, or 00:00 to 12:00
+}
+
+// A daily sequence `tag` served by the supplier: its current period's slot
+// once it has numbers, and one taken from it.
+PeriodSlot* serving_period(ZkSession& admin, SequenceRegistry& registry, const std::string& tag) {
+  SequenceNode d{1, 10, 0, {}};
+  d.reset = PeriodReset::daily;
+  d.time_zone = zone_far_from_midnight();
+  d.number_template = "{yyyy}{MM}{dd}-{n}";
+  REQUIRE(create_sequence(admin, kSupplierRoot, tag, d));
+  REQUIRE(eventually([&] { return registry.find(tag) != nullptr; }));
+  SequenceEntry* parent = registry.find(tag);
+  parent->wanted.store(true);
+  registry.request_refill();
+  PeriodSlot* slot = nullptr;
+  std::vector<std::int64_t> got;
+  REQUIRE(eventually([&] {
+    const auto* periodic = parent->periodic.load();
+    slot = periodic ? periodic->slot_at(wall_ms_now()) : nullptr;
+    return slot && slot->entry.buffer.take(1, got) == 1;
+  }));
+  CHECK(got == std::vector<std::int64_t>{1});
+  return slot;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sequence supplier: a period's node gone is a removal where its definition says so (let go, "
+    "no loss), and with the definition gone too a loss (frozen, made again above what was held)",
+    "[sequence][period]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  ClusterHistory history;
+  SequenceRegistry registry(4);
+  auto options = options_for(zk, "runA");
+  options.history = &history;
+  SequenceSupplier supplier(options, registry);
+  supplier.start();
+
+  // Removed by another daemon after its retention: node, floor child and
+  // the definition's removed_through in one multi.
+  PeriodSlot* removed = serving_period(*admin, registry, "inv");
+  const std::string key = removed->period.key;
+  const auto definition = read_sequence(*admin, kSupplierRoot, "inv").value();
+  REQUIRE(remove_period(*admin, kSupplierRoot, "inv", definition, key).value());
+  REQUIRE(eventually([&] { return removed->closed.load(); }));
+  CHECK_FALSE(removed->entry.frozen.load());
+  CHECK(history.episodes() == 0);
+  CHECK_FALSE(admin->try_get(sequence_path(kSupplierRoot, "inv@" + key)).value());
+
+  // Both gone, as ZooKeeper losing them leaves it (nothing deletes a
+  // definition): a loss, and the period made again, frozen, above [1, 11).
+  PeriodSlot* lost = serving_period(*admin, registry, "lost");
+  for (const std::string& tag : {"lost@" + key, std::string("lost")}) {
+    REQUIRE(admin->remove(sequence_path(kSupplierRoot, tag) + "/floor", -1));
+    REQUIRE(admin->remove(sequence_path(kSupplierRoot, tag), -1));
+  }
+  REQUIRE(eventually([&] { return history.episodes() == 1; }));
+  CHECK(lost->entry.frozen.load());
+  CHECK_FALSE(lost->closed.load());
+  REQUIRE(eventually([&] {
+    const auto node = read_sequence(*admin, kSupplierRoot, "lost@" + key);
+    return node && node.value().node.frozen && node.value().node.next > 10;
+  }));
   supplier.stop();
 }
