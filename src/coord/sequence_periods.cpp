@@ -127,7 +127,16 @@ void SequenceSupplier::open_period(SequenceEntry& parent, PeriodicState& ps, con
   PeriodicSequence& seq = *parent.periodic.load(std::memory_order_relaxed);
   // Held (closed, or let go of), or older than both held: over here.
   if (!seq.installable(p)) return;
-  if (ps.definition_stale && !read_definition(parent.tag, ps)) return;
+  // Not over a connection in its restore grace: a ZooKeeper that lost its
+  // data is noticed within it (and everything frozen here). Then the
+  // definition is read now, not as cached: one made again after a loss
+  // (frozen) has the version the cached one had, so the multi's check
+  // alone would pass against it and make the period from its start.
+  if (held_for_grace(std::chrono::steady_clock::now())) {
+    ps.retry_at = std::chrono::steady_clock::now() + kPeriodRetry;
+    return;
+  }
+  if (!read_definition(parent.tag, ps)) return;
   auto made = make_period(*zk_, options_.root, parent.tag, ps.definition, p.key);
   if (!made) {
     ps.retry_at = std::chrono::steady_clock::now() + kPeriodRetry;
@@ -193,17 +202,25 @@ void SequenceSupplier::let_go_of_over_periods() {
   // period_closed once the clock is stepped back. ZooKeeper's clock
   // confirms (one probe a period, once it is over).
   auto zk_now = zk_->time_of_probe(tree::time_probe_prefix(options_.root));
-  if (!zk_now || !zk_now.value()) {
-    if (!zk_now) failed(CoordError::from(zk_now.error()), "cannot read ZooKeeper's clock");
-    let_go_confirm_at_ = steady + kPeriodRetry;
+  if (!zk_now) {  // cut off, or the root gone (a wipe): looked at again in a while
+    failed(CoordError::from(zk_now.error()), "cannot read ZooKeeper's clock");
+    let_go_confirm_at_ = steady + 5 * kPeriodRetry;
     return;
   }
-  const std::int64_t zk_ms = *zk_now.value();
+  if (!zk_now.value() && !probe_refused_warned_) {
+    probe_refused_warned_ = true;
+    spdlog::warn(
+        "sequences: ZooKeeper refuses this daemon's clock probe (its ACL): a period over by this "
+        "clock is let go of without ZooKeeper's word");
+  }
+  // Refused a probe: our clock alone (the coordinator holds for skew).
+  const std::int64_t zk_ms = zk_now.value() ? *zk_now.value() : now;
   std::int64_t soonest = INT64_MAX;
   for (const auto& name : over) {
     const std::int64_t due = period_slots_.at(name)->period.ends_ms + wait_out;
     if (zk_ms <= due) {
       soonest = std::min(soonest, due - zk_ms);
+      if (!held_past_end_.insert(name).second) continue;  // said once
       spdlog::warn(
           "sequences: period \"{}\" is over by this daemon's clock but not by ZooKeeper's "
           "(this clock is {} ms ahead of it): held until it is",
@@ -212,6 +229,7 @@ void SequenceSupplier::let_go_of_over_periods() {
     }
     forget_period(name);
     tags_.erase(name);
+    held_past_end_.erase(name);
   }
   // Looked at again when ZooKeeper's clock gets there (10 s at most: it
   // may be stepped too).

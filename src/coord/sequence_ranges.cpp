@@ -300,6 +300,16 @@ Result<std::optional<SequenceNode>, CoordError> make_period_above(ZkSession& zk,
                                   "{}): no daemon serves it again",
                                   key, tag, d.removed_through)};
   }
+  // Above its start only: made from its start, it would repeat whatever of
+  // it went out before the loss. A period none of whose numbers went out
+  // is made by the daemons once the definition is thawed.
+  if (above < d.next) {
+    return CoordError{
+        CoordErrc::no_sequence,
+        fmt::format("period {} of \"{}\" has no node: seq raise makes it only above its start "
+                    "({}), with --above the largest number of it handed out",
+                    key, tag, d.next)};
+  }
   const SequenceNode first = raised(first_of_period(d), above);
   auto made = zk.multi({ZkOp::check(sequence_path(root, tag), definition.version),
                         ZkOp::create(sequence_path(root, name), encode(first)),

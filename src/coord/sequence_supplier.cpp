@@ -544,6 +544,27 @@ std::int64_t SequenceSupplier::next_size(const TagState& state, double rate) con
   return std::min(size, std::max<std::int64_t>(1, state.left_in_node / 8));
 }
 
+void SequenceSupplier::take_refused(SequenceEntry& entry, TagState& state, const CoordError& e) {
+  if (e.code == CoordErrc::periodic) {
+    learn_periodic(entry);  // its periods are supplied from the next pass
+    return;
+  }
+  if (e.code == CoordErrc::frozen || e.code == CoordErrc::sequence_exhausted) {
+    check_floor(entry, state);  // frozen or exhausted here too, and watched for the change
+    return;
+  }
+  const auto held = record_.tags.find(entry.tag);
+  if (e.code == CoordErrc::no_sequence && held != record_.tags.end() && held->second.to > 0) {
+    // Gone though we hold some of it, and no watch said so (the floor
+    // child went first, its watch read the node still there): a period's
+    // removal, or a loss. check_floor judges which.
+    check_floor(entry, state);
+    return;
+  }
+  entry.gauges.fetch_failures.fetch_add(1, std::memory_order_relaxed);
+  failed(e, fmt::format("cannot take a range of \"{}\"", entry.tag));
+}
+
 void SequenceSupplier::supply(SequenceEntry& entry, TagState& state, bool top_up) {
   const SequenceBufferState buffered = entry.buffer.state();
   const std::int64_t left = buffered.current_left + buffered.queued;
@@ -562,17 +583,7 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state, bool top_up
   SequenceNode taken_from;
   auto taken = take_range(*zk_, options_.root, entry.tag, taker_, size, &taken_from);
   if (!taken) {
-    if (taken.error().code == CoordErrc::periodic) {
-      learn_periodic(entry);  // its periods are supplied from the next pass
-      return;
-    }
-    if (taken.error().code == CoordErrc::frozen ||
-        taken.error().code == CoordErrc::sequence_exhausted) {
-      check_floor(entry, state);  // frozen or exhausted here too, and watched for the change
-      return;
-    }
-    entry.gauges.fetch_failures.fetch_add(1, std::memory_order_relaxed);
-    failed(taken.error(), fmt::format("cannot take a range of \"{}\"", entry.tag));
+    take_refused(entry, state, taken.error());
     return;
   }
   if (!history_follows(before, "take of a range")) return;  // the range is never used

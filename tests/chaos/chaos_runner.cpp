@@ -426,10 +426,13 @@ int main(int argc, char** argv) {
   // once the cluster is ready, a few seconds on).
   const auto midnight_in = 5s + o.length / 2;
   std::pair<std::string, std::string> days;  // the periods before and after it
+  std::int64_t midnight_ms = 0;              // real time
+  std::int64_t load_from_ms = 0;
   {
     ChaosCluster cluster(
         {o.daemons, o.ensemble, o.strategy, o.out, tmpfs, o.worker_bits, midnight_in});
     days = days_around_midnight(cluster);
+    midnight_ms = cluster.midnight_real_ms();
     std::ofstream(o.out / "plan.txt", std::ios::app)
         << fmt::format("every clock {:+} ms off real time: midnight of {} ({} to {}) at real {}\n",
                        cluster.base_offset_ms(), kChaosDaily.zone, days.first, days.second,
@@ -440,6 +443,7 @@ int main(int argc, char** argv) {
                 << (o.out / "logs").string() << ")\n";
       return 1;
     }
+    load_from_ms = test::wall_ms_now();
     HistoryWriter history(o.out / "history.jsonl", cluster.layout());
     std::ofstream schedule(o.out / "schedule.jsonl");
     ChaosLoad load(cluster, history, o.seed);
@@ -499,7 +503,11 @@ int main(int argc, char** argv) {
   std::string text =
       fmt::format("seed {}: {} faults applied\n", o.seed, schedule.size()) + to_text(report);
   for (const auto& c : crashes) text += "CRASH: " + c + "\n";
-  const std::string crossed = crossed_midnight(report, days);
+  std::string crossed = crossed_midnight(report, days);
+  if (!crossed.empty() && load_from_ms > midnight_ms) {
+    crossed += fmt::format("  (the cluster was ready {} ms after it: a slow start)\n",
+                           load_from_ms - midnight_ms);
+  }
   text += crossed;
   std::ofstream(o.out / "report.txt") << text;
   std::cout << text << "record: " << o.out.string() << '\n';

@@ -38,6 +38,18 @@ bool tag_lost(const Answer& a, const std::vector<Fault>& schedule) {
   });
 }
 
+// period_closed: a daemon's clock stepped back into a period it let go of
+// (over on ZooKeeper's clock too), which only a clock fault of that daemon
+// does; while it lasts, and until the coordinator's next skew check after
+// the clock is stepped right.
+bool clock_fault_on(const Answer& a, const std::vector<Fault>& schedule) {
+  constexpr std::int64_t kSkewCheckedWithinUs = 5'000'000;
+  return std::any_of(schedule.begin(), schedule.end(), [&](const Fault& f) {
+    return f.kind.starts_with("clock_") && f.daemon() == a.daemon &&
+           a.sent_us <= f.end_us + kSkewCheckedWithinUs && a.received_us >= f.start_us;
+  });
+}
+
 void check_answers(const History& h, const std::vector<Fault>& schedule, const IdLayout& layout,
                    CheckReport& r) {
   for (const Answer& a : h.answers) {
@@ -50,6 +62,12 @@ void check_answers(const History& h, const std::vector<Fault>& schedule, const I
       ++r.refusals[a.error.empty() ? fmt::format("http_{}", a.status) : a.error];
       if (a.status == 404 && a.error == "unknown_sequence" && !a.seq.empty() &&
           tag_lost(a, schedule)) {
+        continue;
+      }
+      if (a.error == "period_closed" && !schedule.empty() && !clock_fault_on(a, schedule)) {
+        r.violate("bad_answer", fmt::format("{} answered period_closed with no clock fault of its "
+                                            "own under way",
+                                            who(a)));
         continue;
       }
       if (a.status != 503 || !is_documented_refusal(a.error) || !a.retry_after) {

@@ -144,7 +144,13 @@ std::string ChaosLoad::next_target(int which, std::uint64_t n, std::mt19937_64& 
 }
 
 void ChaosLoad::record_daily(Answer& a, const test::HttpReply& reply) {
-  auto [period, numbers] = parse_daily(reply);
+  std::pair<std::string, std::vector<std::uint64_t>> parsed;
+  try {
+    parsed = parse_daily(reply);
+  } catch (const std::exception&) {  // not JSON, or a number that is none
+    parsed = {};
+  }
+  auto& [period, numbers] = parsed;
   if (period.empty() || numbers.empty()) {
     a.error = "unreadable: " + reply.body.substr(0, 200);  // the checker flags it
     return;

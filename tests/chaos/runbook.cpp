@@ -102,8 +102,8 @@ void LostDataRunbook::raise_daily(const std::string& after, std::size_t index,
       fmt::format("runbook-{}-create-{}", index, tag), kExitNoSequence);
   if (made == 0) out.note += fmt::format(", \"{}\" made again frozen", tag);
   // The periods the load had numbers of, and every other one ZooKeeper
-  // has: the next day's, made before midnight, is frozen too (above what
-  // the daemons held of it, which is all that went out of it).
+  // has (the next day's, made before midnight), each above the larger of
+  // the load's numbers and what `seq list` says each run held of it.
   std::map<std::string, std::uint64_t> periods = load_.daily_highest();
   nlohmann::json listed;
   const auto deadline = std::chrono::steady_clock::now() + kRaiseWithin;
@@ -117,9 +117,16 @@ void LostDataRunbook::raise_daily(const std::string& after, std::size_t index,
   }
   for (const auto& row : listed.is_array() ? listed : nlohmann::json::array()) {
     if (row.value("tag", "") != tag || !row.contains("periods")) continue;
-    for (const auto& p : row["periods"]) periods.emplace(p.value("period", ""), 0);
+    for (const auto& p : row["periods"]) {
+      std::uint64_t& above = periods[p.value("period", "")];
+      for (const auto& h : p.value("holders", nlohmann::json::array())) {
+        const std::int64_t to = h.value("to", std::int64_t{0});
+        if (to > 1) above = std::max(above, static_cast<std::uint64_t>(to - 1));
+      }
+    }
   }
   periods.erase("");
+  bool all_raised = true;
   for (const auto& [period, highest] : periods) {
     const std::string name = tag + "@" + period;
     Fault f{"seq_raise", "cluster", wall_us_now(), 0, "", highest, 0, name};
@@ -128,12 +135,19 @@ void LostDataRunbook::raise_daily(const std::string& after, std::size_t index,
                    fmt::format("runbook-{}-raise-{}", index, name));
     f.end_us = wall_us_now();
     f.confirmed_us = code == 0 ? f.end_us : 0;
+    all_raised = all_raised && code == 0;
     f.detail =
         fmt::format("runbook after {}: seq raise \"{}\" above {}, {}", after, name, highest,
                     code == 0 ? std::string("confirmed") : fmt::format("not confirmed ({})", code));
     out.raises.push_back(f);
   }
-  // Only now may a period be made from its start again.
+  // Only now may a period be made from its start again; never while one
+  // is not raised (its node may be missing: a thawed definition would make
+  // it from its start).
+  if (!all_raised) {
+    out.note += fmt::format(", \"{}\" left frozen: a period's raise was not confirmed", tag);
+    return;
+  }
   const int thawed = until_done({"seq", "raise", tag, "--above", "0", "--timeout", "4000"},
                                 fmt::format("runbook-{}-thaw-{}", index, tag));
   out.note += fmt::format(", \"{}\" thawed: exit {}", tag, thawed);

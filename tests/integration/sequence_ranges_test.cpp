@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../support/fault_proxy.hpp"
+#include "../support/sequence_nodes.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "snowflake/coord/cluster_fence.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
@@ -231,10 +232,7 @@ TEST_CASE(
     "[sequence][period]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
-  SequenceNode definition{1, 10, 0, {}};
-  definition.reset = PeriodReset::daily;
-  definition.time_zone = "Europe/Berlin";
-  definition.number_template = "INV-{yyyy}{MM}{dd}-{n:04}";
+  SequenceNode definition = daily_definition("Europe/Berlin", "INV-{yyyy}{MM}{dd}-{n:04}");
   definition.end = 10000;
   REQUIRE(create_sequence(*s, kSeqRoot, "invoice", definition));
   // The definition itself hands nothing out.
@@ -295,10 +293,7 @@ TEST_CASE(
   ZooKeeperServer zk;
   auto s = connect(zk);
   // Made again after a wipe, as the runbook says: frozen (seq create --frozen).
-  SequenceNode definition{1, 10, 0, {}};
-  definition.reset = PeriodReset::daily;
-  definition.time_zone = "UTC";
-  definition.number_template = "{yyyy}-{MM}-{dd}/{n}";
+  SequenceNode definition = daily_definition("UTC", "{yyyy}-{MM}-{dd}/{n}");
   definition.frozen = true;
   REQUIRE(create_sequence(*s, kSeqRoot, "daily", definition));
   const auto read = read_sequence(*s, kSeqRoot, "daily").value();
@@ -325,8 +320,12 @@ TEST_CASE(
   CHECK(make_period(*s, kSeqRoot, "daily", thawed, "2026-11-27").value() == PeriodMade::made);
   CHECK(read_sequence(*s, kSeqRoot, "daily@2026-11-27").value().node.next == 1);
 
-  // Nothing is made for what is not a period of it, a removed period, or
-  // a tag with no definition.
+  // Nothing is made for what is not a period of it, from its start, for a
+  // removed period, or a tag with no definition.
+  const auto from_start = raise_sequence(*s, kSeqRoot, "daily@2026-11-28", 0);
+  REQUIRE_FALSE(from_start);
+  CHECK(from_start.error().message.find("only above its start") != std::string::npos);
+  CHECK_FALSE(s->try_get(sequence_path(kSeqRoot, "daily@2026-11-28")).value());
   CHECK(raise_sequence(*s, kSeqRoot, "daily@2026-11", 5).error().code == CoordErrc::no_sequence);
   REQUIRE(remove_period(*s, kSeqRoot, "daily", thawed, "2026-11-26").value());
   const auto removed = raise_sequence(*s, kSeqRoot, "daily@2026-11-26", 900);

@@ -17,6 +17,7 @@
 
 #include "../support/node_acl.hpp"
 #include "../support/polling.hpp"
+#include "../support/sequence_nodes.hpp"
 #include "../support/session_expiry.hpp"
 #include "../support/wall_clock.hpp"
 #include "../support/zookeeper_server.hpp"
@@ -716,11 +717,8 @@ std::string zone_far_from_midnight() {
 // A daily sequence `tag` served by the supplier: its current period's slot
 // once it has numbers, and one taken from it.
 PeriodSlot* serving_period(ZkSession& admin, SequenceRegistry& registry, const std::string& tag) {
-  SequenceNode d{1, 10, 0, {}};
-  d.reset = PeriodReset::daily;
-  d.time_zone = zone_far_from_midnight();
-  d.number_template = "{yyyy}{MM}{dd}-{n}";
-  REQUIRE(create_sequence(admin, kSupplierRoot, tag, d));
+  REQUIRE(create_sequence(admin, kSupplierRoot, tag,
+                          daily_definition(zone_far_from_midnight(), "{yyyy}{MM}{dd}-{n}")));
   REQUIRE(eventually([&] { return registry.find(tag) != nullptr; }));
   SequenceEntry* parent = registry.find(tag);
   parent->wanted.store(true);
@@ -755,8 +753,11 @@ TEST_CASE(
   // the definition's removed_through in one multi.
   PeriodSlot* removed = serving_period(*admin, registry, "inv");
   const std::string key = removed->period.key;
-  const auto definition = read_sequence(*admin, kSupplierRoot, "inv").value();
-  REQUIRE(remove_period(*admin, kSupplierRoot, "inv", definition, key).value());
+  // Again while the supplier's takes move the period's node meanwhile.
+  REQUIRE(eventually([&] {
+    const auto definition = read_sequence(*admin, kSupplierRoot, "inv").value();
+    return remove_period(*admin, kSupplierRoot, "inv", definition, key).value();
+  }));
   REQUIRE(eventually([&] { return removed->closed.load(); }));
   CHECK_FALSE(removed->entry.frozen.load());
   CHECK(history.episodes() == 0);

@@ -129,6 +129,20 @@ TEST_CASE("checker: only 200, no answer, or a documented 503 with Retry-After", 
   }
 }
 
+TEST_CASE("checker: period_closed only from a daemon whose clock a fault moved, while it lasts",
+          "[checker]") {
+  // A clock stepped back into a period the daemon let go of.
+  const std::vector<Fault> schedule{
+      {"clock_step", "d1", (kT0 + 100) * 1000, (kT0 + 2000) * 1000, "-60000 ms"},
+      {"net_stall", "d0", (kT0 + 100) * 1000, (kT0 + 2000) * 1000, "2 s"}};
+  CHECK(run({refused(1, kT0 + 500, 503, "period_closed")}, schedule).ok());
+  CHECK(run({refused(1, kT0 + 6000, 503, "period_closed")}, schedule).ok());  // skew checked since
+  for (const Answer& a : {refused(0, kT0 + 500, 503, "period_closed"),
+                          refused(1, kT0 + 8000, 503, "period_closed")}) {
+    CHECK(run({a}, schedule).violations_by_rule.at("bad_answer") == 1);
+  }
+}
+
 TEST_CASE("checker: with the schedule, availability outside faults and time to recover",
           "[checker]") {
   const std::vector<Fault> schedule{

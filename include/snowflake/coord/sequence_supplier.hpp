@@ -186,6 +186,9 @@ class SequenceSupplier {
   // each supplied like a tag; periods over on every clock let go, and
   // those past their retention removed.
   void supply_periodic(SequenceEntry& parent);
+  // A take refused: a periodic tag learned, a frozen, exhausted or gone
+  // one judged by its floor (check_floor), anything else retried.
+  void take_refused(SequenceEntry& entry, TagState& state, const CoordError& e);
   void open_period(SequenceEntry& parent, PeriodicState& ps, const Period& p);
   bool read_definition(const std::string& tag, PeriodicState& ps);
   // Periods over on every clock within the skew bound (and a margin), by
@@ -297,6 +300,8 @@ class SequenceSupplier {
   std::map<std::string, PeriodSlot*, std::less<>> period_slots_;
   // When a period over by our clock is next checked against ZooKeeper's.
   std::chrono::steady_clock::time_point let_go_confirm_at_{};
+  std::set<std::string> held_past_end_;  // over by our clock, not ZooKeeper's: said so once
+  bool probe_refused_warned_ = false;
   std::atomic<bool> relist_{true};  // the children watch fired (or a new session)
   HolderRecord record_;             // what the holder node says, once written
   bool record_written_ = false;     // record_ as it stands is in ZooKeeper
