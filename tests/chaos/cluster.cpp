@@ -207,6 +207,17 @@ std::map<std::string, std::string> ChaosCluster::command_env() const {
 }
 
 int ChaosCluster::run_admin(std::vector<std::string> args, const std::string& log_name) const {
+  return admin_run(std::move(args), log_name, nullptr);
+}
+
+std::string ChaosCluster::admin_output(std::vector<std::string> args,
+                                       const std::string& log_name) const {
+  std::string out;
+  return admin_run(std::move(args), log_name, &out) == 0 ? out : "";
+}
+
+int ChaosCluster::admin_run(std::vector<std::string> args, const std::string& log_name,
+                            std::string* out) const {
   args.insert(args.begin(), SNOWFLAKED_PATH);
   args.insert(args.end(), {"--config", admin_config_.string()});
   test::ChildProcess command(args, command_env(), options_.out / "logs" / log_name);
@@ -215,17 +226,8 @@ int ChaosCluster::run_admin(std::vector<std::string> args, const std::string& lo
     command.send_signal(SIGKILL);
     return -1;
   }
+  if (out) *out = command.stdout_text();
   return status->signal ? -1 : status->code;
-}
-
-std::string ChaosCluster::admin_output(std::vector<std::string> args,
-                                       const std::string& log_name) const {
-  args.insert(args.begin(), SNOWFLAKED_PATH);
-  args.insert(args.end(), {"--config", admin_config_.string()});
-  test::ChildProcess command(args, command_env(), options_.out / "logs" / log_name);
-  const auto status = command.wait_for_exit(30s);
-  if (!status) command.send_signal(SIGKILL);
-  return status && status->signal == 0 && status->code == 0 ? command.stdout_text() : "";
 }
 
 void ChaosCluster::admin_command(std::vector<std::string> args, const std::string& log_name) const {

@@ -199,6 +199,8 @@ class ChaosCluster {
   // The environment of an operator's command: the cluster's clock, and
   // sanitizer reports that do not look like a refusal.
   std::map<std::string, std::string> command_env() const;
+  // run_admin, and what it printed on stdout into `out` if given.
+  int admin_run(std::vector<std::string> args, const std::string& log_name, std::string* out) const;
 
   ClusterOptions options_;
   std::int64_t midnight_real_ms_ = 0;
