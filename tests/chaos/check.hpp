@@ -22,6 +22,9 @@
 //   seq_below_raise     a number at or below a floor in an answer asked for
 //                       after `snowflaked seq raise` exited 0 (seq_raise faults);
 //   seq_not_increasing  one daemon run's numbers of the tag going down;
+//   seq_out_of_order    a strict tag's number not above one that any answer
+//                       received before its request was sent carried
+//                       (real-time order across daemons: check_order.cpp);
 //   bad_answer          as for IDs (404 included: every tag asked for exists,
 //                       but while a zk_wipe has taken it, until the runbook
 //                       made it again).
@@ -86,6 +89,9 @@ struct CheckReport {
     // server was killed or paused (and nothing else touched that daemon).
     std::uint64_t asked = 0, served = 0;
     std::uint64_t asked_zk_down = 0, served_zk_down = 0;
+    // A strict tag's: answers' pairs (one received before the other was
+    // sent) whose real-time order was checked (check_real_time_order).
+    std::uint64_t order_pairs = 0;
     int raises = 0;            // seq_raise faults on it
     int raises_confirmed = 0;  // of them, confirmed by `seq raise` (exit 0)
   };
@@ -117,6 +123,10 @@ void check_reclaims(const History& history, const std::vector<Fault>& schedule,
 void check_sequences(const History& history, const std::vector<Fault>& schedule,
                      CheckReport& report);
 std::string sequences_text(const CheckReport& report);
+// seq_out_of_order: for a tag whose order is strict, a number not above
+// every number of an answer received before its request was sent, whichever
+// daemons answered (check_order.cpp); counts the pairs it checked.
+void check_real_time_order(const History& history, const std::string& tag, CheckReport& report);
 // "d0 run 2 (sent ..., received ...)", for a violation's detail.
 std::string who(const Answer& a);
 // Numbers given by one answer: [first, last] of answer `answer`.

@@ -367,6 +367,41 @@ TEST_CASE(
   CHECK(run_sequences({unreadable}).violations_by_rule.at("bad_answer") == 1);
 }
 
+TEST_CASE(
+    "checker: real-time order of a strict tag: a number not above one received before its "
+    "request was sent, on any daemon, is out of order; overlapping requests may come in any order",
+    "[checker][sequence]") {
+  // Answers take 1 ms each (numbers(): received a millisecond after sent).
+  History h;
+  h.answers = {numbers(0, 0, kT0, "chat", {5}), numbers(1, 0, kT0 + 10, "chat", {6, 7}),
+               numbers(2, 0, kT0 + 20, "chat", {8})};
+  CheckReport ok;
+  check_real_time_order(h, "chat", ok);
+  CHECK(ok.ok());
+  CHECK(ok.sequences.at("chat").order_pairs == 3);  // (5,6-7), (5,8), (6-7,8)
+  // Concurrent (neither received before the other was sent): any order.
+  Answer early = numbers(1, 0, kT0 + 30, "chat", {10});
+  early.received_us = (kT0 + 40) * 1000;
+  Answer overlapping = numbers(0, 0, kT0 + 35, "chat", {9});
+  h.answers.push_back(early);
+  h.answers.push_back(overlapping);
+  CheckReport concurrent;
+  check_real_time_order(h, "chat", concurrent);
+  CHECK(concurrent.ok());
+  // After 10 was received, on another daemon: 9 is out of order.
+  h.answers.push_back(numbers(2, 0, kT0 + 50, "chat", {9}));
+  CheckReport late;
+  check_real_time_order(h, "chat", late);
+  CHECK(late.violations_by_rule.at("seq_out_of_order") == 1);
+  CHECK_THAT(late.examples.front().detail,
+             Catch::Contains("d2 run 0") && Catch::Contains("not above 10"));
+  // Other tags, and refusals, are not its business.
+  h.answers.push_back(numbers(0, 0, kT0 + 60, "other", {1}));
+  CheckReport other;
+  check_real_time_order(h, "other", other);
+  CHECK(other.ok());
+}
+
 TEST_CASE("checker: a number below the sequence's start", "[checker][sequence]") {
   CHECK(run_sequences({numbers(0, 0, kT0, "inv", {99, 100})})
             .violations_by_rule.at("seq_below_start") == 1);
