@@ -369,7 +369,8 @@ TEST_CASE(
 
 TEST_CASE(
     "checker: real-time order of a strict tag: a number not above one received before its "
-    "request was sent, on any daemon, is out of order; overlapping requests may come in any order",
+    "request was sent, on any daemon, is out of order, and overlapping requests may come in any "
+    "order",
     "[checker][sequence]") {
   // Answers take 1 ms each (numbers(): received a millisecond after sent).
   History h;
