@@ -107,6 +107,17 @@ std::string default_advertise(std::uint16_t port) {
   return fmt::format("{}:{}", host, port);
 }
 
+// Where other daemons and clients reach this one's HTTP API, as a strict
+// sequence's owner record says (coordinator.advertise, else the address it
+// is bound to if that is one address, else the host name).
+std::string owner_address(const Config& c, const boost::asio::ip::tcp::endpoint& bound) {
+  if (!c.coordinator.advertise.empty()) return c.coordinator.advertise;
+  const auto ip = bound.address();
+  if (ip.is_unspecified()) return default_advertise(bound.port());
+  return ip.is_v6() ? fmt::format("[{}]:{}", ip.to_string(), bound.port())
+                    : fmt::format("{}:{}", ip.to_string(), bound.port());
+}
+
 coord::CoordinatorOptions coordinator_options(const Config& c, std::uint16_t http_port) {
   return {.strategy = c.coordinator.type,
           .zookeeper = commands::zookeeper_settings(c),
@@ -381,6 +392,16 @@ void Daemon::start_sequences() {
   // One session a daemon: the sequences' requests go over the coordinator's.
   if (coordinator_) {
     options.shared_session = [coordinator = coordinator_.get()] { return coordinator->session(); };
+    // A strict sequence's owner is a held worker ID, under its lease.
+    options.owner_identity =
+        [coordinator = coordinator_.get(),
+         address = owner_address(config_, *bound_)]() -> std::optional<coord::StrictOwner> {
+      const auto held = coordinator->held_worker();
+      if (!held) return std::nullopt;
+      return coord::StrictOwner{held->worker_id, held->node, held->token, address, false};
+    };
+    options.lease = &lease_;
+    options.reclaim_after = config_.coordinator.reclaim_after;
   }
   // The coordinator holds the state directory's lock by now: the run named
   // there is over if it ran in this boot from this very directory.

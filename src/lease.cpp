@@ -23,11 +23,19 @@ std::string_view to_string(LeaseState state) noexcept {
 void Lease::grant_indefinitely() noexcept { deadline_ns_.store(kNever); }
 
 void Lease::extend_until(std::chrono::steady_clock::time_point deadline) noexcept {
+  // A lease that had run out (or was never granted) starts a new run: the
+  // generation moves before the deadline does, so a reader that sees the new
+  // deadline sees the new generation too.
+  const std::int64_t before = deadline_ns_.load();
+  if (before == kNone || before <= now_ns()) generation_.fetch_add(1);
   deadline_ns_.store(
       std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count());
 }
 
-void Lease::revoke() noexcept { deadline_ns_.store(kNone); }
+void Lease::revoke() noexcept {
+  generation_.fetch_add(1);
+  deadline_ns_.store(kNone);
+}
 
 std::int64_t Lease::now_ns() const noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.monotonic().time_since_epoch())

@@ -248,8 +248,48 @@ void render_tls(const TlsGauges& t, fmt::memory_buffer& out) {
 
 namespace {
 
+// Strict sequences' ownership as this daemon sees it (strict_gate.hpp):
+// max by tag of _owned is 0 while nobody hands a tag out.
+void render_strict(const std::vector<std::pair<const SequenceEntry*, std::string>>& entries,
+                   bool lease_valid, fmt::memory_buffer& out) {
+  const Lines line{out};
+  const auto relaxed = std::memory_order_relaxed;
+  const auto per_strict = [&](std::string_view name, std::string_view type, std::string_view help,
+                              auto value) {
+    line("# HELP {} {}", name, help);
+    line("# TYPE {} {}", name, type);
+    for (const auto& [e, labels] : entries) {
+      if (e->strict.strict()) line("{}{{{}}} {}", name, labels, value(*e));
+    }
+  };
+  per_strict("snowflake_seq_strict_owned", "gauge",
+             "1 while this daemon owns the strict tag and its worker-ID lease runs: it hands the "
+             "tag's numbers out.",
+             [lease_valid](const SequenceEntry& e) {
+               return lease_valid && e.strict.owned_generation() != 0 ? 1 : 0;
+             });
+  per_strict("snowflake_seq_strict_owner_changes_total", "counter",
+             "Changes of the strict tag's owner record this daemon has read (claims, takeovers, "
+             "releases).",
+             [&](const SequenceEntry& e) { return e.strict.owner_changes.load(relaxed); });
+  per_strict("snowflake_seq_strict_not_owner_total", "counter",
+             "Requests for the strict tag refused here with 503 not_owner (another daemon owns "
+             "it, or nobody does during a takeover).",
+             [&](const SequenceEntry& e) { return e.strict.refused.load(relaxed); });
+  per_strict("snowflake_seq_strict_ownerless_seconds", "gauge",
+             "How long this daemon has known no owner of the strict tag that can hand it out "
+             "(none recorded, or one whose run lost its worker ID and is being waited out); 0 "
+             "while it has one.",
+             [&](const SequenceEntry& e) {
+               const std::int64_t since = e.strict.ownerless_since_ns.load(relaxed);
+               if (since == 0) return std::string("0");
+               const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+               return fmt::format("{:.1f}", static_cast<double>(now - since) / 1e9);
+             });
+}
+
 // Each served sequence's gauges (sequence_registry.hpp), by tag.
-void render_sequences(const SequenceRegistry& registry, fmt::memory_buffer& out) {
+void render_sequences(const SequenceRegistry& registry, bool lease_valid, fmt::memory_buffer& out) {
   const Lines line{out};
   const auto relaxed = std::memory_order_relaxed;
   // Each tag's entry, and for a tag that restarts each period each period
@@ -307,6 +347,7 @@ void render_sequences(const SequenceRegistry& registry, fmt::memory_buffer& out)
   per_tag("snowflake_seq_fetch_failures_total", "counter",
           "Attempts to take a range that failed (ZooKeeper away, lost races), per tag.",
           [&](const SequenceEntry& e) { return e.gauges.fetch_failures.load(relaxed); });
+  render_strict(entries, lease_valid, out);
 }
 
 }  // namespace
@@ -462,7 +503,7 @@ std::string Metrics::render(const Snapshot& s) const {
 
   if (s.coordination) render_coordination(*s.coordination, s.now, out);
   if (s.timings) render_timings(*s.timings, out);
-  if (s.sequences) render_sequences(*s.sequences, out);
+  if (s.sequences) render_sequences(*s.sequences, s.lease_state == LeaseState::valid, out);
   if (tls_.enabled.load(std::memory_order_relaxed)) render_tls(tls_, out);
   return fmt::to_string(out);
 }

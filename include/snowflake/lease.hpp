@@ -58,6 +58,12 @@ class Lease {
   }
 
   bool may_issue() const noexcept { return state() == LeaseState::valid; }
+  // Which run of the lease this is: it moves each time the lease is granted
+  // again after it ran out or was revoked (never while it is extended in
+  // time). A strict sequence's owner hands out only within the run in which
+  // it last read its ownership (coord/strict_owner.hpp). Read after
+  // may_issue(): a new deadline is published after its generation.
+  std::uint64_t generation() const noexcept { return generation_.load(); }
   LeaseState state() const noexcept;
   Status status() const noexcept;
 
@@ -69,6 +75,7 @@ class Lease {
 
   const Clock& clock_;
   std::atomic<std::int64_t> deadline_ns_{kNone};  // monotonic clock, ns since its epoch
+  std::atomic<std::uint64_t> generation_{1};
   std::atomic<bool> skew_hold_{false};
   std::atomic<bool> history_hold_{false};
 };

@@ -48,6 +48,20 @@ bool print_ids(const Answer& answer, bool json, std::ostream& out) {
   return out.flush().good();
 }
 
+// The owner a strict sequence's refusal names ("host:port"), as a URL
+// with the refusing replica's scheme; nullopt for any other answer.
+std::optional<ReplicaUrl> named_owner(const Answer& answer, const ReplicaUrl& refused_by) {
+  const auto body = nlohmann::json::parse(answer.body, nullptr, false);
+  if (answer.status != 503 || !body.is_object() || body.value("error", "") != "not_owner" ||
+      !body.contains("owner") || !body["owner"].is_string()) {
+    return std::nullopt;
+  }
+  auto url = parse_replica_url(
+      fmt::format("{}://{}", refused_by.tls ? "https" : "http", body["owner"].get<std::string>()));
+  if (!url) return std::nullopt;
+  return url.value();
+}
+
 // What the replica's refusal says of the request itself: every replica
 // would refuse it the same way (a count over max_batch, a bad tag, a tag not
 // in the allowlist), so trying others cannot help.
@@ -77,7 +91,8 @@ int run_get(const GetOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<std::size_t> order(replicas.size());
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), std::mt19937(std::random_device{}()));
-  std::string target = fmt::format("/id/{}?count={}", options.tag, options.count);
+  std::string target =
+      fmt::format("/{}/{}?count={}", options.sequence ? "seq" : "id", options.tag, options.count);
   if (options.form) target += fmt::format("&form={}", to_string(*options.form));
 
   for (;;) {
@@ -89,7 +104,14 @@ int run_get(const GetOptions& options, std::ostream& out, std::ostream& err) {
       // An even share of the time left for each replica not yet asked, so
       // one that hangs cannot use up the others' time.
       const auto share = (deadline - now) / static_cast<Clock::rep>(order.size() - k);
-      const auto answer = replicas[i].get(target, now + share);
+      auto answer = replicas[i].get(target, now + share);
+      if (answer) {
+        if (auto owner = named_owner(answer.value(), replicas[i].url())) {
+          // A strict sequence: its owner answers (asked once, in this share).
+          ReplicaConnection to_owner(io, *owner, owner->tls ? tls : nullptr);
+          if (auto owned = to_owner.get(target, now + share)) answer = std::move(owned);
+        }
+      }
       if (!answer) {
         last_error[i] = answer.error();
         continue;

@@ -31,6 +31,10 @@ struct GetOptions {
   std::chrono::milliseconds timeout{5'000};
   bool json = false;             // print the replica's JSON answer instead of one ID a line
   std::optional<IdForm> form{};  // ?form=; none: the tag's form on the replica
+  // A dense sequence's numbers (GET /seq/TAG) instead of IDs. A strict
+  // one's refusal names its owner ("not_owner"): asked next, over the
+  // refusing replica's scheme, whether or not it is in `servers`.
+  bool sequence = false;
   // https:// replicas' certificates are verified against this PEM file's
   // CAs; empty: the system's.
   std::string ca_file{};

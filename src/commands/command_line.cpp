@@ -68,6 +68,10 @@ po::options_description visible_options() {
        "31d)")
       ("frozen", "seq create: made frozen (503 sequence_frozen, no period made) until seq "
        "raise: a sequence made again after ZooKeeper lost it (docs/operations.md)")
+      ("order", po::value<std::string>()->value_name("ORDER"),
+       "seq create: per-daemon (default: each daemon's numbers rise, interleaved across daemons) "
+       "or strict (one owner at a time: every number above each one answered before it was "
+       "asked for, cluster-wide)")
       ("step", po::value<std::string>()->value_name("S"),
        "seq create: the smallest range a daemon takes (default 1000)")
       ("above", po::value<std::string>()->value_name("N"),
@@ -79,6 +83,8 @@ po::options_description visible_options() {
       ("leaf-alloc", po::value<std::string>()->value_name("FILE"),
        "seq import: the output of mysql --batch -e 'SELECT biz_tag, max_id, step FROM "
        "leaf_alloc'")
+      ("seq", "get: TAG is a dense sequence (GET /seq/TAG); a strict one's refusal names its "
+              "owner, which is asked next")
       ("form", po::value<std::string>()->value_name("FORM"),
        "get: the IDs as plain, opaque or uuid (default: the tag's form); decode: the ID's "
        "form (default: a UUID if it looks like one, else plain)")
@@ -128,7 +134,8 @@ std::string usage_text() {
                                                  every sequence frozen until seq raise
   snowflaked seq create TAG --start N [--step S] --config FILE
                       [--template T] [--max N] [--reset PERIOD --time-zone ZONE]
-                      [--retention D] [--frozen] a dense sequence, served at GET /seq/TAG
+                      [--retention D] [--frozen] [--order strict]
+                                                 a dense sequence, served at GET /seq/TAG
   snowflaked seq list --config FILE [--json]      the sequences: next number, step, floor,
                                                  the newest range; each daemon's holdings
   snowflaked seq raise TAG[@PERIOD] --above N --config FILE [--timeout MS]
@@ -140,7 +147,7 @@ std::string usage_text() {
   snowflaked seq import --leaf-alloc FILE --config FILE [--timeout MS]
                                                  Leaf-segment's tags, each from its max_id
   snowflaked get [TAG] [--count N] [--form FORM] [--servers URL,...] [--cacert FILE]
-                 [--timeout MS] [--json]
+                 [--timeout MS] [--json] [--seq]
                                                  IDs, one a line, from whichever replica
                                                  can issue (exit 1: none could)
 

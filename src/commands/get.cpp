@@ -1,4 +1,4 @@
-// snowflaked get [TAG] [--count N] [--form FORM] [--servers URL,...]
+// snowflaked get [TAG] [--count N] [--form FORM] [--seq] [--servers URL,...]
 // [--cacert FILE] [--timeout MS] [--json]: IDs for shell scripts from whichever replica can
 // issue (the client itself: src/client/).
 
@@ -24,6 +24,7 @@ struct GetCommandOptions {
   std::chrono::milliseconds timeout{5'000};
   bool json = false;
   std::optional<IdForm> form;
+  bool sequence = false;               // --seq: GET /seq/TAG
   std::optional<std::string> ca_file;  // else $SNOWFLAKED_CACERT, else the system's CAs
 };
 
@@ -50,6 +51,7 @@ int get(const GetCommandOptions& options) {
                                     .timeout = options.timeout,
                                     .json = options.json,
                                     .form = options.form,
+                                    .sequence = options.sequence,
                                     .ca_file = std::move(ca_file)},
                                    std::cout, errors);
   if (errors.tellp() > 0) return fail(code, errors.str());
@@ -75,6 +77,10 @@ Parsed get_command(const Options& options, const Arguments& args) {
   }
   if (o.timeout.count() < 1) return std::string("get: --timeout must be at least 1 ms");
   o.json = options.count("json") > 0;
+  o.sequence = options.count("seq") > 0;
+  if (o.sequence && options.count("form")) {
+    return std::string("get: --form is for IDs; a sequence's numbers are plain");
+  }
   if (options.count("form")) {
     const auto text = options["form"].as<std::string>();
     o.form = parse_id_form(text);

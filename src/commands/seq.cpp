@@ -17,6 +17,7 @@
 #include "common.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
+#include "snowflake/coord/strict_owner.hpp"
 #include "snowflake/names.hpp"
 #include "snowflake/sequences/number_template.hpp"
 #include "snowflake/sequences/period.hpp"
@@ -85,6 +86,10 @@ int seq_create(const std::string& file, const std::string& tag, const coord::Seq
           ? std::string()
           : fmt::format(", from {} again each {} period in {} (ended periods kept {} s)",
                         first.next, to_string(first.reset), first.time_zone, first.retention_s));
+  if (first.strict) {
+    std::cout << "strict order: one daemon at a time hands it out, each number above every one "
+                 "answered before it was asked for\n";
+  }
   if (first.frozen) {
     std::cout << fmt::format(
         "frozen: nothing of it is handed out{} until seq raise {} --above N{}\n",
@@ -136,6 +141,20 @@ nlohmann::ordered_json sequence_row(const std::string& tag, const coord::Sequenc
   return row;
 }
 
+// A strict sequence's order and owner ("owner": null while it has none).
+void add_owner(coord::ZkSession& zk, const std::string& root, const std::string& tag,
+               nlohmann::ordered_json& row) {
+  row["order"] = "strict";
+  const auto owner = coord::read_strict_owner(zk, root, tag, false);
+  if (!owner) {
+    row["owner_error"] = owner.error().message;
+  } else if (const auto& o = owner.value().owner; o && !o->released) {
+    row["owner"] = {{"address", o->address}, {"worker_id", o->worker_id}, {"run", o->token}};
+  } else {
+    row["owner"] = nullptr;
+  }
+}
+
 // Each period's row under its sequence's ("periods"), the rest as they are.
 nlohmann::ordered_json list_rows(coord::ZkSession& zk, const std::string& root,
                                  const std::vector<std::string>& tags,
@@ -146,6 +165,7 @@ nlohmann::ordered_json list_rows(coord::ZkSession& zk, const std::string& root,
     nlohmann::ordered_json row =
         read ? sequence_row(tag, read.value().node, holders)
              : nlohmann::ordered_json{{"tag", tag}, {"error", read.error().message}};
+    if (read && read.value().node.strict) add_owner(zk, root, tag, row);
     const auto at = tag.find('@');
     if (at == std::string::npos) {
       out.push_back(std::move(row));
@@ -212,6 +232,20 @@ void print_periods(const nlohmann::ordered_json& row) {
   }
 }
 
+void print_owner(const nlohmann::ordered_json& row) {
+  if (row.contains("owner_error")) {
+    std::cout << fmt::format("  strict order; its owner cannot be read: {}\n",
+                             row["owner_error"].get<std::string>());
+  } else if (row["owner"].is_null()) {
+    std::cout << "  strict order; no owner now (the first daemon that ranks for it claims it)\n";
+  } else {
+    const auto& o = row["owner"];
+    std::cout << fmt::format("  strict order; owned by {} (worker ID {}, run {})\n",
+                             o["address"].get<std::string>(), o["worker_id"].get<std::uint32_t>(),
+                             o["run"].get<std::string>());
+  }
+}
+
 void print_rows(const nlohmann::ordered_json& out) {
   std::cout << fmt::format("{:<24} {:>20} {:>12} {:>20}  {}\n", "TAG", "NEXT", "STEP", "FLOOR",
                            "NEWEST RANGE (run)");
@@ -226,6 +260,7 @@ void print_rows(const nlohmann::ordered_json& out) {
                              row["next"].get<std::int64_t>(), row["step"].get<std::int64_t>(),
                              row["floor"].get<std::int64_t>(),
                              periodic ? "(by period, below)" : newest_range(row));
+    if (row.contains("order")) print_owner(row);
     if (periodic) {
       print_periods(row);
       continue;
@@ -383,6 +418,16 @@ Result<coord::SequenceNode, std::string> first_node(const Options& options) {
   // Made again after ZooKeeper lost it: no daemon hands out (or makes a
   // period from) what may repeat numbers handed out before, until raised.
   first.frozen = options.count("frozen") > 0;
+  if (options.count("order")) {
+    const auto order = options["order"].as<std::string>();
+    if (order != "strict" && order != "per-daemon") {
+      return std::string("--order: must be strict or per-daemon");
+    }
+    first.strict = order == "strict";
+    if (first.strict && first.reset != PeriodReset::none) {
+      return std::string("--order strict: not with --reset (a strict sequence never restarts)");
+    }
+  }
   return first;
 }
 

@@ -176,6 +176,8 @@ std::string_view to_string(CoordErrc code) noexcept {
       return "history_lost";
     case CoordErrc::periodic:
       return "periodic";
+    case CoordErrc::strict:
+      return "strict";
   }
   return "unknown";
 }

@@ -367,6 +367,7 @@ void Coordinator::act_on_loss() {
     // in the history ZooKeeper lost.
     lease_.revoke();
     slot_.clear();
+    set_held(std::nullopt);
     generator_->close();
     reservation_->detach(false);
     strategy_->forget(zk_.get());
@@ -648,6 +649,16 @@ Coordinator::Step Coordinator::acquire() {
   return Step::ok;
 }
 
+std::optional<Coordinator::HeldWorker> Coordinator::held_worker() const {
+  std::lock_guard lock(held_mutex_);
+  return held_;
+}
+
+void Coordinator::set_held(std::optional<HeldWorker> held) {
+  std::lock_guard lock(held_mutex_);
+  held_ = std::move(held);
+}
+
 bool Coordinator::install(const Ownership& owned, bool held_for_grace) {
   GeneratorOptions g = options_.generator;
   if (owned.floor > 0) g.floor_ms = owned.floor;
@@ -673,6 +684,7 @@ bool Coordinator::install(const Ownership& owned, bool held_for_grace) {
                                      owned.owner, layout_.settings(), 0, 0});
   worker_id_ = owned.worker_id;
   owned_floor_ = owned.floor;
+  set_held(HeldWorker{owned.worker_id, owned.node, owned.owner.instance});
   generator_ = &slot_.install(std::move(generator));
   last_confirmed_sent_ = owned.sent;
   // Held for the grace: no lease (503 not_ready) until the heartbeat at its
@@ -856,6 +868,7 @@ void Coordinator::lose(const std::string& why) {
   // stops renewing (a write racing this cannot reopen a closed generator).
   lease_.revoke();
   slot_.clear();
+  set_held(std::nullopt);
   generator_->close();
   reservation_->detach(false);
   strategy_->forget(zk_.get());
@@ -889,6 +902,7 @@ void Coordinator::shutdown() {
   if (generator_) {
     lease_.revoke();
     slot_.clear();
+    set_held(std::nullopt);
     generator_->close();
     reservation_->detach(true);
     // The floor for the next owner: above all we issued and all earlier

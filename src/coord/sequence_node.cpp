@@ -22,6 +22,7 @@ bool adds_up(const SequenceNode& n) {
     const auto t = NumberTemplate::parse(n.number_template, n.reset);
     if (!t || n.end - 1 > t.value().widest()) return false;  // never wider than it prints
   }
+  if (n.strict && n.reset != PeriodReset::none) return false;  // not both (yet)
   if (n.reset == PeriodReset::none) {
     if (!n.time_zone.empty() || n.retention_s != 0 || !n.removed_through.empty()) return false;
   } else if (!is_zone_name(n.time_zone) || n.retention_s < 0 ||
@@ -72,6 +73,7 @@ std::string encode(const SequenceNode& n) {
     j["retention_s"] = n.retention_s;
     if (!n.removed_through.empty()) j["removed_through"] = n.removed_through;
   }
+  if (n.strict) j["order"] = "strict";
   return j.dump();
 }
 
@@ -100,6 +102,11 @@ std::optional<SequenceNode> decode_sequence(std::string_view text) {
       d.retention_s = json_integer_at<std::int64_t>(j, "retention_s");
       d.removed_through = j.value("removed_through", std::string());
     }
+    if (j.contains("order")) {
+      const auto order = j.at("order").get<std::string>();
+      if (order != "strict" && order != "per-daemon") throw std::out_of_range("order");
+      d.strict = order == "strict";
+    }
     if (j.contains("max")) {
       const auto max = json_integer_at<std::int64_t>(j, "max");
       d.end = max < kSequenceMax ? max + 1 : 0;  // INT64_MAX itself: refused below
@@ -120,6 +127,8 @@ std::string_view to_string(TakeRefusal r) noexcept {
       return "frozen";
     case TakeRefusal::periodic:
       return "periodic";
+    case TakeRefusal::strict:
+      return "strict";
   }
   return "?";
 }
@@ -131,7 +140,7 @@ std::int64_t first_untaken(const SequenceNode& node) noexcept {
 bool is_exhausted(const SequenceNode& node) noexcept { return first_untaken(node) >= node.end; }
 
 TakeOutcome plan_take(const SequenceNode& node, std::int32_t version, const std::string& owner,
-                      std::int64_t count) {
+                      std::int64_t count, bool strict_owner) {
   // ZooKeeper's versions are int32 and wrap: after 2^31 - 1 writes comes
   // INT32_MIN, and after 2^32 writes -1, which a conditional write reads as
   // "any version". Written with it, two daemons that read the same node would
@@ -139,6 +148,7 @@ TakeOutcome plan_take(const SequenceNode& node, std::int32_t version, const std:
   if (version == -1) return {std::nullopt, TakeRefusal::version_wrapped};
   if (node.frozen) return {std::nullopt, TakeRefusal::frozen};
   if (node.reset != PeriodReset::none) return {std::nullopt, TakeRefusal::periodic};
+  if (node.strict && !strict_owner) return {std::nullopt, TakeRefusal::strict};
   const std::int64_t start = first_untaken(node);
   if (start >= node.end || count < 1) return {std::nullopt, TakeRefusal::exhausted};
   count = std::max(count, node.step);  // the tag's smallest range

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "snowflake/coord/cluster_tree.hpp"
+#include "snowflake/coord/strict_owner.hpp"
 
 namespace snowflake::coord {
 
@@ -25,8 +26,16 @@ bool read_again_after(const ZkError& e) {
 // The node and its floor child made in one multi.
 Result<void, ZkError> create_with_floor(ZkSession& zk, const std::string& root,
                                         const std::string& tag, const SequenceNode& node) {
-  auto made = zk.multi({ZkOp::create(sequence_path(root, tag), encode(node)),
-                        ZkOp::create(tree::sequence_floor(root, tag), encode_floor(node))});
+  std::vector<ZkOp> ops{ZkOp::create(sequence_path(root, tag), encode(node)),
+                        ZkOp::create(tree::sequence_floor(root, tag), encode_floor(node))};
+  if (node.strict) {
+    // Its owner record, released: nobody owns it yet (strict_owner.hpp).
+    if (auto dir = zk.ensure_path(tree::sequence_owners_dir(root)); !dir) return dir.error();
+    StrictOwner none;
+    none.released = true;
+    ops.push_back(ZkOp::create(tree::sequence_owner(root, tag), encode(none)));
+  }
+  auto made = zk.multi(ops);
   if (!made) return made.error();
   return outcome::success();
 }
@@ -168,12 +177,13 @@ Result<SequenceRead, CoordError> read_sequence(ZkSession& zk, const std::string&
 
 Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& root,
                                             const std::string& tag, SequenceTaker& taker,
-                                            std::int64_t count, SequenceNode* taken_from) {
+                                            std::int64_t count, SequenceNode* taken_from,
+                                            bool as_strict_owner) {
   const std::string path = sequence_path(root, tag);
   for (int attempt = 0; attempt < kMaxTakeAttempts; ++attempt) {
     BOOST_OUTCOME_TRY(read, read_sequence(zk, root, tag));
     const std::string nonce = take_nonce(taker.run, ++taker.attempts);
-    const auto planned = plan_take(read.node, read.version, nonce, count);
+    const auto planned = plan_take(read.node, read.version, nonce, count, as_strict_owner);
     if (planned.refusal == TakeRefusal::frozen) {
       return CoordError{CoordErrc::frozen,
                         fmt::format("sequence \"{}\" is frozen: ZooKeeper lost or rolled back some "
@@ -192,6 +202,11 @@ Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& ro
                         fmt::format("sequence \"{}\" restarts each period: its numbers are in "
                                     "its periods' nodes, not its own",
                                     tag)};
+    }
+    if (planned.refusal == TakeRefusal::strict) {
+      return CoordError{
+          CoordErrc::strict,
+          fmt::format("sequence \"{}\" is strict: only its owner takes its ranges", tag)};
     }
     if (!planned.plan) {
       return CoordError{CoordErrc::unusable,

@@ -40,12 +40,18 @@ void SequenceSupplier::run() {
     if (ensure_session()) {
       if (!restore_owed_.empty() || restore_publish_owed_) restore_held();
       if (relist_.exchange(false)) list_tags();
+      if (relist_strict_.exchange(false)) list_strict_tags();
+      if (alive_changed_.exchange(false)) {
+        for (auto& [tag, ss] : stricts_) ss.look_at = {};  // judged again
+      }
       forget_previous_run();
       check_changed_floors();
       for (SequenceEntry* entry : registry_.entries()) {
         if (stopping_.load(std::memory_order_acquire)) break;
         if (entry->periodic.load(std::memory_order_relaxed)) {
           supply_periodic(*entry);
+        } else if (entry->strict.strict()) {
+          supply_strict(*entry, tags_[entry->tag]);
         } else {
           supply(*entry, tags_[entry->tag]);
         }
@@ -139,11 +145,20 @@ void SequenceSupplier::adopt(std::shared_ptr<ZkSession> session) {
     zk_ = std::move(session);
   }
   const std::string dir = tree::sequences_dir(options_.root);
+  const std::string owners = tree::sequence_owners_dir(options_.root);
+  const std::string alive = tree::alive_dir(options_.root) + "/";
   // Added beside the coordinator's on a shared session; every event reaches
   // both, and each takes its own paths.
-  watcher_id_ = zk_->add_node_watcher([this, dir](const std::string& path) {
+  watcher_id_ = zk_->add_node_watcher([this, dir, owners, alive](const std::string& path) {
     if (path == dir) {
       relist_.store(true);
+    } else if (path == owners) {
+      relist_strict_.store(true);
+    } else if (path.starts_with(owners + "/")) {
+      std::lock_guard lock(changed_mutex_);
+      owners_changed_.insert(path.substr(owners.size() + 1));
+    } else if (path.starts_with(alive)) {
+      alive_changed_.store(true);  // an owner's run came or went
     } else if (auto tag = tree::sequence_tag_of(options_.root, path)) {
       // The tag's floor child (a raise, a freeze), or its node (watched
       // while the tag is exhausted: a give-back).
@@ -153,10 +168,12 @@ void SequenceSupplier::adopt(std::shared_ptr<ZkSession> session) {
     registry_.request_refill();
   });
   relist_.store(true);
+  relist_strict_.store(true);
   {
     // A new session has none of the old one's watches, and a floor may have
     // risen while none was set.
     std::lock_guard lock(changed_mutex_);
+    for (const auto& [tag, ss] : stricts_) owners_changed_.insert(tag);
     for (const auto& [tag, held] : record_.tags) changed_tags_.insert(tag);
     // A frozen or exhausted tag waits for its watch too (a raise thaws it,
     // a give-back makes room), held or not.
@@ -549,6 +566,10 @@ void SequenceSupplier::take_refused(SequenceEntry& entry, TagState& state, const
     learn_periodic(entry);  // its periods are supplied from the next pass
     return;
   }
+  if (e.code == CoordErrc::strict) {
+    relist_strict_.store(true);  // made strict since we listed: its owner record says who serves
+    return;
+  }
   if (e.code == CoordErrc::frozen || e.code == CoordErrc::sequence_exhausted) {
     check_floor(entry, state);  // frozen or exhausted here too, and watched for the change
     return;
@@ -581,7 +602,8 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state, bool top_up
   const std::int64_t size = next_size(state, rate);
   const std::int64_t before = options_.history ? options_.history->highest_zxid() : 0;
   SequenceNode taken_from;
-  auto taken = take_range(*zk_, options_.root, entry.tag, taker_, size, &taken_from);
+  auto taken =
+      take_range(*zk_, options_.root, entry.tag, taker_, size, &taken_from, entry.strict.strict());
   if (!taken) {
     take_refused(entry, state, taken.error());
     return;
@@ -715,6 +737,12 @@ void SequenceSupplier::give_back_all() {
     auto first_unused = entry->buffer.state().first_unused;
     if (!first_unused && settling && !entry->frozen.load(std::memory_order_acquire)) {
       first_unused = settling->start;
+    }
+    if (entry->strict.owned_generation() != 0) {
+      // Ours: the next owner starts where we stopped, once released.
+      entry->strict.disown();
+      if (zk_ && !zk_->gone() && zk_->connected()) release_strict(*entry, first_unused);
+      continue;
     }
     if (!first_unused) continue;
     if (!zk_ || zk_->gone() || !zk_->connected()) {

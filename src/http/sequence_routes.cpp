@@ -47,6 +47,36 @@ Response frozen_sequence(std::string_view tag) {
       kRetrySoon);
 }
 
+// A strict sequence (`seq create --order strict`) this daemon may not hand
+// out now: another daemon owns it ("owner": where it answers; null while
+// it has none, during a handover), or ours with the worker-ID lease not
+// running (its order rests on that lease: coord/strict_owner.hpp).
+Response strict_refusal(const SequenceEntry& entry, const RouterContext& ctx) {
+  if (entry.strict.owned_generation() != 0) {
+    return unavailable_response(
+        to_string(ctx.lease.state() == LeaseState::valid ? LeaseState::expired : ctx.lease.state()),
+        fmt::format("sequence \"{}\" is strict and owned here, but this daemon's worker-ID lease "
+                    "is not running: its numbers go out again once a heartbeat renews it",
+                    entry.tag),
+        kRetrySoon);
+  }
+  const std::string owner = entry.strict.owner_address();
+  entry.strict.refused.fetch_add(1, std::memory_order_relaxed);
+  nlohmann::ordered_json body{
+      {"error", "not_owner"},
+      {"message",
+       owner.empty()
+           ? fmt::format("sequence \"{}\" is strict and has no owner right now (one is taking "
+                         "it over): ask again shortly",
+                         entry.tag)
+           : fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers",
+                         entry.tag, owner)},
+      {"owner", owner.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(owner)}};
+  Response res = json_response(Status::service_unavailable, body.dump());
+  res.set(beast_http::field::retry_after, "1");
+  return res;
+}
+
 // `got`: what was left of the batch asked for, dropped (a gap at the very
 // end, where a smaller batch still gets them).
 Response exhausted_sequence(std::string_view tag, std::size_t got) {
@@ -245,6 +275,8 @@ std::optional<Reply> attempt(SequenceAsk& ask, RouterContext& ctx, bool last) {
   SequenceEntry& entry = *ask.entry;
   if (entry.frozen.load(std::memory_order_acquire)) [[unlikely]]
     return refuse(ask, frozen_sequence(entry.tag));
+  if (entry.strict.strict() && !entry.strict.open(ctx.lease)) [[unlikely]]
+    return refuse(ask, strict_refusal(entry, ctx));
   // Counted before it reserves (sequence_replies.hpp says why).
   if (!ask.in_flight) ask.in_flight = entry.replies.enter();
   const auto complete = [&ask, &entry]() -> std::optional<Reply> {
@@ -360,7 +392,7 @@ nlohmann::ordered_json entry_json(const SequenceEntry& e, bool connected) {
   const std::int64_t left = e.gauges.left.load(relaxed);
   const double rate = e.gauges.rate.load(relaxed);
   const double seconds = seconds_left(left, rate);
-  return {
+  nlohmann::ordered_json j{
       {"ready", can_hand_out(e, connected)},
       {"frozen", e.frozen.load(relaxed)},
       {"exhausted", e.exhausted.load(relaxed)},
@@ -371,6 +403,14 @@ nlohmann::ordered_json entry_json(const SequenceEntry& e, bool connected) {
       {"step", e.gauges.step.load(relaxed)},
       {"fetches", e.gauges.fetches.load(relaxed)},
       {"handed_out", e.gauges.handed_out.load(relaxed)}};
+  if (e.strict.strict()) {
+    // Who hands it out: "owner" is where it answers (null: nobody now).
+    const std::string owner = e.strict.owner_address();
+    j["order"] = "strict";
+    j["owned_here"] = e.strict.owned_generation() != 0;
+    j["owner"] = owner.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(owner);
+  }
+  return j;
 }
 
 // A tag that restarts each period: its rule, the period the clock is in,

@@ -59,6 +59,14 @@ struct Scraped {
       const auto r = http_get(daemon.port(), "/seq/invoice");
       return r && r->status == 200;
     }));
+    // A strict one, owned here: its ownership series.
+    REQUIRE(run_process({snowflaked_binary(), "seq", "create", "chat", "--order", "strict",
+                         "--config", daemon.config_path().string()})
+                .status.code == 0);
+    REQUIRE(eventually([&] {
+      const auto r = http_get(daemon.port(), "/seq/chat");
+      return r && r->status == 200;
+    }));
     text = scrape(daemon);
   }
   ZooKeeperServer zk;

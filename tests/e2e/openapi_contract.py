@@ -274,6 +274,10 @@ def main():
         subprocess.run([BINARY, "seq", "create", tag, "--reset", "daily", "--time-zone", "UTC",
                         "--template", "INV-{yyyy}{MM}{dd}-{n:06}", "--max", bound, "--config",
                         admin_path], check=True, capture_output=True)
+    # "chat": strict; this daemon, static, holds no worker ID to own it by
+    # (503 not_owner, with no owner to name).
+    subprocess.run([BINARY, "seq", "create", "chat", "--order", "strict", "--config", admin_path],
+                   check=True, capture_output=True)
     # "retired": raised past the last number (410 sequence_exhausted).
     subprocess.run([BINARY, "seq", "raise", "retired", "--above", "9223372036854775807",
                     "--config", admin_path], check=True, capture_output=True)
@@ -409,6 +413,11 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
         if answer[0] != 200 or "INV-" not in answer[2].decode():
             failures.append(f"GET {target}: {answer[0]} {answer[2][:80]!r}, not a period's numbers")
     probe("/seq/{tag}", "GET", "/seq/tiny", on=seq_port)
+    deadline = time.monotonic() + 20  # once the daemon has listed the strict tags
+    while time.monotonic() < deadline and b"not_owner" not in request(seq_port, "GET",
+                                                                      "/seq/chat")[2]:
+        time.sleep(0.05)
+    probe("/seq/{tag}", "GET", "/seq/chat", on=seq_port)  # 503 not_owner
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and b"period_exhausted" not in request(
             seq_port, "GET", "/seq/tiny")[2]:

@@ -73,6 +73,7 @@ const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "sequence_exhausted",
                                                           "period_exhausted",
                                                           "period_closed",
+                                                          "not_owner",
                                                           "method_not_allowed",
                                                           "request_timeout",
                                                           "body_not_allowed",
@@ -169,6 +170,15 @@ struct Daemon {
     // A tag that restarts each day, and one whose day has no number left.
     add_daily(sequences, "invoice", kPeriodNumbers);
     add_daily(sequences, "tiny", 0);
+    // Strict: one owned here in the lease's run (served while the lease
+    // is), one another daemon owns (503 not_owner naming it).
+    SequenceEntry* chat = sequences.add("chat");
+    chat->strict.set_strict();
+    chat->strict.own(lease.generation());
+    chat->buffer.add({1, 100'000});
+    SequenceEntry* note = sequences.add("note");
+    note->strict.set_strict();
+    note->strict.set_owner_address("10.0.0.5:8080");
     sequences.listed = true;  // the tags read: another tag is unknown (404)
   }
   test::ManualClock clock{kStart};
@@ -204,6 +214,7 @@ struct Daemon {
   std::uint64_t last_id = 0;
   std::int64_t last_number = kSequenceStart - 1;
   std::int64_t last_invoice = 0;
+  std::int64_t last_chat = 0;  // the strict tag owned here
 };
 
 void check_error(const Response& res, bool head, std::string_view input) {
@@ -314,6 +325,16 @@ void check_number(Daemon& d, std::string_view text, std::string_view input) {
   d.last_number = number;
 }
 
+// A number of the strict "chat", owned here: increasing, from its range.
+// ("note", owned elsewhere, never answers one.)
+void check_chat_number(Daemon& d, std::string_view text, std::string_view input) {
+  const auto n = parse_id(text);
+  FUZZ_CHECK(n.has_value(), input);
+  const auto number = static_cast<std::int64_t>(*n);
+  FUZZ_CHECK(number > d.last_chat && number < 100'000, input);
+  d.last_chat = number;
+}
+
 // A number of the daily "invoice": its own, increasing, at most its period's.
 void check_invoice_number(Daemon& d, std::int64_t n, std::string_view input) {
   FUZZ_CHECK(n > d.last_invoice && n <= kPeriodNumbers, input);
@@ -335,6 +356,7 @@ void check_numbers(Daemon& d, const Request& req, const Response& res, std::stri
   if (target.starts_with("/api/segment/get/")) {
     FUZZ_CHECK(d.settings.leaf_compat, input);
     FUZZ_CHECK(to_std(res[field::content_type]).starts_with("text/plain"), input);
+    if (target.substr(17).starts_with("chat")) return check_chat_number(d, res.body(), input);
     if (target.substr(17).starts_with("invoice")) {
       const auto n = parse_id(res.body());
       FUZZ_CHECK(n.has_value(), input);
@@ -351,6 +373,10 @@ void check_numbers(Daemon& d, const Request& req, const Response& res, std::stri
     }
     return check_numbers_body(res, tag, input,
                               [&](std::string_view text) { check_invoice(d, text, input); });
+  }
+  if (tag == "chat") {
+    return check_numbers_body(res, tag, input,
+                              [&](std::string_view text) { check_chat_number(d, text, input); });
   }
   FUZZ_CHECK(tag == "order", input);
   check_numbers_body(res, tag, input, [&](std::string_view text) { check_number(d, text, input); });

@@ -2,7 +2,7 @@
 // change: each decoder either refuses the text or returns data that encodes
 // to a text it decodes again to the same data. The first byte picks the node
 // (or, 7, Leaf's leaf_alloc rows for `seq import`; 8, the root's cluster ID,
-// fence, vouch and form policy).
+// fence, vouch and form policy; 9, a strict sequence's owner record).
 #include <set>
 #include <string>
 #include <string_view>
@@ -14,6 +14,7 @@
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_node.hpp"
+#include "snowflake/coord/strict_owner.hpp"
 #include "snowflake/ids/layout_json.hpp"
 #include "snowflake/migration/leaf_alloc.hpp"
 #include "snowflake/names.hpp"
@@ -42,6 +43,8 @@ void sequence_decisions(std::string_view text) {
   if (!node) return;
   // A nonce of a run the node has not seen (each attempt's is new).
   const auto taken = c::plan_take(*node, 7, "fresh-1", node->step);
+  // A strict sequence's ranges are its owner's alone.
+  if (node->strict) FUZZ_CHECK(!taken.plan && taken.refusal == c::TakeRefusal::strict, text);
   if (taken.plan) {
     const auto& r = taken.plan->range;
     FUZZ_CHECK(r.start >= node->next && r.start > node->floor && r.start < r.end, text);
@@ -134,7 +137,7 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
   if (size == 0) return 0;
   const auto text = as_text(data + 1, size - 1);
   namespace c = snowflake::coord;
-  switch (data[0] % 9) {
+  switch (data[0] % 10) {
     case 0:
       round_trip(text, [](std::string_view t) { return c::decode_inuse(t); });
       break;
@@ -165,6 +168,9 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
       break;
     case 8:
       root_identity(text);
+      break;
+    case 9:
+      round_trip(text, [](std::string_view t) { return c::decode_strict_owner(t); });
       break;
   }
   (void)c::worker_id_of_node(text);

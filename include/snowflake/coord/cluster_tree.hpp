@@ -24,6 +24,8 @@
 //   <root>/sequences/<tag>/floor        its floor child, {floor, frozen}: written with the
 //                                       node in one multi by create, raise and freeze only;
 //                                       holders watch it (sequence_supplier.hpp)
+//   <root>/sequence_owners/<tag>     a strict sequence's owner {worker_id, node, token,
+//                                       address, released}, made with it (strict_owner.hpp)
 //   <root>/floor_acks/<session, hex>    ephemeral: a daemon's confirmation of the migration floor
 //   <root>/status-probe-<pid>-<random>  ephemeral, deleted at once: ZooKeeper's time for a
 //                                       reader that writes nothing else (pool status, pool floor)
@@ -66,6 +68,13 @@ inline std::string sequence_node(const std::string& root, const std::string& tag
 inline constexpr std::string_view kSequenceFloorName = "floor";
 inline std::string sequence_floor(const std::string& root, const std::string& tag) {
   return child(sequence_node(root, tag), std::string(kSequenceFloorName));
+}
+// The strict sequences, each with its owner record (strict_owner.hpp).
+inline std::string sequence_owners_dir(const std::string& root) {
+  return root + "/sequence_owners";
+}
+inline std::string sequence_owner(const std::string& root, const std::string& tag) {
+  return child(sequence_owners_dir(root), tag);
 }
 // The tag whose node or floor child `path` is (a watch's path); nullopt for
 // any other path, sequences_dir itself included.

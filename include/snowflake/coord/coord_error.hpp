@@ -36,6 +36,7 @@ enum class CoordErrc {
   sequence_exhausted,  // the sequence has no number left below kSequenceMax (or was retired)
   history_lost,        // cluster create: the cluster's history was lost here, it is not new
   periodic,  // a sequence that restarts each period: its numbers are in its periods' nodes
+  strict,    // a strict sequence, and this daemon not its owner: its owner hands out
 };
 
 std::string_view to_string(CoordErrc code) noexcept;

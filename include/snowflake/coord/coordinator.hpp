@@ -80,6 +80,16 @@ class Coordinator {
   // refused after a restore); a sharer takes up the new one when it asks.
   std::shared_ptr<ZkSession> session() const;
 
+  // The worker ID held now, as a strict sequence's owner record names it
+  // (strict_owner.hpp): its ID, its node (which each heartbeat writes) and
+  // this run's token; nullopt while none is held. Thread-safe.
+  struct HeldWorker {
+    std::uint32_t worker_id = 0;
+    std::string node;
+    std::string token;
+  };
+  std::optional<HeldWorker> held_worker() const;
+
   // What this daemon knows of its cluster's history, from its state
   // directory on: the sequence supplier shares it. Valid after start().
   ClusterHistory& history() noexcept { return *history_; }
@@ -232,6 +242,9 @@ class Coordinator {
   std::string last_retry_;
   std::set<std::uint32_t> reported_unreadable_;
   // Owned worker ID (written by the heartbeat thread only).
+  mutable std::mutex held_mutex_;
+  std::optional<HeldWorker> held_;  // under held_mutex_: held_worker()
+  void set_held(std::optional<HeldWorker> held);
   IdGenerator* generator_ = nullptr;
   std::uint32_t worker_id_ = 0;
   std::int64_t owned_floor_ = 0;

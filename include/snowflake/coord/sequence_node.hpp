@@ -69,6 +69,9 @@ struct SequenceNode {
   std::string time_zone{};
   std::int64_t retention_s = 0;
   std::string removed_through{};
+  // `seq create --order strict`: one owner hands out, in real-time order
+  // across the cluster ("order": "strict"; absent: per-daemon, as before).
+  bool strict = false;
   bool operator==(const SequenceNode&) const = default;
 };
 
@@ -112,6 +115,7 @@ enum class TakeRefusal {
   exhausted,        // no number left below the node's end
   frozen,           // the cluster's history is in doubt: seq raise first
   periodic,         // a definition: its numbers are in its periods' nodes
+  strict,           // a strict sequence, and the taker not its owner (strict_owner.hpp)
 };
 std::string_view to_string(TakeRefusal r) noexcept;
 
@@ -122,12 +126,13 @@ struct TakePlan {
 
 // A take of `count` numbers (>= 1) by attempt `owner` from `node` as read at
 // `version`: [max(next, floor + 1), + max(count, step)), fewer at its end.
+// A strict sequence's numbers are taken by its owner only (`strict_owner`).
 struct TakeOutcome {
   std::optional<TakePlan> plan;
   std::optional<TakeRefusal> refusal;
 };
 TakeOutcome plan_take(const SequenceNode& node, std::int32_t version, const std::string& owner,
-                      std::int64_t count);
+                      std::int64_t count, bool strict_owner = false);
 
 // After a lost reply: the range the attempt `owner` took, if the node shows
 // that its write was applied; nullopt: not applied, or no longer known.

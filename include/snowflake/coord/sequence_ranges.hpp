@@ -106,7 +106,8 @@ struct SequenceTaker {
 // and end are what the range's numbers are printed with and bounded by).
 Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& root,
                                             const std::string& tag, SequenceTaker& taker,
-                                            std::int64_t count, SequenceNode* taken_from = nullptr);
+                                            std::int64_t count, SequenceNode* taken_from = nullptr,
+                                            bool as_strict_owner = false);
 
 // At a clean stop: moves the tag's `next` back to `first_unused` when the
 // newest takes are the run's and adjoin it (plan_give_back). True: given

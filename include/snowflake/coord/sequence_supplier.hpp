@@ -57,7 +57,9 @@
 #include "snowflake/coord/cluster_vouch.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
+#include "snowflake/coord/strict_owner.hpp"
 #include "snowflake/coord/zk_session.hpp"
+#include "snowflake/lease.hpp"
 #include "snowflake/sequences/periodic.hpp"
 #include "snowflake/sequences/registry.hpp"
 #include "snowflake/sequences/sizing.hpp"
@@ -96,6 +98,19 @@ struct SequenceSupplierOptions {
   // nullptr (none yet, or being replaced); a session of it that is gone is
   // waited out until the coordinator has made the next, never replaced here.
   std::function<std::shared_ptr<ZkSession>()> shared_session{};
+  // Strict sequences (strict_owner.hpp): this daemon as an owner names
+  // itself (the coordinator's held worker ID, its node, its run's token, and
+  // `address`, where this daemon's HTTP API answers); nullopt while it holds
+  // none, and always without a coordinator: such a daemon owns none.
+  std::function<std::optional<StrictOwner>()> owner_identity{};
+  // The worker-ID lease an owner hands out under (nullptr: owns none).
+  const Lease* lease = nullptr;
+  // coordinator.reclaim_after_ms: how long after its last heartbeat an
+  // owner's tags may be taken over, its lease over for good by then.
+  std::chrono::milliseconds reclaim_after{900'000};
+  // A tag with no owner is claimed at once by the daemon ranked first for
+  // it, by the one ranked r-th after r times this (the first one gone).
+  std::chrono::milliseconds claim_stagger{1000};
 };
 
 class SequenceSupplier {
@@ -173,6 +188,36 @@ class SequenceSupplier {
     double rate = 0;  // numbers a second of the period the clock was in, once measured
   };
 
+  // sequence_strict.cpp: strict sequences (strict_owner.hpp). Their
+  // owner records listed (and the directory watched), each tag marked strict
+  // here; each record read (and watched); a tag claimed when it has no
+  // owner and we rank first for it (or the ones before us did not), taken
+  // over once its owner's lease is over for good by ZooKeeper's records;
+  // supplied only while ours, within the lease run we read it ours in.
+  struct StrictState {
+    OwnerRead read;
+    bool read_owed = true;              // its watch fired, a new session, or a claim landed
+    std::uint64_t read_generation = 0;  // the lease's run when it was read
+    std::chrono::steady_clock::time_point
+        look_at{};  // when another's (or nobody's) is judged again
+    std::optional<std::chrono::steady_clock::time_point> unowned_since{};
+  };
+  void list_strict_tags();
+  void supply_strict(SequenceEntry& entry, TagState& state);
+  bool read_owner(SequenceEntry& entry, StrictState& ss);
+  // Claimed if nobody owns it and our turn came, or taken over if the
+  // owner's lease is over for good; else the next look is scheduled.
+  void try_to_own(SequenceEntry& entry, StrictState& ss, const StrictOwner& me);
+  // The claim's position for a tag with no owner: how long after it was
+  // first seen without one we claim it (0 when we rank first for it).
+  std::optional<std::chrono::milliseconds> claim_delay(const std::string& tag,
+                                                       std::uint32_t worker_id);
+  // Not ours (any more): nothing more handed out here, and what the buffer
+  // held dropped (a gap: another owner takes above it).
+  void disown(SequenceEntry& entry);
+  // At a clean stop: the rest given back and the record released in one
+  // multi, so the next owner starts where we stopped. False: not released.
+  bool release_strict(SequenceEntry& entry, std::optional<std::int64_t> first_unused);
   void run();
   // Every entry it supplies: the registry's tags and the periods' slots.
   std::vector<SequenceEntry*> supplied_entries() const;
@@ -295,6 +340,9 @@ class SequenceSupplier {
   RefusedSessionWatch refusal_watch_;
   std::map<std::string, TagState, std::less<>> tags_;  // the thread's own
   std::map<std::string, PeriodicState, std::less<>> periodics_;
+  std::map<std::string, StrictState, std::less<>> stricts_;
+  std::atomic<bool> relist_strict_{true};   // the owners' directory changed (or a new session)
+  std::atomic<bool> alive_changed_{false};  // a watched owner's alive node came or went
   // The periods' slots it supplies, by "<tag>@<key>" (a period is let go
   // of once over on every clock; the slot lives on, its buffer closed).
   std::map<std::string, PeriodSlot*, std::less<>> period_slots_;
@@ -308,7 +356,8 @@ class SequenceSupplier {
   std::chrono::steady_clock::time_point last_publish_{};
   bool previous_forgotten_ = false;
   std::mutex changed_mutex_;
-  std::set<std::string> changed_tags_;  // under changed_mutex_: set by the watcher
+  std::set<std::string> changed_tags_;    // under changed_mutex_: set by the watcher
+  std::set<std::string> owners_changed_;  // under changed_mutex_: their owner record changed
   std::atomic<bool> stopping_{false};
   std::chrono::milliseconds backoff_{0};
   std::uint64_t episodes_handled_ = 0;

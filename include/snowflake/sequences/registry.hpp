@@ -18,6 +18,7 @@
 #include "snowflake/sequences/buffer.hpp"
 #include "snowflake/sequences/number_template.hpp"
 #include "snowflake/sequences/replies.hpp"
+#include "snowflake/sequences/strict_gate.hpp"
 
 namespace snowflake {
 
@@ -52,6 +53,8 @@ struct SequenceEntry {
   // ZooKeeper has no number left for this tag (coord::is_exhausted): once
   // the buffer is empty, 410 sequence_exhausted, without waiting.
   std::atomic<bool> exhausted{false};
+  // A strict sequence (`seq create --order strict`): who may hand out.
+  StrictGate strict;
   // The replies holding its numbers, not yet written (seq raise waits for
   // those from before its drop), and the requests waiting for numbers.
   RepliesInFlight replies;

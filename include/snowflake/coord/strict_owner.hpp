@@ -1,0 +1,102 @@
+#pragma once
+// Who hands out a strict sequence's numbers (`seq create --order strict`):
+// one daemon at a time, named in the tag's owner record, made with the tag
+// (released: nobody owns it yet), which every daemon lists and watches,
+//
+//   <root>/sequence_owners/<tag>  {"worker_id": 3, "node": "<its worker node>",
+//                                  "token": "<its run>", "address": "host:port",
+//                                  "released": false}
+//
+// An owner is a held worker ID, and its claim is fenced with that worker
+// ID's own lease (docs/design.md, "Strict sequences: one owner, fenced by
+// its worker ID's lease"): the owner hands out the tag's numbers only while
+// its worker-ID lease runs without a break since it last read the record
+// as its own. Another daemon takes the tag over only once that lease is
+// over for good, by ZooKeeper's records:
+//
+// - released: the owner stopped cleanly (its rest given back in the same
+//   multi): at once;
+// - its alive node gone, and its worker node last written (its last
+//   heartbeat) at least reclaim_after ago by ZooKeeper's clock: the claim's
+//   multi checks the worker node at that version and that no session holds
+//   the alive node, so a heartbeat that comes back first fails the claim;
+// - its alive node held by another run since at least reclaim_after ago: the
+//   old run's heartbeats fail since then (its alive node is not its own);
+// - the owner's run is our predecessor from the same state directory (its
+//   lock proves it over): at once.
+//
+// reclaim_after >= lease_timeout + safety_margin (config), so the old owner
+// has stopped before the new one starts; the new one takes its first range
+// from the node, above every range the old one took.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "snowflake/coord/coord_error.hpp"
+#include "snowflake/coord/zk_session.hpp"
+#include "snowflake/result.hpp"
+
+namespace snowflake::coord {
+
+struct StrictOwner {
+  std::uint32_t worker_id = 0;
+  std::string node;     // the worker ID's node, which its heartbeats write
+  std::string token;    // the holding run's owner-token instance (alive/<id>'s data has it)
+  std::string address;  // "host:port": where its HTTP API answers
+  bool released = false;
+  bool operator==(const StrictOwner&) const = default;
+};
+
+std::string encode(const StrictOwner& o);
+// nullopt: not an owner record.
+std::optional<StrictOwner> decode_strict_owner(std::string_view text);
+
+// The tag's owner record: <root>/sequence_owners/<tag>.
+std::string strict_owner_path(const std::string& root, const std::string& tag);
+
+// Rendezvous hashing: the candidates ranked for `tag`, the preferred first.
+// Every daemon ranks alike from the same worker IDs, and a worker ID that
+// comes or goes moves only the tags it ranks first for.
+std::vector<std::uint32_t> rank_owners(std::string_view tag, std::vector<std::uint32_t> ids);
+
+struct OwnerRead {
+  std::optional<StrictOwner> owner;  // nullopt: no record yet (nobody ever owned it)
+  std::int32_t version = -1;         // -1: no record
+};
+Result<OwnerRead, CoordError> read_strict_owner(ZkSession& zk, const std::string& root,
+                                                const std::string& tag, bool watch);
+
+// Whether, and from when, the recorded owner's lease is over for good (the
+// header's rules), with what the claim's multi must check so that it still
+// holds when the claim lands.
+// The owner's alive node is read with a watch: its going (or coming) fires.
+struct TakeoverJudgement {
+  bool allowed = false;
+  // Not allowed yet: how long until it may be by ZooKeeper's clock
+  // (nullopt: not by waiting alone, the owner's run holds its worker ID).
+  std::optional<std::chrono::milliseconds> wait;
+  std::vector<ZkOp> checks;
+  std::string why;  // for the log
+};
+Result<TakeoverJudgement, CoordError> judge_takeover(ZkSession& zk, const std::string& root,
+                                                     const StrictOwner& owner,
+                                                     std::chrono::milliseconds reclaim_after);
+
+// Writes `me` as the owner, conditional on the record as read (`read`) and
+// on `checks`. False: someone else came first (read again).
+Result<bool, CoordError> claim_strict_owner(ZkSession& zk, const std::string& root,
+                                            const std::string& tag, const OwnerRead& read,
+                                            const StrictOwner& me, const std::vector<ZkOp>& checks);
+
+// A clean stop: the record says released, in one multi with `give_back`
+// (the node with our rest given back, written at `node_version`) if given.
+// False: the record is not ours any more.
+Result<bool, CoordError> release_strict_owner(ZkSession& zk, const std::string& root,
+                                              const std::string& tag, const OwnerRead& read,
+                                              const std::optional<ZkOp>& give_back);
+
+}  // namespace snowflake::coord

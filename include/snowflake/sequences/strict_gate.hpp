@@ -1,0 +1,73 @@
+#pragma once
+// A strict sequence's gate on the request path (`seq create --order
+// strict`): only its owner hands out its numbers, and only within the run
+// of its worker-ID lease in which it last read the ownership as its own
+// (coord/strict_owner.hpp says why that fences it). The supplier opens and
+// closes it; a request reads it with three atomic loads.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "snowflake/lease.hpp"
+
+namespace snowflake {
+
+class StrictGate {
+ public:
+  bool strict() const noexcept { return strict_.load(std::memory_order_acquire); }
+  void set_strict() noexcept { strict_.store(true, std::memory_order_release); }
+
+  // Ours within lease run `generation`; 0: not ours.
+  void own(std::uint64_t generation) noexcept {
+    owned_generation_.store(generation, std::memory_order_release);
+  }
+  void disown() noexcept { own(0); }
+  std::uint64_t owned_generation() const noexcept {
+    return owned_generation_.load(std::memory_order_acquire);
+  }
+  // A number may be handed out now: ours, and the lease valid in the run
+  // in which we confirmed it (the deadline read first: see Lease).
+  bool open(const Lease& lease) const noexcept {
+    const std::uint64_t owned = owned_generation();
+    return owned != 0 && lease.may_issue() && lease.generation() == owned;
+  }
+
+  // For /metrics: the owner record's changes this daemon has seen, its
+  // refusals (not_owner), and since when (steady clock, ns; 0: not) it has
+  // known no owner that could hand out: none recorded, or one whose run
+  // lost its worker ID and is waited out.
+  std::atomic<std::uint64_t> owner_changes{0};
+  mutable std::atomic<std::uint64_t> refused{0};  // counted by the request path
+  std::atomic<std::int64_t> ownerless_since_ns{0};
+  void ownerless(bool none) noexcept {
+    if (!none) {
+      ownerless_since_ns.store(0, std::memory_order_relaxed);
+      return;
+    }
+    std::int64_t expected = 0;
+    ownerless_since_ns.compare_exchange_strong(
+        expected, std::chrono::steady_clock::now().time_since_epoch().count(),
+        std::memory_order_relaxed);
+  }
+
+  // Where the owner answers ("host:port"; "" : none known), for refusals.
+  void set_owner_address(std::string address) {
+    std::lock_guard lock(mutex_);
+    owner_address_ = std::move(address);
+  }
+  std::string owner_address() const {
+    std::lock_guard lock(mutex_);
+    return owner_address_;
+  }
+
+ private:
+  std::atomic<bool> strict_{false};
+  std::atomic<std::uint64_t> owned_generation_{0};
+  mutable std::mutex mutex_;
+  std::string owner_address_;
+};
+
+}  // namespace snowflake

@@ -1,0 +1,233 @@
+// The supplier's strict sequences (strict_owner.hpp says why the order
+// holds): which daemon hands out each, and the handover.
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "snowflake/coord/cluster_tree.hpp"
+#include "snowflake/coord/sequence_supplier.hpp"
+#include "snowflake/names.hpp"
+
+namespace snowflake::coord {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+bool same_owner(const StrictOwner& a, const StrictOwner& b) {
+  return a.worker_id == b.worker_id && a.node == b.node && a.token == b.token;
+}
+
+std::optional<std::uint32_t> worker_id_of(std::string_view name) {
+  std::uint32_t id = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
+  if (ec != std::errc() || end != name.data() + name.size()) return std::nullopt;
+  return id;
+}
+
+}  // namespace
+
+void SequenceSupplier::list_strict_tags() {
+  const std::string dir = tree::sequence_owners_dir(options_.root);
+  auto names = zk_->try_children(dir, /*watch=*/true);
+  if (!names) {
+    relist_strict_.store(true);
+    failed(names.error(), "cannot list the strict sequences");
+    return;
+  }
+  if (!names.value()) {
+    // None yet: watched for (the first `seq create --order strict` makes it).
+    auto there = zk_->exists(dir, /*watch=*/true);
+    if (!there) {
+      relist_strict_.store(true);
+      failed(there.error(), "cannot watch for strict sequences");
+    } else if (there.value()) {
+      relist_strict_.store(true);  // made meanwhile
+    }
+    return;
+  }
+  for (const std::string& tag : *names.value()) {
+    if (!is_valid_name(tag)) continue;
+    SequenceEntry* entry = registry_.find(tag);
+    if (!entry) entry = registry_.add(tag);
+    if (!entry) continue;  // the table is full: list_tags says so
+    if (!entry->strict.strict()) {
+      entry->strict.set_strict();
+      spdlog::info("sequences: \"{}\" is strict: handed out by its owner only", tag);
+    }
+    stricts_.try_emplace(tag);
+  }
+}
+
+bool SequenceSupplier::read_owner(SequenceEntry& entry, StrictState& ss) {
+  ss.read_generation = options_.lease ? options_.lease->generation() : 0;
+  auto read = read_strict_owner(*zk_, options_.root, entry.tag, /*watch=*/true);
+  if (!read) {
+    failed(read.error(), fmt::format("cannot read the owner of \"{}\"", entry.tag));
+    return false;
+  }
+  if (read.value().owner != ss.read.owner) {
+    entry.strict.owner_changes.fetch_add(1, std::memory_order_relaxed);
+  }
+  ss.read = std::move(read).value();
+  ss.read_owed = false;
+  ss.look_at = {};  // judged again with what was read
+  const bool owned = ss.read.owner && !ss.read.owner->released;
+  entry.strict.ownerless(!owned);
+  entry.strict.set_owner_address(owned ? ss.read.owner->address : std::string());
+  return true;
+}
+
+void SequenceSupplier::supply_strict(SequenceEntry& entry, TagState& state) {
+  StrictState& ss = stricts_[entry.tag];
+  {
+    std::lock_guard lock(changed_mutex_);
+    if (owners_changed_.erase(entry.tag) > 0) ss.read_owed = true;
+  }
+  const Lease* lease = options_.lease;
+  const std::optional<StrictOwner> me =
+      options_.owner_identity ? options_.owner_identity() : std::nullopt;
+  // Ours in a lease run that has ended: read again before handing out in
+  // the new one (a takeover may have landed while it had run out).
+  if (lease && entry.strict.owned_generation() != 0 &&
+      entry.strict.owned_generation() != lease->generation()) {
+    ss.read_owed = true;
+  }
+  if (ss.read_owed && !read_owner(entry, ss)) return;
+  const bool ours =
+      me && ss.read.owner && !ss.read.owner->released && same_owner(*ss.read.owner, *me);
+  if (!ours) {
+    if (entry.strict.owned_generation() != 0) disown(entry);
+    if (me && lease && Clock::now() >= ss.look_at) try_to_own(entry, ss, *me);
+    return;
+  }
+  if (entry.strict.owned_generation() != ss.read_generation) {
+    if (!lease->may_issue() || lease->generation() != ss.read_generation) {
+      ss.read_owed = true;  // read in a run that is over (or none): again in the next
+      return;
+    }
+    entry.strict.own(ss.read_generation);
+    spdlog::info("sequences: \"{}\" is ours (worker ID {}): handed out here", entry.tag,
+                 me->worker_id);
+    entry.waiting.wake_all();
+  }
+  supply(entry, state);
+}
+
+std::optional<milliseconds> SequenceSupplier::claim_delay(const std::string& tag,
+                                                          std::uint32_t worker_id) {
+  auto names = zk_->children(tree::alive_dir(options_.root));
+  if (!names) {
+    failed(names.error(), "cannot list the worker IDs in use");
+    return std::nullopt;
+  }
+  std::vector<std::uint32_t> ids{worker_id};
+  for (const auto& name : names.value()) {
+    if (const auto id = worker_id_of(name)) ids.push_back(*id);
+  }
+  const auto ranked = rank_owners(tag, std::move(ids));
+  const auto place = std::find(ranked.begin(), ranked.end(), worker_id) - ranked.begin();
+  return options_.claim_stagger * place;
+}
+
+void SequenceSupplier::try_to_own(SequenceEntry& entry, StrictState& ss, const StrictOwner& me) {
+  const auto now = Clock::now();
+  std::vector<ZkOp> checks;
+  if (!ss.read.owner || ss.read.owner->released) {
+    if (!ss.unowned_since) ss.unowned_since = now;
+    const auto delay = claim_delay(entry.tag, me.worker_id);
+    if (!delay || now < *ss.unowned_since + *delay) {
+      ss.look_at = delay ? *ss.unowned_since + *delay : now + milliseconds(1000);
+      return;
+    }
+  } else {
+    ss.unowned_since.reset();
+    auto judged = judge_takeover(*zk_, options_.root, *ss.read.owner, options_.reclaim_after);
+    if (!judged) {
+      failed(judged.error(), fmt::format("cannot judge the owner of \"{}\"", entry.tag));
+      ss.look_at = now + milliseconds(1000);
+      return;
+    }
+    // Waited out (or taken over now): its run no longer holds its worker ID.
+    entry.strict.ownerless(judged.value().wait.has_value() || judged.value().allowed);
+    if (!judged.value().allowed) {
+      // The owner's alive node is watched: its going is heard at once.
+      ss.look_at =
+          now + std::clamp(judged.value().wait.value_or(milliseconds(60'000)) + milliseconds(50),
+                           milliseconds(100), milliseconds(60'000));
+      spdlog::debug("sequences: \"{}\" stays with {}: {}", entry.tag, ss.read.owner->address,
+                    judged.value().why);
+      return;
+    }
+    spdlog::info("sequences: taking \"{}\" over from {} (worker ID {}): {}", entry.tag,
+                 ss.read.owner->address, ss.read.owner->worker_id, judged.value().why);
+    checks = std::move(judged.value().checks);
+  }
+  if (!options_.lease->may_issue()) {
+    ss.look_at = now + milliseconds(500);  // an owner must be able to hand out
+    return;
+  }
+  auto claimed = claim_strict_owner(*zk_, options_.root, entry.tag, ss.read, me, checks);
+  ss.read_owed = true;  // read (and confirmed) again either way
+  if (!claimed) {
+    failed(claimed.error(), fmt::format("cannot claim \"{}\"", entry.tag));
+  } else if (claimed.value()) {
+    ss.unowned_since.reset();
+    registry_.request_refill();  // confirmed on the next pass, at once
+  }
+}
+
+void SequenceSupplier::disown(SequenceEntry& entry) {
+  entry.strict.disown();
+  const auto held = record_.tags.find(entry.tag);
+  if (held != record_.tags.end() && held->second.to > 0) {
+    // Its new owner takes above every range we took: what is left here
+    // must never go out after its first number.
+    entry.buffer.drop_through(held->second.to - 1);
+  }
+  spdlog::warn("sequences: \"{}\" is no longer ours: its owner is {}", entry.tag,
+               entry.strict.owner_address().empty() ? std::string("nobody yet")
+                                                    : entry.strict.owner_address());
+}
+
+bool SequenceSupplier::release_strict(SequenceEntry& entry,
+                                      std::optional<std::int64_t> first_unused) {
+  auto read = read_strict_owner(*zk_, options_.root, entry.tag, /*watch=*/false);
+  if (!read) {
+    failed(read.error(), fmt::format("cannot release \"{}\"", entry.tag));
+    return false;
+  }
+  const auto me = options_.owner_identity ? options_.owner_identity() : std::nullopt;
+  if (!me || !read.value().owner || !same_owner(*read.value().owner, *me)) return false;
+  std::optional<ZkOp> give_back;
+  if (first_unused) {
+    auto node = read_sequence(*zk_, options_.root, entry.tag);
+    if (node && node.value().version != -1) {
+      if (auto back = plan_give_back(node.value().node, options_.run, *first_unused)) {
+        give_back =
+            ZkOp::set(sequence_path(options_.root, entry.tag), encode(*back), node.value().version);
+      }
+    }
+  }
+  auto released = release_strict_owner(*zk_, options_.root, entry.tag, read.value(), give_back);
+  if (released && !released.value() && give_back) {
+    // Someone took meanwhile (the node moved): released without it, a gap.
+    released = release_strict_owner(*zk_, options_.root, entry.tag, read.value(), std::nullopt);
+    give_back.reset();
+  }
+  if (!released) {
+    failed(released.error(), fmt::format("cannot release \"{}\"", entry.tag));
+    return false;
+  }
+  if (released.value()) {
+    spdlog::info(
+        "sequences: \"{}\" released{}", entry.tag,
+        give_back ? fmt::format(", the numbers from {} given back", *first_unused) : std::string());
+  }
+  return released.value();
+}
+
+}  // namespace snowflake::coord

@@ -1,0 +1,229 @@
+// Strict sequences through the real snowflaked (`seq create --order
+// strict`): one daemon hands them out, the other refuses with the owner's
+// address, and a client that follows it gets numbers in real-time order
+// across both; a clean stop hands the tag over without a gap; an owner
+// frozen past its lease loses the tag and never hands out again after the
+// new owner started; a killed owner's tag is taken over above its numbers.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "../support/child_process.hpp"
+#include "../support/daemon.hpp"
+#include "../support/http_client.hpp"
+#include "../support/polling.hpp"
+#include "../support/real_time_order.hpp"
+#include "../support/zookeeper_server.hpp"
+#include "cluster.hpp"
+
+using namespace snowflake;
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One number of `tag` from daemon `d`; nullopt for any refusal.
+std::optional<std::int64_t> number_from(const Daemon& d, const std::string& tag) {
+  const auto r = http_get(d.port(), "/seq/" + tag);
+  if (!r || r->status != 200) return std::nullopt;
+  return std::stoll(json::parse(r->body)["id"].get<std::string>());
+}
+
+// The port a not_owner refusal names ("host:port"), if any.
+std::optional<unsigned short> owner_port(const std::optional<HttpReply>& r) {
+  if (!r || r->status != 503) return std::nullopt;
+  const auto body = json::parse(r->body, nullptr, false);
+  if (!body.is_object() || body.value("error", "") != "not_owner" || !body["owner"].is_string()) {
+    return std::nullopt;
+  }
+  const std::string address = body["owner"].get<std::string>();
+  return static_cast<unsigned short>(std::stoi(address.substr(address.rfind(':') + 1)));
+}
+
+// As a client that follows the refusal does: asks `first`, then the owner
+// it names. The answer with its send and receive times, or nullopt.
+std::optional<TimedAnswer> strict_get(unsigned short first, const std::string& tag) {
+  unsigned short port = first;
+  for (int hop = 0; hop < 2; ++hop) {
+    const auto sent = Clock::now();
+    const auto r = http_get(port, "/seq/" + tag);
+    const auto received = Clock::now();
+    if (r && r->status == 200) {
+      const auto n = std::stoll(json::parse(r->body)["id"].get<std::string>());
+      return TimedAnswer{sent, received, n, n};
+    }
+    const auto next = owner_port(r);
+    if (!next) return std::nullopt;
+    port = *next;
+  }
+  return std::nullopt;
+}
+
+struct Pair {
+  ZooKeeperServer zk;
+  TempDir sa, sb;
+  std::unique_ptr<Daemon> a, b;
+  // A lease longer than the ZooKeeper session: an owner whose session has
+  // ended may still hand out, and its tag must wait for its lease.
+  const json timings = {
+      {"coordinator",
+       {{"lease_timeout_ms", 4000}, {"reclaim_after_ms", 6000}, {"safety_margin_ms", 1000}}}};
+  Pair() {
+    a = std::make_unique<Daemon>(cluster_config(zk.hosts(), "recycle", sa.path(), timings).dump());
+    b = std::make_unique<Daemon>(cluster_config(zk.hosts(), "recycle", sb.path(), timings).dump());
+    wait_ready(*a);
+    wait_ready(*b);
+  }
+  // The daemon that hands out `tag` once one does (the other refuses).
+  Daemon* owner_of(const std::string& tag) {
+    Daemon* found = nullptr;
+    eventually(
+        [&] {
+          for (Daemon* d : {a.get(), b.get()}) {
+            if (number_from(*d, tag)) found = d;
+          }
+          return found != nullptr;
+        },
+        15s);
+    return found;
+  }
+  Daemon* other_than(const Daemon* d) { return d == a.get() ? b.get() : a.get(); }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "strict sequences: one owner hands out, the other names it, a following client's numbers "
+    "are in real-time order, and a clean stop hands over without a gap",
+    "[sequence][strict]") {
+  Pair p;
+  const auto created = run_seq(*p.a, {"create", "chat", "--order", "strict", "--step", "10"});
+  REQUIRE(created.status.code == 0);
+  CHECK(created.out.find("strict order") != std::string::npos);
+  CHECK(run_seq(*p.a, {"create", "x", "--order", "sideways"}).status.code == 2);
+
+  Daemon* owner = p.owner_of("chat");
+  REQUIRE(owner);
+  Daemon* other = p.other_than(owner);
+  const auto refused = http_get(other->port(), "/seq/chat");
+  REQUIRE(refused);
+  CHECK(refused->status == 503);
+  CHECK(error_of(refused) == "not_owner");
+  CHECK(owner_port(refused) == owner->port());
+  // Bound to one address: that is the one it names.
+  CHECK(json::parse(refused->body)["owner"] == "127.0.0.1:" + std::to_string(owner->port()));
+  // `snowflaked get --seq`, given only the daemon that refuses, asks the
+  // owner it names.
+  const auto followed =
+      run_process({snowflaked_binary(), "get", "chat", "--seq", "--count", "3", "--servers",
+                   "http://127.0.0.1:" + std::to_string(other->port())});
+  CHECK(followed.status.code == 0);
+  std::int64_t highest = 0;  // of every number handed out so far
+  std::istringstream lines(followed.out);
+  int got_numbers = 0;
+  for (std::string line; std::getline(lines, line); ++got_numbers) {
+    highest = std::max<std::int64_t>(highest, std::stoll(line));
+  }
+  CHECK(got_numbers == 3);
+  const auto listed = run_seq(*p.a, {"list"});
+  CHECK(listed.out.find("strict order; owned by") != std::string::npos);
+  const auto status = json::parse(http_get(owner->port(), "/status")->body);
+  CHECK(status["sequences"]["tags"]["chat"]["owned_here"] == true);
+
+  // Two clients, each asking both daemons in turn and following the refusal.
+  std::mutex m;
+  std::vector<TimedAnswer> answers;
+  int failures = 0;
+  auto client = [&](int offset) {
+    for (int i = 0; i < 100; ++i) {
+      const Daemon* d = (i + offset) % 2 ? p.a.get() : p.b.get();
+      const auto got = strict_get(d->port(), "chat");
+      std::lock_guard lock(m);
+      if (got) {
+        answers.push_back(*got);
+      } else {
+        ++failures;
+      }
+    }
+  };
+  std::thread t1(client, 0), t2(client, 1);
+  t1.join();
+  t2.join();
+  CHECK(failures == 0);
+  const auto verdict = check_real_time_order(answers);
+  CHECK(verdict.violations.empty());
+  CHECK(verdict.pairs > 1000);
+
+  // A clean stop: the rest given back and the tag released in one write;
+  // the other takes it up where it stopped.
+  for (const auto& a : answers) highest = std::max(highest, a.highest);
+  const auto last = number_from(*owner, "chat");
+  REQUIRE(last);
+  CHECK(*last == highest + 1);  // dense: nothing skipped so far
+  owner->process().send_signal(SIGTERM);
+  REQUIRE(owner->process().wait_for_exit(20s));
+  std::optional<std::int64_t> next;
+  REQUIRE(eventually([&] { return (next = number_from(*other, "chat")).has_value(); }, 10s));
+  CHECK(*next == *last + 1);
+}
+
+TEST_CASE(
+    "strict sequences: an owner frozen past its lease loses the tag, and once thawed never hands "
+    "out a number again",
+    "[sequence][strict]") {
+  Pair p;
+  REQUIRE(run_seq(*p.a, {"create", "chat", "--order", "strict"}).status.code == 0);
+  Daemon* owner = p.owner_of("chat");
+  REQUIRE(owner);
+  Daemon* other = p.other_than(owner);
+  std::int64_t highest = 0;
+  for (int i = 0; i < 20; ++i) highest = std::max(highest, number_from(*owner, "chat").value());
+
+  owner->process().send_signal(SIGSTOP);
+  std::optional<std::int64_t> taken_over;
+  const bool moved =
+      eventually([&] { return (taken_over = number_from(*other, "chat")).has_value(); }, 30s);
+  owner->process().send_signal(SIGCONT);
+  REQUIRE(moved);
+  CHECK(*taken_over > highest);
+
+  // Thawed: its lease ran out while it was stopped, and the record is not
+  // its own any more. Never a number from it again; it names the new owner.
+  std::optional<unsigned short> named;
+  const auto until = Clock::now() + 10s;
+  int handed_out = 0;
+  while (Clock::now() < until && !named) {
+    const auto r = http_get(owner->port(), "/seq/chat");
+    if (r && r->status == 200) ++handed_out;
+    named = owner_port(r);
+  }
+  CHECK(handed_out == 0);
+  CHECK(named == other->port());
+  CHECK(number_from(*other, "chat").value() > *taken_over);
+}
+
+TEST_CASE("strict sequences: a killed owner's tag is taken over above every number it handed out",
+          "[sequence][strict]") {
+  Pair p;
+  REQUIRE(run_seq(*p.a, {"create", "chat", "--order", "strict", "--step", "50"}).status.code == 0);
+  Daemon* owner = p.owner_of("chat");
+  REQUIRE(owner);
+  Daemon* other = p.other_than(owner);
+  std::int64_t highest = 0;
+  for (int i = 0; i < 10; ++i) highest = std::max(highest, number_from(*owner, "chat").value());
+  owner->process().send_signal(SIGKILL);
+  REQUIRE(owner->process().wait_for_exit(10s));
+  std::optional<std::int64_t> next;
+  REQUIRE(eventually([&] { return (next = number_from(*other, "chat")).has_value(); }, 30s));
+  CHECK(*next > highest);
+  // The killed owner's unused rest is a gap: the new owner starts above its range.
+  CHECK(*next >= 51);
+}
