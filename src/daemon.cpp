@@ -402,6 +402,7 @@ void Daemon::start_sequences() {
     };
     options.lease = &lease_;
     options.reclaim_after = config_.coordinator.reclaim_after;
+    options.safety_margin = config_.coordinator.safety_margin;
   }
   // The coordinator holds the state directory's lock by now: the run named
   // there is over if it ran in this boot from this very directory.

@@ -30,10 +30,16 @@ Result<void, ZkError> create_with_floor(ZkSession& zk, const std::string& root,
                         ZkOp::create(tree::sequence_floor(root, tag), encode_floor(node))};
   if (node.strict) {
     // Its owner record, released: nobody owns it yet (strict_owner.hpp).
+    // Kept if there (a tag made again after ZooKeeper lost its node, not
+    // its record): whoever it names is fenced as ever.
     if (auto dir = zk.ensure_path(tree::sequence_owners_dir(root)); !dir) return dir.error();
-    StrictOwner none;
-    none.released = true;
-    ops.push_back(ZkOp::create(tree::sequence_owner(root, tag), encode(none)));
+    auto there = zk.exists(tree::sequence_owner(root, tag));
+    if (!there) return there.error();
+    if (!there.value()) {
+      StrictOwner none;
+      none.released = true;
+      ops.push_back(ZkOp::create(tree::sequence_owner(root, tag), encode(none)));
+    }
   }
   auto made = zk.multi(ops);
   if (!made) return made.error();
@@ -262,6 +268,7 @@ Result<void, CoordError> freeze_sequence_above(ZkSession& zk, const std::string&
       like.step = std::max<std::int64_t>(1, made_like.step);
       like.number_template = made_like.number_template;
       like.end = made_like.end;
+      like.strict = made_like.strict;
       const SequenceNode made = freeze(like, above);
       auto created = create_with_floor(zk, root, tag, made);
       if (created) return outcome::success();

@@ -62,8 +62,8 @@ void SequenceSupplier::list_strict_tags() {
   }
 }
 
-bool SequenceSupplier::read_owner(SequenceEntry& entry, StrictState& ss) {
-  ss.read_generation = options_.lease ? options_.lease->generation() : 0;
+bool SequenceSupplier::read_owner(SequenceEntry& entry, StrictState& ss, std::uint64_t generation) {
+  ss.read_generation = generation;
   auto read = read_strict_owner(*zk_, options_.root, entry.tag, /*watch=*/true);
   if (!read) {
     failed(read.error(), fmt::format("cannot read the owner of \"{}\"", entry.tag));
@@ -88,6 +88,9 @@ void SequenceSupplier::supply_strict(SequenceEntry& entry, TagState& state) {
     if (owners_changed_.erase(entry.tag) > 0) ss.read_owed = true;
   }
   const Lease* lease = options_.lease;
+  // The lease's run before who we are: a worker ID lost and another taken
+  // after this moves the run, and the gate does not open in the old one.
+  const std::uint64_t generation = lease ? lease->generation() : 0;
   const std::optional<StrictOwner> me =
       options_.owner_identity ? options_.owner_identity() : std::nullopt;
   // Ours in a lease run that has ended: read again before handing out in
@@ -96,7 +99,7 @@ void SequenceSupplier::supply_strict(SequenceEntry& entry, TagState& state) {
       entry.strict.owned_generation() != lease->generation()) {
     ss.read_owed = true;
   }
-  if (ss.read_owed && !read_owner(entry, ss)) return;
+  if (ss.read_owed && !read_owner(entry, ss, generation)) return;
   const bool ours =
       me && ss.read.owner && !ss.read.owner->released && same_owner(*ss.read.owner, *me);
   if (!ours) {
@@ -145,7 +148,8 @@ void SequenceSupplier::try_to_own(SequenceEntry& entry, StrictState& ss, const S
     }
   } else {
     ss.unowned_since.reset();
-    auto judged = judge_takeover(*zk_, options_.root, *ss.read.owner, options_.reclaim_after);
+    auto judged = judge_takeover(*zk_, options_.root, *ss.read.owner,
+                                 {options_.reclaim_after, options_.safety_margin});
     if (!judged) {
       failed(judged.error(), fmt::format("cannot judge the owner of \"{}\"", entry.tag));
       ss.look_at = now + milliseconds(1000);
@@ -170,24 +174,42 @@ void SequenceSupplier::try_to_own(SequenceEntry& entry, StrictState& ss, const S
     ss.look_at = now + milliseconds(500);  // an owner must be able to hand out
     return;
   }
+  // Nothing taken before this claim goes out under it (a range of an
+  // earlier ownership, or of the tag before it was strict): below the last
+  // owner's numbers, maybe.
+  drop_held(entry);
   auto claimed = claim_strict_owner(*zk_, options_.root, entry.tag, ss.read, me, checks);
   ss.read_owed = true;  // read (and confirmed) again either way
   if (!claimed) {
     failed(claimed.error(), fmt::format("cannot claim \"{}\"", entry.tag));
   } else if (claimed.value()) {
     ss.unowned_since.reset();
+    ss.read.owner = me;          // as written: a stop before it is read again releases it
     registry_.request_refill();  // confirmed on the next pass, at once
+  }
+}
+
+bool SequenceSupplier::named_owner(const SequenceEntry& entry) const {
+  const auto ss = stricts_.find(entry.tag);
+  if (ss == stricts_.end() || !ss->second.read.owner || ss->second.read.owner->released) {
+    return false;
+  }
+  const auto me = options_.owner_identity ? options_.owner_identity() : std::nullopt;
+  return me && same_owner(*ss->second.read.owner, *me);
+}
+
+void SequenceSupplier::drop_held(SequenceEntry& entry) {
+  const auto held = record_.tags.find(entry.tag);
+  if (held != record_.tags.end() && held->second.to > 0) {
+    entry.buffer.drop_through(held->second.to - 1);
   }
 }
 
 void SequenceSupplier::disown(SequenceEntry& entry) {
   entry.strict.disown();
-  const auto held = record_.tags.find(entry.tag);
-  if (held != record_.tags.end() && held->second.to > 0) {
-    // Its new owner takes above every range we took: what is left here
-    // must never go out after its first number.
-    entry.buffer.drop_through(held->second.to - 1);
-  }
+  // Its new owner takes above every range we took: what is left here must
+  // never go out after its first number.
+  drop_held(entry);
   spdlog::warn("sequences: \"{}\" is no longer ours: its owner is {}", entry.tag,
                entry.strict.owner_address().empty() ? std::string("nobody yet")
                                                     : entry.strict.owner_address());

@@ -670,6 +670,7 @@ bool SequenceSupplier::learn_shape(SequenceEntry& entry, TagState& state,
     return false;
   }
   state.shape.end = node.end;
+  state.shape.strict = node.strict;  // a strict tag made again after a loss is strict too
   if (state.shape_known) return true;
   state.shape_known = true;
   state.shape.number_template = node.number_template;
@@ -738,8 +739,9 @@ void SequenceSupplier::give_back_all() {
     if (!first_unused && settling && !entry->frozen.load(std::memory_order_acquire)) {
       first_unused = settling->start;
     }
-    if (entry->strict.owned_generation() != 0) {
-      // Ours: the next owner starts where we stopped, once released.
+    if (entry->strict.owned_generation() != 0 || named_owner(*entry)) {
+      // Ours (confirmed, or claimed and not yet): the next owner starts
+      // where we stopped, once released.
       entry->strict.disown();
       if (zk_ && !zk_->gone() && zk_->connected()) release_strict(*entry, first_unused);
       continue;

@@ -33,6 +33,28 @@ std::uint64_t stable_hash(std::string_view tag, std::uint32_t id) {
   return h ^ (h >> 31);
 }
 
+// The lease its writer recorded in a worker node (recycle's inuse data or
+// sequential's), 0 if unreadable.
+std::int64_t recorded_lease_ms(std::string_view data) {
+  if (const auto inuse = decode_inuse(data)) return inuse->lease_ms;
+  if (const auto sequential = decode_sequential(data)) return sequential->lease_ms;
+  return 0;
+}
+
+// A recycle worker node: the pool's move count (<root>/pool/inuse's version,
+// which each release, reclaim and takeover bumps) checked too, so a worker
+// ID given up and claimed again under the same name since the judgement
+// fails the claim (its node's version starts over).
+Result<bool, CoordError> pin_pool_moves(ZkSession& zk, const std::string& root,
+                                        const std::string& node, std::vector<ZkOp>& checks) {
+  const std::string dir = tree::inuse_dir(root);
+  if (!node.starts_with(dir + "/")) return false;
+  BOOST_OUTCOME_TRY(stat, zk.exists(dir));
+  if (!stat) return false;
+  checks.push_back(ZkOp::check(dir, stat->version));
+  return true;
+}
+
 bool refused(const ZkError& e) {
   return e.code == ZkErrc::bad_version || e.code == ZkErrc::node_exists ||
          e.code == ZkErrc::no_node;
@@ -96,7 +118,7 @@ Result<OwnerRead, CoordError> read_strict_owner(ZkSession& zk, const std::string
 
 Result<TakeoverJudgement, CoordError> judge_takeover(ZkSession& zk, const std::string& root,
                                                      const StrictOwner& owner,
-                                                     std::chrono::milliseconds reclaim_after) {
+                                                     const TakeoverTimings& timings) {
   TakeoverJudgement j;
   if (owner.released) {
     j.allowed = true;
@@ -105,37 +127,47 @@ Result<TakeoverJudgement, CoordError> judge_takeover(ZkSession& zk, const std::s
   }
   const AliveNodes alive(root);
   BOOST_OUTCOME_TRY(holder, zk.try_get(alive.path(owner.worker_id), /*watch=*/true));
-  const std::int64_t wait = reclaim_after.count();
-  std::int64_t from_ms = 0;  // ZooKeeper's time from which it may be taken over
   if (holder) {
     const auto token = decode_owner(holder->data);
     if (token && token->instance == owner.token) {
       j.why = "its run holds its worker ID";  // alive: it hands over when it stops
       return j;
     }
+  }
+  BOOST_OUTCOME_TRY(node, zk.try_get(owner.node));
+  if (!holder && !node) {
+    // Given back or reclaimed (each after its run stopped, or its lease
+    // ran out), or lost with ZooKeeper's data (frozen: raised first); a
+    // run that takes the worker ID again holds its alive node.
+    const auto absent = alive.absent(owner.worker_id);
+    j.checks.assign(absent.begin(), absent.end());
+    j.allowed = true;
+    j.why = fmt::format("worker ID {}'s node is gone", owner.worker_id);
+    return j;
+  }
+  // The longer of ours and the owner's own lease (as its node says) plus
+  // the margin: a daemon whose settings differ (a rollout) is waited out too.
+  std::int64_t wait = timings.reclaim_after.count();
+  if (node) wait = std::max(wait, recorded_lease_ms(node->data) + timings.safety_margin.count());
+  std::int64_t from_ms = 0;  // ZooKeeper's time from which it may be taken over
+  if (holder) {
     // Another run holds the worker ID: the owner's heartbeats fail since.
     from_ms = holder->stat.ctime_ms + wait;
     j.checks.push_back(ZkOp::check(alive.path(owner.worker_id), holder->stat.version));
     j.why = fmt::format("worker ID {} is another run's since ZooKeeper's {}", owner.worker_id,
                         holder->stat.ctime_ms);
   } else {
-    BOOST_OUTCOME_TRY(node, zk.try_get(owner.node));
+    // Its last heartbeat; the claim lands only if no later one did, and
+    // no session holds the worker ID then.
+    from_ms = node->stat.mtime_ms + wait;
     const auto absent = alive.absent(owner.worker_id);
     j.checks.assign(absent.begin(), absent.end());
-    if (node) {
-      // Its last heartbeat; the claim lands only if no later one did.
-      from_ms = node->stat.mtime_ms + wait;
-      j.checks.push_back(ZkOp::check(owner.node, node->stat.version));
-      j.why = fmt::format("worker ID {} last written at ZooKeeper's {}", owner.worker_id,
-                          node->stat.mtime_ms);
-    } else {
-      // Given back or reclaimed (each after its run stopped, or its lease
-      // ran out), or lost with ZooKeeper's data (frozen: raised first).
-      j.allowed = true;
-      j.why = fmt::format("worker ID {}'s node is gone", owner.worker_id);
-      return j;
-    }
+    j.why = fmt::format("worker ID {} last written at ZooKeeper's {}", owner.worker_id,
+                        node->stat.mtime_ms);
   }
+  if (node) j.checks.push_back(ZkOp::check(owner.node, node->stat.version));
+  BOOST_OUTCOME_TRY(pinned, pin_pool_moves(zk, root, owner.node, j.checks));
+  (void)pinned;
   BOOST_OUTCOME_TRY(now, zk.time_of_probe(tree::time_probe_prefix(root)));
   if (!now) {
     j.why += " (ZooKeeper's time cannot be read: no right to make a probe node)";

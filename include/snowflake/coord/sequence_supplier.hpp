@@ -108,6 +108,7 @@ struct SequenceSupplierOptions {
   // coordinator.reclaim_after_ms: how long after its last heartbeat an
   // owner's tags may be taken over, its lease over for good by then.
   std::chrono::milliseconds reclaim_after{900'000};
+  std::chrono::milliseconds safety_margin{60'000};  // coordinator.safety_margin_ms
   // A tag with no owner is claimed at once by the daemon ranked first for
   // it, by the one ranked r-th after r times this (the first one gone).
   std::chrono::milliseconds claim_stagger{1000};
@@ -204,7 +205,9 @@ class SequenceSupplier {
   };
   void list_strict_tags();
   void supply_strict(SequenceEntry& entry, TagState& state);
-  bool read_owner(SequenceEntry& entry, StrictState& ss);
+  // `generation`: the lease's run, noted before this daemon's identity
+  // was (a worker ID lost and another taken meanwhile moves it).
+  bool read_owner(SequenceEntry& entry, StrictState& ss, std::uint64_t generation);
   // Claimed if nobody owns it and our turn came, or taken over if the
   // owner's lease is over for good; else the next look is scheduled.
   void try_to_own(SequenceEntry& entry, StrictState& ss, const StrictOwner& me);
@@ -215,6 +218,10 @@ class SequenceSupplier {
   // Not ours (any more): nothing more handed out here, and what the buffer
   // held dropped (a gap: another owner takes above it).
   void disown(SequenceEntry& entry);
+  // Every number of the tag this run took dropped from its buffer.
+  void drop_held(SequenceEntry& entry);
+  // The record as last read names this run (claimed, maybe not confirmed).
+  bool named_owner(const SequenceEntry& entry) const;
   // At a clean stop: the rest given back and the record released in one
   // multi, so the next owner starts where we stopped. False: not released.
   bool release_strict(SequenceEntry& entry, std::optional<std::int64_t> first_unused);

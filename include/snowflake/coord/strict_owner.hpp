@@ -17,13 +17,16 @@
 // - released: the owner stopped cleanly (its rest given back in the same
 //   multi): at once;
 // - its alive node gone, and its worker node last written (its last
-//   heartbeat) at least reclaim_after ago by ZooKeeper's clock: the claim's
+//   heartbeat) at least the wait ago by ZooKeeper's clock: the claim's
 //   multi checks the worker node at that version and that no session holds
 //   the alive node, so a heartbeat that comes back first fails the claim;
-// - its alive node held by another run since at least reclaim_after ago: the
+// - its alive node held by another run since at least the wait ago: the
 //   old run's heartbeats fail since then (its alive node is not its own);
-// - the owner's run is our predecessor from the same state directory (its
-//   lock proves it over): at once.
+// - its worker node gone (given back, or reclaimed once stale), with no
+//   session holding the worker ID: at once.
+// The wait is the longer of reclaim_after and the owner's own recorded
+// lease plus safety_margin; for recycle the claim also checks the pool's
+// move count, so the worker ID given up and claimed again since fails it.
 //
 // reclaim_after >= lease_timeout + safety_margin (config), so the old owner
 // has stopped before the new one starts; the new one takes its first range
@@ -82,9 +85,18 @@ struct TakeoverJudgement {
   std::vector<ZkOp> checks;
   std::string why;  // for the log
 };
+struct TakeoverTimings {
+  std::chrono::milliseconds reclaim_after;  // coordinator.reclaim_after_ms
+  std::chrono::milliseconds safety_margin;  // coordinator.safety_margin_ms
+};
+// The wait is the longer of reclaim_after and the owner's recorded lease
+// plus the margin (a daemon on other settings, in a rollout). The claim's
+// checks pin what was judged: the worker node's version, and for recycle
+// the pool's move count, so the worker ID given up and taken again since
+// fails the claim.
 Result<TakeoverJudgement, CoordError> judge_takeover(ZkSession& zk, const std::string& root,
                                                      const StrictOwner& owner,
-                                                     std::chrono::milliseconds reclaim_after);
+                                                     const TakeoverTimings& timings);
 
 // Writes `me` as the owner, conditional on the record as read (`read`) and
 // on `checks`. False: someone else came first (read again).
