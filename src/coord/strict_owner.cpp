@@ -45,14 +45,13 @@ std::int64_t recorded_lease_ms(std::string_view data) {
 // which each release, reclaim and takeover bumps) checked too, so a worker
 // ID given up and claimed again under the same name since the judgement
 // fails the claim (its node's version starts over).
-Result<bool, CoordError> pin_pool_moves(ZkSession& zk, const std::string& root,
+Result<void, CoordError> pin_pool_moves(ZkSession& zk, const std::string& root,
                                         const std::string& node, std::vector<ZkOp>& checks) {
   const std::string dir = tree::inuse_dir(root);
-  if (!node.starts_with(dir + "/")) return false;
+  if (!node.starts_with(dir + "/")) return outcome::success();
   BOOST_OUTCOME_TRY(stat, zk.exists(dir));
-  if (!stat) return false;
-  checks.push_back(ZkOp::check(dir, stat->version));
-  return true;
+  if (stat) checks.push_back(ZkOp::check(dir, stat->version));
+  return outcome::success();
 }
 
 bool refused(const ZkError& e) {
@@ -166,8 +165,7 @@ Result<TakeoverJudgement, CoordError> judge_takeover(ZkSession& zk, const std::s
                         node->stat.mtime_ms);
   }
   if (node) j.checks.push_back(ZkOp::check(owner.node, node->stat.version));
-  BOOST_OUTCOME_TRY(pinned, pin_pool_moves(zk, root, owner.node, j.checks));
-  (void)pinned;
+  BOOST_OUTCOME_TRY(pin_pool_moves(zk, root, owner.node, j.checks));
   BOOST_OUTCOME_TRY(now, zk.time_of_probe(tree::time_probe_prefix(root)));
   if (!now) {
     j.why += " (ZooKeeper's time cannot be read: no right to make a probe node)";
