@@ -4,13 +4,14 @@
  * (src/coord/strict_owner.hpp).
  *
  * NOT YET IN scripts/model-check.sh (issue 41, open): its search does not
- * finish on this machine yet (over 2e8 states at 12 GB, at 4 and 5 ticks);
- * it needs a smaller state (symmetric daemons, fewer steps a tick) before
- * it can be run by the test suite. What it found so far: with the claim
- * not dropping what the claimant took in an earlier ownership (KEEP_BUFFER
- * below), a counterexample of 21 steps (taken over, the tag released back,
- * an old range handed out below the owner in between); the code drops it
- * (SequenceSupplier::drop_held before a claim).
+ * finish on this machine yet (8.6e7 states and growing after 4 minutes,
+ * 5 ticks, one client); it needs a smaller state (symmetric daemons, fewer
+ * steps a tick) before the test suite can run it. What it found so far:
+ * -DANY_RUN, a counterexample of 19 steps; an earlier form of the model
+ * (a claim that kept what the claimant took in an earlier ownership), one
+ * of 21 steps, which the code closes twice (disown on reading the record
+ * not ours; SequenceSupplier::drop_held before a claim). EARLY_TAKEOVER
+ * and KEEP_BUFFER found none within 100 s (the search incomplete).
  *
  * Two daemons, each holding one worker ID (daemon m holds worker ID m),
  * and ZooKeeper, whose clock T ticks on. Each daemon's coordinator sends a
@@ -122,6 +123,7 @@ inline serve(m, c) {
 
 proctype Daemon(byte m) {
   byte beat_at = 255, read_v, read_owner, read_gen, other, mv, cuts;
+  bool claiming;
   do
   /* a request waiting here */
   :: atomic { !stopped[m] && req_state[0] == SENT && req_at[0] == m -> serve(m, 0) }
@@ -134,45 +136,44 @@ proctype Daemon(byte m) {
        dl[m] = T + LEASE;
        printf("MSC: strict: daemon %d heartbeat at %d (lease to %d, run %d)\n",
               m, T, dl[m], gen[m]) }
-  /* the supplier: the record read (the lease's run noted first) */
-  :: atomic { !stopped[m] && !cut[m] ->
-       read_gen = gen[m]; read_owner = owner; read_v = owner_v }
-     /* not ours: the gate closed and the buffer dropped, first */
-     atomic {
+  /* the supplier's pass: the record read (the lease's run noted first);
+     not ours: the gate closed and the buffer dropped; ours in this run:
+     the gate opens; another's: judged (its alive node, its worker node's
+     last write by ZooKeeper's clock, noted for the claim's checks) */
+  :: atomic { !stopped[m] && !cut[m] && !claiming ->
+       read_gen = gen[m]; read_owner = owner; read_v = owner_v;
        if
        :: read_owner != m && owned_gen[m] != 0 ->
           owned_gen[m] = 0; lo[m] = hi[m];
           printf("MSC: strict: daemon %d is not the owner any more\n", m)
        :: else -> skip
-       fi }
-     if
-     :: read_owner == m ->
-        atomic {
-          if
-          :: LEASE_VALID(m) && gen[m] == read_gen && owned_gen[m] != read_gen ->
-             owned_gen[m] = read_gen;
-             printf("MSC: strict: daemon %d owns the tag (run %d)\n", m, read_gen)
-          :: else -> skip  /* read in a run that is over: read again */
-          fi }
-     :: read_owner == NONE ->
-        atomic { !cut[m] && owner_v == read_v && LEASE_VALID(m) ->
-                 DROP_HELD(m); owner = m; owner_v++;
-                 printf("MSC: strict: daemon %d claims the released tag\n", m) }
-     :: read_owner != NONE && read_owner != m ->
-        other = read_owner;
-        /* judged: its alive node, then its worker node, then ZooKeeper's time */
-        atomic { !cut[m] && !alive[other] -> mv = mver[other] }
+       fi;
+       if
+       :: read_owner == m && LEASE_VALID(m) && owned_gen[m] != read_gen ->
+          owned_gen[m] = read_gen;
+          printf("MSC: strict: daemon %d owns the tag (run %d)\n", m, read_gen)
+       :: read_owner == NONE -> claiming = true
 #ifdef EARLY_TAKEOVER
-        atomic { !cut[m] && owner_v == read_v && !alive[other] && LEASE_VALID(m) ->
+       :: read_owner != NONE && read_owner != m && !alive[read_owner] ->
 #else
-        atomic { !cut[m] && T >= mtime[other] + RECLAIM && owner_v == read_v &&
-                 mver[other] == mv && !alive[other] && LEASE_VALID(m) ->
+       :: read_owner != NONE && read_owner != m && !alive[read_owner] &&
+          T >= mtime[read_owner] + RECLAIM ->
 #endif
-                 DROP_HELD(m); owner = m; owner_v++;
-                 printf("MSC: strict: daemon %d takes the tag over from %d at %d\n", m, other, T) }
-     :: else -> skip
-     fi;
-     atomic { read_v = 0; read_owner = 0; read_gen = 0; other = 0; mv = 0 }
+          claiming = true; other = read_owner; mv = mver[other]
+       :: else -> skip
+       fi;
+       if :: !claiming -> read_v = 0; read_owner = 0; read_gen = 0 :: else -> skip fi }
+  /* the claim: one multi, maybe much later (the daemon held up), checking
+     the record's version and, for a takeover, what was judged */
+  :: atomic { claiming ->
+       if
+       :: !cut[m] && !stopped[m] && owner_v == read_v && LEASE_VALID(m) &&
+          (read_owner == NONE || (mver[other] == mv && !alive[other])) ->
+          DROP_HELD(m); owner = m; owner_v++;
+          printf("MSC: strict: daemon %d claims the tag (from %d) at %d\n", m, read_owner, T)
+       :: else -> skip  /* refused, or not sent */
+       fi;
+       claiming = false; read_v = 0; read_owner = 0; read_gen = 0; other = 0; mv = 0 }
   /* the owner takes a range: one write to the node (owner only) */
   :: atomic { !stopped[m] && !cut[m] && owned_gen[m] != 0 && lo[m] == hi[m] && next + STEP <= NMAX ->
        lo[m] = next; hi[m] = next + STEP; next = next + STEP;
