@@ -37,6 +37,13 @@ std::optional<std::int64_t> number_from(const Daemon& d, const std::string& tag)
   return std::stoll(json::parse(r->body)["id"].get<std::string>());
 }
 
+// The highest of `count` numbers of `tag` asked of `d` one by one (each must come).
+std::int64_t highest_of(const Daemon& d, const std::string& tag, int count) {
+  std::int64_t highest = 0;
+  for (int i = 0; i < count; ++i) highest = std::max(highest, number_from(d, tag).value());
+  return highest;
+}
+
 // The port a not_owner refusal names ("host:port"), if any.
 std::optional<unsigned short> owner_port(const std::optional<HttpReply>& r) {
   if (!r || r->status != 503) return std::nullopt;
@@ -184,8 +191,7 @@ TEST_CASE(
   Daemon* owner = p.owner_of("chat");
   REQUIRE(owner);
   Daemon* other = p.other_than(owner);
-  std::int64_t highest = 0;
-  for (int i = 0; i < 20; ++i) highest = std::max(highest, number_from(*owner, "chat").value());
+  const std::int64_t highest = highest_of(*owner, "chat", 20);
 
   owner->process().send_signal(SIGSTOP);
   std::optional<std::int64_t> taken_over;
@@ -217,8 +223,7 @@ TEST_CASE("strict sequences: a killed owner's tag is taken over above every numb
   Daemon* owner = p.owner_of("chat");
   REQUIRE(owner);
   Daemon* other = p.other_than(owner);
-  std::int64_t highest = 0;
-  for (int i = 0; i < 10; ++i) highest = std::max(highest, number_from(*owner, "chat").value());
+  const std::int64_t highest = highest_of(*owner, "chat", 10);
   owner->process().send_signal(SIGKILL);
   REQUIRE(owner->process().wait_for_exit(10s));
   std::optional<std::int64_t> next;
