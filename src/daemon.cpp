@@ -27,6 +27,7 @@
 #include "snowflake/coordination_gauges.hpp"
 #include "snowflake/http/router.hpp"
 #include "snowflake/http/server.hpp"
+#include "snowflake/http/strict_forwarder.hpp"
 #include "snowflake/http/tls_context.hpp"
 #include "snowflake/http/tls_reloader.hpp"
 #include "snowflake/ids/generator.hpp"
@@ -190,6 +191,9 @@ class Daemon {
   Liveness liveness_;
   Metrics metrics_;
   std::unique_ptr<SequenceRegistry> sequences_;
+  // Strict sequences' requests passed on to their owners; outlives the
+  // server, whose router points to it.
+  std::unique_ptr<http::StrictForwarder> forwarder_;
   std::atomic<bool> stopping_{false};  // what /ready reads: SIGTERM came
   // Each listener answers by its own route table (route_access.hpp).
   const http::RouteTable main_routes_;
@@ -401,6 +405,13 @@ void Daemon::start_sequences() {
       return coord::StrictOwner{held->worker_id, held->node, held->token, address, false};
     };
     options.lease = &lease_;
+    // Before the server runs (serve()): its threads read the pointer. Over
+    // plain HTTP only: a fleet with TLS listeners refuses not_owner, naming
+    // the owner (the client goes there itself).
+    if (!config_.http.tls) {
+      forwarder_ = std::make_unique<http::StrictForwarder>(owner_address(config_, *bound_));
+      router_.forwarder = forwarder_.get();
+    }
     options.reclaim_after = config_.coordinator.reclaim_after;
     options.safety_margin = config_.coordinator.safety_margin;
   }

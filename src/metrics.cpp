@@ -276,6 +276,14 @@ void render_strict(const std::vector<std::pair<const SequenceEntry*, std::string
              "Requests for the strict tag refused here with 503 not_owner (another daemon owns "
              "it, or nobody does during a takeover).",
              [&](const SequenceEntry& e) { return e.strict.refused.load(relaxed); });
+  per_strict("snowflake_seq_strict_forwarded_total", "counter",
+             "Requests for the strict tag passed on to its owner (another daemon) and answered "
+             "by it; the owner's answer went back to the client.",
+             [&](const SequenceEntry& e) { return e.strict.forwarded.load(relaxed); });
+  per_strict("snowflake_seq_strict_forward_failures_total", "counter",
+             "Requests for the strict tag passed on to its owner that got no answer from it "
+             "(unreachable, or none by the deadline): refused 503 not_owner, counted there too.",
+             [&](const SequenceEntry& e) { return e.strict.forward_failures.load(relaxed); });
   per_strict("snowflake_seq_strict_ownerless_seconds", "gauge",
              "How long this daemon has known no owner of the strict tag that can hand it out "
              "(none recorded, or one whose run lost its worker ID and is being waited out); 0 "

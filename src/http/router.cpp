@@ -510,7 +510,7 @@ Routed route(const Request& req, RouterContext& ctx) {
     case Route::leaf_decode:
       return {r, leaf_decode(query, ctx)};
     case Route::leaf_segment:
-      return {r, leaf_segment_get(path.substr(17), ctx)};
+      return {r, leaf_segment_get(req, path.substr(17), ctx)};
     case Route::other:
       break;
   }

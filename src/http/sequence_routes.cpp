@@ -7,6 +7,7 @@
 
 #include "id_answer.hpp"
 #include "snowflake/clock.hpp"
+#include "snowflake/http/strict_forwarder.hpp"
 #include "snowflake/lease.hpp"
 #include "snowflake/names.hpp"
 #include "snowflake/sequences/periodic.hpp"
@@ -51,7 +52,8 @@ Response frozen_sequence(std::string_view tag) {
 // out now: another daemon owns it ("owner": where it answers; null while
 // it has none, during a handover), or ours with the worker-ID lease not
 // running (its order rests on that lease: coord/strict_owner.hpp).
-Response strict_refusal(const SequenceEntry& entry, const RouterContext& ctx) {
+Response strict_refusal(const SequenceEntry& entry, const RouterContext& ctx,
+                        std::string_view unreachable = {}) {
   if (entry.strict.owned_generation() != 0) {
     return unavailable_response(
         to_string(ctx.lease.state() == LeaseState::valid ? LeaseState::expired : ctx.lease.state()),
@@ -69,8 +71,12 @@ Response strict_refusal(const SequenceEntry& entry, const RouterContext& ctx) {
            ? fmt::format("sequence \"{}\" is strict and has no owner right now (one is taking "
                          "it over): ask again shortly",
                          entry.tag)
-           : fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers",
-                         entry.tag, owner)},
+       : unreachable.empty()
+           ? fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers",
+                         entry.tag, owner)
+           : fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers, "
+                         "and the request passed on to it got no answer ({})",
+                         entry.tag, owner, unreachable)},
       {"owner", owner.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(owner)}};
   Response res = json_response(Status::service_unavailable, body.dump());
   res.set(beast_http::field::retry_after, "1");
@@ -320,11 +326,119 @@ std::optional<Reply> attempt(SequenceAsk& ask, RouterContext& ctx, bool last) {
   return std::nullopt;
 }
 
+// How long a forwarded request may take beyond the owner's own wait for
+// its supplier (sequences.max_wait_ms, the same setting across a fleet).
+constexpr std::chrono::milliseconds kForwardingSlack{1000};
+
+Response owner_answer(OwnerAnswer answer, unsigned version) {
+  Response res{Status::ok, version};
+  res.result(answer.status);
+  if (!answer.content_type.empty()) res.set(beast_http::field::content_type, answer.content_type);
+  if (!answer.retry_after.empty()) res.set(beast_http::field::retry_after, answer.retry_after);
+  res.set(beast_http::field::cache_control, "no-store");
+  res.body() = std::move(answer.body);
+  res.prepare_payload();
+  return res;
+}
+
+// A strict tag another daemon owns: the request passed on to it and its
+// answer passed back (strict_forwarder.hpp). Until its deadline it follows
+// the tag: an owner that does not answer (stopped, killed) is given up on
+// and the request waits for the next, passed on to it once it is named, or
+// served here once this daemon owns the tag; so a clean handover refuses
+// nothing.
+struct Forwarding {
+  SequenceAsk ask;  // for the numbers, should the tag come here
+  // Of the request (its parser may be gone by a retry).
+  std::string target;
+  std::string accept;
+  unsigned version;
+  std::chrono::steady_clock::time_point deadline;
+  std::shared_ptr<ForwardCall> call{};  // under way
+  std::string failed_owner{};           // the last that gave no answer, and why
+  std::string why{};
+};
+
+// An owner's refusal of a request passed on to it because it no longer
+// owns the tag (a handover under way): not the client's answer.
+bool owner_disowned(const OwnerAnswer& answer) {
+  return answer.status == 503 && answer.body.find("\"error\":\"not_owner\"") != std::string::npos;
+}
+
+std::optional<Reply> follow_owner(Forwarding& f, RouterContext& ctx, bool last) {
+  SequenceEntry& entry = *f.ask.entry;
+  if (f.call) {
+    auto outcome = f.call->outcome();
+    if (!outcome && !last) return std::nullopt;
+    if (outcome && outcome->has_value() && !owner_disowned(outcome->value())) {
+      entry.strict.forwarded.fetch_add(1, std::memory_order_relaxed);
+      return Reply{owner_answer(std::move(*outcome).value(), f.version)};
+    }
+    f.why = !outcome               ? std::string("timed out")
+            : outcome->has_value() ? std::string("it no longer owns the tag")
+                                   : outcome->error();
+    f.call.reset();
+  }
+  if (entry.strict.open(ctx.lease)) return attempt(f.ask, ctx, last);  // ours now
+  const std::string owner = entry.strict.owner_address();
+  const bool elsewhere = !owner.empty() && owner != ctx.forwarder->self();
+  if (elsewhere && owner != f.failed_owner && !last) {
+    f.call = ctx.forwarder->forward(owner, f.target, f.accept, f.deadline);
+    f.failed_owner = owner;  // given up on if this call fails too
+    return std::nullopt;
+  }
+  if (!last) return std::nullopt;  // for the next owner, or the tag here
+  entry.strict.forward_failures.fetch_add(1, std::memory_order_relaxed);
+  Response res = strict_refusal(entry, ctx, f.why.empty() ? "timed out" : f.why);
+  res.version(f.version);
+  return refuse(f.ask, std::move(res));
+}
+
+// Where a strict tag's request is passed on to: its owner, when another
+// daemon owns it; nullopt where it is not passed on: no forwarder (a TLS
+// listener), no owner known, ours, or passed on to us already.
+std::optional<std::string> owner_to_ask(const SequenceEntry& entry, const Request* req,
+                                        const RouterContext& ctx) {
+  if (!ctx.forwarder || !req || entry.strict.owned_generation() != 0) return std::nullopt;
+  if (req->find(to_beast(kForwardedHeader)) != req->end()) return std::nullopt;
+  std::string owner = entry.strict.owner_address();
+  if (owner.empty() || owner == ctx.forwarder->self()) return std::nullopt;
+  return owner;
+}
+
+Answer forward_to_owner(SequenceAsk ask, const std::string& owner, const Request& req,
+                        RouterContext& ctx) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::max(ctx.sequence_wait, std::chrono::milliseconds(0)) +
+                        kForwardingSlack;
+  const auto accept = req.find(beast_http::field::accept);
+  auto f = std::make_shared<Forwarding>(
+      Forwarding{std::move(ask), std::string(to_std(req.target())),
+                 accept == req.end() ? std::string() : std::string(to_std(accept->value())),
+                 req.version(), deadline});
+  f->call = ctx.forwarder->forward(owner, f->target, f->accept, deadline);
+  f->failed_owner = owner;
+  return Wait{[f, &ctx](bool last) { return follow_owner(*f, ctx, last); },
+              [f](std::weak_ptr<const Wake> wake) {
+                if (f->call) f->call->subscribe(wake);
+                // The tag's own changes: its owner named, or its numbers here.
+                f->ask.entry->waiting.add(std::move(wake));
+              },
+              deadline};
+}
+
 // The numbers now, or a wait on the event loop (never a blocked thread)
-// for the supplier's next range, up to sequences.max_wait_ms.
-Answer serve(std::string_view tag, std::uint32_t count, Shape shape, RouterContext& ctx) {
+// for the supplier's next range, up to sequences.max_wait_ms; for a strict
+// tag owned elsewhere, the owner's answer.
+Answer serve(std::string_view tag, std::uint32_t count, Shape shape, RouterContext& ctx,
+             const Request* req) {
   SequenceEntry* entry = ctx.sequences ? ctx.sequences->find(tag) : nullptr;
   if (!entry) return unknown_sequence(tag, ctx);
+  if (entry->strict.strict() && !entry->strict.open(ctx.lease)) [[unlikely]] {
+    if (auto owner = owner_to_ask(*entry, req, ctx)) {
+      return forward_to_owner(SequenceAsk(*entry, tag, count, shape), *owner, *req, ctx);
+    }
+  }
   SequenceAsk ask(*entry, tag, count, shape);
   if (auto now = attempt(ask, ctx, ctx.sequence_wait.count() <= 0)) [[likely]]
     return std::move(*now);
@@ -355,12 +469,13 @@ Answer issue_sequence(const Request& req, std::string_view tag, std::string_view
     return error_response(Status::bad_request, "bad_form",
                           "a sequence's numbers are handed out plain (form=plain or none)");
   }
-  return serve(tag, q.value().count, {negotiate(req, q.value()), q.value().batch, false}, ctx);
+  return serve(tag, q.value().count, {negotiate(req, q.value()), q.value().batch, false}, ctx,
+               &req);
 }
 
-Answer leaf_segment_get(std::string_view key, RouterContext& ctx) {
+Answer leaf_segment_get(const Request& req, std::string_view key, RouterContext& ctx) {
   if (!is_valid_name(key)) return bad_tag();
-  return serve(key, 1, {Format::text, false, true}, ctx);
+  return serve(key, 1, {Format::text, false, true}, ctx, &req);
 }
 
 namespace {

@@ -19,7 +19,7 @@ Answer issue_sequence(const Request& req, std::string_view tag, std::string_view
                       RouterContext& ctx);
 
 // Leaf's segment route: one number, bare, as text.
-Answer leaf_segment_get(std::string_view key, RouterContext& ctx);
+Answer leaf_segment_get(const Request& req, std::string_view key, RouterContext& ctx);
 
 // {"<tag>": {"ready", "left", "seconds_left", "step", "rate"}, ...}, and
 // whether ZooKeeper is connected: for /status and /ready. Null when this

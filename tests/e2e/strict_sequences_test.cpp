@@ -1,14 +1,19 @@
 // Strict sequences through the real snowflaked (`seq create --order
-// strict`): one daemon hands them out, the other refuses with the owner's
-// address, and a client that follows it gets numbers in real-time order
-// across both; a clean stop hands the tag over without a gap; an owner
-// frozen past its lease loses the tag and never hands out again after the
-// new owner started; a killed owner's tag is taken over above its numbers.
+// strict`): one daemon hands them out, the other passes requests on to it
+// over kept-alive connections (or, asked not to, refuses naming it), and
+// clients asking either get numbers in real-time order; a clean stop hands
+// the tag over without a gap; an owner frozen past its lease loses the tag
+// and never hands out again after the new owner started; a killed owner's
+// tag is taken over above its numbers, and until then requests passed on
+// to it are refused naming it.
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <csignal>
+#include <cstdio>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -30,9 +35,33 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// One number of `tag` from daemon `d`; nullopt for any refusal.
+// TCP sockets of this machine with `port` at either end, but the listening
+// one (/proc/net/tcp: "local rem state", addresses as HEX_IP:HEX_PORT).
+int sockets_on_port(unsigned short port) {
+  char hex[8];
+  std::snprintf(hex, sizeof hex, ":%04X", port);
+  int found = 0;
+  std::ifstream table("/proc/net/tcp");
+  std::string line;
+  std::getline(table, line);  // the header
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (state == "0A") continue;  // LISTEN
+    if (local.ends_with(hex) || remote.ends_with(hex)) ++found;
+  }
+  return found;
+}
+
+// A request marked as passed on already: the daemon answers it itself
+// (strict_forwarder.hpp), never passing it on again.
+const std::string kAnswerYourself = "X-Snowflake-Forwarded-By: the test\r\n";
+
+// One number of `tag` handed out by daemon `d` itself; nullopt for any
+// refusal (not_owner where another daemon owns the tag).
 std::optional<std::int64_t> number_from(const Daemon& d, const std::string& tag) {
-  const auto r = http_get(d.port(), "/seq/" + tag);
+  const auto r = http_get(d.port(), "/seq/" + tag, kAnswerYourself);
   if (!r || r->status != 200) return std::nullopt;
   return std::stoll(json::parse(r->body)["id"].get<std::string>());
 }
@@ -55,8 +84,9 @@ std::optional<unsigned short> owner_port(const std::optional<HttpReply>& r) {
   return static_cast<unsigned short>(std::stoi(address.substr(address.rfind(':') + 1)));
 }
 
-// As a client that follows the refusal does: asks `first`, then the owner
-// it names. The answer with its send and receive times, or nullopt.
+// As a client that follows a refusal does (a request the daemon could not
+// pass on): asks `first`, then the owner it names. The answer with its send
+// and receive times, or nullopt.
 std::optional<TimedAnswer> strict_get(unsigned short first, const std::string& tag) {
   unsigned short port = first;
   for (int hop = 0; hop < 2; ++hop) {
@@ -89,7 +119,7 @@ struct Pair {
     wait_ready(*a);
     wait_ready(*b);
   }
-  // The daemon that hands out `tag` once one does (the other refuses).
+  // The daemon that hands out `tag` itself once one does.
   Daemon* owner_of(const std::string& tag) {
     Daemon* found = nullptr;
     eventually(
@@ -108,8 +138,9 @@ struct Pair {
 }  // namespace
 
 TEST_CASE(
-    "strict sequences: one owner hands out, the other names it, a following client's numbers "
-    "are in real-time order, and a clean stop hands over without a gap",
+    "strict sequences: one owner hands out, the other passes requests on to it over kept-alive "
+    "connections, clients' numbers are in real-time order, and a clean stop hands over without "
+    "a gap",
     "[sequence][strict]") {
   Pair p;
   const auto created = run_seq(*p.a, {"create", "chat", "--order", "strict", "--step", "10"});
@@ -120,15 +151,25 @@ TEST_CASE(
   Daemon* owner = p.owner_of("chat");
   REQUIRE(owner);
   Daemon* other = p.other_than(owner);
-  const auto refused = http_get(other->port(), "/seq/chat");
+  const auto refused = http_get(other->port(), "/seq/chat", kAnswerYourself);
   REQUIRE(refused);
   CHECK(refused->status == 503);
   CHECK(error_of(refused) == "not_owner");
   CHECK(owner_port(refused) == owner->port());
   // Bound to one address: that is the one it names.
   CHECK(json::parse(refused->body)["owner"] == "127.0.0.1:" + std::to_string(owner->port()));
-  // `snowflaked get --seq`, given only the daemon that refuses, asks the
-  // owner it names.
+  // Passed on: the owner's number, the owner's answer as it gave it.
+  const auto forwarded = http_get(other->port(), "/seq/chat?format=text");
+  REQUIRE(forwarded);
+  CHECK(forwarded->status == 200);
+  CHECK(forwarded->headers.at("content-type").find("text/plain") == 0);
+  HttpConnection to_other(other->port());
+  to_other.send("HEAD /seq/chat HTTP/1.1\r\nHost: x\r\n\r\n");
+  const auto head = to_other.read_reply(/*to_head=*/true);
+  REQUIRE(head);
+  CHECK(head->status == 200);
+  CHECK(head->body.empty());
+  // `snowflaked get --seq`, given only the daemon that does not own it.
   const auto followed =
       run_process({snowflaked_binary(), "get", "chat", "--seq", "--count", "3", "--servers",
                    "http://127.0.0.1:" + std::to_string(other->port())});
@@ -145,7 +186,8 @@ TEST_CASE(
   const auto status = json::parse(http_get(owner->port(), "/status")->body);
   CHECK(status["sequences"]["tags"]["chat"]["owned_here"] == true);
 
-  // Two clients, each asking both daemons in turn and following the refusal.
+  // Two clients, each asking both daemons in turn (and following a
+  // refusal, which should not come).
   std::mutex m;
   std::vector<TimedAnswer> answers;
   int failures = 0;
@@ -168,6 +210,18 @@ TEST_CASE(
   const auto verdict = check_real_time_order(answers);
   CHECK(verdict.violations.empty());
   CHECK(verdict.pairs > 1000);
+  CHECK(metric(*other, "snowflake_seq_strict_forwarded_total{tag=\"chat\"}") >= 100);
+  CHECK(metric(*other, "snowflake_seq_strict_forward_failures_total{tag=\"chat\"}") == 0);
+  // Over connections kept alive: a hundred requests passed on, a socket or
+  // two more to the owner (each on a new one: a hundred in TIME_WAIT).
+  const int sockets_before = sockets_on_port(owner->port());
+  for (int i = 0; i < 100; ++i) {
+    const auto r = http_get(other->port(), "/seq/chat");
+    REQUIRE(r->status == 200);
+    highest =
+        std::max<std::int64_t>(highest, std::stoll(json::parse(r->body)["id"].get<std::string>()));
+  }
+  CHECK(sockets_on_port(owner->port()) - sockets_before <= 2);
 
   // A clean stop: the rest given back and the tag released in one write;
   // the other takes it up where it stopped.
@@ -175,11 +229,37 @@ TEST_CASE(
   const auto last = number_from(*owner, "chat");
   REQUIRE(last);
   CHECK(*last == highest + 1);  // dense: nothing skipped so far
+  // A client of the other daemon all along: nothing refused, every number
+  // above the last (the requests in the handover wait for the new owner).
+  std::atomic<bool> stopped{false};
+  std::vector<std::optional<HttpReply>> through;
+  std::thread asking([&] {
+    while (!stopped.load()) through.push_back(http_get(other->port(), "/seq/chat"));
+    through.push_back(http_get(other->port(), "/seq/chat"));  // one after the stop
+  });
   owner->process().send_signal(SIGTERM);
-  REQUIRE(owner->process().wait_for_exit(20s));
-  std::optional<std::int64_t> next;
-  REQUIRE(eventually([&] { return (next = number_from(*other, "chat")).has_value(); }, 10s));
-  CHECK(*next == *last + 1);
+  const auto exited = owner->process().wait_for_exit(20s);
+  stopped.store(true);
+  asking.join();
+  REQUIRE(exited);
+  std::int64_t previous = *last;
+  int refused_in_handover = 0;
+  for (const auto& r : through) {
+    if (!r || r->status != 200) {
+      ++refused_in_handover;
+      continue;
+    }
+    const auto n = std::stoll(json::parse(r->body)["id"].get<std::string>());
+    CHECK(n > previous);
+    previous = n;
+  }
+  INFO(through.size() << " requests through the other daemon during the handover");
+  CHECK(refused_in_handover == 0);
+  CHECK(previous > *last);
+  // Dense across the handover: the rest given back is where the next starts.
+  const auto next = number_from(*other, "chat");
+  REQUIRE(next);
+  CHECK(*next == previous + 1);
 }
 
 TEST_CASE(
@@ -207,7 +287,7 @@ TEST_CASE(
   const auto until = Clock::now() + 10s;
   int handed_out = 0;
   while (Clock::now() < until && !named) {
-    const auto r = http_get(owner->port(), "/seq/chat");
+    const auto r = http_get(owner->port(), "/seq/chat", kAnswerYourself);
     if (r && r->status == 200) ++handed_out;
     named = owner_port(r);
   }
@@ -224,8 +304,17 @@ TEST_CASE("strict sequences: a killed owner's tag is taken over above every numb
   REQUIRE(owner);
   Daemon* other = p.other_than(owner);
   const std::int64_t highest = highest_of(*owner, "chat", 10);
+  const std::string owner_address = "127.0.0.1:" + std::to_string(owner->port());
   owner->process().send_signal(SIGKILL);
   REQUIRE(owner->process().wait_for_exit(10s));
+  // Not taken over yet (that waits reclaim_after from its last heartbeat):
+  // a request passed on gets no answer, and is refused naming the owner.
+  const auto unanswered = http_get(other->port(), "/seq/chat");
+  CHECK(error_of(unanswered) == "not_owner");
+  CHECK(json::parse(unanswered->body)["owner"] == owner_address);
+  CHECK_THAT(json::parse(unanswered->body)["message"].get<std::string>(),
+             Catch::Contains("connection refused"));
+  CHECK(metric(*other, "snowflake_seq_strict_forward_failures_total{tag=\"chat\"}") == 1);
   std::optional<std::int64_t> next;
   REQUIRE(eventually([&] { return (next = number_from(*other, "chat")).has_value(); }, 30s));
   CHECK(*next > highest);

@@ -38,6 +38,8 @@
 
 namespace snowflake::http {
 
+class StrictForwarder;  // strict_forwarder.hpp
+
 struct ServiceInfo {
   std::string service;
   CoordinatorType mode = CoordinatorType::static_id;  // coordinator.type
@@ -67,6 +69,9 @@ struct RouterContext {
   // Set once the daemon is stopping (SIGTERM): /ready answers 503 stopping
   // while requests are still served (http.shutdown_delay_ms); nullptr: never.
   const std::atomic<bool>* stopping = nullptr;
+  // Passes a strict sequence's requests on to its owner when another
+  // daemon owns it (strict_forwarder.hpp); nullptr: refused 503 not_owner.
+  StrictForwarder* forwarder = nullptr;
 };
 
 // The answer to a request: a reply, or (a dense sequence with nothing

@@ -41,6 +41,10 @@ class StrictGate {
   // lost its worker ID and is waited out.
   std::atomic<std::uint64_t> owner_changes{0};
   mutable std::atomic<std::uint64_t> refused{0};  // counted by the request path
+  // Requests passed on to the owner and answered by it, and those that got
+  // no answer from it (then refused not_owner, and counted there too).
+  mutable std::atomic<std::uint64_t> forwarded{0};
+  mutable std::atomic<std::uint64_t> forward_failures{0};
   std::atomic<std::int64_t> ownerless_since_ns{0};
   void ownerless(bool none) noexcept {
     if (!none) {

@@ -1,0 +1,81 @@
+#pragma once
+// A strict sequence's requests that reach a daemon which does not own the
+// tag (`seq create --order strict`) are passed on to its owner over a
+// kept-alive HTTP/1.1 connection, and the owner's answer passed back: a
+// client behind a load balancer, or curl in a script, needs to know
+// nothing of owners. The order still holds: the owner hands the number out
+// while the client's request is open. The forwarder has a thread of its
+// own; the connection that asked waits on its event loop (answer.hpp's
+// Wait), woken once the owner's answer, or why there is none, is in.
+//
+// A forwarded request carries kForwardedHeader and is never forwarded
+// again: a daemon that does not own the tag either answers it 503
+// not_owner (two daemons that disagree on the owner for a moment cannot
+// pass a request back and forth).
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "snowflake/http/responses.hpp"
+#include "snowflake/result.hpp"
+#include "snowflake/sequences/replies.hpp"
+
+namespace snowflake::http {
+
+inline constexpr std::string_view kForwardedHeader = "X-Snowflake-Forwarded-By";
+
+// The owner's answer, as much of it as goes back to the client.
+struct OwnerAnswer {
+  unsigned status = 0;
+  std::string body;
+  std::string content_type;
+  std::string retry_after;  // "" : none
+};
+
+// One forwarded request, shared by the forwarder's thread and the waiting
+// connection's.
+class ForwardCall {
+ public:
+  using Outcome = Result<OwnerAnswer, std::string>;  // the error: why no answer came
+  // nullopt while the request is under way.
+  std::optional<Outcome> outcome() const;
+  // `wake` is called once the outcome is in (and not again).
+  void subscribe(std::weak_ptr<const std::function<void()>> wake);
+  void finish(Outcome outcome);
+
+ private:
+  mutable std::mutex mutex_;
+  std::optional<Outcome> outcome_;
+  WakeList wakes_;
+};
+
+class StrictForwarder {
+ public:
+  using Deadline = std::chrono::steady_clock::time_point;
+
+  // `self`: this daemon's own address as its owner records name it (a
+  // request is never forwarded there).
+  explicit StrictForwarder(std::string self);
+  ~StrictForwarder();
+  StrictForwarder(const StrictForwarder&) = delete;
+  StrictForwarder& operator=(const StrictForwarder&) = delete;
+
+  const std::string& self() const { return self_; }
+  // GET `target` of `owner` ("host:port") with the client's `accept` (""
+  // : none), on a connection kept from an earlier call when there is one.
+  // The outcome is in by `deadline`.
+  std::shared_ptr<ForwardCall> forward(const std::string& owner, const std::string& target,
+                                       const std::string& accept, Deadline deadline);
+
+ private:
+  class Pool;
+  std::string self_;
+  std::unique_ptr<Pool> pool_;
+};
+
+}  // namespace snowflake::http

@@ -1,0 +1,257 @@
+#include "snowflake/http/strict_forwarder.hpp"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include <deque>
+#include <map>
+#include <thread>
+#include <utility>
+
+#include "snowflake/thread_name.hpp"
+#include "snowflake/version.hpp"
+
+namespace snowflake::http {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+using tcp = net::ip::tcp;
+using error_code = boost::system::error_code;
+
+std::optional<ForwardCall::Outcome> ForwardCall::outcome() const {
+  std::lock_guard lock(mutex_);
+  return outcome_;
+}
+
+void ForwardCall::subscribe(std::weak_ptr<const std::function<void()>> wake) {
+  wakes_.add(std::move(wake));
+}
+
+void ForwardCall::finish(Outcome outcome) {
+  {
+    std::lock_guard lock(mutex_);
+    outcome_ = std::move(outcome);
+  }
+  wakes_.wake_all();
+}
+
+namespace {
+
+// The largest answer passed back: a batch of http.max_batch (at most
+// 1,000,000) numbers as JSON strings.
+constexpr std::uint64_t kMaxBody = 64ULL << 20;
+// A kept connection unused this long is closed rather than reused: the
+// owner's own idle timeout (http.idle_timeout_ms) may have closed it.
+constexpr std::chrono::seconds kIdleAtMost{10};
+// Connections kept per owner: as many as requests forwarded at once, up to
+// this.
+constexpr std::size_t kKeptPerOwner = 64;
+
+std::string describe(const error_code& ec) {
+  if (ec == beast::error::timeout) return "timed out";
+  if (ec == net::error::connection_refused) return "connection refused";
+  return ec.message();
+}
+
+// "host:port", "[v6]:port" -> host and port; nullopt when not of that shape.
+std::optional<std::pair<std::string, std::string>> split_address(std::string_view address) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == address.size()) {
+    return std::nullopt;
+  }
+  std::string_view host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return std::pair{std::string(host), std::string(address.substr(colon + 1))};
+}
+
+}  // namespace
+
+// The forwarder's thread, its connections kept per owner, and the calls
+// under way. Everything but forward()'s post runs on that one thread.
+class StrictForwarder::Pool {
+ public:
+  Pool()
+      : work_(net::make_work_guard(io_)), thread_([this] {
+          name_this_thread("forwarder");
+          io_.run();
+        }) {}
+  ~Pool() {
+    work_.reset();
+    io_.stop();  // calls under way are dropped: their connections' deadlines answer them
+    thread_.join();
+  }
+
+  void start(std::string owner, const std::string& self, const std::string& target,
+             const std::string& accept, Deadline deadline, std::shared_ptr<ForwardCall> call) {
+    // GET for HEAD too: the owner answers as it would a GET, and the
+    // waiting connection leaves the body out (server.cpp), as it does for
+    // a HEAD served here.
+    beast_http::request<beast_http::empty_body> out{beast_http::verb::get, target, kHttp11};
+    out.set(beast_http::field::host, owner);
+    out.set(beast_http::field::user_agent, std::string("snowflaked/") + kVersion);
+    if (!accept.empty()) out.set(beast_http::field::accept, accept);
+    out.set(to_beast(kForwardedHeader), self);
+    out.keep_alive(true);
+    auto exchange = std::make_shared<Exchange>(*this, std::move(owner), std::move(out), deadline,
+                                               std::move(call));
+    net::post(io_, [exchange] { exchange->start(); });
+  }
+
+ private:
+  struct Kept {
+    beast::tcp_stream stream;
+    std::chrono::steady_clock::time_point since;
+  };
+
+  // One request to the owner and its answer.
+  class Exchange : public std::enable_shared_from_this<Exchange> {
+   public:
+    Exchange(Pool& pool, std::string owner, beast_http::request<beast_http::empty_body> request,
+             Deadline deadline, std::shared_ptr<ForwardCall> call)
+        : pool_(pool),
+          owner_(std::move(owner)),
+          request_(std::move(request)),
+          deadline_(deadline),
+          call_(std::move(call)),
+          resolver_(pool.io_) {}
+
+    void start() {
+      if (auto kept = pool_.take(owner_)) {
+        stream_.emplace(std::move(*kept));
+        reused_ = true;
+        send();
+      } else {
+        connect();
+      }
+    }
+
+   private:
+    void connect() {
+      reused_ = false;
+      stream_.reset();
+      const auto where = split_address(owner_);
+      if (!where) return fail("the owner's address is not host:port");
+      resolver_.async_resolve(
+          where->first, where->second,
+          [self = shared_from_this()](error_code ec, const tcp::resolver::results_type& found) {
+            if (ec) return self->fail(describe(ec));
+            self->stream_.emplace(self->pool_.io_);
+            self->stream_->expires_at(self->deadline_);
+            self->stream_->async_connect(found, [self](error_code cec, const tcp::endpoint&) {
+              if (cec) return self->fail(describe(cec));
+              self->send();
+            });
+          });
+    }
+
+    void send() {
+      stream_->expires_at(deadline_);
+      beast_http::async_write(*stream_, request_,
+                              [self = shared_from_this()](error_code ec, std::size_t) {
+                                if (ec) return self->retry_or_fail(ec);
+                                self->read();
+                              });
+    }
+
+    void read() {
+      parser_.emplace();
+      parser_->body_limit(kMaxBody);
+      beast_http::async_read(*stream_, buffer_, *parser_,
+                             [self = shared_from_this()](error_code ec, std::size_t) {
+                               if (ec) return self->retry_or_fail(ec);
+                               self->done();
+                             });
+    }
+
+    // A kept connection the owner closed meanwhile (its idle timeout, a
+    // restart) fails before any answer: once more on a new one. The owner
+    // read no request on a connection it had closed, so none of its
+    // numbers went out for this one.
+    void retry_or_fail(const error_code& ec) {
+      if (reused_ && (!parser_ || !parser_->got_some()) &&
+          std::chrono::steady_clock::now() < deadline_) {
+        buffer_.clear();
+        parser_.reset();
+        return connect();
+      }
+      fail(describe(ec));
+    }
+
+    void done() {
+      auto res = parser_->release();
+      OwnerAnswer answer{res.result_int(), std::move(res.body()), {}, {}};
+      if (auto t = res.find(beast_http::field::content_type); t != res.end()) {
+        answer.content_type = std::string(to_std(t->value()));
+      }
+      if (auto r = res.find(beast_http::field::retry_after); r != res.end()) {
+        answer.retry_after = std::string(to_std(r->value()));
+      }
+      if (res.keep_alive() && buffer_.size() == 0) pool_.keep(owner_, std::move(*stream_));
+      call_->finish(std::move(answer));
+    }
+
+    void fail(std::string why) { call_->finish(outcome::failure(std::move(why))); }
+
+    Pool& pool_;
+    std::string owner_;
+    beast_http::request<beast_http::empty_body> request_;
+    Deadline deadline_;
+    std::shared_ptr<ForwardCall> call_;
+    tcp::resolver resolver_;
+    std::optional<beast::tcp_stream> stream_;
+    bool reused_ = false;
+    beast::flat_buffer buffer_;
+    std::optional<beast_http::response_parser<beast_http::string_body>> parser_;
+  };
+
+  std::optional<beast::tcp_stream> take(const std::string& owner) {
+    auto found = kept_.find(owner);
+    if (found == kept_.end()) return std::nullopt;
+    auto& line = found->second;
+    const auto now = std::chrono::steady_clock::now();
+    while (!line.empty()) {
+      Kept kept = std::move(line.back());
+      line.pop_back();
+      if (now - kept.since < kIdleAtMost) return std::move(kept.stream);
+    }
+    kept_.erase(found);
+    return std::nullopt;
+  }
+
+  void keep(const std::string& owner, beast::tcp_stream stream) {
+    auto& line = kept_[owner];
+    if (line.size() >= kKeptPerOwner) line.pop_front();
+    stream.expires_never();
+    line.push_back({std::move(stream), std::chrono::steady_clock::now()});
+  }
+
+  net::io_context io_{1};
+  net::executor_work_guard<net::io_context::executor_type> work_;
+  std::map<std::string, std::deque<Kept>, std::less<>> kept_;
+  std::thread thread_;
+};
+
+StrictForwarder::StrictForwarder(std::string self)
+    : self_(std::move(self)), pool_(std::make_unique<Pool>()) {}
+
+StrictForwarder::~StrictForwarder() = default;
+
+std::shared_ptr<ForwardCall> StrictForwarder::forward(const std::string& owner,
+                                                      const std::string& target,
+                                                      const std::string& accept,
+                                                      Deadline deadline) {
+  auto call = std::make_shared<ForwardCall>();
+  pool_->start(owner, self_, target, accept, deadline, call);
+  return call;
+}
+
+}  // namespace snowflake::http
