@@ -141,6 +141,9 @@ std::string usage_text() {
   snowflaked seq raise TAG[@PERIOD] --above N --config FILE [--timeout MS]
                                                  no daemon hands out a number <= N of TAG
                                                  once this exits 0
+  snowflaked seq order TAG strict|per-daemon --config FILE [--timeout MS]
+                                                 a tag's order changed; to strict: what the
+                                                 daemons took before dropped, confirmed
   snowflaked seq forget RUN --config FILE [--force]
                                                  a killed daemon's holder node deleted
                                                  (written 10 min ago or more, or --force)

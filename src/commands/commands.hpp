@@ -33,6 +33,7 @@ Parsed seq_command(const Options& options, const Arguments& args);
 // seq raise and seq forget (seq_raise.cpp), --config checked by seq_command.
 Parsed seq_raise_command(const Options& options, const Arguments& args);
 Parsed seq_forget_command(const Options& options, const Arguments& args);
+Parsed seq_order_command(const Options& options, const Arguments& args);
 // seq import (seq_import.cpp).
 Parsed seq_import_command(const Options& options, const Arguments& args);
 

@@ -441,14 +441,15 @@ Parsed seq_create_command(const Options& options, const std::string& file, const
 
 Parsed seq_command(const Options& options, const Arguments& args) {
   if (args.empty() || (args[0] != "create" && args[0] != "list" && args[0] != "raise" &&
-                       args[0] != "forget" && args[0] != "import")) {
-    return std::string("seq takes a subcommand: create, list, raise, forget or import");
+                       args[0] != "forget" && args[0] != "import" && args[0] != "order")) {
+    return std::string("seq takes a subcommand: create, list, raise, order, forget or import");
   }
   if (!options.count("config")) {
     return fmt::format("seq {} needs --config FILE (ZooKeeper and root)", args[0]);
   }
   if (args[0] == "raise") return seq_raise_command(options, args);
   if (args[0] == "forget") return seq_forget_command(options, args);
+  if (args[0] == "order") return seq_order_command(options, args);
   if (args[0] == "import") return seq_import_command(options, args);
   const std::string file = *config_path(options);
   if (args[0] == "list") {

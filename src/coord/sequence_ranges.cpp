@@ -23,23 +23,30 @@ bool read_again_after(const ZkError& e) {
          e.code == ZkErrc::no_node || e.outcome_unknown();
 }
 
+// A strict tag's owner record made, released (nobody owns it yet:
+// strict_owner.hpp), unless there: whoever it names is fenced as ever.
+Result<void, ZkError> add_owner_record(ZkSession& zk, const std::string& root,
+                                       const std::string& tag, std::vector<ZkOp>& ops) {
+  if (auto dir = zk.ensure_path(tree::sequence_owners_dir(root)); !dir) return dir.error();
+  auto there = zk.exists(tree::sequence_owner(root, tag));
+  if (!there) return there.error();
+  if (!there.value()) {
+    StrictOwner none;
+    none.released = true;
+    ops.push_back(ZkOp::create(tree::sequence_owner(root, tag), encode(none)));
+  }
+  return outcome::success();
+}
+
 // The node and its floor child made in one multi.
 Result<void, ZkError> create_with_floor(ZkSession& zk, const std::string& root,
                                         const std::string& tag, const SequenceNode& node) {
   std::vector<ZkOp> ops{ZkOp::create(sequence_path(root, tag), encode(node)),
                         ZkOp::create(tree::sequence_floor(root, tag), encode_floor(node))};
+  // Kept if there: a tag made again after ZooKeeper lost its node, not
+  // its record.
   if (node.strict) {
-    // Its owner record, released: nobody owns it yet (strict_owner.hpp).
-    // Kept if there (a tag made again after ZooKeeper lost its node, not
-    // its record): whoever it names is fenced as ever.
-    if (auto dir = zk.ensure_path(tree::sequence_owners_dir(root)); !dir) return dir.error();
-    auto there = zk.exists(tree::sequence_owner(root, tag));
-    if (!there) return there.error();
-    if (!there.value()) {
-      StrictOwner none;
-      none.released = true;
-      ops.push_back(ZkOp::create(tree::sequence_owner(root, tag), encode(none)));
-    }
+    if (auto added = add_owner_record(zk, root, tag, ops); !added) return added.error();
   }
   auto made = zk.multi(ops);
   if (!made) return made.error();
@@ -379,6 +386,50 @@ Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("sequence \"{}\": the raise kept losing the race to takes", tag)};
+}
+
+Result<OrderChange, CoordError> set_sequence_order(ZkSession& zk, const std::string& root,
+                                                   const std::string& tag, bool strict) {
+  for (int attempt = 0; attempt < kMaxTakeAttempts; ++attempt) {
+    BOOST_OUTCOME_TRY(read, read_sequence(zk, root, tag));
+    if (strict && read.node.reset != PeriodReset::none) {
+      return CoordError{CoordErrc::periodic,
+                        fmt::format("sequence \"{}\" restarts each period: its order is per "
+                                    "daemon, each period's from its start",
+                                    tag)};
+    }
+    if (read.node.frozen) {
+      return CoordError{CoordErrc::frozen,
+                        fmt::format("sequence \"{}\" is frozen (ZooKeeper lost some of its "
+                                    "history): seq raise {} --above N first",
+                                    tag, tag)};
+    }
+    std::vector<ZkOp> ops;
+    if (read.node.strict != strict) {
+      SequenceNode after = read.node;
+      after.strict = strict;
+      ops.push_back(ZkOp::set(sequence_path(root, tag), encode(after), read.version));
+    }
+    if (strict) {
+      if (auto added = add_owner_record(zk, root, tag, ops); !added) {
+        return CoordError::from(added.error());
+      }
+    } else {
+      auto there = zk.exists(tree::sequence_owner(root, tag));
+      if (!there) return CoordError::from(there.error());
+      if (there.value()) ops.push_back(ZkOp::remove(tree::sequence_owner(root, tag), -1));
+    }
+    if (ops.empty()) return OrderChange{false, read.node.next};
+    // With the node's version checked even when only the record changes:
+    // `next` is the one at the write.
+    if (read.node.strict == strict)
+      ops.push_back(ZkOp::check(sequence_path(root, tag), read.version));
+    auto written = zk.multi(ops);
+    if (written) return OrderChange{read.node.strict != strict, read.node.next};
+    if (!read_again_after(written.error())) return CoordError::from(written.error());
+  }
+  return CoordError{CoordErrc::zookeeper,
+                    fmt::format("sequence \"{}\": the order kept losing the race to takes", tag)};
 }
 
 }  // namespace snowflake::coord

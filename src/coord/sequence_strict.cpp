@@ -49,6 +49,21 @@ void SequenceSupplier::list_strict_tags() {
     }
     return;
   }
+  // `seq order TAG per-daemon` deleted its record: every daemon hands it
+  // out again (what it holds stays unique).
+  for (auto it = stricts_.begin(); it != stricts_.end();) {
+    if (std::find(names.value()->begin(), names.value()->end(), it->first) !=
+        names.value()->end()) {
+      ++it;
+      continue;
+    }
+    if (SequenceEntry* entry = registry_.find(it->first)) {
+      entry->strict.set_per_daemon();
+      entry->waiting.wake_all();
+      spdlog::info("sequences: \"{}\" is per-daemon again: handed out by every daemon", it->first);
+    }
+    it = stricts_.erase(it);
+  }
   for (const std::string& tag : *names.value()) {
     if (!is_valid_name(tag)) continue;
     SequenceEntry* entry = registry_.find(tag);
@@ -74,6 +89,9 @@ bool SequenceSupplier::read_owner(SequenceEntry& entry, StrictState& ss, std::ui
   }
   ss.read = std::move(read).value();
   ss.read_owed = false;
+  // No record: made per-daemon (seq order), or not yet made: the listing
+  // says which.
+  if (ss.read.version < 0) relist_strict_.store(true);
   ss.look_at = {};  // judged again with what was read
   const bool owned = ss.read.owner && !ss.read.owner->released;
   entry.strict.ownerless(!owned);

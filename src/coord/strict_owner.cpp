@@ -181,10 +181,12 @@ Result<bool, CoordError> claim_strict_owner(ZkSession& zk, const std::string& ro
                                             const std::string& tag, const OwnerRead& read,
                                             const StrictOwner& me,
                                             const std::vector<ZkOp>& checks) {
+  // No record, no claim: the record is made with the strict node (seq
+  // create, seq order, a freeze that makes the node again) and deleted only
+  // by `seq order TAG per-daemon`, which a claim must not undo.
+  if (read.version < 0) return false;
   std::vector<ZkOp> ops = checks;
-  const std::string path = strict_owner_path(root, tag);
-  ops.push_back(read.version < 0 ? ZkOp::create(path, encode(me))
-                                 : ZkOp::set(path, encode(me), read.version));
+  ops.push_back(ZkOp::set(strict_owner_path(root, tag), encode(me), read.version));
   auto written = zk.multi(ops);
   if (written) return true;
   if (refused(written.error())) return false;

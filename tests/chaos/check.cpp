@@ -321,7 +321,8 @@ bool is_documented_refusal(const std::string& code) {
                                                 "sequence_unavailable",
                                                 "cluster_fenced",
                                                 "sequence_frozen",
-                                                "period_closed"};
+                                                "period_closed",
+                                                "not_owner"};
   return documented.contains(code);
 }
 
@@ -393,7 +394,8 @@ std::string to_text(const CheckReport& r) {
         "documented, nothing below a confirmed floor";
     out += r.sequences.empty() ? "\n"
                                : "; per sequence no number twice, none below its start or a "
-                                 "confirmed raise, rising within each daemon run\n";
+                                 "confirmed raise, rising within each daemon run, a strict "
+                                 "one's in real-time order across the daemons\n";
   } else {
     out += "FAILED:";
     for (const auto& [rule, n] : r.violations_by_rule) out += fmt::format(" {} {}", rule, n);

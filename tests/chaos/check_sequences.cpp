@@ -134,6 +134,7 @@ void check_sequences(const History& h, const std::vector<Fault>& schedule, Check
     r.sequences[tag].duplicates = overlaps.duplicates;
   }
   check_rising(h, groups, "seq_not_increasing", r);
+  for (const std::string& tag : h.strict_sequences) check_real_time_order(h, tag, r);
   check_raises(h, schedule, r);
   if (!schedule.empty()) availability(h, schedule, r);
 }
@@ -168,6 +169,9 @@ std::string sequences_text(const CheckReport& r) {
     if (s.raises > 0) {
       out +=
           fmt::format("; raised {} times, confirmed by seq raise {}", s.raises, s.raises_confirmed);
+    }
+    if (s.order_pairs > 0) {
+      out += fmt::format("; strict: real-time order of {} pairs checked", s.order_pairs);
     }
     out += "\n";
   }

@@ -90,9 +90,7 @@ ChaosCluster::ChaosCluster(ClusterOptions options) : options_(std::move(options)
     write_config_file(admin_config_, hosts, options_.out / "state" / "admin", 0, 99);
   }
   for (const auto& q : kChaosSequences) {
-    admin_command({"seq", "create", q.tag, "--start", std::to_string(q.start), "--step",
-                   std::to_string(q.step)},
-                  fmt::format("seq-create-{}", q.tag));
+    admin_command(seq_create_args(q, q.start), fmt::format("seq-create-{}", q.tag));
   }
   admin_command({"seq", "create", kChaosDaily.tag, "--reset", "daily", "--time-zone",
                  kChaosDaily.zone, "--template", kChaosDaily.number_template, "--start",

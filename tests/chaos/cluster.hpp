@@ -56,13 +56,24 @@ LayoutSettings chaos_layout(int worker_bits = 2);
 // The dense sequences the load asks for, made with `seq create` before the
 // daemons start. Small ranges (the daemons' sequences config sizes them to
 // last a few seconds), so that ranges are taken, lost and given back often.
+// One is strict (`--order strict`: one owner at a time, the others passing
+// requests on to it), its answers checked for real-time order.
 struct ChaosSequence {
   const char* tag;
   std::uint64_t start;
   std::int64_t step;
+  bool strict = false;
 };
-inline constexpr ChaosSequence kChaosSequences[] = {{"s.dense", 1000, 10},
-                                                    {"s.wide", 5'000'000, 100}};
+inline constexpr ChaosSequence kChaosSequences[] = {
+    {"s.dense", 1000, 10}, {"s.wide", 5'000'000, 100}, {"s.strict", 1, 10, true}};
+
+// `seq create`'s arguments for one of them, starting at `start`.
+inline std::vector<std::string> seq_create_args(const ChaosSequence& q, std::uint64_t start) {
+  std::vector<std::string> args{
+      "seq", "create", q.tag, "--start", std::to_string(start), "--step", std::to_string(q.step)};
+  if (q.strict) args.insert(args.end(), {"--order", "strict"});
+  return args;
+}
 
 // The load's sequence that restarts each day. Every clock of the cluster
 // (ZooKeeper's, each daemon's, the operators' commands') runs ahead of real

@@ -101,8 +101,11 @@ std::string layout_line(const LayoutSettings& layout) {
   return json{{"layout", json::parse(encode_layout(layout))}}.dump();
 }
 
-std::string sequences_line(const std::map<std::string, std::uint64_t>& starts) {
-  return json{{"sequences", starts}}.dump();
+std::string sequences_line(const std::map<std::string, std::uint64_t>& starts,
+                           const std::set<std::string>& strict) {
+  json j{{"sequences", starts}};
+  if (!strict.empty()) j["strict"] = strict;
+  return j.dump();
 }
 
 History read_history(std::istream& in) {
@@ -123,6 +126,9 @@ History read_history(std::istream& in) {
       }
       if (const auto s = j.find("sequences"); s != j.end()) {
         h.sequence_starts = s->get<std::map<std::string, std::uint64_t>>();
+        if (const auto strict = j.find("strict"); strict != j.end()) {
+          h.strict_sequences = strict->get<std::set<std::string>>();
+        }
         continue;
       }
       h.answers.push_back(answer_of(j));

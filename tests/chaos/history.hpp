@@ -31,6 +31,7 @@
 #include <map>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,11 +83,14 @@ std::vector<IdRun> to_runs(const std::vector<std::uint64_t>& ids);
 std::string to_json_line(const Answer& a);
 std::string to_json_line(const Fault& f);
 std::string layout_line(const LayoutSettings& layout);
-std::string sequences_line(const std::map<std::string, std::uint64_t>& starts);
+// The sequences' first numbers, and which of them are strict.
+std::string sequences_line(const std::map<std::string, std::uint64_t>& starts,
+                           const std::set<std::string>& strict = {});
 
 struct History {
   std::optional<LayoutSettings> layout;                  // from the first line, if it has one
   std::map<std::string, std::uint64_t> sequence_starts;  // tag: its first number
+  std::set<std::string> strict_sequences;                // their real-time order is checked
   std::vector<Answer> answers;
 };
 

@@ -84,9 +84,13 @@ HistoryWriter::HistoryWriter(const std::filesystem::path& path, const LayoutSett
     : out_(path) {
   out_ << layout_line(layout) << '\n';
   std::map<std::string, std::uint64_t> starts;
-  for (const auto& q : kChaosSequences) starts[q.tag] = q.start;
+  std::set<std::string> strict;
+  for (const auto& q : kChaosSequences) {
+    starts[q.tag] = q.start;
+    if (q.strict) strict.insert(q.tag);
+  }
   starts[kChaosDaily.tag] = kChaosDaily.start;  // each period's
-  out_ << sequences_line(starts) << '\n';
+  out_ << sequences_line(starts, strict) << '\n';
 }
 
 void HistoryWriter::write(const Answer& a) {

@@ -213,10 +213,8 @@ Fault LostDataRunbook::raise(std::size_t q, const std::string& after, std::size_
                               fmt::format("runbook-{}-raise-{}-{}", index, seq.tag, attempt));
     if (code == kExitNoSequence) {  // ZooKeeper lost it, and no daemon made it again
       how = "seq create";
-      code =
-          cluster_.run_admin({"seq", "create", seq.tag, "--start", std::to_string(f.above_id + 1),
-                              "--step", std::to_string(seq.step)},
-                             fmt::format("runbook-{}-create-{}-{}", index, seq.tag, attempt));
+      code = cluster_.run_admin(seq_create_args(seq, f.above_id + 1),
+                                fmt::format("runbook-{}-create-{}-{}", index, seq.tag, attempt));
     }
   }
   f.end_us = wall_us_now();

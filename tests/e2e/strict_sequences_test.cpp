@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -320,4 +321,61 @@ TEST_CASE("strict sequences: a killed owner's tag is taken over above every numb
   CHECK(*next > highest);
   // The killed owner's unused rest is a gap: the new owner starts above its range.
   CHECK(*next >= 51);
+}
+
+TEST_CASE(
+    "seq order: a per-daemon tag made strict drops what the daemons took before (confirmed), "
+    "then one owner hands it out above all of it, in real-time order, and made per-daemon again "
+    "both hand it out",
+    "[sequence][strict]") {
+  Pair p;
+  REQUIRE(run_seq(*p.a, {"create", "chat", "--start", "1", "--step", "10"}).status.code == 0);
+  // Each daemon holds a range of it, some of it handed out.
+  std::int64_t highest = std::max(highest_of(*p.a, "chat", 3), highest_of(*p.b, "chat", 3));
+
+  CHECK(run_seq(*p.a, {"order", "chat", "sideways"}).status.code == 2);
+  CHECK(run_seq(*p.a, {"order", "nothing", "strict"}).status.code == 2);
+  const auto ordered = run_seq(*p.a, {"order", "chat", "strict"});
+  INFO(ordered.out << ordered.err);
+  REQUIRE(ordered.status.code == 0);
+  CHECK_THAT(ordered.out, Catch::Contains("strict order from now on"));
+  // Again: the same order, the same raise, confirmed.
+  CHECK(run_seq(*p.a, {"order", "chat", "strict"}).status.code == 0);
+
+  Daemon* owner = p.owner_of("chat");
+  REQUIRE(owner);
+  Daemon* other = p.other_than(owner);
+  CHECK(error_of(http_get(other->port(), "/seq/chat", kAnswerYourself)) == "not_owner");
+  // Above every number either daemon took before, the owner's own buffer
+  // of then included.
+  const auto first = number_from(*owner, "chat");
+  REQUIRE(first);
+  CHECK(*first > highest);
+  std::vector<TimedAnswer> answers;
+  for (int i = 0; i < 40; ++i) {
+    const auto got = strict_get(i % 2 ? p.a->port() : p.b->port(), "chat");
+    REQUIRE(got);
+    answers.push_back(*got);
+  }
+  CHECK(check_real_time_order(answers).violations.empty());
+  for (const auto& a : answers) highest = std::max(highest, a.highest);
+
+  const auto back = run_seq(*p.a, {"order", "chat", "per-daemon"});
+  INFO(back.out << back.err);
+  REQUIRE(back.status.code == 0);
+  // Both hand it out themselves again, never a number twice.
+  std::set<std::int64_t> seen;
+  const bool both = eventually(
+      [&] {
+        const auto from_a = number_from(*p.a, "chat");
+        const auto from_b = number_from(*p.b, "chat");
+        if (from_a) CHECK(seen.insert(*from_a).second);
+        if (from_b) CHECK(seen.insert(*from_b).second);
+        return from_a && from_b;
+      },
+      10s);
+  if (!both) {
+    FAIL("a:\n" << p.a->process().stderr_text() << "\nb:\n" << p.b->process().stderr_text());
+  }
+  CHECK(*seen.begin() > *first);
 }

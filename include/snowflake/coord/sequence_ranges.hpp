@@ -134,4 +134,17 @@ Result<void, CoordError> freeze_sequence_above(ZkSession& zk, const std::string&
 Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string& root,
                                                 const std::string& tag, std::int64_t above);
 
+// `seq order`: the tag's order set (strict or per-daemon) in one multi with
+// its owner record: made, released, for strict (kept if there); deleted for
+// per-daemon. `next`: the node's next number when it was set, above every
+// range taken before (so a raise to next - 1 drops them all). Refused:
+// periodic (a tag that restarts each period is not strict), frozen (seq
+// raise first: a raise would thaw it).
+struct OrderChange {
+  bool changed = false;  // false: it had that order already
+  std::int64_t next = 0;
+};
+Result<OrderChange, CoordError> set_sequence_order(ZkSession& zk, const std::string& root,
+                                                   const std::string& tag, bool strict);
+
 }  // namespace snowflake::coord

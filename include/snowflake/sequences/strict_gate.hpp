@@ -19,6 +19,13 @@ class StrictGate {
  public:
   bool strict() const noexcept { return strict_.load(std::memory_order_acquire); }
   void set_strict() noexcept { strict_.store(true, std::memory_order_release); }
+  // `seq order TAG per-daemon`: handed out by every daemon again.
+  void set_per_daemon() {
+    disown();
+    set_owner_address({});
+    ownerless(false);
+    strict_.store(false, std::memory_order_release);
+  }
 
   // Ours within lease run `generation`; 0: not ours.
   void own(std::uint64_t generation) noexcept {
