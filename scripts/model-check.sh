@@ -2,7 +2,7 @@
 # Checks model/ (the worker-ID protocol, the sequences' ranges and their
 # raise, in Promela) with spin, exhaustively:
 #   - the recycle pool, the sequential strategy, a sequence's ranges and its
-#     raise: no
+#     raise, a strict sequence's owner: no
 #     counterexample to the safety properties, and every statement of the
 #     daemon reached;
 #   - liveness under weak fairness: no acceptance cycle (a free worker ID is
@@ -60,7 +60,8 @@ out=$(cd "$out" && pwd)
 # 7: a number at or below a sequence's floor once `seq raise` exited 0, 8: an
 # ID or a sequence's number twice across ZooKeeper losing its data, 9: a
 # reclaim by a session that does not hold the reaper's role it read under, 10:
-# a daemon refused the period its clock is in).
+# a daemon refused the period its clock is in, 11: a strict sequence's number
+# not above one a client had received before it asked).
 # "live": no acceptance cycle (property 4); "cycle": one (a liveness mutant).
 checks=(
   "recycle|clean||snowflake.pml|28"
@@ -106,6 +107,9 @@ checks=(
   "period-create-without-check|violates 6|-DCREATE_WITHOUT_CHECK|period.pml"
   "period-create-overwrites|violates 6|-DCREATE_OVERWRITES|period.pml"
   "period-no-skew-bound|violates 10|-DNO_SKEW_BOUND|period.pml"
+  "strict|clean||strict.pml"
+  "strict-early-takeover|violates 11|-DEARLY_TAKEOVER|strict.pml"
+  "strict-any-run|violates 11|-DANY_RUN|strict.pml"
 )
 
 if [ -n "$only" ]; then
@@ -206,6 +210,7 @@ run_check() {
     violates*)
       local violated=0
       case "$(grep -m1 'assertion violated' pan.txt)" in
+        *order_floor*) violated=11 ;;  # before *floor*
         *period_left*) violated=10 ;;
         *reaper*) violated=9 ;;
         *lost_*) violated=8 ;;
@@ -222,7 +227,7 @@ run_check() {
         echo "FAILED: a counterexample to property $violated, not ${expect#violates } (see $dir/pan.txt)" >verdict
       else
         story_of_trail "$defines" "$model"
-        echo "ok: a counterexample to property $violated in $(grep -c -E '^(t=|seq:|period:)' story.txt) steps (story.txt)" >verdict
+        echo "ok: a counterexample to property $violated in $(grep -c -E '^(t=|seq:|period:|strict:)' story.txt) steps (story.txt)" >verdict
       fi ;;
   esac
 }

@@ -281,8 +281,9 @@ void render_strict(const std::vector<std::pair<const SequenceEntry*, std::string
              "by it; the owner's answer went back to the client.",
              [&](const SequenceEntry& e) { return e.strict.forwarded.load(relaxed); });
   per_strict("snowflake_seq_strict_forward_failures_total", "counter",
-             "Requests for the strict tag passed on to its owner that got no answer from it "
-             "(unreachable, or none by the deadline): refused 503 not_owner, counted there too.",
+             "Requests for the strict tag passed on to its owner, or waiting for an owner to pass "
+             "them to, that got no answer by the deadline: refused 503 not_owner, counted there "
+             "too.",
              [&](const SequenceEntry& e) { return e.strict.forward_failures.load(relaxed); });
   per_strict("snowflake_seq_strict_ownerless_seconds", "gauge",
              "How long this daemon has known no owner of the strict tag that can hand it out "

@@ -57,6 +57,25 @@ void SequenceSupplier::list_strict_tags() {
       ++it;
       continue;
     }
+    // Only if its node says so too: a record lost otherwise (ZooKeeper's
+    // data, a hand) leaves the tag strict, handed out by nobody, and said.
+    auto node = read_sequence(*zk_, options_.root, it->first);
+    if (node && node.value().node.strict) {
+      spdlog::error(
+          "sequences: \"{}\" is strict but has no owner record any more: nobody hands it "
+          "out until `snowflaked seq order {} strict` makes it again",
+          it->first, it->first);
+      ++it;
+      continue;
+    }
+    if (!node) {  // gone with ZooKeeper's data, or unread: strict until it says otherwise
+      if (node.error().code != CoordErrc::no_sequence) {
+        failed(node.error(), fmt::format("cannot read \"{}\"", it->first));
+        relist_strict_.store(true);
+      }
+      ++it;
+      continue;
+    }
     if (SequenceEntry* entry = registry_.find(it->first)) {
       entry->strict.set_per_daemon();
       entry->waiting.wake_all();
@@ -123,6 +142,7 @@ void SequenceSupplier::supply_strict(SequenceEntry& entry, TagState& state) {
   if (ss.read_owed && !read_owner(entry, ss, generation)) return;
   const bool ours =
       me && ss.read.owner && !ss.read.owner->released && same_owner(*ss.read.owner, *me);
+  entry.strict.set_coming(ours);
   if (!ours) {
     if (entry.strict.owned_generation() != 0) disown(entry);
     if (me && lease && Clock::now() >= ss.look_at) try_to_own(entry, ss, *me);
@@ -205,7 +225,8 @@ void SequenceSupplier::try_to_own(SequenceEntry& entry, StrictState& ss, const S
     failed(claimed.error(), fmt::format("cannot claim \"{}\"", entry.tag));
   } else if (claimed.value()) {
     ss.unowned_since.reset();
-    ss.read.owner = me;          // as written: a stop before it is read again releases it
+    ss.read.owner = me;  // as written: a stop before it is read again releases it
+    entry.strict.set_coming(true);
     registry_.request_refill();  // confirmed on the next pass, at once
   }
 }

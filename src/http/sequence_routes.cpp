@@ -281,8 +281,17 @@ std::optional<Reply> attempt(SequenceAsk& ask, RouterContext& ctx, bool last) {
   SequenceEntry& entry = *ask.entry;
   if (entry.frozen.load(std::memory_order_acquire)) [[unlikely]]
     return refuse(ask, frozen_sequence(entry.tag));
-  if (entry.strict.strict() && !entry.strict.open(ctx.lease)) [[unlikely]]
-    return refuse(ask, strict_refusal(entry, ctx));
+  if (entry.strict.strict() && !entry.strict.open(ctx.lease)) [[unlikely]] {
+    // Ours as soon as the supplier confirms the claim: waited for, not
+    // refused (a daemon that read the claim first passes requests on here).
+    if (!entry.strict.coming() || last || ctx.lease.state() != LeaseState::valid) {
+      return refuse(ask, strict_refusal(entry, ctx));
+    }
+    entry.wanted.store(true, std::memory_order_release);
+    ctx.sequences->request_refill();
+    if (ask.numbers.empty()) ask.in_flight.reset();
+    return std::nullopt;
+  }
   // Counted before it reserves (sequence_replies.hpp says why).
   if (!ask.in_flight) ask.in_flight = entry.replies.enter();
   const auto complete = [&ask, &entry]() -> std::optional<Reply> {
@@ -355,6 +364,7 @@ struct Forwarding {
   unsigned version;
   std::chrono::steady_clock::time_point deadline;
   std::shared_ptr<ForwardCall> call{};  // under way
+  std::weak_ptr<const Wake> wake{};     // the connection's, for a call started in a retry
   std::string failed_owner{};           // the last that gave no answer, and why
   std::string why{};
 };
@@ -367,25 +377,29 @@ bool owner_disowned(const OwnerAnswer& answer) {
 
 std::optional<Reply> follow_owner(Forwarding& f, RouterContext& ctx, bool last) {
   SequenceEntry& entry = *f.ask.entry;
-  if (f.call) {
-    auto outcome = f.call->outcome();
-    if (!outcome && !last) return std::nullopt;
-    if (outcome && outcome->has_value() && !owner_disowned(outcome->value())) {
-      entry.strict.forwarded.fetch_add(1, std::memory_order_relaxed);
-      return Reply{owner_answer(std::move(*outcome).value(), f.version)};
+  for (;;) {
+    if (f.call) {
+      if (!f.call->done() && !last) return std::nullopt;
+      auto outcome = f.call->take_outcome();
+      if (outcome && outcome->has_value() && !owner_disowned(outcome->value())) {
+        entry.strict.forwarded.fetch_add(1, std::memory_order_relaxed);
+        return Reply{owner_answer(std::move(*outcome).value(), f.version)};
+      }
+      f.why = !outcome               ? std::string("timed out")
+              : outcome->has_value() ? std::string("it did not own the tag yet or any more")
+                                     : outcome->error();
+      f.call.reset();
     }
-    f.why = !outcome               ? std::string("timed out")
-            : outcome->has_value() ? std::string("it no longer owns the tag")
-                                   : outcome->error();
-    f.call.reset();
-  }
-  if (entry.strict.open(ctx.lease)) return attempt(f.ask, ctx, last);  // ours now
-  const std::string owner = entry.strict.owner_address();
-  const bool elsewhere = !owner.empty() && owner != ctx.forwarder->self();
-  if (elsewhere && owner != f.failed_owner && !last) {
+    // Ours now, or per-daemon again (seq order): served here.
+    if (!entry.strict.strict() || entry.strict.open(ctx.lease)) return attempt(f.ask, ctx, last);
+    const std::string owner = entry.strict.owner_address();
+    const bool elsewhere = !owner.empty() && owner != ctx.forwarder->self();
+    if (!elsewhere || owner == f.failed_owner || last) break;
     f.call = ctx.forwarder->forward(owner, f.target, f.accept, f.deadline);
     f.failed_owner = owner;  // given up on if this call fails too
-    return std::nullopt;
+    // Subscribed here: the server subscribed before this retry, to the
+    // calls there were then. Done meanwhile: taken at once (the loop).
+    f.call->subscribe(f.wake);
   }
   if (!last) return std::nullopt;  // for the next owner, or the tag here
   entry.strict.forward_failures.fetch_add(1, std::memory_order_relaxed);
@@ -420,6 +434,7 @@ Answer forward_to_owner(SequenceAsk ask, const std::string& owner, const Request
   f->failed_owner = owner;
   return Wait{[f, &ctx](bool last) { return follow_owner(*f, ctx, last); },
               [f](std::weak_ptr<const Wake> wake) {
+                f->wake = wake;
                 if (f->call) f->call->subscribe(wake);
                 // The tag's own changes: its owner named, or its numbers here.
                 f->ask.entry->waiting.add(std::move(wake));

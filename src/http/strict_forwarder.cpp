@@ -4,6 +4,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -25,9 +26,14 @@ namespace beast = boost::beast;
 using tcp = net::ip::tcp;
 using error_code = boost::system::error_code;
 
-std::optional<ForwardCall::Outcome> ForwardCall::outcome() const {
+bool ForwardCall::done() const {
   std::lock_guard lock(mutex_);
-  return outcome_;
+  return outcome_.has_value();
+}
+
+std::optional<ForwardCall::Outcome> ForwardCall::take_outcome() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(outcome_, std::nullopt);
 }
 
 void ForwardCall::subscribe(std::weak_ptr<const std::function<void()>> wake) {
@@ -44,9 +50,10 @@ void ForwardCall::finish(Outcome outcome) {
 
 namespace {
 
-// The largest answer passed back: a batch of http.max_batch (at most
-// 1,000,000) numbers as JSON strings.
-constexpr std::uint64_t kMaxBody = 64ULL << 20;
+// The largest answer passed back: the owner is a peer bounded by its own
+// settings (a batch of http.max_batch, at most 1,000,000, numbers printed
+// by a template of up to its longest, as JSON strings: under 200 MiB).
+constexpr std::uint64_t kMaxBody = 256ULL << 20;
 // A kept connection unused this long is closed rather than reused: the
 // owner's own idle timeout (http.idle_timeout_ms) may have closed it.
 constexpr std::chrono::seconds kIdleAtMost{10};
@@ -80,10 +87,12 @@ std::optional<std::pair<std::string, std::string>> split_address(std::string_vie
 class StrictForwarder::Pool {
  public:
   Pool()
-      : work_(net::make_work_guard(io_)), thread_([this] {
+      : work_(net::make_work_guard(io_)), sweep_(io_), thread_([this] {
           name_this_thread("forwarder");
           io_.run();
-        }) {}
+        }) {
+    net::post(io_, [this] { sweep(); });
+  }
   ~Pool() {
     work_.reset();
     io_.stop();  // calls under way are dropped: their connections' deadlines answer them
@@ -227,6 +236,22 @@ class StrictForwarder::Pool {
     return std::nullopt;
   }
 
+  // Kept connections unused too long closed, and the lines of owners left
+  // empty forgotten (an owner that moved on, a pod gone): at most
+  // kKeptPerOwner sockets an owner, and only while it is asked.
+  void sweep() {
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = kept_.begin(); it != kept_.end();) {
+      auto& line = it->second;
+      while (!line.empty() && now - line.front().since >= kIdleAtMost) line.pop_front();
+      it = line.empty() ? kept_.erase(it) : std::next(it);
+    }
+    sweep_.expires_after(kIdleAtMost);
+    sweep_.async_wait([this](error_code ec) {
+      if (!ec) sweep();
+    });
+  }
+
   void keep(const std::string& owner, beast::tcp_stream stream) {
     auto& line = kept_[owner];
     if (line.size() >= kKeptPerOwner) line.pop_front();
@@ -236,7 +261,8 @@ class StrictForwarder::Pool {
 
   net::io_context io_{1};
   net::executor_work_guard<net::io_context::executor_type> work_;
-  std::map<std::string, std::deque<Kept>, std::less<>> kept_;
+  std::map<std::string, std::deque<Kept>, std::less<>> kept_;  // oldest first
+  net::steady_timer sweep_;
   std::thread thread_;
 };
 

@@ -379,3 +379,34 @@ TEST_CASE(
   }
   CHECK(*seen.begin() > *first);
 }
+
+TEST_CASE(
+    "strict sequences at the top of the number space: the last numbers through either daemon in "
+    "order, then 410 sequence_exhausted from both",
+    "[sequence][strict]") {
+  Pair p;
+  // 2^63 - 2 is the largest number: seven left.
+  REQUIRE(run_seq(*p.a, {"create", "top", "--order", "strict", "--start", "9223372036854775800"})
+              .status.code == 0);
+  REQUIRE(p.owner_of("top"));
+  std::vector<std::int64_t> got;
+  int exhausted = 0;
+  for (int i = 0; i < 12; ++i) {
+    const auto r = http_get((i % 2 ? p.a : p.b)->port(), "/seq/top");
+    REQUIRE(r);
+    if (r->status == 200) {
+      got.push_back(std::stoll(json::parse(r->body)["id"].get<std::string>()));
+    } else {
+      CHECK(r->status == 410);
+      CHECK(error_of(r) == "sequence_exhausted");
+      ++exhausted;
+    }
+  }
+  // owner_of took one; the rest in order, the last 2^63 - 2.
+  REQUIRE(got.size() == 6);
+  CHECK(std::is_sorted(got.begin(), got.end()));
+  CHECK(got.back() == 9223372036854775806);
+  CHECK(exhausted == 6);
+  // A batch larger than what is left: refused whole, nothing handed out twice.
+  CHECK(error_of(http_get(p.a->port(), "/seq/top?count=3")) == "sequence_exhausted");
+}

@@ -42,8 +42,9 @@ struct OwnerAnswer {
 class ForwardCall {
  public:
   using Outcome = Result<OwnerAnswer, std::string>;  // the error: why no answer came
-  // nullopt while the request is under way.
-  std::optional<Outcome> outcome() const;
+  bool done() const;
+  // The outcome, moved out (once); nullopt while the request is under way.
+  std::optional<Outcome> take_outcome();
   // `wake` is called once the outcome is in (and not again).
   void subscribe(std::weak_ptr<const std::function<void()>> wake);
   void finish(Outcome outcome);

@@ -19,8 +19,18 @@ class StrictGate {
  public:
   bool strict() const noexcept { return strict_.load(std::memory_order_acquire); }
   void set_strict() noexcept { strict_.store(true, std::memory_order_release); }
+  // The record names this daemon, its gate not open yet (a claim confirmed
+  // on the supplier's next pass): requests wait for it rather than be
+  // refused, those passed on to it by a daemon that read the record first
+  // among them.
+  void set_coming(bool named_here) noexcept {
+    coming_.store(named_here, std::memory_order_release);
+  }
+  bool coming() const noexcept { return coming_.load(std::memory_order_acquire); }
+
   // `seq order TAG per-daemon`: handed out by every daemon again.
   void set_per_daemon() {
+    set_coming(false);
     disown();
     set_owner_address({});
     ownerless(false);
@@ -77,6 +87,7 @@ class StrictGate {
  private:
   std::atomic<bool> strict_{false};
   std::atomic<std::uint64_t> owned_generation_{0};
+  std::atomic<bool> coming_{false};
   mutable std::mutex mutex_;
   std::string owner_address_;
 };
