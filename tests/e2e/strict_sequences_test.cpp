@@ -330,7 +330,11 @@ TEST_CASE(
     "[sequence][strict]") {
   Pair p;
   REQUIRE(run_seq(*p.a, {"create", "chat", "--start", "1", "--step", "10"}).status.code == 0);
-  // Each daemon holds a range of it, some of it handed out.
+  // Each daemon holds a range of it, some of it handed out (once it has
+  // read the new tag: 503 sequence_unavailable before).
+  for (const Daemon* d : {p.a.get(), p.b.get()}) {
+    REQUIRE(eventually([&] { return number_from(*d, "chat").has_value(); }, 15s));
+  }
   std::int64_t highest = std::max(highest_of(*p.a, "chat", 3), highest_of(*p.b, "chat", 3));
 
   CHECK(run_seq(*p.a, {"order", "chat", "sideways"}).status.code == 2);
