@@ -97,8 +97,10 @@ for t in "${targets[@]}"; do
     cut -c1-300 || tail -n 20 "build/fuzz/$t.log"
   for crash in build/fuzz/crash-"$t"-*; do
     [ -f "$crash" ] || continue
-    echo "== $crash, $(wc -c <"$crash") bytes (base64, first 2,000):"
-    base64 -w 100 "$crash" | head -c 2000; echo
+    echo "== $crash, $(wc -c <"$crash") bytes (base64 of the first 1,500):"
+    # Cut by head's own input, not a pipe: pipefail would turn head's early
+    # exit into this script's status (141) instead of the finding's 1.
+    head -c 1500 "$crash" | base64 -w 100; echo
   done
 done
 exit "$failed"

@@ -141,9 +141,14 @@ void check_error(const ConfigError& e, std::string_view text) {
   // A key set from the environment is named with its variable: "service (SNOWFLAKED_SERVICE)".
   const std::string key = e.key.substr(0, e.key.find(" (SNOWFLAKED_"));
   const std::string top = key.substr(0, key.find('.'));
+  // Theirs at any depth: a section's name they mistyped heads the path
+  // ("zook.tag_allowlist" when what is under it is nested too deep).
+  const auto heads = [&key](const std::string& name) {
+    return key == name || key.starts_with(name + ".");
+  };
   const bool names_theirs =
       std::any_of(document.items().begin(), document.items().end(), [&](const auto& item) {
-        return key == item.key() || key == nlohmann::json(item.key()).dump();
+        return heads(item.key()) || heads(nlohmann::json(item.key()).dump());
       });
   FUZZ_CHECK(kTopLevelKeys.contains(top) || names_theirs, text);
 }

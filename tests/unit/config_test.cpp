@@ -297,6 +297,10 @@ TEST_CASE("config files: errors are printed as file: key: message", "[config]") 
     const auto e = load_config_file(dir.write("deep.json", deep).string(), kConfigNow).error();
     CHECK(e.key == "http.tag_allowlist");
     CHECK_THAT(e.message, Catch::Contains("nested deeper than 32 levels"));
+    // Under a mistyped section the path names their key (the fuzzer's finding).
+    const std::string typo =
+        R"({"zook": {"tag_allowlist": )" + std::string(1'000, '[') + std::string(1'000, ']') + "}}";
+    CHECK(load_config_text(typo, kConfigNow).error().key == "zook.tag_allowlist");
     const auto top =
         load_config_text(std::string(50'000, '[') + std::string(50'000, ']'), kConfigNow);
     CHECK_THAT(top.error().message, Catch::Contains("nested deeper"));
