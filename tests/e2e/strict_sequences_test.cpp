@@ -105,18 +105,46 @@ std::optional<TimedAnswer> strict_get(unsigned short first, const std::string& t
   return std::nullopt;
 }
 
+// A lease longer than the ZooKeeper session: an owner whose session has
+// ended may still hand out, and its tag must wait for its lease.
+std::string strict_config(const std::string& hosts, const std::filesystem::path& state) {
+  const json timings = {
+      {"coordinator",
+       {{"lease_timeout_ms", 4000}, {"reclaim_after_ms", 6000}, {"safety_margin_ms", 1000}}}};
+  return cluster_config(hosts, "recycle", state, timings).dump();
+}
+
+// Two clients, each asking both daemons in turn `rounds` times (and
+// following a refusal, which should not come): every answer, timed.
+std::vector<TimedAnswer> ask_both(const Daemon& a, const Daemon& b, const std::string& tag,
+                                  int rounds, int& failures) {
+  std::mutex m;
+  std::vector<TimedAnswer> answers;
+  auto client = [&](int offset) {
+    for (int i = 0; i < rounds; ++i) {
+      const Daemon& d = (i + offset) % 2 ? a : b;
+      const auto got = strict_get(d.port(), tag);
+      std::lock_guard lock(m);
+      if (got) {
+        answers.push_back(*got);
+      } else {
+        ++failures;
+      }
+    }
+  };
+  std::thread t1(client, 0), t2(client, 1);
+  t1.join();
+  t2.join();
+  return answers;
+}
+
 struct Pair {
   ZooKeeperServer zk;
   TempDir sa, sb;
   std::unique_ptr<Daemon> a, b;
-  // A lease longer than the ZooKeeper session: an owner whose session has
-  // ended may still hand out, and its tag must wait for its lease.
-  const json timings = {
-      {"coordinator",
-       {{"lease_timeout_ms", 4000}, {"reclaim_after_ms", 6000}, {"safety_margin_ms", 1000}}}};
   Pair() {
-    a = std::make_unique<Daemon>(cluster_config(zk.hosts(), "recycle", sa.path(), timings).dump());
-    b = std::make_unique<Daemon>(cluster_config(zk.hosts(), "recycle", sb.path(), timings).dump());
+    a = std::make_unique<Daemon>(strict_config(zk.hosts(), sa.path()));
+    b = std::make_unique<Daemon>(strict_config(zk.hosts(), sb.path()));
     wait_ready(*a);
     wait_ready(*b);
   }
@@ -187,26 +215,8 @@ TEST_CASE(
   const auto status = json::parse(http_get(owner->port(), "/status")->body);
   CHECK(status["sequences"]["tags"]["chat"]["owned_here"] == true);
 
-  // Two clients, each asking both daemons in turn (and following a
-  // refusal, which should not come).
-  std::mutex m;
-  std::vector<TimedAnswer> answers;
   int failures = 0;
-  auto client = [&](int offset) {
-    for (int i = 0; i < 100; ++i) {
-      const Daemon* d = (i + offset) % 2 ? p.a.get() : p.b.get();
-      const auto got = strict_get(d->port(), "chat");
-      std::lock_guard lock(m);
-      if (got) {
-        answers.push_back(*got);
-      } else {
-        ++failures;
-      }
-    }
-  };
-  std::thread t1(client, 0), t2(client, 1);
-  t1.join();
-  t2.join();
+  const auto answers = ask_both(*p.a, *p.b, "chat", 100, failures);
   CHECK(failures == 0);
   const auto verdict = check_real_time_order(answers);
   CHECK(verdict.violations.empty());
@@ -413,4 +423,64 @@ TEST_CASE(
   CHECK(exhausted == 6);
   // A batch larger than what is left: refused whole, nothing handed out twice.
   CHECK(error_of(http_get(p.a->port(), "/seq/top?count=3")) == "sequence_exhausted");
+}
+
+TEST_CASE(
+    "strict sequences: a daemon started from a copy of the owner's state directory is another "
+    "owner candidate, never the owner's twin: numbers through both in real-time order, none "
+    "twice, and the owner killed, the copy takes over above them",
+    "[sequence][strict]") {
+  ZooKeeperServer zk;
+  TempDir sa, parent;
+  auto a = std::make_unique<Daemon>(strict_config(zk.hosts(), sa.path()));
+  const auto worker_a = wait_ready(*a);
+  REQUIRE(run_seq(*a, {"create", "cs", "--order", "strict", "--step", "20"}).status.code == 0);
+  std::int64_t highest = 0;
+  REQUIRE(eventually([&] { return number_from(*a, "cs").has_value(); }, 15s));
+  highest = highest_of(*a, "cs", 10);
+
+  // A cloned volume, `cp -a` of the running owner's state: its worker ID,
+  // its run, its sequence holder. The owner record names the owner's run
+  // token, which is random per process: the copy is not it.
+  const auto copy = parent.path() / "copied-state";
+  copy_directory(sa.path(), copy);
+  auto b = std::make_unique<Daemon>(strict_config(zk.hosts(), copy));
+  const auto worker_b = wait_ready(*b);
+  CHECK(worker_b != worker_a);
+  // Whichever the tag ranks first for now owns it (a handover if the copy's
+  // worker ID ranks first): one hands it out itself, the other (once it
+  // has read the tag) names it.
+  Daemon* owner = nullptr;
+  REQUIRE(eventually(
+      [&] {
+        const auto from_a = http_get(a->port(), "/seq/cs", kAnswerYourself);
+        const auto from_b = http_get(b->port(), "/seq/cs", kAnswerYourself);
+        const bool by_a = from_a && from_a->status == 200;
+        owner = by_a ? a.get() : b.get();
+        return by_a ? error_of(from_b) == "not_owner"
+                    : from_b && from_b->status == 200 && error_of(from_a) == "not_owner";
+      },
+      15s));
+  Daemon* other = owner == a.get() ? b.get() : a.get();
+
+  int failures = 0;
+  auto answers = ask_both(*a, *b, "cs", 60, failures);
+  CHECK(failures == 0);
+  std::set<std::int64_t> seen;
+  for (const auto& answer : answers) {
+    CHECK(answer.lowest > highest);  // above what the original handed out before the copy
+    CHECK(seen.insert(answer.lowest).second);
+  }
+  const auto verdict = check_real_time_order(answers);
+  CHECK(verdict.violations.empty());
+  CHECK(verdict.pairs > 1000);
+  for (const auto& answer : answers) highest = std::max(highest, answer.highest);
+
+  // The owner killed: the other takes the tag over once its lease is over
+  // for good, above every number handed out.
+  owner->process().send_signal(SIGKILL);
+  REQUIRE(owner->process().wait_for_exit(10s));
+  std::optional<std::int64_t> next;
+  REQUIRE(eventually([&] { return (next = number_from(*other, "cs")).has_value(); }, 30s));
+  CHECK(*next > highest);
 }
