@@ -210,6 +210,18 @@ Result<bool, CoordError> release_strict_owner(ZkSession& zk, const std::string& 
   auto written = zk.multi(ops);
   if (written) return true;
   if (refused(written.error())) return false;
+  if (written.error().outcome_unknown()) {
+    // Read back, as a claim does: a release whose answer was lost but which
+    // landed must count, or the next owner waits out the whole takeover for
+    // a tag given back. Released and naming our run: ours (nobody else
+    // writes our token). Not written yet (the version as read): once more.
+    BOOST_OUTCOME_TRY(now, read_strict_owner(zk, root, tag, false));
+    if (now.owner && *now.owner == released) return true;
+    if (now.version != read.version) return false;
+    written = zk.multi(ops);
+    if (written) return true;
+    if (refused(written.error())) return false;
+  }
   return CoordError::from(written.error());
 }
 

@@ -106,7 +106,8 @@ Result<bool, CoordError> claim_strict_owner(ZkSession& zk, const std::string& ro
 
 // A clean stop: the record says released, in one multi with `give_back`
 // (the node with our rest given back, written at `node_version`) if given.
-// False: the record is not ours any more.
+// False: the record is not ours any more. A lost answer is read back (the
+// record released naming our run: true), and sent once more if not written.
 Result<bool, CoordError> release_strict_owner(ZkSession& zk, const std::string& root,
                                               const std::string& tag, const OwnerRead& read,
                                               const std::optional<ZkOp>& give_back);
