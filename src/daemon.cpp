@@ -398,11 +398,11 @@ void Daemon::start_sequences() {
     options.shared_session = [coordinator = coordinator_.get()] { return coordinator->session(); };
     // A strict sequence's owner is a held worker ID, under its lease.
     options.owner_identity =
-        [coordinator = coordinator_.get(),
-         address = owner_address(config_, *bound_)]() -> std::optional<coord::StrictOwner> {
+        [coordinator = coordinator_.get(), address = owner_address(config_, *bound_),
+         tls = config_.http.tls != nullptr]() -> std::optional<coord::StrictOwner> {
       const auto held = coordinator->held_worker();
       if (!held) return std::nullopt;
-      return coord::StrictOwner{held->worker_id, held->node, held->token, address, false};
+      return coord::StrictOwner{held->worker_id, held->node, held->token, address, false, tls};
     };
     options.lease = &lease_;
     // Before the server runs (serve()): its threads read the pointer. Over

@@ -48,7 +48,8 @@ bool print_ids(const Answer& answer, bool json, std::ostream& out) {
   return out.flush().good();
 }
 
-// The owner a strict sequence's refusal names ("host:port"), as a URL
+// The owner a strict sequence's refusal names, as a URL: its "owner_url"
+// (the scheme it serves), or from a daemon before it, "owner" ("host:port")
 // with the refusing replica's scheme; nullopt for any other answer.
 std::optional<ReplicaUrl> named_owner(const Answer& answer, const ReplicaUrl& refused_by) {
   const auto body = nlohmann::json::parse(answer.body, nullptr, false);
@@ -56,10 +57,31 @@ std::optional<ReplicaUrl> named_owner(const Answer& answer, const ReplicaUrl& re
       !body.contains("owner") || !body["owner"].is_string()) {
     return std::nullopt;
   }
-  auto url = parse_replica_url(
-      fmt::format("{}://{}", refused_by.tls ? "https" : "http", body["owner"].get<std::string>()));
+  const auto given = body.find("owner_url");
+  auto url = parse_replica_url(given != body.end() && given->is_string()
+                                   ? given->get<std::string>()
+                                   : fmt::format("{}://{}", refused_by.tls ? "https" : "http",
+                                                 body["owner"].get<std::string>()));
   if (!url) return std::nullopt;
   return url.value();
+}
+
+// A strict sequence's refusal named its owner: asked once, by `deadline`;
+// its answer, else the refusal as it came. Over TLS even when every replica
+// given is plain (a fleet half on TLS): the context is made then, with
+// --cacert if given.
+Result<Answer, std::string> ask_owner(boost::asio::io_context& io, const ReplicaUrl& owner,
+                                      std::shared_ptr<boost::asio::ssl::context>& tls,
+                                      const std::string& ca_file, std::string_view target,
+                                      ReplicaConnection::Deadline deadline, Answer refusal) {
+  if (owner.tls && !tls) {
+    auto made = make_client_tls(ca_file);
+    if (!made) return fmt::format("its owner {} serves TLS: {}", owner.text, made.error());
+    tls = std::move(made).value();
+  }
+  ReplicaConnection to_owner(io, owner, owner.tls ? tls : nullptr);
+  if (auto owned = to_owner.get(target, deadline)) return owned;
+  return refusal;
 }
 
 // What the replica's refusal says of the request itself: every replica
@@ -107,9 +129,8 @@ int run_get(const GetOptions& options, std::ostream& out, std::ostream& err) {
       auto answer = replicas[i].get(target, now + share);
       if (answer) {
         if (auto owner = named_owner(answer.value(), replicas[i].url())) {
-          // A strict sequence: its owner answers (asked once, in this share).
-          ReplicaConnection to_owner(io, *owner, owner->tls ? tls : nullptr);
-          if (auto owned = to_owner.get(target, now + share)) answer = std::move(owned);
+          answer = ask_owner(io, *owner, tls, options.ca_file, target, now + share,
+                             std::move(answer).value());
         }
       }
       if (!answer) {

@@ -114,7 +114,8 @@ bool SequenceSupplier::read_owner(SequenceEntry& entry, StrictState& ss, std::ui
   ss.look_at = {};  // judged again with what was read
   const bool owned = ss.read.owner && !ss.read.owner->released;
   entry.strict.ownerless(!owned);
-  entry.strict.set_owner_address(owned ? ss.read.owner->address : std::string());
+  entry.strict.set_owner_address(owned ? ss.read.owner->address : std::string(),
+                                 owned && ss.read.owner->tls);
   // Requests waiting on another daemon that gave no answer go on to this
   // one (http/sequence_routes.cpp: a handover refuses nothing).
   entry.waiting.wake_all();

@@ -62,12 +62,14 @@ bool refused(const ZkError& e) {
 }  // namespace
 
 std::string encode(const StrictOwner& o) {
-  return json{{"worker_id", o.worker_id},
-              {"node", o.node},
-              {"token", o.token},
-              {"address", o.address},
-              {"released", o.released}}
-      .dump();
+  json j{{"worker_id", o.worker_id},
+         {"node", o.node},
+         {"token", o.token},
+         {"address", o.address},
+         {"released", o.released}};
+  // Only when set: a record without it is what daemons before it wrote.
+  if (o.tls) j["tls"] = true;
+  return j.dump();
 }
 
 std::optional<StrictOwner> decode_strict_owner(std::string_view text) {
@@ -78,6 +80,7 @@ std::optional<StrictOwner> decode_strict_owner(std::string_view text) {
     d.token = j.at("token").get<std::string>();
     d.address = j.at("address").get<std::string>();
     d.released = j.at("released").get<bool>();
+    d.tls = j.contains("tls") && j.at("tls").get<bool>();
     return d;
   });
   if (o && !o->released && (o->node.empty() || o->token.empty())) return std::nullopt;

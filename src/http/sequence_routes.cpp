@@ -63,7 +63,11 @@ Response strict_refusal(const SequenceEntry& entry, const RouterContext& ctx,
         kRetrySoon);
   }
   const std::string owner = entry.strict.owner_address();
+  const std::string url = entry.strict.owner_url();
   entry.strict.refused.fetch_add(1, std::memory_order_relaxed);
+  const auto null_if_empty = [](const std::string& s) {
+    return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
+  };
   nlohmann::ordered_json body{
       {"error", "not_owner"},
       {"message",
@@ -71,13 +75,18 @@ Response strict_refusal(const SequenceEntry& entry, const RouterContext& ctx,
            ? fmt::format("sequence \"{}\" is strict and has no owner right now (one is taking "
                          "it over): ask again shortly",
                          entry.tag)
-       : unreachable.empty()
-           ? fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers",
-                         entry.tag, owner)
-           : fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers, "
+       : !unreachable.empty()
+           ? fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers, "
                          "and the request passed on to it got no answer ({})",
-                         entry.tag, owner, unreachable)},
-      {"owner", owner.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(owner)}};
+                         entry.tag, owner, unreachable)
+       : ctx.forwarder && entry.strict.owner_tls()
+           ? fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers, "
+                         "and it serves TLS, over which this daemon passes nothing on: ask it",
+                         entry.tag, url)
+           : fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers",
+                         entry.tag, owner)},
+      {"owner", null_if_empty(owner)},
+      {"owner_url", null_if_empty(url)}};
   Response res = json_response(Status::service_unavailable, body.dump());
   res.set(beast_http::field::retry_after, "1");
   return res;
@@ -393,7 +402,8 @@ std::optional<Reply> follow_owner(Forwarding& f, RouterContext& ctx, bool last) 
     // Ours now, or per-daemon again (seq order): served here.
     if (!entry.strict.strict() || entry.strict.open(ctx.lease)) return attempt(f.ask, ctx, last);
     const std::string owner = entry.strict.owner_address();
-    const bool elsewhere = !owner.empty() && owner != ctx.forwarder->self();
+    const bool elsewhere =
+        !owner.empty() && owner != ctx.forwarder->self() && !entry.strict.owner_tls();
     if (!elsewhere || owner == f.failed_owner || last) break;
     f.call = ctx.forwarder->forward(owner, f.target, f.accept, f.deadline);
     f.failed_owner = owner;  // given up on if this call fails too
@@ -410,13 +420,17 @@ std::optional<Reply> follow_owner(Forwarding& f, RouterContext& ctx, bool last) 
 
 // Where a strict tag's request is passed on to: its owner, when another
 // daemon owns it; nullopt where it is not passed on: no forwarder (a TLS
-// listener), no owner known, ours, or passed on to us already.
+// listener), no owner known, ours, an owner serving TLS (the forwarder
+// speaks plain HTTP: a mixed fleet, as in a rollout of TLS, is refused at
+// once naming it, not held to the deadline), or passed on to us already.
 std::optional<std::string> owner_to_ask(const SequenceEntry& entry, const Request* req,
                                         const RouterContext& ctx) {
   if (!ctx.forwarder || !req || entry.strict.owned_generation() != 0) return std::nullopt;
   if (req->find(to_beast(kForwardedHeader)) != req->end()) return std::nullopt;
   std::string owner = entry.strict.owner_address();
-  if (owner.empty() || owner == ctx.forwarder->self()) return std::nullopt;
+  if (owner.empty() || owner == ctx.forwarder->self() || entry.strict.owner_tls()) {
+    return std::nullopt;
+  }
   return owner;
 }
 
@@ -536,9 +550,11 @@ nlohmann::ordered_json entry_json(const SequenceEntry& e, bool connected) {
   if (e.strict.strict()) {
     // Who hands it out: "owner" is where it answers (null: nobody now).
     const std::string owner = e.strict.owner_address();
+    const std::string url = e.strict.owner_url();
     j["order"] = "strict";
     j["owned_here"] = e.strict.owned_generation() != 0;
     j["owner"] = owner.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(owner);
+    j["owner_url"] = url.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(url);
   }
   return j;
 }

@@ -24,8 +24,11 @@
 #include "../support/http_client.hpp"
 #include "../support/polling.hpp"
 #include "../support/real_time_order.hpp"
+#include "../support/test_certificates.hpp"
+#include "../support/tls_client.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
+#include "snowflake/coord/strict_owner.hpp"
 
 using namespace snowflake;
 using namespace snowflake::test;
@@ -107,10 +110,12 @@ std::optional<TimedAnswer> strict_get(unsigned short first, const std::string& t
 
 // A lease longer than the ZooKeeper session: an owner whose session has
 // ended may still hand out, and its tag must wait for its lease.
-std::string strict_config(const std::string& hosts, const std::filesystem::path& state) {
-  const json timings = {
+std::string strict_config(const std::string& hosts, const std::filesystem::path& state,
+                          const json& patch = json::object()) {
+  json timings = {
       {"coordinator",
        {{"lease_timeout_ms", 4000}, {"reclaim_after_ms", 6000}, {"safety_margin_ms", 1000}}}};
+  timings.merge_patch(patch);
   return cluster_config(hosts, "recycle", state, timings).dump();
 }
 
@@ -483,4 +488,83 @@ TEST_CASE(
   std::optional<std::int64_t> next;
   REQUIRE(eventually([&] { return (next = number_from(*other, "cs")).has_value(); }, 30s));
   CHECK(*next > highest);
+}
+
+TEST_CASE(
+    "strict sequences in a fleet half on TLS (a rollout): a plain daemon refuses a TLS owner's "
+    "tag at once naming its https URL, the TLS one names a plain owner's http URL, and "
+    "snowflaked get follows each there",
+    "[sequence][strict][tls]") {
+  ZooKeeperServer zk;
+  TempDir sa, sb, certs;
+  const TestCertificates made(certs.path());
+  const auto ca = made.make_ca("ca");
+  const auto cert = made.make_server("server", ca, 0x51);
+  const json over_tls = {
+      {"http", {{"tls_cert_file", cert.cert.string()}, {"tls_key_file", cert.key.string()}}}};
+  Daemon secure(strict_config(zk.hosts(), sa.path(), over_tls));
+  Daemon plain(strict_config(zk.hosts(), sb.path()));
+  const auto plain_worker = wait_ready(plain);
+  const auto over = [&](const std::string& target) {
+    TlsConnection c(secure.port(), {.ca_file = ca.cert});
+    return c.request(target);
+  };
+  std::uint32_t secure_worker = 0;
+  REQUIRE(eventually(
+      [&] {
+        const auto r = over("/ready");
+        if (!r || r->status != 200) return false;
+        secure_worker = json::parse(r->body)["worker_id"].get<std::uint32_t>();
+        return true;
+      },
+      20s));
+  // A tag each ranks first for (rendezvous hashing over the two worker IDs).
+  std::string on_secure, on_plain;
+  for (int i = 0; on_secure.empty() || on_plain.empty(); ++i) {
+    const std::string tag = "mix" + std::to_string(i);
+    const auto first = coord::rank_owners(tag, {secure_worker, plain_worker}).front();
+    std::string& slot = first == secure_worker ? on_secure : on_plain;
+    if (slot.empty()) slot = tag;
+  }
+  for (const auto& tag : {on_secure, on_plain}) {
+    REQUIRE(run_seq(plain, {"create", tag, "--order", "strict"}).status.code == 0);
+  }
+  const std::string secure_url = "https://127.0.0.1:" + std::to_string(secure.port());
+  const std::string plain_url = "http://127.0.0.1:" + std::to_string(plain.port());
+
+  // The plain daemon cannot pass a request on over TLS: refused at once
+  // (not held to the deadline: no forward fails), naming where to ask.
+  std::optional<HttpReply> refused;
+  REQUIRE(eventually([&] {
+    refused = http_get(plain.port(), "/seq/" + on_secure);
+    return refused && refused->status == 503 &&
+           json::parse(refused->body).value("owner_url", json()) == secure_url;
+  }));
+  CHECK(error_of(refused) == "not_owner");
+  CHECK_THAT(json::parse(refused->body)["message"].get<std::string>(), Catch::Contains("TLS"));
+  CHECK(metric(plain, "snowflake_seq_strict_forward_failures_total{tag=\"" + on_secure + "\"}") ==
+        0);
+  const auto status = json::parse(http_get(plain.port(), "/status")->body);
+  CHECK(status["sequences"]["tags"][on_secure]["owner_url"] == secure_url);
+  // The TLS daemon passes nothing on: it names the plain owner's http URL.
+  std::optional<HttpReply> named;
+  REQUIRE(eventually([&] {
+    named = over("/seq/" + on_plain);
+    return named && named->status == 503 &&
+           json::parse(named->body).value("owner_url", json()) == plain_url;
+  }));
+
+  // The client follows the URL named, whatever the scheme of the daemon it asked.
+  const auto follow = [&](const std::string& tag, const std::string& server) {
+    return run_process({snowflaked_binary(), "get", tag, "--seq", "--count", "2", "--servers",
+                        server, "--cacert", ca.cert.string()});
+  };
+  const auto through_plain = follow(on_secure, plain_url);
+  INFO(through_plain.err);
+  CHECK(through_plain.status.code == 0);
+  CHECK(through_plain.out == "1\n2\n");
+  const auto through_secure = follow(on_plain, secure_url);
+  INFO(through_secure.err);
+  CHECK(through_secure.status.code == 0);
+  CHECK(through_secure.out == "1\n2\n");
 }

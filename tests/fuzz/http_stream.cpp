@@ -171,7 +171,8 @@ struct Daemon {
     add_daily(sequences, "invoice", kPeriodNumbers);
     add_daily(sequences, "tiny", 0);
     // Strict: one owned here in the lease's run (served while the lease
-    // is), one another daemon owns (503 not_owner naming it).
+    // is), one another daemon owns (503 not_owner naming it), one owned by
+    // a daemon serving TLS (named by its https URL).
     SequenceEntry* chat = sequences.add("chat");
     chat->strict.set_strict();
     chat->strict.own(lease.generation());
@@ -179,6 +180,9 @@ struct Daemon {
     SequenceEntry* note = sequences.add("note");
     note->strict.set_strict();
     note->strict.set_owner_address("10.0.0.5:8080");
+    SequenceEntry* memo = sequences.add("memo");
+    memo->strict.set_strict();
+    memo->strict.set_owner_address("10.0.0.6:8443", /*tls=*/true);
     sequences.listed = true;  // the tags read: another tag is unknown (404)
   }
   test::ManualClock clock{kStart};

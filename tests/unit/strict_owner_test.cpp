@@ -32,6 +32,17 @@ TEST_CASE("a strict owner record is read back as written, and a broken one is re
                                   R"("released":false})"));
   CHECK_FALSE(decode_strict_owner("[]"));
   CHECK_FALSE(decode_strict_owner(""));
+  // Served over TLS: said in the record; a record without it (as daemons
+  // before it wrote) is plain HTTP, and one with it not a bool is broken.
+  StrictOwner over_tls = o;
+  over_tls.tls = true;
+  CHECK(decode_strict_owner(encode(over_tls)) == over_tls);
+  CHECK(encode(o).find("tls") == std::string::npos);
+  CHECK(decode_strict_owner(R"({"worker_id":7,"node":"n","token":"t","address":"a",)"
+                            R"("released":false})")
+            ->tls == false);
+  CHECK_FALSE(decode_strict_owner(R"({"worker_id":7,"node":"n","token":"t","address":"a",)"
+                                  R"("released":false,"tls":"yes"})"));
 }
 
 TEST_CASE("strict tags are spread over the daemons, and a daemon leaving moves only its own",

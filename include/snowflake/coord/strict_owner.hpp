@@ -5,7 +5,10 @@
 //
 //   <root>/sequence_owners/<tag>  {"worker_id": 3, "node": "<its worker node>",
 //                                  "token": "<its run>", "address": "host:port",
-//                                  "released": false}
+//                                  "released": false, "tls": true}
+//
+// ("tls" only when its HTTP API is served over TLS: other daemons then
+// refuse naming it rather than pass requests on over plain HTTP.)
 //
 // An owner is a held worker ID, and its claim is fenced with that worker
 // ID's own lease (docs/design.md, "Strict sequences: one owner, fenced by
@@ -51,6 +54,7 @@ struct StrictOwner {
   std::string token;    // the holding run's owner-token instance (alive/<id>'s data has it)
   std::string address;  // "host:port": where its HTTP API answers
   bool released = false;
+  bool tls = false;  // its HTTP API is served over TLS (https://address)
   bool operator==(const StrictOwner&) const = default;
 };
 

@@ -74,14 +74,27 @@ class StrictGate {
         std::memory_order_relaxed);
   }
 
-  // Where the owner answers ("host:port"; "" : none known), for refusals.
-  void set_owner_address(std::string address) {
+  // Where the owner answers ("host:port"; "" : none known), and whether
+  // over TLS (a daemon with plain HTTP cannot pass requests on to it).
+  void set_owner_address(std::string address, bool tls = false) {
     std::lock_guard lock(mutex_);
     owner_address_ = std::move(address);
+    owner_tls_ = tls && !owner_address_.empty();
   }
   std::string owner_address() const {
     std::lock_guard lock(mutex_);
     return owner_address_;
+  }
+  bool owner_tls() const {
+    std::lock_guard lock(mutex_);
+    return owner_tls_;
+  }
+  // "https://host:port" or "http://host:port" ("" : none known): where a
+  // client asks the owner itself.
+  std::string owner_url() const {
+    std::lock_guard lock(mutex_);
+    if (owner_address_.empty()) return {};
+    return (owner_tls_ ? "https://" : "http://") + owner_address_;
   }
 
  private:
@@ -90,6 +103,7 @@ class StrictGate {
   std::atomic<bool> coming_{false};
   mutable std::mutex mutex_;
   std::string owner_address_;
+  bool owner_tls_ = false;
 };
 
 }  // namespace snowflake
