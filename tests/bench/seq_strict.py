@@ -108,6 +108,19 @@ class Asker:
         self.thread.join()
 
 
+def through_handover(port, end_owner, serving, seconds):
+    """A client of PORT all along while END_OWNER() ends the owner: once a
+    number came after it and SERVING() holds, what handover() says of it."""
+    asker = Asker(port, "chat")
+    wait_for("no answer before the owner's end", lambda: len(asker.answers) > 50)
+    since = time.monotonic()
+    end_owner()
+    wait_for("no number after the owner's end", lambda: any(
+        x[0] > since and x[2] == 200 for x in asker.answers[-5:]) and serving(), seconds)
+    asker.stop()
+    return handover(asker, since)
+
+
 def handover(asker, since):
     """Refused answers after SINCE, the longest answer, the longest time
     without a number, and whether the numbers rose throughout."""
@@ -154,33 +167,23 @@ def main():
             med = {k: (statistics.median(r[2] for r in v), statistics.median(r[1] for r in v))
                    for k, v in runs.items()}
 
-            # 3. A clean stop of the owner, a client of the other all along.
-            asker = Asker(other.port, "chat")
-            wait_for("no answer before the stop", lambda: len(asker.answers) > 50)
-            stopped_at = time.monotonic()
-            owner.process.terminate()
-            owner.process.wait(30)
-            wait_for("no number after the stop", lambda: any(
-                x[0] > time.monotonic() - 0.5 and x[2] == 200 for x in asker.answers[-5:]) and
-                owned_here(other.port, "chat"))
-            time.sleep(0.5)  # a little of the new owner's own serving
-            asker.stop()
-            clean = handover(asker, stopped_at)
+            # 3. A clean stop of the owner, a client of the other all along
+            # (until the other hands the tag out itself).
+            def stop_owner():
+                owner.process.terminate()
+                owner.process.wait(30)
+            clean = through_handover(other.port, stop_owner,
+                                     lambda: owned_here(other.port, "chat"), 30)
 
             # 4. kill -9 of the owner (now the other), a fresh daemon's client.
             survivor = Daemon(a.snowflaked, config(zk), work, "c")
             daemons.append(survivor)
             wait_for("the new daemon never ready", lambda: get(survivor.port, "/ready")[0] == 200)
             wait_for("the new daemon never served", lambda: get(survivor.port, "/seq/chat")[0] == 200)
-            asker = Asker(survivor.port, "chat")
-            wait_for("no answer before the kill", lambda: len(asker.answers) > 50)
-            killed_at = time.monotonic()
-            other.process.kill()
-            other.process.wait(30)
-            wait_for("no number after the kill", lambda: any(
-                x[0] > killed_at and x[2] == 200 for x in asker.answers[-5:]), 60)
-            asker.stop()
-            killed = handover(asker, killed_at)
+            def kill_owner():
+                other.process.kill()
+                other.process.wait(30)
+            killed = through_handover(survivor.port, kill_owner, lambda: True, 60)
         finally:
             for d in daemons:
                 if d.process.poll() is None:
