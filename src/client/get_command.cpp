@@ -67,20 +67,25 @@ std::optional<ReplicaUrl> named_owner(const Answer& answer, const ReplicaUrl& re
 }
 
 // A strict sequence's refusal named its owner: asked once, by `deadline`;
-// its answer, else the refusal as it came. Over TLS even when every replica
-// given is plain (a fleet half on TLS): the context is made then, with
-// --cacert if given.
-Result<Answer, std::string> ask_owner(boost::asio::io_context& io, const ReplicaUrl& owner,
-                                      std::shared_ptr<boost::asio::ssl::context>& tls,
-                                      const std::string& ca_file, std::string_view target,
-                                      ReplicaConnection::Deadline deadline, Answer refusal) {
+// its answer, else the refusal as it came (its Retry-After kept) with why
+// in `why_not`. Over TLS even when every replica given is plain (a fleet
+// half on TLS): the context is made then, with --cacert if given.
+Answer ask_owner(boost::asio::io_context& io, const ReplicaUrl& owner,
+                 std::shared_ptr<boost::asio::ssl::context>& tls, const std::string& ca_file,
+                 std::string_view target, ReplicaConnection::Deadline deadline, Answer refusal,
+                 std::string& why_not) {
   if (owner.tls && !tls) {
     auto made = make_client_tls(ca_file);
-    if (!made) return fmt::format("its owner {} serves TLS: {}", owner.text, made.error());
+    if (!made) {
+      why_not = made.error();
+      return refusal;
+    }
     tls = std::move(made).value();
   }
   ReplicaConnection to_owner(io, owner, owner.tls ? tls : nullptr);
-  if (auto owned = to_owner.get(target, deadline)) return owned;
+  auto owned = to_owner.get(target, deadline);
+  if (owned) return std::move(owned).value();
+  why_not = owned.error();
   return refusal;
 }
 
@@ -127,10 +132,14 @@ int run_get(const GetOptions& options, std::ostream& out, std::ostream& err) {
       // one that hangs cannot use up the others' time.
       const auto share = (deadline - now) / static_cast<Clock::rep>(order.size() - k);
       auto answer = replicas[i].get(target, now + share);
+      std::string owner_error;  // why the owner a refusal named gave no answer
       if (answer) {
         if (auto owner = named_owner(answer.value(), replicas[i].url())) {
+          std::string why_not;
           answer = ask_owner(io, *owner, tls, options.ca_file, target, now + share,
-                             std::move(answer).value());
+                             std::move(answer).value(), why_not);
+          if (!why_not.empty())
+            owner_error = fmt::format(" (its owner {}: {})", owner->text, why_not);
         }
       }
       if (!answer) {
@@ -144,7 +153,7 @@ int run_get(const GetOptions& options, std::ostream& out, std::ostream& err) {
         continue;
       }
       const Refusal refusal = refusal_of(a);
-      last_error[i] = refusal.code;
+      last_error[i] = refusal.code + owner_error;
       if (a.status == 503) {
         const auto after = a.retry_after.value_or(std::chrono::seconds(1));
         wait = wait ? std::min(*wait, after) : after;

@@ -260,39 +260,49 @@ void SequenceSupplier::disown(SequenceEntry& entry) {
 
 bool SequenceSupplier::release_strict(SequenceEntry& entry,
                                       std::optional<std::int64_t> first_unused) {
-  auto read = read_strict_owner(*zk_, options_.root, entry.tag, /*watch=*/false);
-  if (!read) {
-    failed(read.error(), fmt::format("cannot release \"{}\"", entry.tag));
-    return false;
-  }
   const auto me = options_.owner_identity ? options_.owner_identity() : std::nullopt;
-  if (!me || !read.value().owner || !same_owner(*read.value().owner, *me)) return false;
-  std::optional<ZkOp> give_back;
-  if (first_unused) {
+  if (!me) return false;
+  // Twice at most: with the rest given back, then (the node or the record
+  // moved meanwhile) without it, a gap, if the record is still ours.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    // The node read before the record and checked (or written) with it:
+    // `seq order` writes the node whenever it deletes or makes the record,
+    // so a record deleted and made again since, whose version may have
+    // come round to the one read, fails the release rather than mark
+    // another's claim released.
     auto node = read_sequence(*zk_, options_.root, entry.tag);
-    if (node && node.value().version != -1) {
-      if (auto back = plan_give_back(node.value().node, options_.run, *first_unused)) {
-        give_back =
-            ZkOp::set(sequence_path(options_.root, entry.tag), encode(*back), node.value().version);
+    auto read = read_strict_owner(*zk_, options_.root, entry.tag, /*watch=*/false);
+    // (A node that is gone or unusable is neither checked nor written.)
+    if (!read || (!node && node.error().zk)) {
+      failed(read ? node.error() : read.error(), fmt::format("cannot release \"{}\"", entry.tag));
+      return false;
+    }
+    if (!read.value().owner || !same_owner(*read.value().owner, *me)) return false;
+    std::optional<ZkOp> node_op;
+    bool giving_back = false;
+    if (node) {
+      const std::string path = sequence_path(options_.root, entry.tag);
+      node_op = ZkOp::check(path, node.value().version);
+      if (attempt == 0 && first_unused) {
+        if (auto back = plan_give_back(node.value().node, options_.run, *first_unused)) {
+          node_op = ZkOp::set(path, encode(*back), node.value().version);
+          giving_back = true;
+        }
       }
     }
+    auto released = release_strict_owner(*zk_, options_.root, entry.tag, read.value(), node_op);
+    if (!released) {
+      failed(released.error(), fmt::format("cannot release \"{}\"", entry.tag));
+      return false;
+    }
+    if (released.value()) {
+      spdlog::info("sequences: \"{}\" released{}", entry.tag,
+                   giving_back ? fmt::format(", the numbers from {} given back", *first_unused)
+                               : std::string());
+      return true;
+    }
   }
-  auto released = release_strict_owner(*zk_, options_.root, entry.tag, read.value(), give_back);
-  if (released && !released.value() && give_back) {
-    // Someone took meanwhile (the node moved): released without it, a gap.
-    released = release_strict_owner(*zk_, options_.root, entry.tag, read.value(), std::nullopt);
-    give_back.reset();
-  }
-  if (!released) {
-    failed(released.error(), fmt::format("cannot release \"{}\"", entry.tag));
-    return false;
-  }
-  if (released.value()) {
-    spdlog::info(
-        "sequences: \"{}\" released{}", entry.tag,
-        give_back ? fmt::format(", the numbers from {} given back", *first_unused) : std::string());
-  }
-  return released.value();
+  return false;
 }
 
 }  // namespace snowflake::coord

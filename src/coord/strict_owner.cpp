@@ -203,12 +203,12 @@ Result<bool, CoordError> claim_strict_owner(ZkSession& zk, const std::string& ro
 
 Result<bool, CoordError> release_strict_owner(ZkSession& zk, const std::string& root,
                                               const std::string& tag, const OwnerRead& read,
-                                              const std::optional<ZkOp>& give_back) {
+                                              const std::optional<ZkOp>& node_op) {
   if (!read.owner) return false;
   StrictOwner released = *read.owner;
   released.released = true;
   std::vector<ZkOp> ops;
-  if (give_back) ops.push_back(*give_back);
+  if (node_op) ops.push_back(*node_op);
   ops.push_back(ZkOp::set(strict_owner_path(root, tag), encode(released), read.version));
   auto written = zk.multi(ops);
   if (written) return true;
@@ -217,10 +217,11 @@ Result<bool, CoordError> release_strict_owner(ZkSession& zk, const std::string& 
     // Read back, as a claim does: a release whose answer was lost but which
     // landed must count, or the next owner waits out the whole takeover for
     // a tag given back. Released and naming our run: ours (nobody else
-    // writes our token). Not written yet (the version as read): once more.
+    // writes our token). Not written yet (the record as read, version and
+    // all): once more, conditional as before.
     BOOST_OUTCOME_TRY(now, read_strict_owner(zk, root, tag, false));
     if (now.owner && *now.owner == released) return true;
-    if (now.version != read.version) return false;
+    if (now.version != read.version || now.owner != read.owner) return false;
     written = zk.multi(ops);
     if (written) return true;
     if (refused(written.error())) return false;

@@ -62,8 +62,9 @@ Response strict_refusal(const SequenceEntry& entry, const RouterContext& ctx,
                     entry.tag),
         kRetrySoon);
   }
-  const std::string owner = entry.strict.owner_address();
-  const std::string url = entry.strict.owner_url();
+  const OwnerPlace place = entry.strict.owner();
+  const std::string& owner = place.address;
+  const std::string url = place.url();
   entry.strict.refused.fetch_add(1, std::memory_order_relaxed);
   const auto null_if_empty = [](const std::string& s) {
     return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
@@ -79,7 +80,7 @@ Response strict_refusal(const SequenceEntry& entry, const RouterContext& ctx,
            ? fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers, "
                          "and the request passed on to it got no answer ({})",
                          entry.tag, owner, unreachable)
-       : ctx.forwarder && entry.strict.owner_tls()
+       : ctx.forwarder && place.tls
            ? fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers, "
                          "and it serves TLS, over which this daemon passes nothing on: ask it",
                          entry.tag, url)
@@ -401,9 +402,16 @@ std::optional<Reply> follow_owner(Forwarding& f, RouterContext& ctx, bool last) 
     }
     // Ours now, or per-daemon again (seq order): served here.
     if (!entry.strict.strict() || entry.strict.open(ctx.lease)) return attempt(f.ask, ctx, last);
-    const std::string owner = entry.strict.owner_address();
-    const bool elsewhere =
-        !owner.empty() && owner != ctx.forwarder->self() && !entry.strict.owner_tls();
+    const OwnerPlace place = entry.strict.owner();
+    const std::string& owner = place.address;
+    if (place.tls) {
+      // Moved to an owner serving TLS, which nothing is passed on to:
+      // refused at once naming it, not held to the deadline.
+      Response res = strict_refusal(entry, ctx);
+      res.version(f.version);
+      return refuse(f.ask, std::move(res));
+    }
+    const bool elsewhere = !owner.empty() && owner != ctx.forwarder->self();
     if (!elsewhere || owner == f.failed_owner || last) break;
     f.call = ctx.forwarder->forward(owner, f.target, f.accept, f.deadline);
     f.failed_owner = owner;  // given up on if this call fails too
@@ -427,11 +435,11 @@ std::optional<std::string> owner_to_ask(const SequenceEntry& entry, const Reques
                                         const RouterContext& ctx) {
   if (!ctx.forwarder || !req || entry.strict.owned_generation() != 0) return std::nullopt;
   if (req->find(to_beast(kForwardedHeader)) != req->end()) return std::nullopt;
-  std::string owner = entry.strict.owner_address();
-  if (owner.empty() || owner == ctx.forwarder->self() || entry.strict.owner_tls()) {
+  OwnerPlace owner = entry.strict.owner();
+  if (owner.address.empty() || owner.address == ctx.forwarder->self() || owner.tls) {
     return std::nullopt;
   }
-  return owner;
+  return std::move(owner.address);
 }
 
 Answer forward_to_owner(SequenceAsk ask, const std::string& owner, const Request& req,
@@ -549,8 +557,9 @@ nlohmann::ordered_json entry_json(const SequenceEntry& e, bool connected) {
       {"handed_out", e.gauges.handed_out.load(relaxed)}};
   if (e.strict.strict()) {
     // Who hands it out: "owner" is where it answers (null: nobody now).
-    const std::string owner = e.strict.owner_address();
-    const std::string url = e.strict.owner_url();
+    const OwnerPlace place = e.strict.owner();
+    const std::string& owner = place.address;
+    const std::string url = place.url();
     j["order"] = "strict";
     j["owned_here"] = e.strict.owned_generation() != 0;
     j["owner"] = owner.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(owner);

@@ -108,12 +108,13 @@ Result<bool, CoordError> claim_strict_owner(ZkSession& zk, const std::string& ro
                                             const std::string& tag, const OwnerRead& read,
                                             const StrictOwner& me, const std::vector<ZkOp>& checks);
 
-// A clean stop: the record says released, in one multi with `give_back`
-// (the node with our rest given back, written at `node_version`) if given.
-// False: the record is not ours any more. A lost answer is read back (the
-// record released naming our run: true), and sent once more if not written.
+// A clean stop: the record says released, in one multi with `node_op` if
+// given (the node with our rest given back, or checked, at the version
+// read before the record). False: the record or the node moved. A lost
+// answer is read back (the record released naming our run: true), and sent
+// once more if the record is still as read.
 Result<bool, CoordError> release_strict_owner(ZkSession& zk, const std::string& root,
                                               const std::string& tag, const OwnerRead& read,
-                                              const std::optional<ZkOp>& give_back);
+                                              const std::optional<ZkOp>& node_op);
 
 }  // namespace snowflake::coord

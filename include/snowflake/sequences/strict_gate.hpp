@@ -15,6 +15,18 @@
 
 namespace snowflake {
 
+// Where a strict tag's owner answers, read in one piece (an address with
+// another owner's scheme would send a client to the wrong one).
+struct OwnerPlace {
+  std::string address;  // "host:port"; "": none known
+  bool tls = false;     // its listeners serve TLS
+  // "https://host:port" or "http://host:port"; "" with no address.
+  std::string url() const {
+    if (address.empty()) return {};
+    return (tls ? "https://" : "http://") + address;
+  }
+};
+
 class StrictGate {
  public:
   bool strict() const noexcept { return strict_.load(std::memory_order_acquire); }
@@ -85,16 +97,9 @@ class StrictGate {
     std::lock_guard lock(mutex_);
     return owner_address_;
   }
-  bool owner_tls() const {
+  OwnerPlace owner() const {
     std::lock_guard lock(mutex_);
-    return owner_tls_;
-  }
-  // "https://host:port" or "http://host:port" ("" : none known): where a
-  // client asks the owner itself.
-  std::string owner_url() const {
-    std::lock_guard lock(mutex_);
-    if (owner_address_.empty()) return {};
-    return (owner_tls_ ? "https://" : "http://") + owner_address_;
+    return {owner_address_, owner_tls_};
   }
 
  private:
