@@ -91,13 +91,22 @@ struct FakedCluster {
 
 // Each daemon asked in turn by a thread of its own until real time `until_ms`
 // (at most 200,000 answers each); what came back, in send order per daemon.
-std::vector<PeriodAnswer> load(FakedCluster& c, std::int64_t until_ms) {
+// Before real time `full_from_ms` at most one request every 5 ms a thread:
+// the daemons may be ready a minute before the boundary, and a fast
+// machine at full speed reached the cap before it (one period seen).
+std::vector<PeriodAnswer> load(FakedCluster& c, std::int64_t full_from_ms, std::int64_t until_ms) {
   std::vector<std::vector<PeriodAnswer>> each(c.daemons.size());
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < c.daemons.size(); ++i) {
     threads.emplace_back([&, i] {
       const unsigned short port = c.daemons[i]->port();
+      auto next_send = std::chrono::steady_clock::now();
       while (wall_ms_now() < until_ms && each[i].size() < 200'000) {
+        if (wall_ms_now() < full_from_ms) {
+          // Paced, not waited on: a load of a steady rate until the window.
+          std::this_thread::sleep_until(next_send);
+          next_send += std::chrono::milliseconds(5);
+        }
         PeriodAnswer a;
         a.daemon = static_cast<int>(i);
         a.sent_ms = wall_ms_now();
@@ -258,7 +267,8 @@ TEST_CASE(
            "INV-{yyyy}{MM}{dd}-{n:06}", "--step", "20", "--retention", "0s"});
   auto answers = first_answers(c);
   ready_before(c, "2026-03-08T04:59:57Z");
-  const auto loaded = load(c, c.real_ms_at("2026-03-08T05:00:06Z"));
+  const auto loaded =
+      load(c, c.real_ms_at("2026-03-08T04:59:55Z"), c.real_ms_at("2026-03-08T05:00:06Z"));
   answers.insert(answers.end(), loaded.begin(), loaded.end());
   check_answers(answers, "2026-03-07", "2026-03-08", "2026-03-08T05:00:00Z", c);
 
@@ -332,7 +342,8 @@ TEST_CASE(
            "INV-{yyyy}{MM}{dd}-{n:06}", "--step", "20"});
   auto answers = first_answers(c);
   ready_before(c, "2026-04-05T03:59:57Z");
-  const auto loaded = load(c, c.real_ms_at("2026-04-05T04:00:06Z"));
+  const auto loaded =
+      load(c, c.real_ms_at("2026-04-05T03:59:55Z"), c.real_ms_at("2026-04-05T04:00:06Z"));
   answers.insert(answers.end(), loaded.begin(), loaded.end());
   check_answers(answers, "2026-04-04", "2026-04-05", "2026-04-05T04:00:00Z", c);
   // The daemon ahead served the 5th first, about 1.5 s before the other.
