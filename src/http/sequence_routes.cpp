@@ -431,12 +431,14 @@ std::optional<Reply> follow_owner(Forwarding& f, RouterContext& ctx, bool last) 
 // listener), no owner known, ours, an owner serving TLS (the forwarder
 // speaks plain HTTP: a mixed fleet, as in a rollout of TLS, is refused at
 // once naming it, not held to the deadline), or passed on to us already.
+// "": no owner known (released in a handover, or the record not read yet
+// since this daemon started): the request follows the tag until one is.
 std::optional<std::string> owner_to_ask(const SequenceEntry& entry, const Request* req,
                                         const RouterContext& ctx) {
   if (!ctx.forwarder || !req || entry.strict.owned_generation() != 0) return std::nullopt;
   if (req->find(to_beast(kForwardedHeader)) != req->end()) return std::nullopt;
   OwnerPlace owner = entry.strict.owner();
-  if (owner.address.empty() || owner.address == ctx.forwarder->self() || owner.tls) {
+  if (owner.address == ctx.forwarder->self() || owner.tls || entry.strict.coming()) {
     return std::nullopt;
   }
   return std::move(owner.address);
@@ -452,8 +454,10 @@ Answer forward_to_owner(SequenceAsk ask, const std::string& owner, const Request
       Forwarding{std::move(ask), std::string(to_std(req.target())),
                  accept == req.end() ? std::string() : std::string(to_std(accept->value())),
                  req.version(), deadline});
-  f->call = ctx.forwarder->forward(owner, f->target, f->accept, deadline);
-  f->failed_owner = owner;
+  if (!owner.empty()) {
+    f->call = ctx.forwarder->forward(owner, f->target, f->accept, deadline);
+    f->failed_owner = owner;
+  }
   return Wait{[f, &ctx](bool last) { return follow_owner(*f, ctx, last); },
               [f](std::weak_ptr<const Wake> wake) {
                 f->wake = wake;

@@ -453,12 +453,12 @@ TEST_CASE(
   const auto worker_b = wait_ready(*b);
   CHECK(worker_b != worker_a);
   // A tag stays where it was claimed (whatever the copy's worker ID ranks):
-  // the copy, once it has read the tag, names the original, which alone
-  // hands it out.
+  // the copy, once it has read the tag's owner, names the original, which
+  // alone hands it out.
   std::optional<HttpReply> from_b;
   REQUIRE(eventually([&] {
     from_b = http_get(b->port(), "/seq/cs", kAnswerYourself);
-    return error_of(from_b) == "not_owner";
+    return owner_port(from_b).has_value();
   }));
   CHECK(owner_port(from_b) == a->port());
   Daemon* owner = a.get();
@@ -579,4 +579,49 @@ TEST_CASE(
                                       plain_url, "--timeout", "1500"});
   CHECK(untrusted.status.code != 0);
   CHECK_THAT(untrusted.err, Catch::Contains("not_owner (its owner " + secure_url));
+}
+
+TEST_CASE(
+    "strict sequences: a daemon that knows no owner (released, the next one not claimed yet) "
+    "holds a request until one claims the tag, instead of refusing it",
+    "[sequence][strict]") {
+  ZooKeeperServer zk;
+  TempDir sa, sb, sc;
+  const json patient = {{"sequences", {{"max_wait_ms", 5000}}}};
+  std::vector<std::unique_ptr<Daemon>> all;
+  std::vector<std::uint32_t> workers;
+  for (const TempDir* dir : {&sa, &sb, &sc}) {
+    all.push_back(std::make_unique<Daemon>(strict_config(zk.hosts(), dir->path(), patient)));
+  }
+  for (auto& d : all) workers.push_back(wait_ready(*d));
+  REQUIRE(run_seq(*all[0], {"create", "chat", "--order", "strict"}).status.code == 0);
+  std::size_t owner = all.size();
+  REQUIRE(eventually([&] {
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (number_from(*all[i], "chat")) owner = i;
+    }
+    return owner < all.size();
+  }));
+  // Of the other two, the one the tag ranks higher claims at once when the
+  // owner lets it go; stopped, it cannot, and the last one claims a
+  // second later (its place in the ranking): meanwhile it knows no owner.
+  std::size_t next = all.size(), last = all.size();
+  for (const auto id : coord::rank_owners("chat", workers)) {
+    const auto i =
+        static_cast<std::size_t>(std::find(workers.begin(), workers.end(), id) - workers.begin());
+    if (i == owner) continue;
+    (next == all.size() ? next : last) = i;
+  }
+  REQUIRE(last < all.size());
+  REQUIRE(eventually([&] { return http_get(all[last]->port(), "/seq/chat")->status == 200; }));
+  all[next]->process().send_signal(SIGSTOP);
+  all[owner]->process().send_signal(SIGTERM);
+  REQUIRE(all[owner]->process().wait_for_exit(20s));
+  // Released: asked now, it waits for its own claim.
+  const auto r = http_get(all[last]->port(), "/seq/chat");
+  all[next]->process().send_signal(SIGCONT);
+  REQUIRE(r);
+  INFO(r->body);
+  CHECK(r->status == 200);
+  CHECK(number_from(*all[last], "chat").has_value());  // its own now
 }
