@@ -52,6 +52,11 @@ Response frozen_sequence(std::string_view tag) {
 // out now: another daemon owns it ("owner": where it answers; null while
 // it has none, during a handover), or ours with the worker-ID lease not
 // running (its order rests on that lease: coord/strict_owner.hpp).
+// The owner's address or URL in a body: null when none is known.
+nlohmann::ordered_json null_if_empty(const std::string& s) {
+  return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
+}
+
 Response strict_refusal(const SequenceEntry& entry, const RouterContext& ctx,
                         std::string_view unreachable = {}) {
   if (entry.strict.owned_generation() != 0) {
@@ -66,9 +71,6 @@ Response strict_refusal(const SequenceEntry& entry, const RouterContext& ctx,
   const std::string& owner = place.address;
   const std::string url = place.url();
   entry.strict.refused.fetch_add(1, std::memory_order_relaxed);
-  const auto null_if_empty = [](const std::string& s) {
-    return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
-  };
   nlohmann::ordered_json body{
       {"error", "not_owner"},
       {"message",
@@ -562,12 +564,10 @@ nlohmann::ordered_json entry_json(const SequenceEntry& e, bool connected) {
   if (e.strict.strict()) {
     // Who hands it out: "owner" is where it answers (null: nobody now).
     const OwnerPlace place = e.strict.owner();
-    const std::string& owner = place.address;
-    const std::string url = place.url();
     j["order"] = "strict";
     j["owned_here"] = e.strict.owned_generation() != 0;
-    j["owner"] = owner.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(owner);
-    j["owner_url"] = url.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(url);
+    j["owner"] = null_if_empty(place.address);
+    j["owner_url"] = null_if_empty(place.url());
   }
   return j;
 }

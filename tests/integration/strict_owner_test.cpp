@@ -116,7 +116,7 @@ TEST_CASE(
 
 TEST_CASE(
     "strict owner: a record deleted and made again (seq order there and back) may come round to "
-    "the version a late release read; the node, written by each change of order, fails it",
+    "the version a late release read: the node, written by each change of order, fails it",
     "[sequence][strict]") {
   ZooKeeperServer zk;
   auto admin = connect(zk);
