@@ -55,12 +55,17 @@ RunbookOutcome LostDataRunbook::run(const std::string& kind, std::int64_t loss_u
                                     std::size_t index) {
   RunbookOutcome out;
   if (kind == "zk_restore") {
-    // Started while ZooKeeper is down: it lands the moment ZooKeeper
-    // answers, inside the grace of the daemons' new connections.
+    // Started while ZooKeeper is down, the daemons' way to it closed (the
+    // runner's start_history_loss): it lands the moment ZooKeeper answers;
+    // its end (exit 1: the daemons could not confirm) opens the way.
     const int code =
         cluster_.run_admin({"cluster", "fence", "--wait", "20000", "--timeout", "2000"},
                            fmt::format("cluster-fence-{}", index));
-    out.note = fmt::format(": cluster fence (started before ZooKeeper was back) exited {}", code);
+    for (int d = 0; d < cluster_.daemons(); ++d) cluster_.stall(d, false);
+    out.note = fmt::format(
+        ": cluster fence (started before ZooKeeper was back, the daemons' port closed until it "
+        "ended) exited {}",
+        code);
   }
   std::this_thread::sleep_until(planned_end);  // the plan's time for the daemons to notice
   out.note += await_noticed(loss_us, runs_at_loss);
