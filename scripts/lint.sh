@@ -33,6 +33,13 @@ if [ $# -eq 0 ]; then
     exit 1
   fi
   python3 scripts/check-layers.py
+  # One clock measures every duration: BootClock (CLOCK_BOOTTIME, clock.hpp).
+  # CLOCK_MONOTONIC stops while the host is suspended; an instant of it
+  # compared with a BootClock one is off by the time spent suspended.
+  if git grep -nE "steady_clock|CLOCK_MONOTONIC" -- src include ':!include/snowflake/clock.hpp'; then
+    echo "lint: steady_clock or CLOCK_MONOTONIC in src/ or include/: measure durations on BootClock (include/snowflake/clock.hpp)" >&2
+    exit 1
+  fi
   # Zeroing a buffer right before it is freed is a dead store the optimiser
   # may drop: a secret (a key, a token, the line read from its file) is
   # wiped with wipe() (src/secret_wipe.hpp, OPENSSL_cleanse).

@@ -6,13 +6,6 @@
 
 namespace snowflake {
 
-std::chrono::steady_clock::time_point SystemClock::monotonic() const noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_BOOTTIME, &ts);
-  return std::chrono::steady_clock::time_point(
-      std::chrono::nanoseconds(std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec));
-}
-
 void SystemClock::sleep_for(std::chrono::nanoseconds duration) {
   // Callers sleep to a deadline they care about (the next time unit). The
   // kernel's default 50 us timer slack lets wake-ups drift late, so ask for

@@ -19,6 +19,7 @@
 #include "logging.hpp"
 #include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
+#include "snowflake/coord/cluster_history.hpp"
 #include "snowflake/coord/coordinator.hpp"
 #include "snowflake/coord/form_policy.hpp"
 #include "snowflake/coord/migration_floor.hpp"
@@ -191,6 +192,9 @@ class Daemon {
   Liveness liveness_;
   Metrics metrics_;
   std::unique_ptr<SequenceRegistry> sequences_;
+  // Static mode's own record of the cluster's history, for its sequences
+  // (the coordinator keeps it in the ZooKeeper modes).
+  std::unique_ptr<coord::ClusterHistory> static_history_;
   // Strict sequences' requests passed on to their owners; outlives the
   // server, whose router points to it.
   std::unique_ptr<http::StrictForwarder> forwarder_;
@@ -225,7 +229,7 @@ http::RouterContext router_context(const Config& config, const IdLayout& layout,
           liveness,
           metrics,
           config.http,
-          {config.service, co.type, std::chrono::steady_clock::now(), threads,
+          {config.service, co.type, BootClock::now(), threads,
            coordinated
                ? std::optional(ConfiguredTimings{co.heartbeat_interval, co.lease_timeout,
                                                  co.reclaim_after, co.max_skew, co.restore_grace})
@@ -391,8 +395,17 @@ void Daemon::start_sequences() {
       .owner = me.describe(),
       .sizing = {q.segment_duration, q.max_step, static_cast<double>(q.refill_at_percent) / 100.0},
       .max_skew = config_.coordinator.max_skew,
-      .history = coordinator_ ? &coordinator_->history() : nullptr,
       .restore_grace = config_.coordinator.restore_grace};
+  // Every mode notices a loss of ZooKeeper's data and freezes (DESIGN.md
+  // rule 9): static mode has no coordinator to fence the cluster, so the
+  // supplier freezes its sequences itself.
+  if (coordinator_) {
+    options.history = &coordinator_->history();
+  } else {
+    static_history_ = std::make_unique<coord::ClusterHistory>();
+    options.history = static_history_.get();
+    options.settles_history = true;
+  }
   // One session a daemon: the sequences' requests go over the coordinator's.
   if (coordinator_) {
     options.shared_session = [coordinator = coordinator_.get()] { return coordinator->session(); };

@@ -1,4 +1,5 @@
 #include "snowflake/lease.hpp"
+#include "snowflake/clock.hpp"
 
 #include <algorithm>
 
@@ -22,7 +23,7 @@ std::string_view to_string(LeaseState state) noexcept {
 
 void Lease::grant_indefinitely() noexcept { deadline_ns_.store(kNever); }
 
-void Lease::extend_until(std::chrono::steady_clock::time_point deadline) noexcept {
+void Lease::extend_until(BootClock::time_point deadline) noexcept {
   // A lease that had run out (or was never granted) starts a new run: the
   // generation moves before the deadline does, so a reader that sees the new
   // deadline sees the new generation too.

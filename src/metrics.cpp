@@ -128,7 +128,7 @@ void render_cluster_fence(const CoordinationGauges& c, fmt::memory_buffer& out) 
        fence_until == INT64_MIN ? 0.0 : static_cast<double>(fence_until) / 1000.0);
 }
 
-void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock::time_point now,
+void render_coordination(const CoordinationGauges& c, BootClock::time_point now,
                          fmt::memory_buffer& out) {
   const Lines line{out};
   const auto relaxed = std::memory_order_relaxed;
@@ -180,11 +180,11 @@ void render_coordination(const CoordinationGauges& c, std::chrono::steady_clock:
   line("# HELP snowflake_clock_skew_seconds Wall clock minus ZooKeeper's, at the last heartbeat.");
   line("# TYPE snowflake_clock_skew_seconds gauge");
   line("snowflake_clock_skew_seconds {}", static_cast<double>(skew_ms) / 1000.0);
-  if (const auto last = c.last_heartbeat_ns.load(relaxed); last != 0) {
-    const auto age = now.time_since_epoch() - std::chrono::nanoseconds(last);
+  if (const auto last = c.last_heartbeat.load(relaxed); last != BootClock::time_point{}) {
+    const auto age = now - last;
     line(
         "# HELP snowflake_heartbeat_age_seconds Time since ZooKeeper last confirmed a write of our "
-        "node (the claim or a heartbeat), by the monotonic clock.");
+        "node (the claim or a heartbeat), by CLOCK_BOOTTIME (a suspend counts).");
     line("# TYPE snowflake_heartbeat_age_seconds gauge");
     line("snowflake_heartbeat_age_seconds {}",
          std::max(0.0, std::chrono::duration<double>(age).count()));
@@ -292,7 +292,7 @@ void render_strict(const std::vector<std::pair<const SequenceEntry*, std::string
              [&](const SequenceEntry& e) {
                const std::int64_t since = e.strict.ownerless_since_ns.load(relaxed);
                if (since == 0) return std::string("0");
-               const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+               const auto now = BootClock::now().time_since_epoch().count();
                return fmt::format("{:.1f}", static_cast<double>(now - since) / 1e9);
              });
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/ids/form_policy.hpp"
 
 namespace snowflake {
@@ -73,9 +74,10 @@ struct CoordinationGauges {
   std::atomic<std::uint64_t> workers_lost{0};       // our node taken or changed under us
   std::atomic<std::uint64_t> workers_reclaimed{0};  // stale nodes this daemon returned to the pool
   std::atomic<std::int64_t> clock_skew_ms{0};       // wall clock minus ZooKeeper's, last heartbeat
-  // Monotonic clock (ns since its epoch) of the last write of our node that
-  // ZooKeeper confirmed: the claim, then each heartbeat. 0: none yet.
-  std::atomic<std::int64_t> last_heartbeat_ns{0};
+  // When (BootClock: when it was sent) the last write of our node that
+  // ZooKeeper confirmed was made: the claim, then each heartbeat. The
+  // clock's epoch: none yet.
+  std::atomic<BootClock::time_point> last_heartbeat{};
   // The recycle pool, as this daemon's reads last saw it (a heartbeat's, a
   // claim's, a reaper pass's); -1: not known (other modes, or none yet).
   std::atomic<std::int64_t> pool_size{-1};

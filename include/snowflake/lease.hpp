@@ -45,7 +45,7 @@ class Lease {
   // Valid until revoked (static mode).
   void grant_indefinitely() noexcept;
   // Valid until `deadline` on the monotonic clock.
-  void extend_until(std::chrono::steady_clock::time_point deadline) noexcept;
+  void extend_until(BootClock::time_point deadline) noexcept;
   void revoke() noexcept;
   // While held for clock skew nothing may be issued, whatever the deadline.
   void hold_for_clock_skew(bool held) noexcept {

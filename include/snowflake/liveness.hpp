@@ -14,11 +14,13 @@
 #include <optional>
 #include <string>
 
+#include "snowflake/clock.hpp"
+
 namespace snowflake {
 
 class Liveness {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = BootClock;
 
   Liveness() : last_check_(Clock::now()) {}
 

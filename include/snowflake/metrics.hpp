@@ -15,6 +15,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/coordination_gauges.hpp"
 #include "snowflake/ids/form.hpp"
 #include "snowflake/ids/generator.hpp"
@@ -80,7 +81,7 @@ class Metrics {
     // Lease::Status::remaining: -1 ms when there is no deadline.
     std::chrono::milliseconds lease_remaining{-1};
     // The monotonic clock now, for the age of the last heartbeat.
-    std::chrono::steady_clock::time_point now{};
+    BootClock::time_point now{};
     std::optional<ConfiguredTimings> timings{};  // ZooKeeper modes only
     std::uint32_t datacenter_id = 0;
     const SequenceRegistry* sequences = nullptr;  // none served: no sequence series

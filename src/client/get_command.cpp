@@ -12,11 +12,13 @@
 
 #include "replica_connection.hpp"
 
+#include "snowflake/clock.hpp"
+
 namespace snowflake::client {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = BootClock;
 
 struct Refusal {
   std::string code;  // the API's error code, or "HTTP <status>" without one

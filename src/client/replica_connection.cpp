@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstdint>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/version.hpp"
 
 namespace snowflake::client {
@@ -78,7 +79,7 @@ Result<Answer, std::string> ReplicaConnection::get(std::string_view target, Dead
   // A kept-alive connection may have been closed by the replica meanwhile
   // (its idle timeout): one try on a new one. Asking again is safe: IDs of
   // an answer that never arrived are simply never used.
-  if (!answer && reused && std::chrono::steady_clock::now() < deadline) {
+  if (!answer && reused && BootClock::now() < deadline) {
     answer = exchange(target, deadline);
   }
   return answer;

@@ -17,6 +17,7 @@
 
 #include "client_tls.hpp"
 #include "replica_url.hpp"
+#include "snowflake/clock.hpp"
 #include "snowflake/result.hpp"
 
 namespace snowflake::client {
@@ -29,7 +30,7 @@ struct Answer {
 
 class ReplicaConnection {
  public:
-  using Deadline = std::chrono::steady_clock::time_point;
+  using Deadline = BootClock::time_point;
 
   // `tls`: the context of an https:// URL (client_tls.hpp); null for http://.
   ReplicaConnection(boost::asio::io_context& io, ReplicaUrl url,

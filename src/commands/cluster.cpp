@@ -51,10 +51,21 @@ std::string who(std::string_view command) {
 }
 
 // The config, for a command on its cluster; nullopt: printed why (exit 2).
-std::optional<Config> cluster_config(const ClusterOptions& options, std::string_view command) {
+// `static_sequences`: a static config whose daemons serve sequences is one
+// too (cluster fence freezes them).
+std::optional<Config> cluster_config(const ClusterOptions& options, std::string_view command,
+                                     bool static_sequences = false) {
   auto config = load_config(options.config_file);
   if (!config) return std::nullopt;
-  if (config->coordinator.type == CoordinatorType::static_id) {
+  if (static_sequences && config->coordinator.type == CoordinatorType::static_id &&
+      !config->sequences.enabled) {
+    fail(kExitUsage,
+         fmt::format("{}: sequences.enabled: cluster {} on a static config fences its sequences; "
+                     "these daemons serve none (static worker IDs come from the config)",
+                     options.config_file, command));
+    return std::nullopt;
+  }
+  if (!static_sequences && config->coordinator.type == CoordinatorType::static_id) {
     fail(kExitUsage, fmt::format("{}: coordinator.type: cluster {} needs a ZooKeeper cluster "
                                  "(sequential or recycle); static mode has none",
                                  options.config_file, command));
@@ -209,24 +220,64 @@ void report_sequences(coord::ZkSession& zk, const std::string& root,
   }
 }
 
+// Static mode: no worker ID comes from ZooKeeper, so nothing to fence but
+// the sequences, each frozen until seq raise lifts it past what went out.
+int fence_static_sequences(const Config& config, coord::ZkSession& zk) {
+  const std::string& root = config.zookeeper.root;
+  auto frozen = coord::freeze_sequences(zk, root);
+  if (!frozen) {
+    return fail(kExitFailure, "cannot freeze the sequences: " + frozen.error().message);
+  }
+  std::cout << fmt::format(
+      "static mode: worker IDs come from the config, and only the sequences at {} are fenced\n",
+      root);
+  report_sequences(zk, root, frozen.value());
+  return kExitOk;
+}
+
 int cluster_fence(const ClusterOptions& options) {
-  const auto config = cluster_config(options, "fence");
+  const auto config = cluster_config(options, "fence", /*static_sequences=*/true);
   if (!config) return kExitUsage;
   const auto zk = connect_for_command(*config, options.wait);
   if (!zk) return kExitFailure;
+  if (config->coordinator.type == CoordinatorType::static_id) {
+    return fence_static_sequences(*config, *zk);
+  }
   const std::string& root = config->zookeeper.root;
   const auto length = coord::fence_length(config->coordinator);
   const std::string reason =
       fmt::format("ZooKeeper was restored or lost data; fenced by {}", who("fence"));
-  // A root the restored copy does not have is made fenced, under a new ID
-  // (the daemons that knew the old one find it replaced, and fence too);
-  // one it has is checked against the config, then fenced.
+  // A root the restored copy does not have is made fenced, under the ID
+  // the state directory records (cluster create's, or a daemon's): the
+  // daemons that knew it find their cluster, fenced. A daemon stopped
+  // through the event and started days later would otherwise find the
+  // root "replaced", fence again and freeze every sequence again, undoing
+  // the raises already made. With no record, a new ID: the daemons that
+  // knew the old one find it replaced, and fence too. A root the copy has
+  // is checked against the config, then fenced.
   auto there = zk->exists(root);
   if (!there) return fail(kExitFailure, "cannot read the root: " + there.error().message());
   coord::RootIdentity identity{std::nullopt, {}, who("fence"), false};
-  if (!there.value()) identity = {coord::new_cluster_id(), length, who("fence"), false};
+  std::optional<std::string> remembered;
+  if (!there.value()) {
+    auto known = remembered_cluster_id(*config);
+    if (!known) return fail(kExitFailure, known.error());
+    remembered = known.value();
+    identity = {remembered.value_or(coord::new_cluster_id()), length, who("fence"), false};
+  }
   auto checked = check_root(*zk, *config, identity, /*forms=*/false);
   if (!checked) return fail(exit_code_of(checked.error()), checked.error().message);
+  if (!there.value()) {
+    std::cout << (remembered
+                      ? fmt::format("made the root again as the cluster {} that {}/cluster.json "
+                                    "records\n",
+                                    *remembered, state_dir_of(*config))
+                      : fmt::format("made the root again as a new cluster {}: no "
+                                    "cluster.json in {} records one at {}\n",
+                                    checked.value().cluster_id, state_dir_of(*config), root));
+    const auto memory = remember_cluster(*config, checked.value().cluster_id);
+    if (!memory.warning.empty()) std::cerr << "warning: " << memory.warning << "\n";
+  }
   auto fence = coord::raise_fence(*zk, root, {coord::FenceKind::history_lost, length, reason});
   if (!fence) return fail(kExitFailure, "cannot fence the cluster: " + fence.error().message);
   std::cout << fmt::format(

@@ -55,11 +55,22 @@ MemoryVerdict judge_by_memory(coord::ZkSession& zk, const Config& config) {
     what = found ? "ZooKeeper has the cluster " + *found + " there"
                  : std::string("ZooKeeper has a root without a cluster ID there");
   }
-  return {fmt::format("the cluster {} ran at {} ({}/cluster.json says so), and {}: it is not new. "
+  return {fmt::format("the cluster {} ran at {} ({} says so), and {}: it is not new. "
                       "Never vouch for it (docs/operations.md, \"ZooKeeper lost or restored its "
-                      "data\"); a daemon started with this state directory fences the cluster",
-                      *known, root, dir, what),
+                      "data\"); a daemon started with this state directory fences the cluster. "
+                      "Only if that cluster is gone for good (a test's, a dismantled install) and "
+                      "its IDs are no longer in use: remove {} and run this again",
+                      *known, root, record_path(dir), what, record_path(dir)),
           std::nullopt};
+}
+
+Result<std::optional<std::string>, std::string> remembered_cluster_id(const Config& config) {
+  auto record = read_record(state_dir_of(config));
+  if (!record) return outcome::failure(record.error());
+  if (!record.value() || record.value()->root != config.zookeeper.root) {
+    return outcome::success(std::optional<std::string>{});
+  }
+  return outcome::success(std::optional<std::string>{record.value()->cluster_id});
 }
 
 Recorded remember_cluster(const Config& config, const std::string& cluster_id) {

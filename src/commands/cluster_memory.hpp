@@ -28,6 +28,10 @@ struct MemoryVerdict {
 };
 MemoryVerdict judge_by_memory(coord::ZkSession& zk, const Config& config);
 
+// The cluster ID the state directory records at the config's root, if any;
+// an error (exit 1) if there may be a record this command cannot read.
+Result<std::optional<std::string>, std::string> remembered_cluster_id(const Config& config);
+
 // Records `cluster_id` in the state directory, if the directory exists and
 // names no cluster yet (a daemon's record is left as it is). What was done,
 // for the command's output: "" when nothing was, or a warning on failure.

@@ -72,7 +72,7 @@ std::string state_dir_of(const Config& c) {
 std::unique_ptr<coord::ZkSession> connect_for_command(
     const Config& config, std::optional<std::chrono::milliseconds> wait) {
   configure_logging("warn");
-  using Clock = std::chrono::steady_clock;
+  using Clock = BootClock;
   auto settings = zookeeper_settings(config);
   const auto each = settings.connect_timeout;
   const auto deadline = Clock::now() + std::max(wait.value_or(each), std::chrono::milliseconds(1));

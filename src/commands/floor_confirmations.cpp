@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "common.hpp"
+#include "snowflake/clock.hpp"
 #include "snowflake/migration/raise_floor.hpp"
 #include "snowflake/report/floor_report.hpp"
 
@@ -15,7 +16,7 @@ int await_floor_confirmations(coord::ZkSession& zk, const Config& config, std::i
   const auto& co = config.coordinator;
   const auto patience =
       timeout.value_or(co.lease_timeout + co.safety_margin + std::chrono::seconds(10));
-  const auto deadline = std::chrono::steady_clock::now() + patience;
+  const auto deadline = BootClock::now() + patience;
   for (;;) {
     const auto pending = migration::unconfirmed_owners(zk, config.zookeeper.root, co.type, floor_ms,
                                                        co.lease_timeout, co.safety_margin);
@@ -26,7 +27,7 @@ int await_floor_confirmations(coord::ZkSession& zk, const Config& config, std::i
       std::cout << confirmed << '\n';
       return kExitOk;
     }
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (BootClock::now() > deadline) {
       return fail(kExitFailure, report::to_text(pending.value(), patience));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

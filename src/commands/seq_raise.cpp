@@ -23,6 +23,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "seq_raise.hpp"
+#include "snowflake/clock.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/names.hpp"
@@ -76,7 +77,7 @@ int raise_and_confirm(coord::ZkSession& zk, const std::string& root, const std::
                            raised.value().floor, raised.value().next);
   // The floor is written; only now are the holder nodes read (a range
   // taken before the floor is named in its holder's node before it is used).
-  const auto deadline = std::chrono::steady_clock::now() + patience;
+  const auto deadline = BootClock::now() + patience;
   for (;;) {
     auto pending = unconfirmed(zk, root, tag, above);
     if (!pending) {
@@ -87,7 +88,7 @@ int raise_and_confirm(coord::ZkSession& zk, const std::string& root, const std::
                                tag, above);
       return kExitOk;
     }
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (BootClock::now() > deadline) {
       std::string text = fmt::format(
           "not confirmed within {} ms: a daemon may still hand out a number of \"{}\" at or "
           "below {}:\n",

@@ -1,4 +1,5 @@
 #include "snowflake/coord/coordinator.hpp"
+#include "snowflake/clock.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -456,11 +457,11 @@ std::optional<std::int64_t> Coordinator::fence_out_of_reach() const {
 }
 
 bool Coordinator::lease_runs() const {
-  return last_confirmed_sent_ != std::chrono::steady_clock::time_point{} &&
+  return last_confirmed_sent_ != BootClock::time_point{} &&
          clock_.monotonic() < last_confirmed_sent_ + options_.settings.lease_timeout;
 }
 
-bool Coordinator::held_for_grace(std::chrono::steady_clock::time_point read_at) {
+bool Coordinator::held_for_grace(BootClock::time_point read_at) {
   const auto grace = options_.settings.restore_grace;
   if (grace.count() == 0) return false;
   const auto since = zk_->connection_answering_since();
@@ -545,8 +546,7 @@ Coordinator::Skew Coordinator::judge_clock_skew(std::int64_t sent_wall_ms,
   return over ? Skew::held : Skew::within;
 }
 
-std::int64_t Coordinator::ts_to_write(std::chrono::steady_clock::time_point sent,
-                                      std::int64_t wall_ms) const {
+std::int64_t Coordinator::ts_to_write(BootClock::time_point sent, std::int64_t wall_ms) const {
   if (!zookeeper_time_seen_) return wall_ms;
   const auto& [then, mtime_ms] = *zookeeper_time_seen_;
   // ZooKeeper stamped that mtime after `then`: its clock now is at most this.
@@ -555,13 +555,11 @@ std::int64_t Coordinator::ts_to_write(std::chrono::steady_clock::time_point sent
   return std::min(wall_ms, zookeeper_now_at_most + options_.settings.max_skew.count());
 }
 
-void Coordinator::saw_zookeeper_time(std::chrono::steady_clock::time_point sent,
-                                     std::int64_t mtime_ms) {
+void Coordinator::saw_zookeeper_time(BootClock::time_point sent, std::int64_t mtime_ms) {
   zookeeper_time_seen_.emplace(sent, mtime_ms);
 }
 
-Coordinator::Step Coordinator::not_acquired(const CoordError& e,
-                                            std::chrono::steady_clock::time_point now) {
+Coordinator::Step Coordinator::not_acquired(const CoordError& e, BootClock::time_point now) {
   if (e.fatal()) return setback(e, "");
   if (e.code != CoordErrc::in_line) {
     gauges_.pool_exhausted.store(e.code == CoordErrc::pool_exhausted);
@@ -690,7 +688,7 @@ bool Coordinator::install(const Ownership& owned, bool held_for_grace) {
   // Held for the grace: no lease (503 not_ready) until the heartbeat at its
   // end, which reads the fence again first.
   if (!held_for_grace) lease_.extend_until(owned.sent + options_.settings.lease_timeout);
-  gauges_.last_heartbeat_ns.store(owned.sent.time_since_epoch().count(), std::memory_order_relaxed);
+  gauges_.last_heartbeat.store(owned.sent, std::memory_order_relaxed);
   gauges_.worker_acquisitions.fetch_add(1, std::memory_order_relaxed);
   spdlog::info("worker ID {} acquired ({}, {}); floor {}", owned.worker_id, options_.strategy,
                owned.node, owned.floor > 0 ? format_iso8601_ms(owned.floor) : std::string("none"));
@@ -743,7 +741,7 @@ Coordinator::Step Coordinator::renew() {
   }
   if (!history_follows(zxid_before, written.value().zxid, "heartbeat")) return Step::lost;
   gauges_.heartbeats.fetch_add(1, std::memory_order_relaxed);
-  gauges_.last_heartbeat_ns.store(sent.time_since_epoch().count(), std::memory_order_relaxed);
+  gauges_.last_heartbeat.store(sent, std::memory_order_relaxed);
   last_confirmed_sent_ = sent;
   // Answered over a connection younger than the grace: the lease running
   // (granted before) is kept, none is added; the heartbeat at the grace's end,

@@ -1,4 +1,5 @@
 #include "snowflake/coord/recycle_pool.hpp"
+#include "snowflake/clock.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -69,7 +70,7 @@ Result<void, CoordError> RecyclePool::ensure(ZkSession& zk, std::chrono::millise
   if (!first) {
     BOOST_OUTCOME_TRY(zk.ensure_path(pool_));
   }
-  const auto deadline = std::chrono::steady_clock::now() + patience;
+  const auto deadline = BootClock::now() + patience;
   bool lock_seen = false;  // held by another daemon when we last looked
   for (;;) {
     if (lock_seen) {
@@ -77,7 +78,7 @@ Result<void, CoordError> RecyclePool::ensure(ZkSession& zk, std::chrono::millise
       // count); the pool is read once its lock is gone.
       const std::uint64_t seen = zk.node_events();
       BOOST_OUTCOME_TRY(held, zk.exists(lock_, /*watch=*/true));
-      const auto now = std::chrono::steady_clock::now();
+      const auto now = BootClock::now();
       if (held && now < deadline) {
         zk.wait_for_node_event(
             seen, std::min(kLockWaitMax,
@@ -98,7 +99,7 @@ Result<void, CoordError> RecyclePool::ensure(ZkSession& zk, std::chrono::millise
     auto holder = zk.exists(lock_);
     if (!holder) return CoordError::from(holder.error());
     if (holder.value() && holder.value()->ephemeral_owner == zk.session_id()) return fill(zk);
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (BootClock::now() >= deadline) {
       return CoordError{CoordErrc::zookeeper,
                         fmt::format("another daemon is still filling the pool ({} exists)", lock_)};
     }

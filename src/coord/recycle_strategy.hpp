@@ -7,6 +7,7 @@
 #include <chrono>
 #include <optional>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/coord/candidate_line.hpp"
 #include "snowflake/coord/recycle_pool.hpp"
 #include "snowflake/state/state_file.hpp"
@@ -70,12 +71,12 @@ class RecycleStrategy final : public WorkerStrategy {
   RecycleSettings settings_;
   OwnerToken token_;
   std::optional<state::StateRecord> predecessor_;
-  std::optional<std::chrono::steady_clock::time_point> held_since_;
+  std::optional<BootClock::time_point> held_since_;
   RecyclePool pool_;
   CandidateLine role_;  // the reaper's
   CandidateLine line_;  // the claimers'
   // When we claim beside the line if our turn has not come (set as we join).
-  std::optional<std::chrono::steady_clock::time_point> line_deadline_;
+  std::optional<BootClock::time_point> line_deadline_;
   bool pool_ready_ = false;
   std::optional<PoolClaim> claim_;
   UnansweredClaims unanswered_;

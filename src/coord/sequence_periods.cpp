@@ -47,7 +47,7 @@ bool SequenceSupplier::read_definition(const std::string& tag, PeriodicState& ps
 
 void SequenceSupplier::learn_periodic(SequenceEntry& parent) {
   PeriodicState& ps = periodics_[parent.tag];
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = BootClock::now();
   if (!zk_ || now < ps.retry_at) return;
   ps.retry_at = now + kPeriodRetry;
   if (!read_definition(parent.tag, ps)) return;
@@ -84,7 +84,7 @@ void SequenceSupplier::supply_periodic(SequenceEntry& parent) {
   // Nothing is made for a tag nobody asked this daemon for, or frozen.
   const bool wanted = parent.wanted.load(std::memory_order_acquire) &&
                       !parent.frozen.load(std::memory_order_acquire);
-  if (wanted && zk_ && zk_->connected() && std::chrono::steady_clock::now() >= ps.retry_at) {
+  if (wanted && zk_ && zk_->connected() && BootClock::now() >= ps.retry_at) {
     const Period current = seq.rule().period_at(now);
     open_period(parent, ps, current);
     if (now >= current.next_begins_ms - kPeriodLeadMs) {
@@ -132,14 +132,14 @@ void SequenceSupplier::open_period(SequenceEntry& parent, PeriodicState& ps, con
   // definition is read now, not as cached: one made again after a loss
   // (frozen) has the version the cached one had, so the multi's check
   // alone would pass against it and make the period from its start.
-  if (held_for_grace(std::chrono::steady_clock::now())) {
-    ps.retry_at = std::chrono::steady_clock::now() + kPeriodRetry;
+  if (held_for_grace(BootClock::now())) {
+    ps.retry_at = BootClock::now() + kPeriodRetry;
     return;
   }
   if (!read_definition(parent.tag, ps)) return;
   auto made = make_period(*zk_, options_.root, parent.tag, ps.definition, p.key);
   if (!made) {
-    ps.retry_at = std::chrono::steady_clock::now() + kPeriodRetry;
+    ps.retry_at = BootClock::now() + kPeriodRetry;
     failed(made.error(), fmt::format("cannot make period {} of \"{}\"", p.key, parent.tag));
     return;
   }
@@ -194,7 +194,7 @@ void SequenceSupplier::let_go_of_over_periods() {
     if (p.ends_ms == INT64_MAX || restore_owed_.contains(name)) continue;
     if (now > p.ends_ms + wait_out) over.push_back(name);
   }
-  const auto steady = std::chrono::steady_clock::now();
+  const auto steady = BootClock::now();
   if (over.empty() || steady < let_go_confirm_at_ || !zk_ || !zk_->connected()) return;
   // Our clock says over. A clock stepped forward (NTP, a VM resumed) says
   // so early, before the coordinator's next heartbeat holds it for skew;

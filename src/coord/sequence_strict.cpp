@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/coord/sequence_supplier.hpp"
 #include "snowflake/names.hpp"
@@ -14,7 +15,7 @@ namespace snowflake::coord {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = BootClock;
 using std::chrono::milliseconds;
 
 bool same_owner(const StrictOwner& a, const StrictOwner& b) {
@@ -29,6 +30,8 @@ std::optional<std::uint32_t> worker_id_of(std::string_view name) {
 }
 
 }  // namespace
+
+constexpr std::chrono::seconds kMissingRecordLook{30};
 
 void SequenceSupplier::list_strict_tags() {
   const std::string dir = tree::sequence_owners_dir(options_.root);
@@ -61,10 +64,7 @@ void SequenceSupplier::list_strict_tags() {
     // data, a hand) leaves the tag strict, handed out by nobody, and said.
     auto node = read_sequence(*zk_, options_.root, it->first);
     if (node && node.value().node.strict) {
-      spdlog::error(
-          "sequences: \"{}\" is strict but has no owner record any more: nobody hands it "
-          "out until `snowflaked seq order {} strict` makes it again",
-          it->first, it->first);
+      if (!it->second.record_missing) mark_record_missing(it->first, it->second);
       ++it;
       continue;
     }
@@ -92,7 +92,31 @@ void SequenceSupplier::list_strict_tags() {
       entry->strict.set_strict();
       spdlog::info("sequences: \"{}\" is strict: handed out by its owner only", tag);
     }
-    stricts_.try_emplace(tag);
+    StrictState& ss = stricts_[tag];
+    if (ss.record_missing) {
+      ss.record_missing = false;
+      ss.read_owed = true;
+      spdlog::info("sequences: \"{}\" has an owner record again", tag);
+    }
+  }
+}
+
+void SequenceSupplier::mark_record_missing(const std::string& tag, StrictState& ss) {
+  // Said once, and left alone until the record is back: the listing's watch
+  // tells (before, every pass read, relisted and failed a claim: 190
+  // ZooKeeper requests over 10 heartbeats from one daemon for one tag).
+  ss.record_missing = true;
+  ss.look_at = Clock::now() + kMissingRecordLook;
+  spdlog::error(
+      "sequences: \"{}\" is strict but has no owner record any more: nobody hands it out "
+      "(503 not_owner) until `snowflaked seq order {} strict` makes it again",
+      tag, tag);
+  if (SequenceEntry* entry = registry_.find(tag)) {
+    if (entry->strict.owned_generation() != 0) disown(*entry);
+    entry->strict.set_coming(false);
+    entry->strict.ownerless(true);
+    entry->strict.set_owner_address(std::string());
+    entry->waiting.wake_all();
   }
 }
 
@@ -110,7 +134,7 @@ bool SequenceSupplier::read_owner(SequenceEntry& entry, StrictState& ss, std::ui
   ss.read_owed = false;
   // No record: made per-daemon (seq order), or not yet made: the listing
   // says which.
-  if (ss.read.version < 0) relist_strict_.store(true);
+  if (ss.read.version < 0 && !ss.record_missing) relist_strict_.store(true);
   ss.look_at = {};  // judged again with what was read
   const bool owned = ss.read.owner && !ss.read.owner->released;
   entry.strict.ownerless(!owned);
@@ -139,6 +163,15 @@ void SequenceSupplier::supply_strict(SequenceEntry& entry, TagState& state) {
   if (lease && entry.strict.owned_generation() != 0 &&
       entry.strict.owned_generation() != lease->generation()) {
     ss.read_owed = true;
+  }
+  if (ss.record_missing) {
+    // The listing's watch says when the record is back; a look every 30 s
+    // besides, for a node made per-daemon meanwhile (no child changes).
+    if (Clock::now() >= ss.look_at) {
+      ss.look_at = Clock::now() + kMissingRecordLook;
+      relist_strict_.store(true);
+    }
+    return;
   }
   if (ss.read_owed && !read_owner(entry, ss, generation)) return;
   const bool ours =

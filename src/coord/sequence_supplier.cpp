@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "snowflake/clock.hpp"
+#include "snowflake/coord/cluster_fence.hpp"
 #include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/names.hpp"
 #include "snowflake/sequences/number_template.hpp"
@@ -39,6 +41,7 @@ void SequenceSupplier::run() {
     recheck_when_settled();
     if (ensure_session()) {
       if (!restore_owed_.empty() || restore_publish_owed_) restore_held();
+      settle_loss_alone();
       if (relist_.exchange(false)) list_tags();
       if (relist_strict_.exchange(false)) list_strict_tags();
       if (alive_changed_.exchange(false)) {
@@ -215,6 +218,22 @@ void SequenceSupplier::report_loss(HistoryLoss kind, std::string detail) {
                                std::chrono::system_clock::now().time_since_epoch())
                                .count());
   freeze_on_loss();
+}
+
+void SequenceSupplier::settle_loss_alone() {
+  if (!options_.settles_history || !options_.history || !options_.history->open()) return;
+  if (!restore_owed_.empty() || restore_publish_owed_) return;  // ours first: frozen above it
+  auto frozen = freeze_sequences(*zk_, options_.root);
+  if (!frozen) {
+    failed(frozen.error(), "cannot freeze the cluster's sequences after the loss");
+    return;
+  }
+  spdlog::warn(
+      "sequences: ZooKeeper lost some of the cluster's history: {} sequence(s) frozen until "
+      "seq raise lifts each past what was handed out (docs/operations.md, \"ZooKeeper lost or "
+      "restored its data\")",
+      frozen.value().size());
+  options_.history->settle();
 }
 
 bool SequenceSupplier::history_follows(std::int64_t before, std::string_view what) {
@@ -526,14 +545,13 @@ bool SequenceSupplier::publish() {
     return false;
   }
   record_written_ = true;
-  last_publish_ = std::chrono::steady_clock::now();
+  last_publish_ = BootClock::now();
   return true;
 }
 
 void SequenceSupplier::publish_if_due() {
   if (record_.tags.empty() || !zk_ || !zk_->connected()) return;
-  if (record_written_ &&
-      std::chrono::steady_clock::now() - last_publish_ < options_.publish_period) {
+  if (record_written_ && BootClock::now() - last_publish_ < options_.publish_period) {
     return;
   }
   publish();
@@ -615,10 +633,20 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state, bool top_up
   // Named in the holder node, then the floor read again, before any of it
   // is handed out (the header says why); failing either, the range is a gap.
   HeldSequence& held = record_.tags[entry.tag];
+  if (held.to > range.start) {
+    // Every take moves `next` past the range taken, and a give-back only to
+    // the giver's own unused rest: a range that starts below one this run
+    // took comes from a counter ZooKeeper rolled back (a restore). Never
+    // used; held.to keeps the end we reached (restore_held freezes above it).
+    report_loss(HistoryLoss::rolled_back,
+                fmt::format("\"{}\" handed us [{}, {}), though this daemon took up to {}",
+                            entry.tag, range.start, range.end, held.to));
+    return;
+  }
   if (held.to == 0) held.from = range.start;  // the first range this run holds
   held.to = range.end;
   record_written_ = false;
-  const auto read_at = std::chrono::steady_clock::now();  // the floor's read, below
+  const auto read_at = BootClock::now();  // the floor's read, below
   state.joining = true;  // the node may say exhausted already: not here until it is in
   const bool named = publish() && check_floor(entry, state);
   state.joining = false;
@@ -681,7 +709,7 @@ bool SequenceSupplier::learn_shape(SequenceEntry& entry, TagState& state,
   return true;
 }
 
-bool SequenceSupplier::held_for_grace(std::chrono::steady_clock::time_point read_at) {
+bool SequenceSupplier::held_for_grace(BootClock::time_point read_at) {
   if (options_.restore_grace.count() == 0) return false;
   const auto since = zk_->connection_answering_since();
   if (!since) return true;
@@ -703,7 +731,7 @@ bool SequenceSupplier::vouched_in_this_run() {
 }
 
 bool SequenceSupplier::settle(SequenceEntry& entry, TagState& state) {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = BootClock::now();
   if (!zk_ || !zk_->connected() || zk_->connected_since() + options_.restore_grace > now ||
       held_for_grace(now)) {
     return false;

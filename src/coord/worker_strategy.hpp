@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/node_data.hpp"
 #include "snowflake/coord/recycle_pool.hpp"
@@ -19,8 +20,8 @@
 namespace snowflake::coord {
 
 struct AcquireRequest {
-  std::int64_t now_ms = 0;  // wall clock, written by the claim: the time fence's base
-  std::chrono::steady_clock::time_point now{};  // monotonic, before the claim was sent
+  std::int64_t now_ms = 0;        // wall clock, written by the claim: the time fence's base
+  BootClock::time_point now{};    // monotonic, before the claim was sent
   std::int64_t max_floor_ms = 0;  // floors beyond this are out of reach (now + max_boot_wait)
 };
 
@@ -39,7 +40,7 @@ struct Ownership {
   std::int64_t confirmed_ts = 0;  // the wall time our node holds: the time fence's base
   // No later than the moment the claim was sent: the lease's base. For a
   // claim whose answer was lost, the first attempt that may have applied it.
-  std::chrono::steady_clock::time_point sent{};
+  BootClock::time_point sent{};
   // ZooKeeper's time of the claim, if its answer arrived just now (a clock
   // check may use it; a recovered claim's time is old).
   std::optional<std::int64_t> fresh_mtime_ms;
@@ -52,19 +53,18 @@ struct Ownership {
 // first attempt that failed unanswered since the last settled one.
 class UnansweredClaims {
  public:
-  void failed(std::chrono::steady_clock::time_point attempt) {
+  void failed(BootClock::time_point attempt) {
     if (!first_) first_ = attempt;
   }
   // The lease's base for a claim found now; forgets the failures.
-  std::chrono::steady_clock::time_point settle(bool answered,
-                                               std::chrono::steady_clock::time_point attempt) {
+  BootClock::time_point settle(bool answered, BootClock::time_point attempt) {
     const auto sent = answered || !first_ ? attempt : std::min(*first_, attempt);
     first_.reset();
     return sent;
   }
 
  private:
-  std::optional<std::chrono::steady_clock::time_point> first_;
+  std::optional<BootClock::time_point> first_;
 };
 
 class WorkerStrategy {

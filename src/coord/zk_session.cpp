@@ -1,4 +1,5 @@
 #include "snowflake/coord/zk_session.hpp"
+#include "snowflake/clock.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -42,12 +43,6 @@ ZkErrc classify(int rc) {
     default:
       return ZkErrc::other;
   }
-}
-
-std::int64_t steady_now_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 NodeStat to_stat(const Stat& s) {
@@ -152,15 +147,15 @@ void ZkSession::on_event(zhandle_t*, int type, int state, const char* path, void
     // The connection's time before its state: whoever sees it connected
     // sees this connection's time.
     if (state == ZOO_CONNECTED_STATE && self->state_.load() != ZOO_CONNECTED_STATE) {
-      self->connected_since_ns_.store(steady_now_ns(), std::memory_order_release);
+      self->connected_since_.store(BootClock::now(), std::memory_order_release);
       self->connections_.fetch_add(1, std::memory_order_release);
     }
     const int before = self->state_.exchange(state);
     if (state == ZOO_CONNECTED_STATE) {
-      self->disconnected_since_ns_.store(0, std::memory_order_relaxed);
+      self->disconnected_since_.store({}, std::memory_order_relaxed);
       up = self->on_connected_;
     } else if (before == ZOO_CONNECTED_STATE) {
-      self->disconnected_since_ns_.store(steady_now_ns(), std::memory_order_relaxed);
+      self->disconnected_since_.store(BootClock::now(), std::memory_order_relaxed);
     }
   }
   self->changed_.notify_all();
@@ -244,18 +239,16 @@ bool ZkSession::gone() const noexcept {
 }
 
 std::chrono::milliseconds ZkSession::disconnected_for() const noexcept {
-  const std::int64_t since = disconnected_since_ns_.load(std::memory_order_relaxed);
-  if (since == 0) return std::chrono::milliseconds(0);
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::nanoseconds(steady_now_ns() - since));
+  const auto since = disconnected_since_.load(std::memory_order_relaxed);
+  if (since == BootClock::time_point{}) return std::chrono::milliseconds(0);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(BootClock::now() - since);
 }
 
-std::chrono::steady_clock::time_point ZkSession::connected_since() const noexcept {
-  return std::chrono::steady_clock::time_point(
-      std::chrono::nanoseconds(connected_since_ns_.load(std::memory_order_acquire)));
+BootClock::time_point ZkSession::connected_since() const noexcept {
+  return connected_since_.load(std::memory_order_acquire);
 }
 
-std::optional<std::chrono::steady_clock::time_point> ZkSession::connection_answering_since() {
+std::optional<BootClock::time_point> ZkSession::connection_answering_since() {
   // A sync's completion is delivered on the completion thread, after every
   // session event queued before it.
   if (!sync("/")) return std::nullopt;

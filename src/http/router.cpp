@@ -356,7 +356,7 @@ Response status(RouterContext& ctx) {
   const auto& co = ctx.coordination;
   const auto relaxed = std::memory_order_relaxed;
   const auto lease = ctx.lease.status();
-  const auto uptime = std::chrono::steady_clock::now() - ctx.info.started;
+  const auto uptime = BootClock::now() - ctx.info.started;
   nlohmann::ordered_json body{
       {"service", ctx.info.service},
       {"version", kVersion},
@@ -408,13 +408,13 @@ Response metrics(RouterContext& ctx) {
   res.set(field::cache_control, "no-store");
   const IdGenerator* generator = ctx.worker.current();
   const Lease::Status lease = ctx.lease.status();
-  res.body() = ctx.metrics.render(
-                   {generator ? generator->stats() : IdGenerator::Stats{}, lease.state,
-                    generator ? std::optional(generator->worker_id()) : std::nullopt,
-                    ready_to_issue(ctx), kVersion, source_revision(), ctx.info.service,
-                    &ctx.coordination, lease.remaining, std::chrono::steady_clock::now(),
-                    ctx.info.timings, ctx.info.datacenter_id, ctx.sequences, is_stopping(ctx)}) +
-               render_process_metrics();
+  res.body() =
+      ctx.metrics.render({generator ? generator->stats() : IdGenerator::Stats{}, lease.state,
+                          generator ? std::optional(generator->worker_id()) : std::nullopt,
+                          ready_to_issue(ctx), kVersion, source_revision(), ctx.info.service,
+                          &ctx.coordination, lease.remaining, BootClock::now(), ctx.info.timings,
+                          ctx.info.datacenter_id, ctx.sequences, is_stopping(ctx)}) +
+      render_process_metrics();
   res.prepare_payload();
   return res;
 }
@@ -529,7 +529,7 @@ struct Finish {
   unsigned version;
   bool keep_alive;
   bool head;
-  std::chrono::steady_clock::time_point started;
+  BootClock::time_point started;
   RouterContext* ctx;
 
   void operator()(Response& res) const {
@@ -538,19 +538,15 @@ struct Finish {
     res.version(version);
     res.keep_alive(keep_alive);
     if (head) omit_body(res);
-    ctx->metrics.observe_duration(route, std::chrono::steady_clock::now() - started);
+    ctx->metrics.observe_duration(route, BootClock::now() - started);
   }
 };
 
 }  // namespace
 
 Answer handle_request(const Request& req, RouterContext& ctx) {
-  const Finish finish{{},
-                      req.version(),
-                      req.keep_alive(),
-                      req.method() == verb::head,
-                      std::chrono::steady_clock::now(),
-                      &ctx};
+  const Finish finish{
+      {}, req.version(), req.keep_alive(), req.method() == verb::head, BootClock::now(), &ctx};
   Routed routed = route(req, ctx);
   Finish done = finish;
   done.route = routed.route;

@@ -374,7 +374,7 @@ struct Forwarding {
   std::string target;
   std::string accept;
   unsigned version;
-  std::chrono::steady_clock::time_point deadline;
+  BootClock::time_point deadline;
   std::shared_ptr<ForwardCall> call{};  // under way
   std::weak_ptr<const Wake> wake{};     // the connection's, for a call started in a retry
   std::string failed_owner{};           // the last that gave no answer, and why
@@ -448,7 +448,7 @@ std::optional<std::string> owner_to_ask(const SequenceEntry& entry, const Reques
 
 Answer forward_to_owner(SequenceAsk ask, const std::string& owner, const Request& req,
                         RouterContext& ctx) {
-  const auto deadline = std::chrono::steady_clock::now() +
+  const auto deadline = BootClock::now() +
                         std::max(ctx.sequence_wait, std::chrono::milliseconds(0)) +
                         kForwardingSlack;
   const auto accept = req.find(beast_http::field::accept);
@@ -498,7 +498,7 @@ Answer serve(std::string_view tag, std::uint32_t count, Shape shape, RouterConte
         }
         waiting->parent->waiting.add(std::move(wake));
       },
-      std::chrono::steady_clock::now() + ctx.sequence_wait};
+      BootClock::now() + ctx.sequence_wait};
 }
 
 }  // namespace

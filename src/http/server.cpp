@@ -1,4 +1,5 @@
 #include "snowflake/http/server.hpp"
+#include "snowflake/clock.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -36,7 +37,7 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 using tcp = net::ip::tcp;
 using error_code = beast::error_code;
-using Clock = std::chrono::steady_clock;
+using Clock = BootClock;
 // Concrete types, not any_io_executor: no type-erased call on every operation.
 using Executor = net::io_context::executor_type;
 using Socket = net::basic_stream_socket<tcp, Executor>;
@@ -109,9 +110,7 @@ struct ServerState {
     for (std::size_t i = 0; i < contexts.size(); ++i) loop_seen_ns[i] = now_ns();
   }
 
-  static std::int64_t now_ns() {
-    return std::chrono::steady_clock::now().time_since_epoch().count();
-  }
+  static std::int64_t now_ns() { return BootClock::now().time_since_epoch().count(); }
 
   static std::vector<std::unique_ptr<net::io_context>> make_contexts(unsigned n) {
     std::vector<std::unique_ptr<net::io_context>> out;
@@ -740,7 +739,7 @@ void HttpServer::probe_event_loops() {
   }
 }
 
-std::chrono::steady_clock::duration HttpServer::event_loop_silence() const {
+BootClock::duration HttpServer::event_loop_silence() const {
   std::int64_t oldest = ServerState::now_ns();
   for (std::size_t i = 0; i < state_->contexts.size(); ++i) {
     oldest = std::min(oldest, state_->loop_seen_ns[i].load(std::memory_order_relaxed));

@@ -1,4 +1,5 @@
 #include "snowflake/http/strict_forwarder.hpp"
+#include "snowflake/clock.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -118,7 +119,7 @@ class StrictForwarder::Pool {
  private:
   struct Kept {
     beast::tcp_stream stream;
-    std::chrono::steady_clock::time_point since;
+    BootClock::time_point since;
   };
 
   // One request to the owner and its answer.
@@ -154,7 +155,7 @@ class StrictForwarder::Pool {
           [self = shared_from_this()](error_code ec, const tcp::resolver::results_type& found) {
             if (ec) return self->fail(describe(ec));
             self->stream_.emplace(self->pool_.io_);
-            self->stream_->expires_at(self->deadline_);
+            self->expire_at_deadline();
             self->stream_->async_connect(found, [self](error_code cec, const tcp::endpoint&) {
               if (cec) return self->fail(describe(cec));
               self->send();
@@ -162,8 +163,14 @@ class StrictForwarder::Pool {
           });
     }
 
+    // Beast's stream has a timer of its own clock: the deadline (BootClock)
+    // is handed over as what is left of it.
+    void expire_at_deadline() {
+      stream_->expires_after(std::max(deadline_ - BootClock::now(), BootClock::duration::zero()));
+    }
+
     void send() {
-      stream_->expires_at(deadline_);
+      expire_at_deadline();
       beast_http::async_write(*stream_, request_,
                               [self = shared_from_this()](error_code ec, std::size_t) {
                                 if (ec) return self->retry_or_fail(ec);
@@ -186,8 +193,7 @@ class StrictForwarder::Pool {
     // read no request on a connection it had closed, so none of its
     // numbers went out for this one.
     void retry_or_fail(const error_code& ec) {
-      if (reused_ && (!parser_ || !parser_->got_some()) &&
-          std::chrono::steady_clock::now() < deadline_) {
+      if (reused_ && (!parser_ || !parser_->got_some()) && BootClock::now() < deadline_) {
         buffer_.clear();
         parser_.reset();
         return connect();
@@ -226,7 +232,7 @@ class StrictForwarder::Pool {
     auto found = kept_.find(owner);
     if (found == kept_.end()) return std::nullopt;
     auto& line = found->second;
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = BootClock::now();
     while (!line.empty()) {
       Kept kept = std::move(line.back());
       line.pop_back();
@@ -240,7 +246,7 @@ class StrictForwarder::Pool {
   // empty forgotten (an owner that moved on, a pod gone): at most
   // kKeptPerOwner sockets an owner, and only while it is asked.
   void sweep() {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = BootClock::now();
     for (auto it = kept_.begin(); it != kept_.end();) {
       auto& line = it->second;
       while (!line.empty() && now - line.front().since >= kIdleAtMost) line.pop_front();
@@ -256,7 +262,7 @@ class StrictForwarder::Pool {
     auto& line = kept_[owner];
     if (line.size() >= kKeptPerOwner) line.pop_front();
     stream.expires_never();
-    line.push_back({std::move(stream), std::chrono::steady_clock::now()});
+    line.push_back({std::move(stream), BootClock::now()});
   }
 
   net::io_context io_{1};

@@ -13,6 +13,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from zookeeper_server import ZooKeeperServer  # noqa: E402,F401  (re-exported for the benchmarks)
+import host_state  # noqa: E402,F401  (never the host's state directory)
 
 
 def free_port():

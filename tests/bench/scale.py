@@ -42,6 +42,7 @@ import urllib.request
 import json
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import host_state  # noqa: E402,F401  (never the host's state directory)
 import zookeeper_server  # noqa: E402
 
 

@@ -65,6 +65,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import host_state  # noqa: E402,F401  (never the host's state directory)
 import zookeeper_server  # noqa: E402
 
 
@@ -76,7 +77,7 @@ def worker_bits_for(n):
     return max(10, math.ceil(math.log2(n)))
 
 
-def config(zk, n, heartbeat_ms, session_ms=10000):
+def config(zk, n, heartbeat_ms, state_dir, session_ms=10000):
     # conf/recycle.json's proportions (lease 3 heartbeats, reclaim 5).
     bits = worker_bits_for(n)
     return {"service": "scale-sim",
@@ -89,7 +90,11 @@ def config(zk, n, heartbeat_ms, session_ms=10000):
                             # Each daemon renews its state file's time
                             # reservation on its own disk; here thousands
                             # share one: the longest interval (and tmpfs).
-                            "persist_interval_ms": 1000, "max_boot_wait_ms": 10000},
+                            "persist_interval_ms": 1000, "max_boot_wait_ms": 10000,
+                            # cluster create's record of the throwaway cluster:
+                            # never the host's state directory. (The simulated
+                            # daemons each have one of their own.)
+                            "state_dir": state_dir},
             "zookeeper": {"hosts": zk.hosts, "root": "/snowflake/scale-sim",
                           "session_timeout_ms": session_ms, "connect_timeout_ms": 30000},
             "sequences": {"enabled": False}, "log_level": "warn"}
@@ -244,7 +249,8 @@ def measure(fleet_binary, snowflaked, n, args):
         try:
             config_path = os.path.join(work, "config.json")
             with open(config_path, "w", encoding="utf-8") as f:
-                json.dump(config(zk, n, args.heartbeat_ms, args.session_ms), f)
+                json.dump(config(zk, n, args.heartbeat_ms, os.path.join(work, "create-state"),
+                                 args.session_ms), f)
             subprocess.run([snowflaked, "cluster", "create", "--config", config_path,
                             "--wait", "30000"], check=True, stdout=subprocess.DEVNULL)
             before, zxid_before = zk.mntr(), zk.zxid()

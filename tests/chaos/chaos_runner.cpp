@@ -6,7 +6,11 @@
 // and the report.
 //
 //   chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K] [--worker-bits B]
-//                [--ensemble] [--strategy recycle|sequential] [--out DIR]
+//                [--ensemble] [--strategy recycle|sequential] [--suspended K] [--out DIR]
+//
+// --suspended K: the first K daemons run as on hosts that were suspended
+// (their CLOCK_BOOTTIME far ahead of CLOCK_MONOTONIC); needs root, else
+// they run as the others (plan.txt says so).
 //
 // Exit 0: every rule held; 1: a rule broken or a daemon crashed; 2: usage.
 
@@ -20,6 +24,8 @@
 #include <map>
 #include <random>
 #include <thread>
+
+#include <unistd.h>
 
 #include "../support/wall_clock.hpp"
 #include "check.hpp"
@@ -45,17 +51,18 @@ struct Options {
   int worker_bits = 2;
   bool ensemble = false;
   std::string strategy = "recycle";
+  int suspended = 0;
   std::vector<std::string> faults;  // empty: every kind
   std::int64_t mean_gap_ms = 1200;
   std::filesystem::path out;
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::cerr
-      << "chaos_runner: " << why
-      << "\nusage: chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K>=4] "
-         "[--worker-bits 2-4] [--ensemble] [--strategy recycle|sequential] [--faults KIND,...] "
-         "[--mean-gap-ms MS] [--out DIR]\n";
+  std::cerr << "chaos_runner: " << why
+            << "\nusage: chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K>=4] "
+               "[--worker-bits 2-4] [--ensemble] [--strategy recycle|sequential] [--suspended K] "
+               "[--faults KIND,...] "
+               "[--mean-gap-ms MS] [--out DIR]\n";
   std::exit(2);
 }
 
@@ -100,6 +107,8 @@ Options parse(int argc, char** argv) {
         o.ensemble = true;
       else if (arg == "--strategy")
         o.strategy = value();
+      else if (arg == "--suspended")
+        o.suspended = std::stoi(value());
       else if (arg == "--faults")
         o.faults = split_kinds(value());
       else if (arg == "--mean-gap-ms")
@@ -121,6 +130,7 @@ Options parse(int argc, char** argv) {
   if (o.strategy == "sequential" && o.daemons > (1 << o.worker_bits))
     usage("--strategy sequential: at most 2^worker-bits daemons");
   if (o.length < 20s) usage("a run is at least 20 seconds");
+  if (o.suspended < 0 || o.suspended > o.daemons) usage("--suspended: 0 to --daemons");
   if (o.mean_gap_ms < 50) usage("--mean-gap-ms: at least 50");
   if (o.out.empty())
     o.out = std::filesystem::path("build/chaos") /
@@ -408,6 +418,7 @@ int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   std::filesystem::create_directories(o.out);
   const bool tmpfs = enter_private_mounts();
+  const int suspended = ::geteuid() == 0 ? o.suspended : 0;
   // The plan is the seed's alone: without root, disk-full faults are in it
   // but do nothing (plan.txt says so), so a seed replays the same elsewhere.
   const NemesisOptions nemesis{o.seed, o.length, o.daemons,    o.ensemble,
@@ -416,8 +427,12 @@ int main(int argc, char** argv) {
   {
     std::ofstream p(o.out / "plan.txt");
     p << fmt::format(
-        "seed {} length {} s daemons {} {} {} disk_full {} faults {} mean gap {} ms\n", o.seed,
-        o.length.count() / 1000, o.daemons, o.strategy, o.ensemble ? "ensemble" : "standalone",
+        "seed {} length {} s daemons {} ({} of {} on suspended hosts{}) {} {} disk_full {} faults "
+        "{} "
+        "mean gap {} ms\n",
+        o.seed, o.length.count() / 1000, o.daemons, suspended, o.suspended,
+        suspended < o.suspended ? ": the rest needs root" : "", o.strategy,
+        o.ensemble ? "ensemble" : "standalone",
         tmpfs ? "yes" : "no: needs root, disk_full faults do nothing",
         o.faults.empty() ? std::string("all") : fmt::format("{}", fmt::join(o.faults, ",")),
         o.mean_gap_ms);
@@ -439,7 +454,7 @@ int main(int argc, char** argv) {
   std::int64_t load_from_ms = 0;
   {
     ChaosCluster cluster(
-        {o.daemons, o.ensemble, o.strategy, o.out, tmpfs, o.worker_bits, midnight_in});
+        {o.daemons, o.ensemble, o.strategy, o.out, tmpfs, o.worker_bits, midnight_in, suspended});
     days = days_around_midnight(cluster);
     midnight_ms = cluster.midnight_real_ms();
     std::ofstream(o.out / "plan.txt", std::ios::app)

@@ -272,7 +272,9 @@ void ChaosCluster::forget_runs() {
 
 void ChaosCluster::launch(Slot& s) {
   const int run = s.run.load() + 1;
-  const auto env = with_sanitizer_env(s.clock->env());
+  auto env = with_sanitizer_env(s.clock->env());
+  if (s.index < options_.suspended)
+    env[test::kSuspendedForEnv] = std::to_string(1000 + 100 * s.index);
   s.process = std::make_unique<test::ChildProcess>(
       std::vector<std::string>{SNOWFLAKED_PATH, "--config", s.config.string()}, env,
       options_.out / "logs" / fmt::format("d{}-run{}", s.index, run));

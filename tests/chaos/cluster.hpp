@@ -41,6 +41,10 @@ struct ClusterOptions {
   // Real time from the cluster's start at which its clocks read a midnight
   // of kChaosDaily's zone (the daily sequence's boundary, inside the run).
   std::chrono::milliseconds midnight_in{30'000};
+  // The first this many daemons run as on hosts that were suspended
+  // (kSuspendedForEnv: CLOCK_BOOTTIME 1000 s, 1100 s, ... ahead of
+  // CLOCK_MONOTONIC; root only).
+  int suspended = 0;
 };
 
 // The daemons' timings that bound how soon a dead one's worker ID serves

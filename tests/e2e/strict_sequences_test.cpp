@@ -28,6 +28,7 @@
 #include "../support/tls_client.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
+#include "snowflake/coord/cluster_tree.hpp"
 #include "snowflake/coord/strict_owner.hpp"
 
 using namespace snowflake;
@@ -37,7 +38,7 @@ using nlohmann::json;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using TestClock = std::chrono::steady_clock;
 
 // TCP sockets of this machine with `port` at either end, but the listening
 // one (/proc/net/tcp: "local rem state", addresses as HEX_IP:HEX_PORT).
@@ -94,9 +95,9 @@ std::optional<unsigned short> owner_port(const std::optional<HttpReply>& r) {
 std::optional<TimedAnswer> strict_get(unsigned short first, const std::string& tag) {
   unsigned short port = first;
   for (int hop = 0; hop < 2; ++hop) {
-    const auto sent = Clock::now();
+    const auto sent = TestClock::now();
     const auto r = http_get(port, "/seq/" + tag);
-    const auto received = Clock::now();
+    const auto received = TestClock::now();
     if (r && r->status == 200) {
       const auto n = std::stoll(json::parse(r->body)["id"].get<std::string>());
       return TimedAnswer{sent, received, n, n};
@@ -300,9 +301,9 @@ TEST_CASE(
   // Thawed: its lease ran out while it was stopped, and the record is not
   // its own any more. Never a number from it again; it names the new owner.
   std::optional<unsigned short> named;
-  const auto until = Clock::now() + 10s;
+  const auto until = TestClock::now() + 10s;
   int handed_out = 0;
-  while (Clock::now() < until && !named) {
+  while (TestClock::now() < until && !named) {
     const auto r = http_get(owner->port(), "/seq/chat", kAnswerYourself);
     if (r && r->status == 200) ++handed_out;
     named = owner_port(r);
@@ -624,4 +625,45 @@ TEST_CASE(
   INFO(r->body);
   CHECK(r->status == 200);
   CHECK(number_from(*all[last], "chat").has_value());  // its own now
+}
+
+TEST_CASE(
+    "strict sequences: an owner record lost while the node stays strict is said once and left "
+    "alone (no ZooKeeper request a pass), refused not_owner, and served again once seq order "
+    "makes it",
+    "[sequence][strict]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  Daemon d(strict_config(zk.hosts(), state.path()));
+  wait_ready(d);
+  REQUIRE(run_seq(d, {"create", "chat", "--order", "strict"}).status.code == 0);
+  REQUIRE(eventually([&] { return number_from(d, "chat").has_value(); }, 15s));
+  // ZooKeeper requests over a window of 10 heartbeats (every 300 ms): the
+  // heartbeat's own and the supplier's background work.
+  const auto requests_over_ten_heartbeats = [&] {
+    const auto beats = metric(d, "snowflake_heartbeats_total");
+    const auto from = metric(d, "snowflake_zookeeper_requests_total");
+    REQUIRE(eventually([&] { return metric(d, "snowflake_heartbeats_total") >= beats + 10; }, 30s));
+    return metric(d, "snowflake_zookeeper_requests_total") - from;
+  };
+  const auto before = requests_over_ten_heartbeats();
+  // A loss (or a hand) deletes the record; the node still says strict.
+  REQUIRE(connect(zk)->remove(coord::tree::sequence_owner(kE2eRoot, "chat"), -1));
+  const std::string said = "is strict but has no owner record any more";
+  REQUIRE(d.process().wait_for_stderr(said, 10s));
+  const auto after = requests_over_ten_heartbeats();
+  INFO("requests over 10 heartbeats: " << before << " before, " << after << " after");
+  // Before: a read, a relist and a failed claim every 100 ms (245 requests
+  // in 5 s) and an error line each.
+  CHECK(after <= before + 10);
+  const std::string log = d.process().stderr_text();
+  std::size_t lines = 0;
+  for (auto at = log.find(said); at != std::string::npos; at = log.find(said, at + 1)) ++lines;
+  CHECK(lines == 1);
+  CHECK(error_of(http_get(d.port(), "/seq/chat", kAnswerYourself)) == "not_owner");
+  // The documented repair: the record made again, and the tag served.
+  const auto repaired = run_seq(d, {"order", "chat", "strict"});
+  INFO(repaired.out << repaired.err);
+  CHECK(repaired.status.code == 0);
+  CHECK(eventually([&] { return number_from(d, "chat").has_value(); }, 30s));
 }

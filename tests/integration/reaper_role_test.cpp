@@ -220,8 +220,8 @@ TEST_CASE(
   };
   auto zk = connect(server);
   RecycleStrategy strategy(settings(), OwnerToken::fresh("patient", 1), std::nullopt);
-  // The steady clock the coordinator passes is ours to set here: nothing waits.
-  const auto joined = std::chrono::steady_clock::now();
+  // The BootClock time the coordinator passes is ours to set here: nothing waits.
+  const auto joined = BootClock::now();
   const auto at = [&](std::chrono::milliseconds after) {
     return AcquireRequest{1'700'000'000'000, joined + after, INT64_MAX};
   };

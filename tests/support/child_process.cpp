@@ -54,13 +54,23 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, 
   }
   // The library's own leaks (tests/lsan.supp: a multi cut by a lost
   // connection, which a loaded machine makes in any test) are not ours.
+  // Never the host's state directory (/var/lib/snowflaked, where a config
+  // names no coordinator.state_dir): one that cannot exist, even for root
+  // (tests/support/host_state.py says why).
+  merged.try_emplace("STATE_DIRECTORY", "/proc/snowflake-tests-name-coordinator.state_dir");
   merged.try_emplace("LSAN_OPTIONS",
                      "suppressions=" SNOWFLAKE_SOURCE_DIR "/tests/lsan.supp:print_suppressions=0");
   for (auto& [k, v] : env) merged[k] = v;
+  long suspended_for_s = 0;
+  if (const auto it = merged.find(kSuspendedForEnv); it != merged.end()) {
+    suspended_for_s = std::stol(it->second);
+    merged.erase(it);
+  }
   SpawnRequest request{.argv = std::move(argv),
                        .env = {},
                        .stdout_path = (dir_ / "stdout").string(),
-                       .stderr_path = (dir_ / "stderr").string()};
+                       .stderr_path = (dir_ / "stderr").string(),
+                       .suspended_for_s = suspended_for_s};
   for (auto& [k, v] : merged) request.env.push_back(k + "=" + v);
   pid_ = spawn_child(request);
 }

@@ -24,6 +24,11 @@ struct ExitStatus {
 // on), if any: ThreadSanitizer, AddressSanitizer, LeakSanitizer, UBSan.
 std::optional<std::string> sanitizer_report(const std::string& stderr_text);
 
+// An entry of a ChildProcess's `env` under this name is not passed on: the
+// child runs as on a host that was suspended for that many seconds (its
+// CLOCK_BOOTTIME that far ahead of CLOCK_MONOTONIC; root only, as CI runs).
+inline constexpr char kSuspendedForEnv[] = "SNOWFLAKE_TEST_SUSPENDED_FOR_S";
+
 // The destructor fails the test (abort) when the child's stderr holds a
 // sanitizer report.
 class ChildProcess {

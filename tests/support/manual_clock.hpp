@@ -16,8 +16,8 @@ class ManualClock final : public Clock {
   explicit ManualClock(std::int64_t wall_ms) : wall_ns_(wall_ms * 1'000'000) {}
 
   std::int64_t wall_ns() const noexcept override { return wall_ns_.load(); }
-  std::chrono::steady_clock::time_point monotonic() const noexcept override {
-    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(mono_ns_.load()));
+  snowflake::BootClock::time_point monotonic() const noexcept override {
+    return snowflake::BootClock::time_point(std::chrono::nanoseconds(mono_ns_.load()));
   }
   void sleep_for(std::chrono::nanoseconds d) override {
     sleeps_.fetch_add(1);

@@ -10,6 +10,8 @@ import re
 import subprocess
 import time
 
+import host_state  # noqa: F401  (never the host's state directory)
+
 
 class Daemon:
     def __init__(self, binary, config, workdir, name, vouch=True):

@@ -1,6 +1,7 @@
 #include "spawn_child.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -30,16 +31,36 @@ bool redirect(int fd, const char* path, int flags) {
   return ok;
 }
 
+// Moves the (single-threaded) child into a new time namespace whose
+// CLOCK_BOOTTIME is ahead by the offset `offsets` says ("boottime N 0"):
+// unshare makes it for the children to come, setns enters it itself. In
+// the forked child: system calls only.
+bool enter_suspended_host(const std::string& offsets) {
+  if (::unshare(CLONE_NEWTIME) != 0) return false;
+  const int file = ::open("/proc/self/timens_offsets", O_WRONLY);
+  if (file < 0) return false;
+  const bool written =
+      ::write(file, offsets.data(), offsets.size()) == static_cast<ssize_t>(offsets.size());
+  ::close(file);
+  if (!written) return false;
+  const int ns = ::open("/proc/self/ns/time_for_children", O_RDONLY);
+  if (ns < 0) return false;
+  const bool entered = ::setns(ns, CLONE_NEWTIME) == 0;
+  ::close(ns);
+  return entered;
+}
+
 // Runs in the forked child: async-signal-safe calls only until exec, since
 // the parent has other threads. Never returns.
-[[noreturn]] void become(const SpawnRequest& r, char* const* argv, char* const* envp, pid_t parent,
-                         int error_pipe) {
+[[noreturn]] void become(const SpawnRequest& r, const std::string& time_offsets, char* const* argv,
+                         char* const* envp, pid_t parent, int error_pipe) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the parent died before the line above
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);  // whatever the forking thread blocked
-  if (redirect(0, "/dev/null", O_RDONLY) &&
+  if ((time_offsets.empty() || enter_suspended_host(time_offsets)) &&
+      redirect(0, "/dev/null", O_RDONLY) &&
       redirect(1, r.stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC) &&
       redirect(2, r.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC)) {
     ::execve(argv[0], argv, envp);
@@ -59,6 +80,8 @@ pid_t fork_and_exec(const SpawnRequest& r) {
   for (auto& e : env) envp.push_back(e.data());
   argv.push_back(nullptr);
   envp.push_back(nullptr);
+  const std::string time_offsets =
+      r.suspended_for_s > 0 ? "boottime " + std::to_string(r.suspended_for_s) + " 0" : "";
   // The child reports a failed exec through this pipe; a successful exec
   // closes it (O_CLOEXEC) with nothing written.
   int fds[2];
@@ -66,7 +89,7 @@ pid_t fork_and_exec(const SpawnRequest& r) {
     throw std::runtime_error("pipe2: " + std::string(std::strerror(errno)));
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid == 0) become(r, argv.data(), envp.data(), parent, fds[1]);
+  if (pid == 0) become(r, time_offsets, argv.data(), envp.data(), parent, fds[1]);
   const int fork_error = errno;
   ::close(fds[1]);
   int child_error = 0;

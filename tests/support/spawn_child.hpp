@@ -21,6 +21,10 @@ struct SpawnRequest {
   std::vector<std::string> env;   // "NAME=value", the whole environment
   std::string stdout_path;        // created or truncated
   std::string stderr_path;
+  // > 0: the program runs in a time namespace of its own whose
+  // CLOCK_BOOTTIME is this many seconds ahead of CLOCK_MONOTONIC, as on a
+  // host that was suspended that long (`unshare -T --boottime N`; root only).
+  long suspended_for_s = 0;
 };
 
 // The child's pid; throws std::runtime_error naming the program if it cannot

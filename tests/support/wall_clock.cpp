@@ -26,7 +26,8 @@ constexpr auto kFakeTime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.
 
 std::map<std::string, std::string> preload() {
   sweep_faketime_leftovers();
-  return {{"LD_PRELOAD", kFakeTime},
+  // real_timerfd.cpp first: Asio's monotonic timers are not libfaketime's.
+  return {{"LD_PRELOAD", std::string(SNOWFLAKE_REAL_TIMERFD) + ":" + kFakeTime},
           {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
           // A sanitized build must be told that a preloaded library comes first.
           {"ASAN_OPTIONS", "verify_asan_link_order=0"}};

@@ -306,7 +306,7 @@ class SteppingClock final : public Clock {
   SteppingClock(std::int64_t wall_ms, std::chrono::milliseconds step)
       : inner_(wall_ms), step_(step) {}
   std::int64_t wall_ns() const noexcept override { return inner_.wall_ns(); }
-  std::chrono::steady_clock::time_point monotonic() const noexcept override {
+  snowflake::BootClock::time_point monotonic() const noexcept override {
     return inner_.monotonic();
   }
   void sleep_for(std::chrono::nanoseconds d) override {

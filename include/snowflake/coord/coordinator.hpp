@@ -138,7 +138,7 @@ class Coordinator {
   // docs/design.md, "A restore, and the grace"), unless cluster create
   // vouched for the cluster in the ZooKeeper run the session was made and
   // is still in (cluster_vouch.hpp). Sets grace_end_.
-  bool held_for_grace(std::chrono::steady_clock::time_point read_at);
+  bool held_for_grace(BootClock::time_point read_at);
   // A write of ours sent when the highest zxid seen was `before` answered
   // with `zxid`: false (and the loss acted on) if ZooKeeper's history is
   // behind what we saw.
@@ -146,7 +146,7 @@ class Coordinator {
   Step acquire();
   // A claim that failed: said (or waited for, in the claimers' line), and a
   // standby reaps if it holds that role.
-  Step not_acquired(const CoordError& e, std::chrono::steady_clock::time_point now);
+  Step not_acquired(const CoordError& e, BootClock::time_point now);
   Step renew();
   // Builds the generator above the floor and publishes it with its lease
   // and time fence. Fails only if the clock fell behind the floor meanwhile.
@@ -172,8 +172,8 @@ class Coordinator {
   // otherwise put its step into that floor, and the next owner would wait it
   // out (hours) for IDs we never issued: we hold issuing while skewed, and
   // the fence, set from what was written, keeps us below it anyway.
-  std::int64_t ts_to_write(std::chrono::steady_clock::time_point sent, std::int64_t wall_ms) const;
-  void saw_zookeeper_time(std::chrono::steady_clock::time_point sent, std::int64_t mtime_ms);
+  std::int64_t ts_to_write(BootClock::time_point sent, std::int64_t wall_ms) const;
+  void saw_zookeeper_time(BootClock::time_point sent, std::int64_t mtime_ms);
   void reap(std::optional<std::int64_t> zk_now_ms);
   // Reads the cluster root's migration floor and fence, leaving a watch on
   // the root so that a raise wakes us; raises the generator's floor to
@@ -223,7 +223,7 @@ class Coordinator {
   bool freeze_owed_ = false;  // and the sequences to be frozen
   std::string loss_reason_;   // the fence's reason
   // When our last write that ZooKeeper confirmed was sent (the lease's base).
-  std::chrono::steady_clock::time_point last_confirmed_sent_{};
+  BootClock::time_point last_confirmed_sent_{};
   // The migration floor (migration_floor.hpp): in force, and confirmed for
   // which session. INT64_MIN: none.
   std::int64_t migration_floor_ms_ = INT64_MIN;
@@ -237,8 +237,7 @@ class Coordinator {
   bool skew_checked_ = false;  // the first measurement after boot is fatal if off
   bool skew_held_ = false;
   // Our last write that ZooKeeper answered: when it was sent, and its mtime.
-  std::optional<std::pair<std::chrono::steady_clock::time_point, std::int64_t>>
-      zookeeper_time_seen_;
+  std::optional<std::pair<BootClock::time_point, std::int64_t>> zookeeper_time_seen_;
   std::string last_retry_;
   std::set<std::uint32_t> reported_unreadable_;
   // Owned worker ID (written by the heartbeat thread only).
@@ -248,11 +247,11 @@ class Coordinator {
   IdGenerator* generator_ = nullptr;
   std::uint32_t worker_id_ = 0;
   std::int64_t owned_floor_ = 0;
-  std::chrono::steady_clock::time_point next_heartbeat_{};
-  std::chrono::steady_clock::time_point grace_end_{};  // of the connection last judged
-  std::optional<ClusterVouch> vouch_{};                // the root's, as last read
-  std::int64_t vouch_noted_session_ = 0;               // said in the log for this session
-  std::chrono::steady_clock::time_point next_reap_{};
+  BootClock::time_point next_heartbeat_{};
+  BootClock::time_point grace_end_{};     // of the connection last judged
+  std::optional<ClusterVouch> vouch_{};   // the root's, as last read
+  std::int64_t vouch_noted_session_ = 0;  // said in the log for this session
+  BootClock::time_point next_reap_{};
   std::chrono::milliseconds backoff_{};
 
   std::mutex mutex_;  // stopping_, root_events_

@@ -53,6 +53,7 @@
 #include <thread>
 #include <vector>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/coord/cluster_history.hpp"
 #include "snowflake/coord/cluster_vouch.hpp"
 #include "snowflake/coord/sequence_holders.hpp"
@@ -85,9 +86,14 @@ struct SequenceSupplierOptions {
   // coordinator.max_skew_ms: how far apart daemons' clocks may be, which a
   // period's end waits out before its node is left or removed.
   std::chrono::milliseconds max_skew{2000};
-  // What the daemon knows of its cluster's history (the coordinator's), if
-  // it has a coordinator: losses are reported to it and read from it.
+  // What the daemon knows of its cluster's history: losses are reported to
+  // it and read from it. The coordinator's, which fences the cluster and
+  // settles a loss; in static mode the daemon's own (settles_history).
   ClusterHistory* history = nullptr;
+  // No coordinator (static mode): on a loss this supplier itself freezes
+  // every sequence of the cluster in ZooKeeper, then settles the history,
+  // as the coordinator does with its fence (DESIGN.md rule 9: every mode).
+  bool settles_history = false;
   // A range taken over a ZooKeeper connection younger than this is handed
   // out only once the connection is this old and the tag's node has been
   // read again (coordinator.restore_grace_ms: a restored ZooKeeper's
@@ -185,7 +191,7 @@ class SequenceSupplier {
     // and so does a new period (the one before joins those kept).
     std::int64_t removal_next_ms = 0;
     std::string removal_looked_in;  // the period the clock was in then
-    std::chrono::steady_clock::time_point retry_at{};
+    BootClock::time_point retry_at{};
     double rate = 0;  // numbers a second of the period the clock was in, once measured
   };
 
@@ -199,11 +205,17 @@ class SequenceSupplier {
     OwnerRead read;
     bool read_owed = true;              // its watch fired, a new session, or a claim landed
     std::uint64_t read_generation = 0;  // the lease's run when it was read
-    std::chrono::steady_clock::time_point
-        look_at{};  // when another's (or nobody's) is judged again
-    std::optional<std::chrono::steady_clock::time_point> unowned_since{};
+    BootClock::time_point look_at{};    // when another's (or nobody's) is judged again
+    std::optional<BootClock::time_point> unowned_since{};
+    // Its node says strict and its owner record is gone (a loss, or a hand):
+    // nobody may claim it (a claim never makes a record: who held it last,
+    // and until when, is not known), so nothing is read or tried for it
+    // until the owners' listing, watched, shows a record again.
+    bool record_missing = false;
   };
   void list_strict_tags();
+  // Its node says strict and its record is gone: refused, and left alone.
+  void mark_record_missing(const std::string& tag, StrictState& ss);
   void supply_strict(SequenceEntry& entry, TagState& state);
   // `generation`: the lease's run, noted before this daemon's identity
   // was (a worker ID lost and another taken meanwhile moves it).
@@ -273,6 +285,10 @@ class SequenceSupplier {
   // Each tag leaves restore_owed_ once done. False: something is still owed.
   bool restore_held();
   void report_loss(HistoryLoss kind, std::string detail);
+  // settles_history: an open loss, once restore_held owes nothing, ends
+  // with every sequence of the cluster frozen in ZooKeeper (cluster fence's
+  // freeze), so that a daemon that never held them hands none out either.
+  void settle_loss_alone();
   // Every frozen tag's floor checked (and its watch set) on the next pass:
   // after a loss froze them, a new session, or the loss settled.
   void recheck_frozen();
@@ -289,7 +305,7 @@ class SequenceSupplier {
   // A range whose node read was sent at `read_at` waits if that read went
   // out before the grace of the connection that answered it was over,
   // unless vouched_in_this_run().
-  bool held_for_grace(std::chrono::steady_clock::time_point read_at);
+  bool held_for_grace(BootClock::time_point read_at);
   // cluster create vouched for the cluster in the ZooKeeper run this session
   // was made in and has not left (its first connection; cluster_vouch.hpp).
   // The root is read once per session.
@@ -354,13 +370,13 @@ class SequenceSupplier {
   // of once over on every clock; the slot lives on, its buffer closed).
   std::map<std::string, PeriodSlot*, std::less<>> period_slots_;
   // When a period over by our clock is next checked against ZooKeeper's.
-  std::chrono::steady_clock::time_point let_go_confirm_at_{};
+  BootClock::time_point let_go_confirm_at_{};
   std::set<std::string> held_past_end_;  // over by our clock, not ZooKeeper's: said so once
   bool probe_refused_warned_ = false;
   std::atomic<bool> relist_{true};  // the children watch fired (or a new session)
   HolderRecord record_;             // what the holder node says, once written
   bool record_written_ = false;     // record_ as it stands is in ZooKeeper
-  std::chrono::steady_clock::time_point last_publish_{};
+  BootClock::time_point last_publish_{};
   bool previous_forgotten_ = false;
   std::mutex changed_mutex_;
   std::set<std::string> changed_tags_;    // under changed_mutex_: set by the watcher

@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/result.hpp"
 
 // The C client's own names (<zookeeper/zookeeper.h>), declared without its header.
@@ -154,13 +155,13 @@ class ZkSession {
   // a wipe restarts every ZooKeeper server, so whatever a daemon is granted
   // from restored records comes over a connection made after it
   // (coordinator.restore_grace_ms).
-  std::chrono::steady_clock::time_point connected_since() const noexcept;
+  BootClock::time_point connected_since() const noexcept;
   // connected_since() of the connection that answered every call made
   // before this one: a round trip through the client's event queue first
   // (the answer of a synchronous call is delivered on the client's I/O
   // thread, and may come over a new connection whose event the completion
   // thread has not delivered yet). nullopt: no answer.
-  std::optional<std::chrono::steady_clock::time_point> connection_answering_since();
+  std::optional<BootClock::time_point> connection_answering_since();
   // Whether the connection up is the session's first (as far as its events
   // have been delivered: after connection_answering_since()). A session
   // that has reconnected may be in a ZooKeeper restarted since it was made.
@@ -258,9 +259,9 @@ class ZkSession {
   zhandle_t* handle_ = nullptr;
   bool with_auth_ = false;
   std::atomic<int> state_{0};  // the C client's last session state
-  // Since when it has been trying to reconnect (steady clock, ns); 0: connected.
-  std::atomic<std::int64_t> disconnected_since_ns_{0};
-  std::atomic<std::int64_t> connected_since_ns_{0};
+  // Since when it has been trying to reconnect; the clock's epoch: connected.
+  std::atomic<BootClock::time_point> disconnected_since_{};
+  std::atomic<BootClock::time_point> connected_since_{};
   std::atomic<int> connections_{0};          // connections made, the first included
   std::atomic<std::int64_t> timeout_ms_{0};  // negotiated, once connected
   std::atomic<std::int64_t> highest_zxid_{0};

@@ -13,6 +13,7 @@
 #include <optional>
 #include <variant>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/http/responses.hpp"
 #include "snowflake/in_flight_token.hpp"
 
@@ -40,7 +41,7 @@ struct Wait {
   // pointer lives (the connection drops it once answered). The server
   // subscribes before each retry, so a change between the two is not lost.
   std::function<void(std::weak_ptr<const Wake>)> subscribe;
-  std::chrono::steady_clock::time_point deadline;
+  BootClock::time_point deadline;
 };
 
 using Answer = std::variant<Reply, Wait>;

@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
 #include "snowflake/coordination_gauges.hpp"
 #include "snowflake/coordinator_type.hpp"
@@ -43,7 +44,7 @@ class StrictForwarder;  // strict_forwarder.hpp
 struct ServiceInfo {
   std::string service;
   CoordinatorType mode = CoordinatorType::static_id;  // coordinator.type
-  std::chrono::steady_clock::time_point started;
+  BootClock::time_point started;
   unsigned io_threads = 1;
   std::optional<ConfiguredTimings> timings{};  // ZooKeeper modes: for /metrics
   std::uint32_t datacenter_id = 0;             // coordinator.datacenter_id (0 without the field)

@@ -34,6 +34,7 @@
 #include <string>
 #include <string_view>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/http/answer.hpp"
 #include "snowflake/http/request_reading.hpp"
 #include "snowflake/http/responses.hpp"
@@ -106,7 +107,7 @@ class HttpServer {
   // has gone without running one (a loop stuck in a handler shows here).
   // Thread-safe.
   void probe_event_loops();
-  std::chrono::steady_clock::duration event_loop_silence() const;
+  BootClock::duration event_loop_silence() const;
 
  private:
   std::shared_ptr<ServerState> state_;  // sessions hold it too: they may outlive a stop()

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/http/responses.hpp"
 #include "snowflake/result.hpp"
 #include "snowflake/sequences/replies.hpp"
@@ -57,7 +58,7 @@ class ForwardCall {
 
 class StrictForwarder {
  public:
-  using Deadline = std::chrono::steady_clock::time_point;
+  using Deadline = BootClock::time_point;
 
   // `self`: this daemon's own address as its owner records name it (a
   // request is never forwarded there).

@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "snowflake/clock.hpp"
+
 namespace snowflake {
 
 struct SequenceSizing {
@@ -37,7 +39,7 @@ bool should_refill(std::int64_t current_size, std::int64_t current_left, std::in
 // average over about `tau`), from a running total sampled now and then.
 class RateMeter {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = BootClock;
   explicit RateMeter(std::chrono::seconds tau = std::chrono::seconds(10)) : tau_(tau) {}
 
   // The running total of numbers handed out, as of `now`.

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/lease.hpp"
 
 namespace snowflake {
@@ -82,8 +83,7 @@ class StrictGate {
     }
     std::int64_t expected = 0;
     ownerless_since_ns.compare_exchange_strong(
-        expected, std::chrono::steady_clock::now().time_since_epoch().count(),
-        std::memory_order_relaxed);
+        expected, BootClock::now().time_since_epoch().count(), std::memory_order_relaxed);
   }
 
   // Where the owner answers ("host:port"; "" : none known), and whether
