@@ -261,6 +261,7 @@ void SequenceSupplier::freeze_on_loss() {
   // may hold the same numbers.
   for (SequenceEntry* entry : supplied_entries()) {
     entry->frozen.store(true, std::memory_order_release);
+    tags_[entry->tag].taken_to = 0;  // dropped below: a raise may start below it
     const auto held = record_.tags.find(entry->tag);
     if (held != record_.tags.end() && held->second.to > 0) {
       entry->buffer.drop_through(held->second.to - 1);
@@ -632,17 +633,18 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state, bool top_up
   state.left_in_node = taken_from.end == kSequenceMax ? -1 : taken_from.end - range.end;
   // Named in the holder node, then the floor read again, before any of it
   // is handed out (the header says why); failing either, the range is a gap.
-  HeldSequence& held = record_.tags[entry.tag];
-  if (held.to > range.start) {
+  if (state.taken_to > range.start) {
     // Every take moves `next` past the range taken, and a give-back only to
     // the giver's own unused rest: a range that starts below one this run
-    // took comes from a counter ZooKeeper rolled back (a restore). Never
-    // used; held.to keeps the end we reached (restore_held freezes above it).
+    // took since the last loss comes from a counter ZooKeeper rolled back (a
+    // restore). Never used; restore_held freezes the tag above what we held.
     report_loss(HistoryLoss::rolled_back,
                 fmt::format("\"{}\" handed us [{}, {}), though this daemon took up to {}",
-                            entry.tag, range.start, range.end, held.to));
+                            entry.tag, range.start, range.end, state.taken_to));
     return;
   }
+  state.taken_to = range.end;
+  HeldSequence& held = record_.tags[entry.tag];
   if (held.to == 0) held.from = range.start;  // the first range this run holds
   held.to = range.end;
   record_written_ = false;

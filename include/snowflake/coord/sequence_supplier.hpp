@@ -144,7 +144,12 @@ class SequenceSupplier {
  private:
   struct TagState {
     RateMeter meter;
-    std::int64_t last_size = 0;        // the last range taken; 0: none yet
+    std::int64_t last_size = 0;  // the last range taken; 0: none yet
+    // The end of the last range taken since the last loss (0: none): a
+    // range that starts below it comes from a counter ZooKeeper rolled
+    // back. Not the holder record's `to`: what a loss froze was dropped
+    // whole, and a raise may then start the counter below it.
+    std::int64_t taken_to = 0;
     std::int64_t dropped_through = 0;  // the highest floor the buffer dropped through
     // Taken over a connection still in its grace: not in the buffer yet.
     std::optional<SequenceRange> settling;
