@@ -290,6 +290,7 @@ Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint,
       shutdown_delay_(server_.main_context()) {
   router_.stopping = &stopping_;
   admin_router_.stopping = &stopping_;
+  if (sequences_) sequences_->zookeeper_clock.set_max_skew(config_.coordinator.max_skew);
 }
 
 bool Daemon::start_static_worker() {
@@ -367,8 +368,11 @@ bool Daemon::start_coordination() {
     lease_.grant_indefinitely();  // static mode owns its worker ID from the start
     return true;
   }
+  auto options = coordinator_options(config_, bound_->port());
+  // Its heartbeats tell the sequences' periods what ZooKeeper's clock reads.
+  if (sequences_) options.zookeeper_clock = &sequences_->zookeeper_clock;
   coordinator_ = std::make_unique<coord::Coordinator>(
-      coordinator_options(config_, bound_->port()), layout_, worker_, lease_, gauges_,
+      std::move(options), layout_, worker_, lease_, gauges_,
       [this](const std::string& why, bool permanent) {
         exit_code_ = permanent ? kExitConflict : kExitFailure;
         notifier_.stop("failed: " + why);

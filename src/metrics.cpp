@@ -304,9 +304,11 @@ void render_sequences(const SequenceRegistry& registry, bool lease_valid, fmt::m
   // Each tag's entry, and for a tag that restarts each period each period
   // it holds now (the clock's and the next): {tag, period}.
   std::vector<std::pair<const SequenceEntry*, std::string>> entries;
+  std::vector<PeriodicSequence::Hold> held;  // the periods' slots, until rendered
   for (const SequenceEntry* e : registry.entries()) {
     if (const PeriodicSequence* periodic = e->periodic.load(std::memory_order_acquire)) {
-      for (const PeriodSlot* slot : periodic->live()) {
+      held.push_back(periodic->hold());
+      for (const PeriodSlot* slot : periodic->live(held.back())) {
         entries.emplace_back(&slot->entry,
                              fmt::format("tag=\"{}\",period=\"{}\"", e->tag, slot->period.key));
       }

@@ -557,6 +557,7 @@ std::int64_t Coordinator::ts_to_write(BootClock::time_point sent, std::int64_t w
 
 void Coordinator::saw_zookeeper_time(BootClock::time_point sent, std::int64_t mtime_ms) {
   zookeeper_time_seen_.emplace(sent, mtime_ms);
+  if (options_.zookeeper_clock) options_.zookeeper_clock->saw(sent, clock_.monotonic(), mtime_ms);
 }
 
 Coordinator::Step Coordinator::not_acquired(const CoordError& e, BootClock::time_point now) {

@@ -29,6 +29,11 @@ constexpr std::int64_t kLetGoMarginMs = 30'000;
 constexpr std::int64_t kRateHintMs = 60'000;
 // A refused or failed step is tried again after this (not every pass).
 constexpr auto kPeriodRetry = std::chrono::seconds(1);
+// ZooKeeper's clock as last seen is read again by a probe once this old
+// (BootClock's drift widens it by a millisecond a second: 0.3 s at most).
+// The coordinator's heartbeats (3 minutes by default) see it more often:
+// static mode's daemons probe.
+constexpr auto kZooKeeperClockMaxAge = std::chrono::minutes(5);
 
 std::int64_t wall_ms() { return SystemClock::read_wall_ns() / 1'000'000; }
 
@@ -80,10 +85,25 @@ void SequenceSupplier::learn_periodic(SequenceEntry& parent) {
 void SequenceSupplier::supply_periodic(SequenceEntry& parent) {
   PeriodicSequence& seq = *parent.periodic.load(std::memory_order_relaxed);
   PeriodicState& ps = periodics_[parent.tag];
-  const std::int64_t now = wall_ms();
+  // The slots of periods over here and out of the lookup: freed once no
+  // request holds them (a daemon runs for years: a slot a day otherwise).
+  seq.free_unused([this](const PeriodSlot* slot) {
+    const auto named = period_slots_.find(slot->entry.tag);
+    return named != period_slots_.end() && named->second == slot;
+  });
+  std::int64_t now = wall_ms();
   // Nothing is made for a tag nobody asked this daemon for, or frozen.
   const bool wanted = parent.wanted.load(std::memory_order_acquire) &&
                       !parent.frozen.load(std::memory_order_acquire);
+  // A clock stepped away from ZooKeeper's opens no period (two days ahead
+  // would push the current one out of the lookup) and dates no number; the
+  // router refuses clock_skew meanwhile. What follows goes by the very
+  // reading judged (the clock may be stepped again meanwhile).
+  if (wanted && zk_ && zk_->connected()) {
+    const auto agreed = agreeing_wall_ms();
+    if (!agreed) return;
+    now = *agreed;
+  }
   if (wanted && zk_ && zk_->connected() && BootClock::now() >= ps.retry_at) {
     const Period current = seq.rule().period_at(now);
     open_period(parent, ps, current);
@@ -94,9 +114,10 @@ void SequenceSupplier::supply_periodic(SequenceEntry& parent) {
       remove_old_periods(seq, ps, current);
     }
   }
-  const PeriodSlot* now_serving = seq.slot_at(now);
+  const auto held = seq.hold();
+  const PeriodSlot* now_serving = seq.slot_at(now, held);
   bool took = false;
-  for (PeriodSlot* slot : seq.live()) {
+  for (PeriodSlot* slot : seq.live(held)) {
     // The clock's period and the next one; a period over here takes no
     // more (its last range would be a gap).
     const bool ahead = slot->period.begins_ms > now;
@@ -119,6 +140,72 @@ void SequenceSupplier::supply_periodic(SequenceEntry& parent) {
   }
   // A request that waited for the tag before its period was there.
   if (took) parent.waiting.wake_all();
+}
+
+Result<std::optional<std::int64_t>, CoordError> SequenceSupplier::probe_zookeeper_clock() {
+  const auto sent = BootClock::now();
+  auto zk_now = zk_->time_of_probe(tree::time_probe_prefix(options_.root));
+  if (!zk_now) return CoordError::from(zk_now.error());
+  if (zk_now.value()) {
+    registry_.zookeeper_clock.saw(sent, BootClock::now(), *zk_now.value());
+  } else {
+    registry_.zookeeper_clock.trust_wall_clock_alone();
+    if (!probe_refused_warned_) {
+      probe_refused_warned_ = true;
+      spdlog::warn(
+          "sequences: ZooKeeper refuses this daemon's clock probe (its ACL): a period is judged "
+          "by this daemon's clock without ZooKeeper's word");
+    }
+  }
+  return zk_now.value();
+}
+
+std::optional<std::int64_t> SequenceSupplier::agreeing_wall_ms() {
+  ZooKeeperClock& zookeeper_clock = registry_.zookeeper_clock;
+  const auto seen = zookeeper_clock.read();
+  const auto steady = BootClock::now();
+  // Read again when none was seen lately, and while our clock seems off
+  // (every 5 s): ZooKeeper's own clock may have been the one stepped, or
+  // the stamp read before a suspend that BootClock did not count.
+  const bool stale = !seen || seen->age > kZooKeeperClockMaxAge || clock_off_warned_;
+  if (stale && steady >= clock_probe_at_) {
+    clock_probe_at_ = steady + (clock_off_warned_ ? 5 * kPeriodRetry : kPeriodRetry);
+    auto probed = probe_zookeeper_clock();
+    if (!probed) {
+      failed(probed.error(), "cannot read ZooKeeper's clock");
+    } else if (!probed.value()) {
+      clock_probe_at_ = steady + kZooKeeperClockMaxAge;  // its ACL refuses: not once a second
+    } else {
+      // A request that waited for the clock to be checked.
+      for (const auto& [tag, ps] : periodics_) {
+        if (SequenceEntry* parent = entry_of(tag)) parent->waiting.wake_all();
+      }
+    }
+  }
+  std::int64_t off_ms = 0;
+  // Read after the probe: judged against ZooKeeper's clock at this instant.
+  const std::int64_t now = wall_ms();
+  switch (zookeeper_clock.judge(now, BootClock::now(), &off_ms)) {
+    case ZooKeeperClock::Judged::within:
+      if (clock_off_warned_) {
+        clock_off_warned_ = false;
+        spdlog::info("sequences: the wall clock agrees with ZooKeeper's again: periods served");
+      }
+      return now;
+    case ZooKeeperClock::Judged::unknown:
+      return std::nullopt;
+    case ZooKeeperClock::Judged::off:
+      if (!clock_off_warned_) {
+        clock_off_warned_ = true;
+        spdlog::error(
+            "sequences: the wall clock is {} ms off ZooKeeper's as last seen (more than "
+            "coordinator.max_skew_ms {}): no period is opened or served by it until it is back "
+            "(503 clock_skew)",
+            off_ms, zookeeper_clock.max_skew_ms());
+      }
+      return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 void SequenceSupplier::open_period(SequenceEntry& parent, PeriodicState& ps, const Period& p) {
@@ -201,17 +288,11 @@ void SequenceSupplier::let_go_of_over_periods() {
   // let go of then, the period would be closed here for good and answered
   // period_closed once the clock is stepped back. ZooKeeper's clock
   // confirms (one probe a period, once it is over).
-  auto zk_now = zk_->time_of_probe(tree::time_probe_prefix(options_.root));
+  auto zk_now = probe_zookeeper_clock();
   if (!zk_now) {  // cut off, or the root gone (a wipe): looked at again in a while
-    failed(CoordError::from(zk_now.error()), "cannot read ZooKeeper's clock");
+    failed(zk_now.error(), "cannot read ZooKeeper's clock");
     let_go_confirm_at_ = steady + 5 * kPeriodRetry;
     return;
-  }
-  if (!zk_now.value() && !probe_refused_warned_) {
-    probe_refused_warned_ = true;
-    spdlog::warn(
-        "sequences: ZooKeeper refuses this daemon's clock probe (its ACL): a period over by this "
-        "clock is let go of without ZooKeeper's word");
   }
   // Refused a probe: our clock alone (the coordinator holds for skew).
   const std::int64_t zk_ms = zk_now.value() ? *zk_now.value() : now;
@@ -302,9 +383,9 @@ bool SequenceSupplier::remove_due_periods(
     const std::vector<std::pair<std::string, std::int64_t>>& kept) {
   // ZooKeeper's own clock decides (a probe's ctime), never ours: a daemon
   // whose clock runs ahead removes nothing early (model/period.pml).
-  auto zk_now = zk_->time_of_probe(tree::time_probe_prefix(options_.root));
+  auto zk_now = probe_zookeeper_clock();
   if (!zk_now || !zk_now.value()) {
-    if (!zk_now) failed(CoordError::from(zk_now.error()), "cannot read ZooKeeper's clock");
+    if (!zk_now) failed(zk_now.error(), "cannot read ZooKeeper's clock");
     return false;
   }
   std::int64_t next = INT64_MAX;

@@ -138,6 +138,17 @@ Response clock_skewed(std::string_view tag, const RouterContext& ctx) {
       kRetrySoon);
 }
 
+// The same, found on the request: the clock stepped since the last heartbeat.
+Response clock_off(std::string_view tag, std::int64_t off_ms, const RouterContext& ctx) {
+  return unavailable_response(
+      to_string(LeaseState::clock_skew),
+      fmt::format("sequence \"{}\" restarts each period, which this daemon's clock decides, and "
+                  "the clock is {} ms off ZooKeeper's as last seen, more than "
+                  "coordinator.max_skew_ms ({})",
+                  tag, off_ms, ctx.sequences->zookeeper_clock.max_skew_ms()),
+      kRetrySoon);
+}
+
 // How the numbers go out: /seq's shapes, or Leaf's bare number.
 struct Shape {
   Format format = Format::json;
@@ -165,6 +176,10 @@ struct SequenceAsk {
       entry->gauges.dropped.fetch_add(numbers.size(), std::memory_order_relaxed);
   }
   SequenceEntry* parent;  // the tag's
+  // A periodic tag's slots held (freed by nobody) until the ask is gone:
+  // destroyed last, after the token of replies in flight that may point
+  // into its slot's entry.
+  PeriodicSequence::Hold period_hold{};
   // Where its numbers come from: the tag's, or (a tag that restarts each
   // period) the period's the clock was in when it was first tried.
   SequenceEntry* entry;
@@ -253,10 +268,41 @@ std::optional<Reply> find_period(SequenceAsk& ask, const PeriodicSequence& perio
   if (ask.parent->frozen.load(std::memory_order_acquire)) {
     return refuse(ask, frozen_sequence(ask.tag));
   }
-  // The clock decides the period only while it agrees with ZooKeeper's.
+  // The clock decides the period only while it agrees with ZooKeeper's: as
+  // the coordinator's last heartbeat found it, and as it stands now against
+  // ZooKeeper's clock last seen plus the time since (a clock stepped since
+  // that heartbeat dates no number in the wrong period).
   if (ctx.lease.state() == LeaseState::clock_skew) return refuse(ask, clock_skewed(ask.tag, ctx));
   const std::int64_t now = wall_ms_now();
-  if (PeriodSlot* slot = periodic.slot_at(now)) {
+  std::int64_t off_ms = 0;
+  switch (ctx.sequences->zookeeper_clock.judge(now, BootClock::now(), &off_ms)) {
+    case ZooKeeperClock::Judged::off:
+      // The supplier reads ZooKeeper's clock again (it may be the one that
+      // was stepped).
+      ctx.sequences->request_refill();
+      return refuse(ask, clock_off(ask.tag, off_ms, ctx));
+    case ZooKeeperClock::Judged::unknown:
+      // Not seen yet: the supplier reads it (a request asked for the tag).
+      ask.parent->wanted.store(true, std::memory_order_release);
+      ctx.sequences->request_refill();
+      if (last || !ctx.sequences->connected.load(std::memory_order_acquire)) {
+        return refuse(ask,
+                      unavailable_response(
+                          "sequence_unavailable",
+                          fmt::format("sequence \"{}\" restarts each period, which this "
+                                      "daemon's clock decides once checked against "
+                                      "ZooKeeper's: not done yet{}",
+                                      ask.tag,
+                                      last ? fmt::format(" within {} ms", ctx.sequence_wait.count())
+                                           : std::string(" and ZooKeeper is away")),
+                          kRetrySoon));
+      }
+      return std::nullopt;
+    case ZooKeeperClock::Judged::within:
+      break;
+  }
+  ask.period_hold = periodic.hold();
+  if (PeriodSlot* slot = periodic.slot_at(now, ask.period_hold)) {
     if (slot->closed.load(std::memory_order_acquire)) {
       return refuse(ask, closed_period(ask.tag, slot->period));
     }
@@ -266,7 +312,7 @@ std::optional<Reply> find_period(SequenceAsk& ask, const PeriodicSequence& perio
   }
   const Period p = periodic.rule().period_at(now);
   // A clock stepped back past every period held: never made here again.
-  if (periodic.before_held(p)) return refuse(ask, closed_period(ask.tag, p));
+  if (periodic.before_held(p, ask.period_hold)) return refuse(ask, closed_period(ask.tag, p));
   ask.parent->wanted.store(true, std::memory_order_release);
   ctx.sequences->request_refill();
   if (!ctx.sequences->connected.load(std::memory_order_acquire) || last) {
@@ -494,7 +540,8 @@ Answer serve(std::string_view tag, std::uint32_t count, Shape shape, RouterConte
         // A periodic tag's: each period held (the one the ask takes
         // from may be installed by the retry that follows).
         if (const PeriodicSequence* p = waiting->parent->periodic.load(std::memory_order_acquire)) {
-          for (PeriodSlot* slot : p->live()) slot->entry.waiting.add(wake);
+          const auto held = p->hold();
+          for (PeriodSlot* slot : p->live(held)) slot->entry.waiting.add(wake);
         }
         waiting->parent->waiting.add(std::move(wake));
       },
@@ -526,12 +573,17 @@ namespace {
 // Numbers in the buffer now, or a range to be had. Read from the buffer
 // itself: the gauge `left` is refreshed by the supplier only while it has a
 // session, so late in an outage it still shows what has since been used up.
-bool can_hand_out(const SequenceEntry& e, bool connected) {
+// `clock`: ZooKeeper's as last seen, for a tag that restarts each period
+// (a wall clock off it serves none: 503 clock_skew); nullptr: not judged.
+bool can_hand_out(const SequenceEntry& e, bool connected, const ZooKeeperClock* clock = nullptr) {
   if (e.frozen.load(std::memory_order_relaxed)) return false;
   // A tag that restarts each period: the period the clock is in, if held
   // (else a range to be had, as for a tag not asked for yet).
   if (const PeriodicSequence* periodic = e.periodic.load(std::memory_order_acquire)) {
-    if (const PeriodSlot* slot = periodic->slot_at(wall_ms_now())) {
+    const std::int64_t now = wall_ms_now();
+    if (clock && clock->judge(now) == ZooKeeperClock::Judged::off) return false;
+    const auto held = periodic->hold();
+    if (const PeriodSlot* slot = periodic->slot_at(now, held)) {
       if (slot->closed.load(std::memory_order_relaxed)) return false;
       return can_hand_out(slot->entry, connected);
     }
@@ -578,7 +630,8 @@ nlohmann::ordered_json entry_json(const SequenceEntry& e, bool connected) {
 nlohmann::ordered_json periodic_json(const SequenceEntry& e, const PeriodicSequence& periodic,
                                      bool connected) {
   nlohmann::ordered_json periods = nlohmann::ordered_json::object();
-  for (const PeriodSlot* slot : periodic.live()) {
+  const auto held = periodic.hold();
+  for (const PeriodSlot* slot : periodic.live(held)) {
     auto one = entry_json(slot->entry, connected);
     const bool closed = slot->closed.load(std::memory_order_relaxed);
     if (closed) one["ready"] = false;
@@ -621,10 +674,9 @@ Response ready_for_sequences(const RouterContext& ctx) {
   // Some tag can be served (a pod has one readiness for all its tags), or,
   // with none yet, ZooKeeper is there to serve the first one created.
   const bool servable =
-      entries.empty() ? connected
-                      : std::any_of(entries.begin(), entries.end(), [connected](const auto* e) {
-                          return can_hand_out(*e, connected);
-                        });
+      entries.empty() ? connected : std::any_of(entries.begin(), entries.end(), [&](const auto* e) {
+        return can_hand_out(*e, connected, &registry.zookeeper_clock);
+      });
   if (!listed || !servable) {
     return unavailable_response(
         "sequence_unavailable",

@@ -15,7 +15,7 @@ bool PeriodicSequence::holds(const PeriodSlot* s, std::int64_t now_ms) const noe
   return rule_.period_at(now_ms).key == s->period.key;
 }
 
-PeriodSlot* PeriodicSequence::slot_at(std::int64_t now_ms) const noexcept {
+PeriodSlot* PeriodicSequence::slot_at(std::int64_t now_ms, const Hold& /*held*/) const noexcept {
   PeriodSlot* newest = newest_.load(std::memory_order_acquire);
   if (holds(newest, now_ms)) return newest;
   PeriodSlot* previous = previous_.load(std::memory_order_acquire);
@@ -32,7 +32,7 @@ bool PeriodicSequence::installable(const Period& p) const {
   return !newest || !previous || p.key > newest->period.key || p.key > previous->period.key;
 }
 
-bool PeriodicSequence::before_held(const Period& p) const noexcept {
+bool PeriodicSequence::before_held(const Period& p, const Hold& /*held*/) const noexcept {
   const PeriodSlot* newest = newest_.load(std::memory_order_acquire);
   const PeriodSlot* previous = previous_.load(std::memory_order_acquire);
   return newest && previous && p.key < newest->period.key && p.key < previous->period.key;
@@ -60,13 +60,45 @@ PeriodSlot* PeriodicSequence::install(const Period& p) {
   return made;
 }
 
-std::vector<PeriodSlot*> PeriodicSequence::live() const {
+std::vector<PeriodSlot*> PeriodicSequence::live(const Hold& /*held*/) const {
   std::vector<PeriodSlot*> out;
   for (PeriodSlot* s :
        {newest_.load(std::memory_order_acquire), previous_.load(std::memory_order_acquire)}) {
     if (s) out.push_back(s);
   }
   return out;
+}
+
+std::size_t PeriodicSequence::free_unused(const std::function<bool(const PeriodSlot*)>& in_use) {
+  // The drain under way ended: no reader that began before it holds the
+  // slots it covers, and every reader since looked them up after they had
+  // left the lookup (it began after they left: it cannot find them).
+  if (draining_ && users_.drained()) {
+    draining_ = false;
+    for (Retired& r : retired_) r.unreachable = r.unreachable || r.covered;
+  }
+  // Freed once every reply that took its numbers has been written (a reply
+  // outlives its request while the server writes it; nothing can enter
+  // any more).
+  std::erase_if(retired_,
+                [](const Retired& r) { return r.unreachable && r.slot->entry.replies.idle(); });
+  const PeriodSlot* newest = newest_.load(std::memory_order_relaxed);
+  const PeriodSlot* previous = previous_.load(std::memory_order_relaxed);
+  for (auto s = owned_.begin(); s != owned_.end();) {
+    if (s->get() == newest || s->get() == previous || in_use(s->get())) {
+      ++s;
+      continue;
+    }
+    retired_.push_back({std::move(*s), false, false});
+    s = owned_.erase(s);
+  }
+  if (!draining_ &&
+      std::any_of(retired_.begin(), retired_.end(), [](const Retired& r) { return !r.covered; })) {
+    for (Retired& r : retired_) r.covered = true;
+    users_.begin_drain();
+    draining_ = true;
+  }
+  return slots_kept();
 }
 
 }  // namespace snowflake

@@ -21,6 +21,11 @@ bool RepliesInFlight::drained() const noexcept {
   return in_flight_[before & 1].load(std::memory_order_seq_cst) == 0;
 }
 
+bool RepliesInFlight::idle() const noexcept {
+  return in_flight_[0].load(std::memory_order_seq_cst) == 0 &&
+         in_flight_[1].load(std::memory_order_seq_cst) == 0;
+}
+
 void WakeList::add(std::weak_ptr<const Wake> wake) {
   std::lock_guard lock(mutex_);
   if (waiting_.size() >= pruned_at_) {

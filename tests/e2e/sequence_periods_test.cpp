@@ -49,7 +49,9 @@ struct PeriodAnswer {
 
 // A ZooKeeper and daemons whose wall clocks read `start_iso` now.
 struct FakedCluster {
-  explicit FakedCluster(const std::string& start_iso, const std::vector<std::int64_t>& ahead_ms)
+  // `coordinator`: settings of the daemons' that differ from the suite's.
+  explicit FakedCluster(const std::string& start_iso, const std::vector<std::int64_t>& ahead_ms,
+                        const json& coordinator = json::object())
       : offset_ms(iso_ms(start_iso) - wall_ms_now()),
         zk_clock(clocks.path() / "zk", offset_text(offset_ms)),
         zk({}, zk_clock.jvm_env()) {
@@ -57,8 +59,9 @@ struct FakedCluster {
       daemon_clocks.push_back(std::make_unique<WallClockOffset>(
           clocks.path() / ("d" + std::to_string(i)), offset_text(offset_ms + ahead_ms[i])));
       states.push_back(std::make_unique<TempDir>());
-      const json patch = {{"sequences", {{"max_wait_ms", kMaxWaitMs}}},
-                          {"coordinator", {{"max_skew_ms", 2000}}}};
+      json patch = {{"sequences", {{"max_wait_ms", kMaxWaitMs}}},
+                    {"coordinator", {{"max_skew_ms", 2000}}}};
+      patch["coordinator"].update(coordinator);
       daemons.push_back(std::make_unique<Daemon>(
           cluster_config(zk.hosts(), "recycle", states.back()->path(), patch).dump(), "127.0.0.1:0",
           daemon_clocks.back()->env()));
@@ -150,6 +153,19 @@ std::vector<PeriodAnswer> first_answers(FakedCluster& c) {
                    body["period"], ""});
   }
   return out;
+}
+
+// The first answer of `d` to /seq/invoice that is not 503 clock_skew: a
+// clock stepped back, once the daemon has found it so.
+std::optional<HttpReply> first_past_clock_skew(const Daemon& d) {
+  std::optional<HttpReply> r;
+  REQUIRE(eventually(
+      [&] {
+        r = http_get(d.port(), "/seq/invoice");
+        return r && error_of(r) != "clock_skew";
+      },
+      20s));
+  return r;
 }
 
 // What the load must show, whichever clocks: every answer a 200 within
@@ -415,13 +431,7 @@ TEST_CASE(
       20s));
   ahead[0] = 0;
   c.jump(0, ahead);
-  std::optional<HttpReply> r;
-  REQUIRE(eventually(
-      [&] {
-        r = http_get(c.daemons[0]->port(), "/seq/invoice");
-        return r && error_of(r) != "clock_skew";
-      },
-      20s));
+  auto r = first_past_clock_skew(*c.daemons[0]);
   INFO(r->body);
   {
     INFO("the day ended before the test got here (a loaded machine)");
@@ -431,4 +441,116 @@ TEST_CASE(
   CHECK(json::parse(r->body)["period"] == "2026-06-01");
   CHECK(std::stoll(json::parse(r->body)["number"].get<std::string>()) >
         std::stoll(first[0].number));
+}
+
+TEST_CASE(
+    "a daily sequence: a daemon's clock stepped to the end of tomorrow between two heartbeats "
+    "dates no number tomorrow (503 clock_skew at once), opens no later period, and serves today "
+    "again once stepped back",
+    "[sequence][period]") {
+  std::vector<std::int64_t> ahead{0};
+  // Heartbeats 20 s apart: the step comes and goes between two, as it
+  // would between two of the default 3 minutes. No restore grace: a young
+  // daemon whose clock is a day off its cluster create's vouch holds its
+  // periods for the grace, which would hide the step's effect.
+  FakedCluster c("2026-06-01T12:00:00Z", ahead,
+                 {{"heartbeat_interval_ms", 20'000},
+                  {"lease_timeout_ms", 60'000},
+                  {"reclaim_after_ms", 90'000},
+                  {"restore_grace_ms", 0}});
+  created(*c.daemons[0], {"create", "invoice", "--reset", "daily", "--time-zone", "UTC",
+                          "--template", "INV-{yyyy}{MM}{dd}-{n:06}", "--step", "20"});
+  const auto first = first_answers(c);
+  REQUIRE(first[0].period == "2026-06-01");
+  // The clock stepped to 23:59:30 tomorrow (the day after's period within
+  // a minute too), for 1.5 s. Before: the daemon made and served tomorrow,
+  // made the day after, and the two pushed today out of its lookup: 503
+  // period_closed for today from then on.
+  ahead[0] = FakedCluster::iso_ms("2026-06-02T23:59:30Z") - (wall_ms_now() + c.offset_ms);
+  c.jump(0, ahead);
+  const std::int64_t step_ends = wall_ms_now() + 1500;
+  std::map<std::string, int> during;  // "200 <period>" or the error's code
+  for (int i = 0; i < 2000 && wall_ms_now() < step_ends; ++i) {
+    const auto r = http_get(c.daemons[0]->port(), "/seq/invoice");
+    if (!r) continue;
+    const auto body = json::parse(r->body, nullptr, false);
+    ++during[r->status == 200 ? "200 " + body.value("period", "") : error_of(r)];
+  }
+  ahead[0] = 0;
+  c.jump(0, ahead);
+  std::string seen;
+  for (const auto& [what, n] : during) seen += fmt::format("{}: {}\n", what, n);
+  INFO(seen);
+  INFO(c.daemons[0]->process().stderr_text());
+  CHECK(during.size() == 1);
+  CHECK(during["clock_skew"] > 0);
+  auto r = first_past_clock_skew(*c.daemons[0]);
+  INFO(r->body);
+  CHECK(r->status == 200);
+  CHECK(json::parse(r->body)["period"] == "2026-06-01");
+  CHECK(std::stoll(json::parse(r->body)["number"].get<std::string>()) >
+        std::stoll(first[0].number));
+  // No later period was made: ZooKeeper has today's node alone.
+  CHECK(c.daemons[0]->process().stderr_text().find("period 2026-06-02") == std::string::npos);
+
+  // Stepped back two days: refused for the clock (not period_closed, which
+  // says the period is over for good), and today served again after.
+  ahead[0] = -2 * 86'400'000;
+  c.jump(0, ahead);
+  r = http_get(c.daemons[0]->port(), "/seq/invoice");
+  INFO(r->body);
+  CHECK(error_of(r) == "clock_skew");
+  ahead[0] = 0;
+  c.jump(0, ahead);
+  REQUIRE(eventually(
+      [&] {
+        r = http_get(c.daemons[0]->port(), "/seq/invoice");
+        return r && r->status == 200;
+      },
+      20s));
+  CHECK(json::parse(r->body)["period"] == "2026-06-01");
+}
+
+TEST_CASE(
+    "a daily sequence on a static daemon (no heartbeat checks its clock): served once ZooKeeper's "
+    "clock is read, and 503 clock_skew at once when its clock is stepped two days on",
+    "[sequence][period][static]") {
+  ZooKeeperServer zk;
+  TempDir state, clocks;
+  WallClockOffset clock(clocks.path() / "d", "+0");
+  // A zone where it is about noon now: no midnight during the test.
+  const int utc_hour = static_cast<int>((wall_ms_now() / 3'600'000) % 24);
+  const int east = 12 - utc_hour;  // hours east of UTC, -11..12
+  const std::string zone = east == 0  ? std::string("Etc/GMT")
+                           : east > 0 ? fmt::format("Etc/GMT-{}", east)
+                                      : fmt::format("Etc/GMT+{}", -east);
+  Daemon d(cluster_config(zk.hosts(), "static", state.path(),
+                          {{"coordinator", {{"static_worker_id", 3}}},
+                           {"sequences", {{"enabled", true}, {"max_wait_ms", kMaxWaitMs}}}})
+               .dump(),
+           "127.0.0.1:0", clock.env());
+  REQUIRE(run_seq(d, {"create", "invoice", "--reset", "daily", "--time-zone", zone, "--template",
+                      "INV-{yyyy}{MM}{dd}-{n:06}"})
+              .status.code == 0);
+  std::optional<HttpReply> r;
+  INFO(d.process().stderr_text());
+  REQUIRE(eventually(
+      [&] {
+        r = http_get(d.port(), "/seq/invoice");
+        return r && r->status == 200;
+      },
+      20s));
+  const std::string today = json::parse(r->body)["period"];
+  clock.set_ms(2 * 86'400'000);
+  r = http_get(d.port(), "/seq/invoice");
+  INFO(r->body);
+  CHECK(error_of(r) == "clock_skew");
+  clock.set("+0");
+  REQUIRE(eventually(
+      [&] {
+        r = http_get(d.port(), "/seq/invoice");
+        return r && r->status == 200;
+      },
+      20s));
+  CHECK(json::parse(r->body)["period"] == today);
 }

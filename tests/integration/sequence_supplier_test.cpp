@@ -727,7 +727,8 @@ PeriodSlot* serving_period(ZkSession& admin, SequenceRegistry& registry, const s
   std::vector<std::int64_t> got;
   REQUIRE(eventually([&] {
     const auto* periodic = parent->periodic.load();
-    slot = periodic ? periodic->slot_at(wall_ms_now()) : nullptr;
+    // Today's slot stays in the lookup (and so whole) for the test's length.
+    slot = periodic ? periodic->slot_at(wall_ms_now(), periodic->hold()) : nullptr;
     return slot && slot->entry.buffer.take(1, got) == 1;
   }));
   CHECK(got == std::vector<std::int64_t>{1});

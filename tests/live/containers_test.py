@@ -23,6 +23,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -575,6 +576,104 @@ def kube_play(live):
         f"worker ID(s) {sorted(workers.values())} given back on SIGTERM, nothing left after kube down")
 
 
+RUNBOOK_BLOCK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
+                             "runbook-block.py")
+FENCE = "snowflaked-fence"  # the container docs/operations.md's `restore-compose` block names
+
+
+def ensemble_volumes(cluster):
+    """{volume: its directory on the host} of the ensemble's data volumes."""
+    names = [v for v in cluster.listing()["volumes"]
+             if re.fullmatch(rf"{re.escape(cluster.name)}_zk\d-(data|datalog)", v)]
+    check(len(names) == 6, f"the ensemble's data volumes: {names}")
+    return {v: cluster.podman("volume", "inspect", "--format", "{{.Mountpoint}}", v).stdout.strip()
+            for v in names}
+
+
+def typed_compose_runbook(live, restore, config=None):
+    """docs/operations.md's `restore-compose` block typed into bash as an
+    operator does, in the source tree, `docker` being podman and `docker
+    compose` podman-compose on this run's project: up to its restore step,
+    then restore() once the command's container runs (or has ended), then the
+    rest. Returns bash's exit status and what it printed."""
+    cluster = live.cluster
+    text = run([sys.executable, RUNBOOK_BLOCK] + (["--config", config] if config else [])
+               + ["restore-compose", os.path.join(live.source, "docs", "operations.md")]).stdout
+    lines = text.splitlines(keepends=True)
+    at = [i for i, line in enumerate(lines)
+          if line.startswith("#") and "restore zookeeper" in line.lower()]
+    check(len(at) == 1, f"runbook restore-compose: not one comment line that says "
+          f"\"Restore ZooKeeper\":\n{text}")
+    shim = ("docker() { if [ \"$1\" = compose ]; then shift; podman-compose -p "
+            f"{cluster.name} -f docker-compose.yml \"$@\"; else podman \"$@\"; fi; }}\n")
+    shell = subprocess.Popen(dying_with_us(["bash", "-s"]), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             env=cluster.env, cwd=live.source, start_new_session=True)
+    try:
+        shell.stdin.write(shim + "".join(lines[:at[0]]))
+        shell.stdin.flush()
+        poll(f"the block's first steps: the ensemble stopped, {FENCE} started", lambda: (
+            cluster.podman("inspect", "--format", "{{.State.Status}}", FENCE, check=False)
+            .stdout.strip() in ("running", "exited", "stopped")
+            and all(cluster.podman("inspect", "--format", "{{.State.Status}}",
+                                   cluster.container(z)).stdout.strip() in ("exited", "stopped")
+                    for z in ZOOKEEPERS)), 240, interval=1)
+        restore()
+        try:
+            out, _ = shell.communicate("".join(lines[at[0]:]), timeout=600)
+        except subprocess.TimeoutExpired as e:
+            raise Failure("the runbook: still running 600 s after ZooKeeper's return") from e
+        return shell.returncode, out
+    finally:
+        if shell.poll() is None:
+            os.killpg(shell.pid, signal.SIGKILL)
+            shell.wait()
+
+
+def compose_restore_runbook(live):
+    """ZooKeeper's volumes restored from a backup taken a moment before, by
+    docs/operations.md's `restore-compose` block as written: the replicas
+    and the ensemble stopped, `cluster fence` started detached without the
+    ensemble (--no-deps), the volumes put back, the ensemble started; the
+    block exits 0 once the command has, which fenced the restored data
+    (not the old: it waited for the ensemble). Then the replicas' `up -d`,
+    as the doc says: a replica answers cluster_fenced. And the block with a
+    config the command cannot read: it exits non-zero."""
+    cluster = live.cluster
+    volumes = ensemble_volumes(cluster)
+    backup = os.path.join(live.work, "zookeeper-backup")
+    os.makedirs(backup)
+    cluster.compose("stop", *ZOOKEEPERS, timeout=300)
+    for volume, path in volumes.items():
+        run(["cp", "-a", path, os.path.join(backup, volume)])
+    cluster.compose("start", *ZOOKEEPERS, timeout=300)
+    poll("snowflaked1 issues after the backup", lambda: issues_ids(
+        cluster, "snowflaked1", live.workers["snowflaked1"]), 180, interval=1)
+
+    def put_back():
+        for volume, path in volumes.items():
+            run(["find", path, "-mindepth", "1", "-delete"])
+            run(["cp", "-a", os.path.join(backup, volume) + "/.", path])
+
+    status, out = typed_compose_runbook(live, put_back)
+    said = cluster.podman("logs", FENCE, check=False).stdout
+    check(status == 0, f"the runbook: exit {status}:\n{out}")
+    check("fenced until" in said and "confirmed: every daemon" in said, f"{FENCE} said:\n{said}")
+    cluster.podman("rm", FENCE)
+    cluster.compose("up", "-d", *REPLICAS, timeout=300)  # as the doc says, after the block
+    fenced = poll("snowflaked1 answers cluster_fenced", lambda: (
+        lambda r: r if r[0] == 503 and r[1].get("error") == "cluster_fenced" else None)(
+            http_json(cluster.url("snowflaked1", "/id/order"))), 180, interval=1)
+    log(f"      the block exited 0; snowflaked1: {fenced[0]} {fenced[1].get('error')}")
+
+    status, out = typed_compose_runbook(live, lambda: None, "/etc/snowflaked/no-such.json")
+    said = cluster.podman("logs", FENCE, check=False).stdout
+    check(status != 0, f"the runbook with a config the command cannot read: exit 0\n{said}")
+    cluster.podman("rm", FENCE)
+    cluster.compose("up", "-d", *REPLICAS, timeout=300)
+    log(f"      with a config it cannot read: exit {status}")
+
+
 def zookeeper_wiped_up_again(live):
     """The ensemble rebuilt empty (its containers and data volumes gone) and
     `up -d` run again, as an operator would: the one-shot, whose volume
@@ -646,6 +745,10 @@ STEPS = [
      "refused to a client without it); the pod stopped (SIGTERM) gives its worker ID back, "
      "kube down leaves nothing but the Secret's and the ConfigMap's",
      kube_play),
+    ("ZooKeeper's volumes restored from a backup by docs/operations.md's compose runbook as "
+     "written: it exits 0 once `cluster fence` has, non-zero when it failed; `up -d` after it "
+     "leaves the cluster fenced",
+     compose_restore_runbook),
     ("ZooKeeper's volumes lost and `up -d` again: the one-shot remembers the cluster on its "
      "volume and refuses it (exit 3); a replica that lived through it fences the cluster",
      zookeeper_wiped_up_again),

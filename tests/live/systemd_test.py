@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -93,7 +94,10 @@ class Container:
         return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
     def journal(self, *args):
-        out = self.run(["journalctl", "-u", UNIT, "-o", "json", "--no-pager"] + list(args)).stdout
+        return self.journal_of(UNIT, *args)
+
+    def journal_of(self, unit, *args):
+        out = self.run(["journalctl", "-u", unit, "-o", "json", "--no-pager"] + list(args)).stdout
         return [json.loads(line) for line in out.splitlines() if line.strip()]
 
     def pool(self):
@@ -330,13 +334,81 @@ def dead_run_reclaimed(run):
     check([e["worker_id"] for e in held["inuse"]] == [run.worker], f"in use: {held['inuse']}")
 
 
+RUNBOOK_BLOCK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
+                             "runbook-block.py")
+FENCE_UNIT = "snowflaked-fence"  # the unit docs/operations.md's `restore` block names
+
+
+def runbook(doc, name, config=None):
+    """The doc's block NAME (scripts/runbook-block.py), letter for letter but
+    `config`, split where the operator restores ZooKeeper: its one comment
+    line that says so."""
+    text = run([sys.executable, RUNBOOK_BLOCK] + (["--config", config] if config else [])
+               + [name, doc]).stdout
+    lines = text.splitlines(keepends=True)
+    at = [i for i, line in enumerate(lines)
+          if line.startswith("#") and "restore zookeeper" in line.lower()]
+    check(len(at) == 1, f"runbook {name!r}: not one comment line that says \"Restore ZooKeeper\":\n{text}")
+    return "".join(lines[:at[0]]), "".join(lines[at[0]:])
+
+
+def typed_runbook(run, backup, block, hang_up=False):
+    """The block typed into bash in the container, as an operator does: its
+    first step with ZooKeeper stopped (once the unit runs), the backup put
+    back and ZooKeeper started at its restore step, then the rest. Returns
+    bash's exit status and what it printed; `hang_up`: the shell's session
+    sent SIGHUP while the command waits for ZooKeeper (a dropped SSH
+    connection), nothing more typed, and None returned."""
+    first, rest = block
+    shell = []
+
+    def first_step():
+        p = subprocess.Popen(dying_with_us(["nsenter", "-t", str(run.box.init_pid), "-a", "bash", "-s"]),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, start_new_session=True)
+        shell.append(p)
+        p.stdin.write(first)
+        p.stdin.flush()
+        poll(f"the block's first step runs {FENCE_UNIT}",
+             lambda: run.box.run(["systemctl", "is-active", FENCE_UNIT], check=False).stdout.strip()
+             == "active", 30)
+        time.sleep(0.5)  # trying to reach ZooKeeper meanwhile
+        if hang_up:
+            os.killpg(p.pid, signal.SIGHUP)
+            p.wait(30)
+            check(run.box.run(["systemctl", "is-active", FENCE_UNIT], check=False).stdout.strip()
+                  == "active", f"{FENCE_UNIT} ended with the shell's hangup")
+
+    try:
+        run.zk.restore(backup, while_stopped=first_step)
+        if hang_up:
+            return None, ""
+        try:
+            out, _ = shell[0].communicate(rest, timeout=120)
+        except subprocess.TimeoutExpired as e:
+            raise Failure("the runbook: still running 120 s after ZooKeeper's return") from e
+        return shell[0].returncode, out
+    finally:
+        if shell and shell[0].poll() is None:
+            os.killpg(shell[0].pid, signal.SIGKILL)
+            shell[0].wait()
+
+
+def fence_journal(run, since):
+    return "\n".join(e["MESSAGE"] for e in run.box.journal_of(FENCE_UNIT, "--since", since)
+                     if isinstance(e.get("MESSAGE"), str))
+
+
 def restore_runbook(run):
-    """docs/operations.md's restore runbook, as an operator follows it: the
-    service serves, ZooKeeper is stopped and `snowflaked cluster fence
-    --wait` started, the data restored from a backup taken a moment before
-    and ZooKeeper started. The command exits 0; the daemon refuses (503
-    cluster_fenced) until the fence has passed, then issues again, above it,
-    and no ID repeats."""
+    """docs/operations.md's restore runbook (its `restore` block: the command
+    as a transient unit, systemd-run --wait), typed into bash as an operator
+    does: the service serves, ZooKeeper is stopped and the block's first
+    step typed, the data restored from a backup taken a moment before and
+    ZooKeeper started, the rest typed. The block exits 0; the daemon
+    refuses (503 cluster_fenced) until the fence has passed, then issues
+    again, above it, and no ID repeats. Then twice more: the shell hung up
+    while the command waits (the unit goes on, and its journal says how it
+    ended), and a config the cluster contradicts (the block exits 3)."""
     box = run.box
     box.write("/etc/snowflaked/snowflaked.json",
               daemon_config(run.zk.hosts(), int(run.base.rsplit(":", 1)[1])))
@@ -349,22 +421,21 @@ def restore_runbook(run):
             ids.extend(int(i) for i in body["ids"])
         return status, body
 
-    check(issue()[0] == 200, "the service does not issue before the restore")
-    backup = run.zk.back_up()
-    poll("issuing after the backup", lambda: issue()[0] == 200, 60)
-    for _ in range(50):
-        issue()
-    command = []
-    run.zk.restore(backup, while_stopped=lambda: command.append(box.spawn(
-        ["snowflaked", "cluster", "fence", "--config", "/etc/snowflaked/snowflaked.json",
-         "--wait", "600000"])))
-    try:
-        out, err = command[0].communicate(timeout=120)
-    except subprocess.TimeoutExpired as e:
-        command[0].kill()
-        raise Failure("cluster fence: still running 120 s after ZooKeeper's return") from e
-    check(command[0].returncode == 0, f"cluster fence: exit {command[0].returncode}: {out}{err}")
-    check("fenced until" in out, f"cluster fence said: {out}")
+    def backup_under_load():
+        poll("issuing before the backup", lambda: issue()[0] == 200, 60)
+        backup = run.zk.back_up()
+        poll("issuing after the backup", lambda: issue()[0] == 200, 60)
+        for _ in range(50):
+            issue()
+        return backup
+
+    since = box.run(["date", "+%Y-%m-%d %H:%M:%S"]).stdout.strip()
+    status, out = typed_runbook(run, backup_under_load(), runbook(run.doc, "restore"))
+    said = fence_journal(run, since)
+    check(status == 0, f"the runbook: exit {status}: {out}\njournalctl -u {FENCE_UNIT}:\n{said}")
+    check("Finished with result: success" in out, f"systemd-run --wait said: {out}")
+    check("fenced until" in said and "confirmed: every daemon" in said,
+          f"journalctl -u {FENCE_UNIT}:\n{said}")
     status, body = issue()
     check(status == 503 and body.get("error") == "cluster_fenced", f"/id right after the fence: {status} {body}")
     _, state = http_json(run.base + "/status")
@@ -373,8 +444,30 @@ def restore_runbook(run):
     check(len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice")
     after = [i for i in ids if (i >> 22) + 1735689600000 > until]
     check(after, "no ID above the fence")
-    box.run(["systemctl", "stop", UNIT], timeout=60)
     log(f"      {len(ids)} IDs, none twice; fenced until {state['cluster']['fence']['until']}")
+
+    # The shell hung up while the command waits for ZooKeeper: it goes on.
+    since = box.run(["date", "+%Y-%m-%d %H:%M:%S"]).stdout.strip()
+    typed_runbook(run, backup_under_load(), runbook(run.doc, "restore"), hang_up=True)
+    poll(f"{FENCE_UNIT} ends after the hangup",
+         lambda: box.run(["systemctl", "is-active", FENCE_UNIT], check=False).stdout.strip()
+         != "active", 120)
+    said = fence_journal(run, since)
+    check("confirmed: every daemon" in said and "Deactivated successfully" in said,
+          f"after the hangup, journalctl -u {FENCE_UNIT}:\n{said}")
+    poll("issuing again after the second fence", lambda: issue()[0] == 200, 120)
+
+    # A fence that fails: the block exits with the command's status.
+    other = json.loads(daemon_config(run.zk.hosts(), free_port()))
+    other["layout"] = {"worker_bits": 8, "sequence_bits": 14}
+    box.write("/etc/snowflaked/another-layout.json", json.dumps(other))
+    status, out = typed_runbook(run, backup_under_load(),
+                                runbook(run.doc, "restore", "/etc/snowflaked/another-layout.json"))
+    check(status == 3, f"the runbook with a config the cluster contradicts: exit {status} "
+          f"(cluster fence exits 3): {out}")
+    box.run(["rm", "/etc/snowflaked/another-layout.json"])
+    check(len(ids) == len(set(ids)), f"{len(ids) - len(set(ids))} IDs issued twice")
+    box.run(["systemctl", "stop", UNIT], timeout=60)
 
 
 def stop_gives_worker_back(run):

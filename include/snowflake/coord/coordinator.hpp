@@ -33,6 +33,7 @@
 #include "snowflake/state/state_dir.hpp"
 #include "snowflake/state/time_reservation.hpp"
 #include "snowflake/worker_slot.hpp"
+#include "snowflake/zookeeper_clock.hpp"
 
 namespace snowflake::coord {
 
@@ -50,6 +51,9 @@ struct CoordinatorOptions {
   std::string state_dir;
   std::string opaque_key;  // the opaque key's fingerprint, recorded in the root; "": none
   FormPolicy forms;        // forms.default and forms.tags, recorded in the root
+  // Told of ZooKeeper's clock at each claim and heartbeat (the periods of
+  // sequences are judged by it); nullptr: nobody asks.
+  ZooKeeperClock* zookeeper_clock = nullptr;
 };
 
 class Coordinator {
@@ -173,7 +177,7 @@ class Coordinator {
   // out (hours) for IDs we never issued: we hold issuing while skewed, and
   // the fence, set from what was written, keeps us below it anyway.
   std::int64_t ts_to_write(BootClock::time_point sent, std::int64_t wall_ms) const;
-  void saw_zookeeper_time(BootClock::time_point sent, std::int64_t mtime_ms);
+  void saw_zookeeper_time(BootClock::time_point sent, std::int64_t mtime_ms);  // answered now
   void reap(std::optional<std::int64_t> zk_now_ms);
   // Reads the cluster root's migration floor and fence, leaving a watch on
   // the root so that a raise wakes us; raises the generator's floor to

@@ -259,6 +259,14 @@ class SequenceSupplier {
   // one judged by its floor (check_floor), anything else retried.
   void take_refused(SequenceEntry& entry, TagState& state, const CoordError& e);
   void open_period(SequenceEntry& parent, PeriodicState& ps, const Period& p);
+  // The wall clock now, if it agrees with ZooKeeper's as last seen
+  // (ZooKeeperClock): periods are opened and supplied by it only then.
+  // Reads ZooKeeper's clock first when none was seen lately (static mode,
+  // or no heartbeat for kZooKeeperClockMaxAge) or ours seemed off.
+  std::optional<std::int64_t> agreeing_wall_ms();
+  // ZooKeeper's clock now, by a probe, also told to the registry's
+  // ZooKeeperClock; nullopt inside: its ACL refuses the probe.
+  Result<std::optional<std::int64_t>, CoordError> probe_zookeeper_clock();
   bool read_definition(const std::string& tag, PeriodicState& ps);
   // Periods over on every clock within the skew bound (and a margin), by
   // ours and by ZooKeeper's: let go of (their holder entries too), before
@@ -378,9 +386,11 @@ class SequenceSupplier {
   BootClock::time_point let_go_confirm_at_{};
   std::set<std::string> held_past_end_;  // over by our clock, not ZooKeeper's: said so once
   bool probe_refused_warned_ = false;
-  std::atomic<bool> relist_{true};  // the children watch fired (or a new session)
-  HolderRecord record_;             // what the holder node says, once written
-  bool record_written_ = false;     // record_ as it stands is in ZooKeeper
+  BootClock::time_point clock_probe_at_{};  // the next probe of ZooKeeper's clock, at the soonest
+  bool clock_off_warned_ = false;           // "the wall clock is off": said once an episode
+  std::atomic<bool> relist_{true};          // the children watch fired (or a new session)
+  HolderRecord record_;                     // what the holder node says, once written
+  bool record_written_ = false;             // record_ as it stands is in ZooKeeper
   BootClock::time_point last_publish_{};
   bool previous_forgotten_ = false;
   std::mutex changed_mutex_;

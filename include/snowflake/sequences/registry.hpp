@@ -19,6 +19,7 @@
 #include "snowflake/sequences/number_template.hpp"
 #include "snowflake/sequences/replies.hpp"
 #include "snowflake/sequences/strict_gate.hpp"
+#include "snowflake/zookeeper_clock.hpp"
 
 namespace snowflake {
 
@@ -101,6 +102,10 @@ class SequenceRegistry {
 
   // The supplier's ZooKeeper session is connected (it writes, /status reads).
   std::atomic<bool> connected{false};
+  // ZooKeeper's clock as the daemon last saw it (the coordinator's
+  // heartbeats, the supplier's probes): a periodic tag's period is decided
+  // by the wall clock only while it agrees with this.
+  ZooKeeperClock zookeeper_clock;
   // The supplier has read the tags from ZooKeeper once: from then on a tag
   // not found is unknown (404); before, it may exist (a 503: not known yet).
   std::atomic<bool> listed{false};

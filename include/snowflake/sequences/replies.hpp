@@ -41,6 +41,9 @@ class RepliesInFlight {
   // replies of the one before are what drained() waits for.
   void begin_drain() noexcept;
   bool drained() const noexcept;
+  // Any thread: no reply counted in either epoch (once nothing can enter
+  // any more, it stays so: the entry may be freed).
+  bool idle() const noexcept;
 
  private:
   std::atomic<std::uint64_t> epoch_{0};
