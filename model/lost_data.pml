@@ -68,7 +68,21 @@
  *     above what was held (SequenceSupplier::freeze_on_loss, restore_held).
  * The operator's `seq raise` thaws the sequence above every number handed
  * out (the application's data), once every daemon that held one has
- * dropped it (its confirmation).
+ * dropped it (its confirmation). It is not one step: as raise_sequence
+ * does, it reads the node (and its floor child: their versions), then
+ * writes both in one multi conditional on those versions; a write that
+ * loses (bad version) reads again and computes again with the same
+ * `above`. So a loss and a daemon's freeze (or cluster fence's) may land
+ * between its read and its write. `above` is what the application has
+ * when the command first reads (what the operator can know then), be the
+ * node frozen then (a raise after a loss) or thawed (a raise a loss may
+ * overtake). A raise whose retry finds the node frozen, though its first
+ * read found it thawed, stops and says so (exit 1: the loss may be newer
+ * than the `above` chosen; the operator checks the application's data and
+ * raises again). Its session: a wipe ends it (ZooKeeper comes back
+ * knowing none); a restore ends it unless the copy has it (the raise
+ * began before the backup): then it goes on, the worst case (ZooKeeper
+ * may take such a session back).
  *
  * Mutants (spin must find a counterexample to property 8):
  *   -DNO_FENCE               no fence is written or honoured
@@ -83,6 +97,9 @@
  *   -DVOUCH_ANY_CONNECTION   a session judged by the run it was made in,
  *                            though it reconnected since
  *   -DCREATE_FORGETS         cluster create keeps nothing between runs
+ *   -DRAISE_THAWS_NEWER_FREEZE  (sequences) a raise whose retry finds the
+ *                            node frozen, though its first read did not,
+ *                            thaws it with the `above` chosen before the loss
  */
 
 #ifndef TMAX
@@ -116,6 +133,18 @@ byte era;                /* which history ZooKeeper holds: a wipe or a restore s
 byte root_vouch;         /* the root's vouch: era + 1 of cluster create's run; 0 none */
 byte fence_new;          /* the fence is a new_cluster one, put up by a daemon that made the root
                             knowing none: era + 1 of the run it did (made_in_session); 0 not */
+#ifdef SEQUENCES
+/* seq raise under way (Operator), between its first read and its end */
+bool raising;
+bool r_moved;            /* the node written, restored or wiped since the raise's last read */
+bool raise_cut;          /* its session gone (a wipe; a restore it was not in the backup of) */
+bool raise_in_backup;    /* its session was there when the backup was taken */
+/* A write of the node (a take; a freeze or a raise, with its floor child;
+ * a create) moves its version past the one the raise read. */
+#define node_written r_moved = r_moved || raising
+#define raise_over raising = false; r_moved = false; raise_cut = false; raise_in_backup = false; \
+                   above = 0; first_frozen = false
+#endif
 /* ... and a backup of them */
 bool backed_up;
 bool b_root, b_inuse, b_notuse, b_seq_frozen;
@@ -162,6 +191,11 @@ bool created_again;
 #else
 #define connect_anew(m) young[m] = (command_owed && !vouched(m))
 #endif
+#ifdef NO_FREEZE
+#define FREEZE_CHANGES false
+#else
+#define FREEZE_CHANGES (!seq_frozen && seq_next != 0)
+#endif
 #define conn(m) (up[m] && !cut[m])
 #define go(m) (conn(m) && checked[m])
 
@@ -193,6 +227,8 @@ inline act_on_loss(m) {
    * here, though the daemon writes it when ZooKeeper answers: each tag it
    * held stays frozen in the daemon until that write lands
    * (SequenceSupplier::restore_owed_), so nothing it hands out can tell. */
+  /* written (freeze_sequence_above) unless nothing changes */
+  r_moved = r_moved || (raising && ((held[m] != 0 && held[m] >= seq_next) || FREEZE_CHANGES));
   seq_next = (held[m] != 0 -> max(seq_next, held[m] + 1) : seq_next);
   held[m] = 0; settling[m] = false;
 #ifndef NO_FREEZE
@@ -289,7 +325,7 @@ start:
 #else
   /* ---- the sequence: a range of one number, taken, then handed out ---- */
   :: atomic { go(m) && held[m] == 0 && seq_next != 0 && !seq_frozen && seq_next < NSEQ ->
-       held[m] = seq_next; seq_next++;
+       held[m] = seq_next; seq_next++; node_written;
        if
        :: answered_from_behind(m) -> act_on_loss(m)   /* the range is never handed out */
        :: true -> seen[m] = era; settling[m] = young[m];
@@ -318,6 +354,76 @@ start:
   od
 }
 
+#ifdef SEQUENCES
+/* The operator, and a raise racing a freeze (the file's header says how
+ * a raise runs). After a loss: seq raise of the frozen node above the
+ * application's data (or seq create above it, for a tag ZooKeeper lost),
+ * once every daemon that held a number of it has dropped it (its
+ * confirmation, or the runbook's "every daemon back"). And a raise of the
+ * thawed node, at any moment before the backup and before any loss
+ * (daemons holding numbers or not): the one a loss may overtake. A raise
+ * of a thawed node started later races nothing more: a loss after it ends
+ * it (its session is not in the copy; after a wipe, in none), and a loss
+ * before it took back only numbers the application had when it chose
+ * `above`. One started after a wipe and before the backup would repeat
+ * the first race behind one more fault: left out, a bound.
+ *
+ * The versions, abstracted: the multi goes through iff nothing wrote,
+ * restored or wiped the node since the raise's last read (r_moved). A
+ * restore may put back the very versions read (a backup taken after the
+ * read, before any write): then the node is the one read, and reading it
+ * again, as the model does, computes what the write would have written.
+ * The ABA a restore could bring besides (the versions read come round
+ * again, by later writes, over other contents) was checked once with the
+ * versions as counters (the node's, its floor child's, the copy's; a
+ * create starting them at 0; one raise of the thawed node at any moment):
+ * no counterexample (44.6 million states). */
+active proctype Operator() {
+  byte above;
+  bool first_frozen;
+end:
+  do
+  /* seq raise --above N (raise_sequence), N what the application has
+   * when it first reads: the node and its floor child read */
+  :: atomic { seq_next != 0 && (seq_frozen -> held[0] == 0 && held[1] == 0 : !(backed_up || lost_once)) ->
+       raising = true; above = handed_max; first_frozen = seq_frozen;
+       printf("MSC: t=%d seq raise --above %d reads next %d (frozen %d)\n", now, above, seq_next, first_frozen) }
+     do
+     :: atomic { raise_cut ->
+          printf("MSC: t=%d seq raise: its session is gone (exit 1)\n", now); raise_over; break }
+     /* the multi at the versions read (the node unchanged since: what
+      * was read is what is there): raised(), which thaws */
+     :: atomic { !raise_cut && !r_moved ->
+          seq_next = max(seq_next, above + 1); seq_frozen = false;
+          printf("MSC: t=%d seq raise writes next %d, thawed (exit 0)\n", now, seq_next); raise_over; break }
+     /* a bad version (or no node): read again */
+     :: atomic { !raise_cut && r_moved ->
+          r_moved = false;
+          if
+          :: seq_next == 0 ->   /* not reached here: only a wipe leaves no node, and it ends the
+                                   session (a copy with no node is older than any raise that
+                                   outlives its restore) */
+             printf("MSC: t=%d seq raise: no such sequence (exit 1)\n", now); raise_over; break
+#ifndef RAISE_THAWS_NEWER_FREEZE
+          /* a freeze newer than the first read: the loss may be newer than
+           * `above`. Stops without writing (exit 1), and says so */
+          :: seq_next != 0 && seq_frozen && !first_frozen ->
+             printf("MSC: t=%d seq raise: frozen while the raise ran (exit 1): check the application's data and raise again\n", now);
+             raise_over; break
+#endif
+          :: else ->
+             printf("MSC: t=%d seq raise: raced; reads next %d (frozen %d) again\n", now, seq_next, seq_frozen)
+          fi }
+     od
+  /* seq create above the application's data, for a tag ZooKeeper lost:
+   * one create, refused if the node is there */
+  :: atomic { lost_once && seq_next == 0 && held[0] == 0 && held[1] == 0 ->
+       seq_next = handed_max + 1; seq_frozen = false;
+       printf("MSC: t=%d seq create: from %d\n", now, seq_next) }
+  od
+}
+#endif
+
 active proctype World() {
   byte m;
 end:
@@ -332,12 +438,18 @@ end:
        b_root = root; b_root_id = root_id; b_fence = fence; b_inuse = inuse; b_in_token = in_token;
        b_in_ts = in_ts; b_notuse = notuse; b_no_floor = no_floor; b_seq_next = seq_next;
        b_seq_frozen = seq_frozen; b_root_vouch = root_vouch;
+#ifdef SEQUENCES
+       raise_in_backup = raising;
+#endif
        printf("MSC: t=%d a backup of ZooKeeper's data\n", now) }
   /* ZooKeeper back empty */
   :: atomic { spend_fault; lost_once = true;
        root = false; root_id = 0; fence = 0; inuse = false; in_token = 0; in_ts = 0; root_vouch = 0;
        fence_new = 0;
        notuse = true; no_floor = 0; seq_next = 0; seq_frozen = false; era++;
+#ifdef SEQUENCES
+       r_moved = raising; raise_cut = raising;   /* its session unknown */
+#endif
        checked[0] = false; checked[1] = false; connect_anew(0); connect_anew(1);
        printf("MSC: t=%d ZooKeeper comes back empty\n", now) }
   /* ZooKeeper back from the backup; the runbook's command owed */
@@ -345,6 +457,9 @@ end:
        root = b_root; root_id = b_root_id; fence = b_fence; inuse = b_inuse; in_token = b_in_token;
        in_ts = b_in_ts; notuse = b_notuse; no_floor = b_no_floor; seq_next = b_seq_next;
        seq_frozen = b_seq_frozen; root_vouch = b_root_vouch; era++;
+#ifdef SEQUENCES
+       r_moved = raising; raise_cut = raise_cut || (raising && !raise_in_backup);
+#endif
        /* A new_cluster fence the copy has is of an older run: lift_new_cluster_fence
         * would lift it without the vouch. Left out: the copy holds a root a daemon
         * made, so create remembers another cluster (here always the first) and
@@ -364,7 +479,11 @@ end:
        :: else
        fi;
        fence_to(now + LEASE);
-       if :: seq_next != 0 -> seq_frozen = true :: else fi;
+#ifdef SEQUENCES
+       /* freeze_sequences: written unless frozen already */
+       r_moved = r_moved || (raising && seq_next != 0 && !seq_frozen);
+       seq_frozen = seq_frozen || seq_next != 0;
+#endif
        printf("MSC: t=%d cluster fence: fenced until %d, the sequence frozen\n", now, fence) }
   /* cluster create again (the compose one-shot on another `up`); a run
    * that changes nothing (refused, or nothing to do) is a step to the same
@@ -386,15 +505,6 @@ end:
        :: else   /* refused: ZooKeeper lost the cluster it knows; or nothing to do */
        fi;
        m = 0 }
-  /* The operator, after a loss: seq raise above the application's data
-   * (or seq create above it, for a tag ZooKeeper lost), once every daemon
-   * that held a number of it has dropped it (its confirmation, or the
-   * runbook's "every daemon back"). */
-#ifdef SEQUENCES
-  :: atomic { lost_once && (seq_frozen || seq_next == 0) && held[0] == 0 && held[1] == 0 ->
-       seq_next = max(seq_next, handed_max + 1); seq_frozen = false;
-       printf("MSC: t=%d seq raise: thawed from %d\n", now, seq_next) }
-#endif
   od
 }
 

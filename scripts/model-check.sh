@@ -103,6 +103,7 @@ checks=(
   "lost-data-vouch-any-connection|violates 8|-DVOUCH_ANY_CONNECTION|lost_data.pml"
   "lost-data-sequences-vouch-any-run|violates 8|-DSEQUENCES -DVOUCH_ANY_RUN|lost_data.pml"
   "lost-data-create-forgets|violates 8|-DCREATE_FORGETS|lost_data.pml"
+  "lost-data-raise-thaws-newer-freeze|violates 8|-DSEQUENCES -DRAISE_THAWS_NEWER_FREEZE|lost_data.pml"
   "period|clean||period.pml|25"
   "period-create-without-check|violates 6|-DCREATE_WITHOUT_CHECK|period.pml"
   "period-create-overwrites|violates 6|-DCREATE_OVERWRITES|period.pml"

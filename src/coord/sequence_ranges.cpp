@@ -351,7 +351,14 @@ Result<std::optional<SequenceNode>, CoordError> make_period_above(ZkSession& zk,
 }  // namespace
 
 Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string& root,
-                                                const std::string& tag, std::int64_t above) {
+                                                const std::string& tag, std::int64_t above,
+                                                const std::function<void()>& after_read) {
+  // Whether the first read found the tag frozen: `above` was chosen knowing
+  // that (or not). A freeze that lands between a read and the conditional
+  // write makes the write fail; the retry must not thaw it with a floor the
+  // operator chose before ZooKeeper lost the numbers the freeze is about
+  // (model/lost_data.pml, "a raise racing a freeze").
+  std::optional<bool> first_read_frozen;
   for (int attempt = 0; attempt < kMaxTakeAttempts; ++attempt) {
     auto found = read_sequence(zk, root, tag);
     if (!found && found.error().code == CoordErrc::no_sequence) {
@@ -360,6 +367,15 @@ Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string
       continue;  // there now, or the definition moved: read again
     }
     BOOST_OUTCOME_TRY(read, std::move(found));
+    if (!first_read_frozen) first_read_frozen = read.node.frozen;
+    if (read.node.frozen && !*first_read_frozen) {
+      return CoordError{
+          CoordErrc::frozen,
+          fmt::format("sequence \"{}\" was frozen while the raise ran (a daemon found that "
+                      "ZooKeeper lost some of its history): the raise does not thaw it; find the "
+                      "highest number the application used, then run seq raise {} --above N again",
+                      tag, tag)};
+    }
     // A definition's `next` is each period's start: a raise above 0 would
     // move every later period's start. Its periods are raised one by one.
     if (read.node.reset != PeriodReset::none && above > 0) {
@@ -370,6 +386,7 @@ Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string
                                     tag, tag)};
     }
     BOOST_OUTCOME_TRY(child, read_sequence_floor(zk, root, tag));
+    if (after_read) after_read();
     const SequenceNode after = raised(read.node, above);
     // Written even unchanged when the child does not say so: a tag made by
     // an older version has none, and an older `seq raise` wrote the node

@@ -174,6 +174,49 @@ TEST_CASE("sequence ranges: a raise moves every later take above it, and never f
 }
 
 TEST_CASE(
+    "sequence ranges: a raise that a freeze overtakes between its read and its write does not "
+    "thaw it (it says so), and a raise of a tag it found frozen thaws it, whatever froze it again",
+    "[sequence]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  auto daemon = connect(zk);  // a daemon that finds ZooKeeper's data lost
+  REQUIRE(create_sequence(*s, kSeqRoot, "order", 1, 10));
+  SequenceTaker a{"a"};
+  REQUIRE(take_range(*s, kSeqRoot, "order", a, 10));
+  // The operator raises above 100 (the application's data), reading the tag
+  // thawed; meanwhile a daemon freezes it above 500 (what it held past the
+  // restored node): the numbers the freeze is about may be above 100.
+  int reads = 0;
+  auto raised_over = raise_sequence(*s, kSeqRoot, "order", 100, [&] {
+    if (++reads == 1) {
+      REQUIRE(freeze_sequence_above(*daemon, kSeqRoot, "order", 500, SequenceNode{1, 10, 0, {}}));
+    }
+  });
+  REQUIRE(!raised_over);
+  CHECK(raised_over.error().code == CoordErrc::frozen);
+  CHECK(raised_over.error().message.find("was frozen while the raise ran") != std::string::npos);
+  CHECK(reads == 1);  // the second read found the freeze and wrote nothing
+  auto after = read_sequence(*s, kSeqRoot, "order").value().node;
+  CHECK(after.frozen);
+  CHECK(after.floor == 500);
+  // Run again, knowing the tag frozen: the raise thaws it, even if another
+  // freeze lands meanwhile (the operator chose `above` after the loss, and
+  // a frozen tag hands nothing out).
+  reads = 0;
+  auto thawed = raise_sequence(*s, kSeqRoot, "order", 700, [&] {
+    if (++reads == 1) {
+      REQUIRE(freeze_sequence_above(*daemon, kSeqRoot, "order", 600, SequenceNode{1, 10, 0, {}}));
+    }
+  });
+  REQUIRE(thawed);
+  CHECK(reads == 2);
+  after = read_sequence(*s, kSeqRoot, "order").value().node;
+  CHECK_FALSE(after.frozen);
+  CHECK(after.floor == 700);
+  CHECK(take_range(*s, kSeqRoot, "order", a, 10).value().start == 701);
+}
+
+TEST_CASE(
     "sequence ranges: the floor child is written with the node by create, raise and freeze, "
     "never by a take or a give-back",
     "[sequence]") {

@@ -16,6 +16,7 @@
 // by an older version has no child; the first raise or freeze makes it.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -130,9 +131,14 @@ Result<void, CoordError> freeze_sequence_above(ZkSession& zk, const std::string&
 // the node alone): that write is what wakes the holders. A period
 // ("TAG@KEY") whose node is gone, of a definition that has it and did not
 // remove it, is made from the definition above `above` (after ZooKeeper
-// lost it: docs/operations.md).
+// lost it: docs/operations.md). A freeze that lands while it runs (the
+// tag thawed when first read, frozen when read again after a write lost
+// the race) is not undone: CoordErrc::frozen, nothing written (`above` was
+// chosen before the loss the freeze is about). `after_read`: called after
+// each read of the node, before the write (tests put a freeze there).
 Result<SequenceNode, CoordError> raise_sequence(ZkSession& zk, const std::string& root,
-                                                const std::string& tag, std::int64_t above);
+                                                const std::string& tag, std::int64_t above,
+                                                const std::function<void()>& after_read = {});
 
 // `seq order`: the tag's order set (strict or per-daemon) in one multi with
 // its owner record: made, released, for strict (kept if there); deleted for
