@@ -7,7 +7,7 @@
 # then every answer checked. See docs/testing.md, "How we test uniqueness".
 #
 #   bash scripts/chaos.sh [--seed N] [--minutes M | --seconds S] [--daemons K] [--worker-bits B]
-#                         [--ensemble] [--strategy recycle|sequential] [--out DIR]
+#                         [--ensemble] [--strategy recycle|sequential|static] [--out DIR]
 #
 # Defaults: a random seed (printed), 1 minute, 4 daemons, recycle, standalone.
 # Prints the checker's report and the directory holding every log, the plan,

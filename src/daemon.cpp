@@ -407,6 +407,8 @@ void Daemon::start_sequences() {
     options.history = &coordinator_->history();
   } else {
     static_history_ = std::make_unique<coord::ClusterHistory>();
+    static_history_->on_report(
+        [this] { coord::publish_loss(gauges_, static_history_->last_loss()); });
     options.history = static_history_.get();
     options.settles_history = true;
   }

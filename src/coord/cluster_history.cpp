@@ -95,4 +95,14 @@ std::optional<HistoryLossReport> ClusterHistory::last_loss() const {
   return last_;
 }
 
+void publish_loss(CoordinationGauges& gauges, const std::optional<HistoryLossReport>& loss) {
+  gauges.history_losses.fetch_add(1, std::memory_order_relaxed);
+  if (!loss) return;
+  gauges.cluster.update([&](ClusterWords& w) {
+    w.loss_kind = std::string(to_string(loss->kind));
+    w.loss_detail = loss->detail;
+    w.loss_ms = loss->detected_ms;
+  });
+}
+
 }  // namespace snowflake::coord

@@ -379,13 +379,8 @@ void Coordinator::act_on_loss() {
   // The pool, our claim in progress, our predecessor's node: whatever the
   // strategy knew of ZooKeeper may be gone. It starts over.
   strategy_ = make_strategy(std::nullopt);
-  gauges_.history_losses.fetch_add(1, std::memory_order_relaxed);
+  publish_loss(gauges_, loss);
   if (loss) {
-    gauges_.cluster.update([&](ClusterWords& w) {
-      w.loss_kind = std::string(to_string(loss->kind));
-      w.loss_detail = loss->detail;
-      w.loss_ms = loss->detected_ms;
-    });
     loss_reason_ = fmt::format(
         "ZooKeeper lost or rolled back the cluster's history ({}: {}), "
         "noticed by {}",

@@ -312,9 +312,10 @@ nlohmann::ordered_json floor_json(std::int64_t floor_ms) {
 }
 
 // The cluster's identity, fence and history (coord/cluster_identity.hpp):
-// null in static mode, which has no cluster.
+// null in static mode, which has no cluster, unless it serves sequences:
+// they live in ZooKeeper, and the losses of its history reach them.
 nlohmann::ordered_json cluster_json(const RouterContext& ctx) {
-  if (!ctx.info.timings) return nullptr;
+  if (!ctx.info.timings && !ctx.sequences) return nullptr;
   const auto& co = ctx.coordination;
   const ClusterWords words = co.cluster.get();
   const std::int64_t until = co.fence_until_ms.load(std::memory_order_relaxed);

@@ -6,7 +6,14 @@
 // and the report.
 //
 //   chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K] [--worker-bits B]
-//                [--ensemble] [--strategy recycle|sequential] [--suspended K] [--out DIR]
+//                [--ensemble] [--strategy recycle|sequential|static] [--suspended K] [--out DIR]
+//
+// --strategy static: each daemon's worker ID from its config (0, 1, ...),
+// its sequences from ZooKeeper (sequences.enabled): what ZooKeeper's loss
+// does to them, and the runbook's static form (cluster fence on a static
+// config). No pool floor is raised and no kill restarts on a fresh state
+// dir (static mode's floor lives there alone); the strict tag, which no
+// static daemon owns, is refused not_owner.
 //
 // --suspended K: the first K daemons run as on hosts that were suspended
 // (their CLOCK_BOOTTIME far ahead of CLOCK_MONOTONIC); needs root, else
@@ -58,11 +65,12 @@ struct Options {
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::cerr << "chaos_runner: " << why
-            << "\nusage: chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K>=4] "
-               "[--worker-bits 2-4] [--ensemble] [--strategy recycle|sequential] [--suspended K] "
-               "[--faults KIND,...] "
-               "[--mean-gap-ms MS] [--out DIR]\n";
+  std::cerr
+      << "chaos_runner: " << why
+      << "\nusage: chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K>=4] "
+         "[--worker-bits 2-4] [--ensemble] [--strategy recycle|sequential|static] [--suspended K] "
+         "[--faults KIND,...] "
+         "[--mean-gap-ms MS] [--out DIR]\n";
   std::exit(2);
 }
 
@@ -124,11 +132,12 @@ Options parse(int argc, char** argv) {
   if (!o.seed_given) o.seed = std::random_device{}();
   if (o.daemons < 4) usage("--daemons must be at least 4");
   if (o.worker_bits < 2 || o.worker_bits > 4) usage("--worker-bits: 2 to 4");
-  if (o.strategy != "recycle" && o.strategy != "sequential")
-    usage("--strategy: recycle or sequential");
-  // As many sequential identities as the layout has worker IDs, at most.
-  if (o.strategy == "sequential" && o.daemons > (1 << o.worker_bits))
-    usage("--strategy sequential: at most 2^worker-bits daemons");
+  if (o.strategy != "recycle" && o.strategy != "sequential" && o.strategy != "static")
+    usage("--strategy: recycle, sequential or static");
+  // As many sequential identities (or static worker IDs) as the layout has
+  // worker IDs, at most.
+  if (o.strategy != "recycle" && o.daemons > (1 << o.worker_bits))
+    usage("--strategy " + o.strategy + ": at most 2^worker-bits daemons");
   if (o.length < 20s) usage("a run is at least 20 seconds");
   if (o.suspended < 0 || o.suspended > o.daemons) usage("--suspended: 0 to --daemons");
   if (o.mean_gap_ms < 50) usage("--mean-gap-ms: at least 50");
@@ -421,8 +430,9 @@ int main(int argc, char** argv) {
   const int suspended = ::geteuid() == 0 ? o.suspended : 0;
   // The plan is the seed's alone: without root, disk-full faults are in it
   // but do nothing (plan.txt says so), so a seed replays the same elsewhere.
-  const NemesisOptions nemesis{o.seed, o.length, o.daemons,    o.ensemble,
-                               true,   o.faults, o.mean_gap_ms};
+  const NemesisOptions nemesis{
+      o.seed, o.length, o.daemons,     o.ensemble,
+      true,   o.faults, o.mean_gap_ms, /*static_workers=*/o.strategy == "static"};
   const auto plan = plan_faults(nemesis);
   {
     std::ofstream p(o.out / "plan.txt");

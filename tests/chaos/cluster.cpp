@@ -173,8 +173,14 @@ void ChaosCluster::write_config_file(const std::filesystem::path& path, const st
       // often, and still enough to serve through most of
       // ZooKeeper's outages (up to 5 s here).
       {"sequences", {{"segment_duration_s", 4}, {"max_step", 5000}, {"max_wait_ms", 500}}}};
-  // The epoch as Unix ms: the layout's JSON spells it epoch_ms.
   nlohmann::json c = config;
+  if (options_.strategy == "static") {
+    // Worker IDs from the config, one each (the operators' commands' config
+    // issues nothing: 0); sequences from ZooKeeper, asked for.
+    c["coordinator"]["static_worker_id"] = index < (1 << options_.worker_bits) ? index : 0;
+    c["sequences"]["enabled"] = true;
+  }
+  // The epoch as Unix ms: the layout's JSON spells it epoch_ms.
   c["layout"]["epoch"] = c["layout"]["epoch_ms"];
   c["layout"].erase("epoch_ms");
   std::ofstream(path) << c.dump(2) << '\n';

@@ -101,6 +101,7 @@ class Planner {
   }
   bool allowed(const std::string& kind) const {
     if (kind == "disk_full" && !o_.disk_full) return false;
+    if (kind == "floor_raise" && o_.static_workers) return false;
     return o_.only_kinds.empty() ||
            std::find(o_.only_kinds.begin(), o_.only_kinds.end(), kind) != o_.only_kinds.end();
   }
@@ -168,7 +169,8 @@ class Planner {
     if (kind == "net_stall") f.duration_ms = uniform(500, 8000);
     if (kind == "net_delay") f.duration_ms = uniform(1000, 6000), f.amount = uniform(20, 400);
     if (kind == "net_lose_reply" || kind == "seq_lose_reply") f.amount = uniform(0, 1500);
-    if (kind == "kill") f.duration_ms = uniform(100, 3000), f.fresh_state = chance(0.3);
+    if (kind == "kill")
+      f.duration_ms = uniform(100, 3000), f.fresh_state = chance(0.3) && !o_.static_workers;
     if (kind == "pause") f.duration_ms = uniform(200, 4000);
     if (kind == "term") f.duration_ms = uniform(100, 2000);
     if (kind == "clock_step") {

@@ -39,6 +39,10 @@ struct NemesisOptions {
   // that time a worker ID's reclaim against its bound (check_reclaim.hpp).
   std::vector<std::string> only_kinds{};  // drawn_kinds() names
   std::int64_t mean_gap_ms = 1200;
+  // Static daemons (worker IDs from the config): no pool to raise a floor
+  // of, and no kill that restarts on a fresh state dir (their state file is
+  // all that remembers the last time used: docs/configuration.md).
+  bool static_workers = false;
 };
 
 // Every kind the plan may hold.

@@ -53,6 +53,11 @@ namespace {
 
 // Leases that outlast ZooKeeper's restart (a daemon cut off serves on), and
 // a pool of two worker IDs.
+// The cluster ID the root names now, if any.
+std::optional<std::string> recorded_root_id(const ZooKeeperServer& zk) {
+  return coord::recorded_cluster_id(connect(zk)->get(kE2eRoot).value().data);
+}
+
 json lost_data_config(const ZooKeeperServer& zk, const TempDir& state) {
   return cluster_config(zk.hosts(), "recycle", state.path(),
                         {{"coordinator",
@@ -529,9 +534,7 @@ TEST_CASE(
   INFO(made.out << made.err);
   REQUIRE(made.status.code == 0);
   CHECK_THAT(made.out, Catch::Contains("recorded in " + one_shot.path().string()));
-  const auto root_id = [&] {
-    return coord::recorded_cluster_id(connect(zk)->get(kE2eRoot).value().data);
-  };
+  const auto root_id = [&] { return recorded_root_id(zk); };
   const auto id = root_id();
   REQUIRE(id);
   CHECK(state::load_cluster_id(one_shot.path().string(), kE2eRoot) == id);
@@ -578,9 +581,7 @@ TEST_CASE(
   const TempDir dir;
   const auto config = write_daemon_config(dir, lost_data_config(zk, one_shot).dump());
   REQUIRE(cli(config, {"cluster", "create"}).status.code == 0);
-  const auto root_id = [&] {
-    return coord::recorded_cluster_id(connect(zk)->get(kE2eRoot).value().data);
-  };
+  const auto root_id = [&] { return recorded_root_id(zk); };
   const auto id = root_id();
   REQUIRE(id);
   {
@@ -662,13 +663,21 @@ TEST_CASE(
   // After the copy: A hands out 200 more, and B takes a range of its own
   // (a number at or past where the copy's counter stands).
   ask_into(a, 200);
-  REQUIRE(eventually(
+  std::string b_refused;  // what B last answered instead of a number
+  const bool b_took_past = eventually(
       [&] {
-        const auto got = ask(b);
-        if (got) REQUIRE(handed_out.insert(*got).second);
-        return got && *got >= next_at_backup;
+        const auto r = http_get(b.port(), "/seq/invoice");
+        if (!r || r->status != 200) {
+          b_refused = error_of(r);
+          return false;
+        }
+        const auto got = std::stoll(json::parse(r->body)["id"].get<std::string>());
+        REQUIRE(handed_out.insert(got).second);
+        return got >= next_at_backup;
       },
-      20s));
+      60s);
+  INFO("B last refused: " << b_refused << "\n" << log_tail(b));
+  REQUIRE(b_took_past);
   a.process().send_signal(SIGKILL);
   REQUIRE(a.process().wait_for_exit(10s));
   zk.restore(backup);
@@ -691,6 +700,17 @@ TEST_CASE(
   INFO(b.process().stderr_text());
   CHECK(twice == 0);
   CHECK_THAT(b.process().stderr_text(), Catch::Contains("though this daemon took up to"));
+  // And it says so where the runbook looks before a raise (/status), and
+  // the alert (the losses' counter): a static daemon has no coordinator to.
+  const auto status = http_get(b.port(), "/status");
+  REQUIRE(status);
+  const auto cluster = json::parse(status->body)["cluster"];
+  CHECK(cluster["history_losses"] == 1);
+  CHECK(cluster["last_loss"].is_object());
+  CHECK(cluster["last_loss"].value("kind", "") == "rolled_back");
+  const auto metrics = http_get(b.port(), "/metrics");
+  REQUIRE(metrics);
+  CHECK_THAT(metrics->body, Catch::Contains("snowflake_cluster_history_losses_total 1"));
   // The runbook's command, with the static config: a fresh daemon (no
   // state of its own) hands out nothing from the restored counter either.
   const TempDir dir;

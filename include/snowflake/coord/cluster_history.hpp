@@ -28,6 +28,8 @@
 #include <string>
 #include <string_view>
 
+#include "snowflake/coordination_gauges.hpp"
+
 namespace snowflake::coord {
 
 enum class HistoryLoss : std::uint8_t {
@@ -89,5 +91,10 @@ class ClusterHistory {
   bool open_ = false;
   std::atomic<std::int64_t> highest_zxid_{0};
 };
+
+// A loss's episode as /status (`cluster.history_losses`, `cluster.last_loss`)
+// and the metrics show it: counted once, its report in words. Every mode
+// says so: the coordinator's, and a static daemon's supplier alone.
+void publish_loss(CoordinationGauges& gauges, const std::optional<HistoryLossReport>& loss);
 
 }  // namespace snowflake::coord
