@@ -15,6 +15,10 @@ mechanically (check-docs.py only sees that links resolve):
 - config keys: every key the parser reads (src/config/*.cpp) is a row of
   docs/configuration.md's key table and back; the environment table
   matches kOverridableKeys;
+- refusal codes: every 503 code of docs/api.md's error table (and /health's
+  `unhealthy`) is a `code` label value of snowflake_refusals_total
+  (Metrics::kRefusalCodes), and back: one the metric does not know is
+  counted as "other";
 - figures: each figure README.md cites beside a link (4,096,000) is in the
   section it links to; the span a sequence buffer lasts ("13.5 to 28.5
   minutes of its rate") follows from the defaults of SequenceSettings.
@@ -213,6 +217,19 @@ def config_keys(wrong):
                      f"{'has' if where == 'lacks' else 'does not have'} it")
 
 
+def refusal_codes(wrong):
+    header = read("include/snowflake/metrics.hpp")
+    m = re.search(r"kRefusalCodes = \{(.*?)\};", header, re.S)
+    in_code = set(re.findall(r'"(\w+)"', m.group(1))) - {"other"} if m else set()
+    table = section(read("docs/api.md"), "HTTP API") or ""
+    in_doc = {"unhealthy"}  # /health's, in its own row of the route table
+    for row in re.findall(r"^\| 503 \| (.*?) \|", table, re.M):
+        in_doc |= set(re.findall(r"`(\w+)`", row))
+    both_ways(wrong, in_code, in_doc,
+              "docs/api.md: its 503 rows lack {}, which snowflake_refusals_total counts",
+              "docs/api.md: 503 {} is counted as code=\"other\" (Metrics::kRefusalCodes lacks it)")
+
+
 def cited_figures(wrong):
     readme = prose(read("README.md"))
     # A paragraph, a list item or a table row: a figure beside a link is one
@@ -255,15 +272,15 @@ def buffer_span(wrong):
 
 def main():
     wrong = []
-    for check in (exit_codes, config_file_names, routes, config_keys, cited_figures,
-                  buffer_span):
+    for check in (exit_codes, config_file_names, routes, config_keys, refusal_codes,
+                  cited_figures, buffer_span):
         check(wrong)
     for mismatch in wrong:
         print(f"check-doc-facts: {mismatch}")
     if wrong:
         return 1
-    print("check-doc-facts: exit codes, the config file's name, routes, config keys and "
-          "cited figures agree with the code")
+    print("check-doc-facts: exit codes, the config file's name, routes, config keys, refusal "
+          "codes and cited figures agree with the code")
     return 0
 
 

@@ -173,7 +173,8 @@ void render_coordination(const CoordinationGauges& c, BootClock::time_point now,
           c.workers_reclaimed);
   counter("snowflake_cluster_history_losses_total",
           "Times this daemon found that ZooKeeper had lost or rolled back some of the cluster's "
-          "history (a wipe, a restore); it stopped issuing and fenced the cluster.",
+          "history (a wipe, a restore); it stopped issuing and fenced the cluster (a static "
+          "daemon: froze the sequences).",
           c.history_losses);
   render_cluster_fence(c, out);
   const auto skew_ms = c.clock_skew_ms.load(relaxed);

@@ -100,11 +100,26 @@ class Metrics {
  public:
   // The 503 codes, as docs/api.md lists them (and /health's); the last is
   // "other".
-  static constexpr std::array<std::string_view, 16> kRefusalCodes = {
-      "not_ready",          "lease_expired",  "clock_skew",           "clock_moved_backwards",
-      "clock_before_epoch", "time_exhausted", "time_not_reserved",    "floor_ahead",
-      "cluster_fenced",     "unhealthy",      "sequence_unavailable", "sequence_frozen",
-      "sequences_disabled", "stopping",       "form_policy_changed",  "other"};
+  // scripts/check-doc-facts.py holds the two to each other.
+  static constexpr std::array<std::string_view, 19> kRefusalCodes = {"not_ready",
+                                                                     "lease_expired",
+                                                                     "clock_skew",
+                                                                     "clock_moved_backwards",
+                                                                     "clock_before_epoch",
+                                                                     "time_exhausted",
+                                                                     "time_not_reserved",
+                                                                     "floor_ahead",
+                                                                     "cluster_fenced",
+                                                                     "unhealthy",
+                                                                     "sequence_unavailable",
+                                                                     "sequence_frozen",
+                                                                     "period_exhausted",
+                                                                     "period_closed",
+                                                                     "not_owner",
+                                                                     "sequences_disabled",
+                                                                     "stopping",
+                                                                     "form_policy_changed",
+                                                                     "other"};
   // Upper bounds of the request-duration buckets, in seconds (+Inf implied).
   static constexpr std::array<double, 12> kDurationBuckets = {
       0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};

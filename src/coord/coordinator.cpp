@@ -360,6 +360,9 @@ void Coordinator::history_lost(HistoryLoss kind, const std::string& detail) {
 }
 
 void Coordinator::act_on_loss() {
+  // A later report of an episode acted on (the supplier's, then the root
+  // found gone) does it all again, but counts no second loss.
+  const bool new_episode = episodes_handled_ != history_->episodes();
   episodes_handled_ = history_->episodes();
   const auto loss = history_->last_loss();
   lease_.hold_for_history(true);
@@ -379,7 +382,7 @@ void Coordinator::act_on_loss() {
   // The pool, our claim in progress, our predecessor's node: whatever the
   // strategy knew of ZooKeeper may be gone. It starts over.
   strategy_ = make_strategy(std::nullopt);
-  publish_loss(gauges_, loss);
+  if (new_episode) publish_loss(gauges_, loss);
   if (loss) {
     loss_reason_ = fmt::format(
         "ZooKeeper lost or rolled back the cluster's history ({}: {}), "

@@ -39,9 +39,17 @@ Response error_response(Status status, std::string_view code, std::string_view m
 }
 
 void omit_body(Response& res) {
+  if (!res.has_content_length()) return;  // a probe's (probe_response): no length to tell
   const auto length = res.body().size();
   res.body().clear();
   res.content_length(length);
+}
+
+Response probe_response(bool text, unsigned version) {
+  Response res{Status::ok, version};
+  res.set(beast_http::field::content_type, text ? "text/plain; charset=utf-8" : "application/json");
+  res.set(beast_http::field::cache_control, "no-store");
+  return res;
 }
 
 Response unavailable_response(std::string_view code, std::string_view message,

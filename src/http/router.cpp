@@ -101,10 +101,9 @@ IdGenerator* issuer(const RouterContext& ctx) {
   return ctx.lease.state() == LeaseState::valid ? ctx.worker.current() : nullptr;
 }
 
-// `count` IDs for `tag` (a valid name), counted in the metrics; or the answer
-// to send instead: unknown_tag, or a 503 when none can be proven unique.
-Result<std::vector<std::uint64_t>, Response> take_ids(std::string_view tag, std::uint32_t count,
-                                                      IdForm form, RouterContext& ctx) {
+// The generator that may issue `tag`'s IDs now; or the answer to send
+// instead: unknown_tag, or a 503 when none can be proven unique.
+Result<IdGenerator*, Response> issuer_for(std::string_view tag, const RouterContext& ctx) {
   const auto& allow = ctx.settings.tag_allowlist;
   if (!allow.empty() && std::find(allow.begin(), allow.end(), tag) == allow.end()) {
     return error_response(Status::not_found, "unknown_tag",
@@ -126,9 +125,17 @@ Result<std::vector<std::uint64_t>, Response> take_ids(std::string_view tag, std:
                     tag),
         kRetrySoon);
   }
+  return generator;
+}
 
+// `count` IDs for `tag` (a valid name), counted in the metrics; or the answer
+// to send instead (issuer_for's, or the generator's refusal).
+Result<std::vector<std::uint64_t>, Response> take_ids(std::string_view tag, std::uint32_t count,
+                                                      IdForm form, RouterContext& ctx) {
+  auto generator = issuer_for(tag, ctx);
+  if (!generator) return std::move(generator).error();
   std::vector<std::uint64_t> ids;
-  const auto issued = generator->next_n(count, ids);
+  const auto issued = generator.value()->next_n(count, ids);
   if (!issued) return generator_refusal(issued.error(), ctx);
   // The lease again, after the IDs were taken: a request may have waited for
   // the next time unit meanwhile. IDs whose time was read while the lease
@@ -183,6 +190,15 @@ std::string form_body(std::string_view tag, std::vector<std::uint64_t>& ids, IdF
   return ids_body(tag, ids, format, batch);
 }
 
+// HEAD: what a GET would be answered now, nothing taken: the refusal it
+// would get, or 200 with its headers (probe_response).
+Response probe_ids(std::string_view tag, bool text, const RouterContext& ctx) {
+  auto generator = issuer_for(tag, ctx);
+  if (!generator) return std::move(generator).error();
+  if (const auto refusal = generator.value()->check()) return generator_refusal(*refusal, ctx);
+  return probe_response(text);
+}
+
 Response issue_ids(const Request& req, std::string_view tag, std::string_view query,
                    RouterContext& ctx) {
   if (!is_valid_name(tag)) return bad_tag();
@@ -190,9 +206,10 @@ Response issue_ids(const Request& req, std::string_view tag, std::string_view qu
   if (!q) return error_response(q.error().status, q.error().code, q.error().message);
   const auto form = form_for(tag, q.value().form, ctx);
   if (!form) return form.error();
+  const Format format = negotiate(req, q.value());
+  if (req.method() == verb::head) return probe_ids(tag, format == Format::text, ctx);
   auto taken = take_ids(tag, q.value().count, form.value(), ctx);
   if (!taken) return std::move(taken).error();
-  const Format format = negotiate(req, q.value());
   return ids_response(form_body(tag, taken.value(), form.value(), format, q.value().batch, ctx),
                       format);
 }
@@ -202,10 +219,11 @@ Response issue_ids(const Request& req, std::string_view tag, std::string_view qu
 // GET /api/snowflake/get/<key>: the bare decimal ID, text/plain, as Leaf's
 // LeafController answers. Refusals are ours (JSON, 503 with Retry-After).
 // The tag's own form: an opaque ID is a number too, as Leaf's clients expect.
-Response leaf_get(std::string_view key, RouterContext& ctx) {
+Response leaf_get(const Request& req, std::string_view key, RouterContext& ctx) {
   if (!is_valid_name(key)) return bad_tag();
   const auto form = form_for(key, std::nullopt, ctx);
   if (!form) return form.error();
+  if (req.method() == verb::head) return probe_ids(key, /*text=*/true, ctx);
   auto taken = take_ids(key, 1, form.value(), ctx);
   if (!taken) return std::move(taken).error();
   std::string body = form_body(key, taken.value(), form.value(), Format::text, false, ctx);
@@ -507,7 +525,7 @@ Routed route(const Request& req, RouterContext& ctx) {
     case Route::openapi:
       return {r, openapi()};
     case Route::leaf_id:
-      return {r, leaf_get(path.substr(19), ctx)};
+      return {r, leaf_get(req, path.substr(19), ctx)};
     case Route::leaf_decode:
       return {r, leaf_decode(query, ctx)};
     case Route::leaf_segment:

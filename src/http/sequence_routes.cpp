@@ -154,6 +154,8 @@ struct Shape {
   Format format = Format::json;
   bool batch = false;
   bool leaf = false;
+  // HEAD: answered as a GET would be now, nothing taken (probe_response).
+  bool probe = false;
 };
 
 // One request for `count` numbers of a tag. What it took is kept across
@@ -327,6 +329,30 @@ std::optional<Reply> find_period(SequenceAsk& ask, const PeriodicSequence& perio
   return std::nullopt;
 }
 
+// HEAD, past the refusals a GET meets first (frozen, a period's, not
+// ours): 200 while a number is buffered or a range can be had, else the
+// refusal a GET would get at once. Nothing taken, nothing waited for.
+Reply probe(SequenceAsk& ask, RouterContext& ctx) {
+  const SequenceEntry& entry = *ask.entry;
+  const SequenceBufferState buffered = entry.buffer.state();
+  if (buffered.current_left + buffered.queued > 0) {
+    return {probe_response(ask.shape.format == Format::text || ask.shape.leaf)};
+  }
+  if (entry.exhausted.load(std::memory_order_acquire)) {
+    if (ask.slot) return refuse(ask, exhausted_period(ask.tag, ask.slot->period));
+    return refuse(ask, exhausted_sequence(ask.tag, 0));
+  }
+  if (!ctx.sequences->connected.load(std::memory_order_acquire)) {
+    return refuse(ask, unavailable_response(
+                           "sequence_unavailable",
+                           fmt::format("sequence \"{}\" has no number buffered here, and ZooKeeper "
+                                       "is away: no new range can be taken",
+                                       ask.tag),
+                           kRetrySoon));
+  }
+  return {probe_response(ask.shape.format == Format::text || ask.shape.leaf)};
+}
+
 // Takes what the buffer has. The reply: the numbers, whole; or a refusal
 // when none can come (frozen, exhausted, ZooKeeper away) or at the
 // deadline (`last`). nullopt: wait for the supplier, who has been asked.
@@ -350,6 +376,8 @@ std::optional<Reply> attempt(SequenceAsk& ask, RouterContext& ctx, bool last) {
     if (ask.numbers.empty()) ask.in_flight.reset();
     return std::nullopt;
   }
+  if (ask.shape.probe) [[unlikely]]
+    return probe(ask, ctx);
   // Counted before it reserves (sequence_replies.hpp says why).
   if (!ask.in_flight) ask.in_flight = entry.replies.enter();
   const auto complete = [&ask, &entry]() -> std::optional<Reply> {
@@ -525,10 +553,16 @@ Answer serve(std::string_view tag, std::uint32_t count, Shape shape, RouterConte
   if (!entry) return unknown_sequence(tag, ctx);
   if (entry->strict.strict() && !entry->strict.open(ctx.lease)) [[unlikely]] {
     if (auto owner = owner_to_ask(*entry, req, ctx)) {
+      // A HEAD is not passed on (the owner would take a number for it):
+      // a GET would be, once an owner is named.
+      if (shape.probe) {
+        if (owner->empty()) return strict_refusal(*entry, ctx);
+        return probe_response(shape.format == Format::text || shape.leaf);
+      }
       return forward_to_owner(SequenceAsk(*entry, tag, count, shape), *owner, *req, ctx);
     }
   }
-  SequenceAsk ask(*entry, tag, count, shape);
+  SequenceAsk ask(*entry, tag, shape.probe ? 0 : count, shape);
   if (auto now = attempt(ask, ctx, ctx.sequence_wait.count() <= 0)) [[likely]]
     return std::move(*now);
   auto waiting = std::make_shared<SequenceAsk>(std::move(ask));
@@ -559,13 +593,15 @@ Answer issue_sequence(const Request& req, std::string_view tag, std::string_view
     return error_response(Status::bad_request, "bad_form",
                           "a sequence's numbers are handed out plain (form=plain or none)");
   }
-  return serve(tag, q.value().count, {negotiate(req, q.value()), q.value().batch, false}, ctx,
+  const bool head = req.method() == beast_http::verb::head;
+  return serve(tag, q.value().count, {negotiate(req, q.value()), q.value().batch, false, head}, ctx,
                &req);
 }
 
 Answer leaf_segment_get(const Request& req, std::string_view key, RouterContext& ctx) {
   if (!is_valid_name(key)) return bad_tag();
-  return serve(key, 1, {Format::text, false, true}, ctx, &req);
+  const bool head = req.method() == beast_http::verb::head;
+  return serve(key, 1, {Format::text, false, true, head}, ctx, &req);
 }
 
 namespace {

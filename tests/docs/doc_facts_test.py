@@ -37,6 +37,11 @@ PLANTED = [
      "| `SNOWFLAKED_LISTEN` | `http.admin_listen` |", "SNOWFLAKED_LISTEN -> http.listen"),
     ("README.md", "4,096,000 IDs/s, in", "4,100,000 IDs/s, in",
      "cites 4,100,000, which docs/CONTRIBUTING.md#benchmarks does not hold"),
+    ("docs/api.md", "`period_exhausted`, `period_closed`, `not_owner` |",
+     "`period_exhausted`, `period_closed`, `not_owner`, `owner_gone` |",
+     "503 owner_gone is counted as code=\"other\""),
+    ("include/snowflake/metrics.hpp", '"period_closed",', "",
+     "503 period_closed is counted as code=\"other\""),
     ("docs/monitoring.md", "13.5 to 28.5 minutes", "15 to 30 minutes",
      "a buffer of 15 to 30 minutes; the defaults give 13.5 to 28.5"),
 ]

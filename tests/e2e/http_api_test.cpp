@@ -63,6 +63,17 @@ TEST_CASE("every endpoint answers over HTTP", "[http]") {
   const auto head = c.request("/ready", "HEAD");
   REQUIRE(head);
   CHECK(head->status == 200);
+  // A probe's HEAD on /id takes no ID, and the connection goes on.
+  for (int i = 0; i < 3; ++i) {
+    const auto probe = c.request("/id/x?count=100", "HEAD");
+    REQUIRE(probe);
+    CHECK(probe->status == 200);
+    CHECK(probe->body.empty());
+    CHECK_FALSE(probe->headers.contains("content-length"));
+  }
+  const auto after = c.request("/metrics");
+  REQUIRE(after);
+  CHECK_THAT(after->body, Catch::Contains("snowflake_ids_issued_total 102"));
 }
 
 TEST_CASE("keep-alive: one connection serves many requests", "[http]") {

@@ -51,13 +51,13 @@ using nlohmann::json;
 
 namespace {
 
-// Leases that outlast ZooKeeper's restart (a daemon cut off serves on), and
-// a pool of two worker IDs.
 // The cluster ID the root names now, if any.
 std::optional<std::string> recorded_root_id(const ZooKeeperServer& zk) {
   return coord::recorded_cluster_id(connect(zk)->get(kE2eRoot).value().data);
 }
 
+// Leases that outlast ZooKeeper's restart (a daemon cut off serves on), and
+// a pool of two worker IDs.
 json lost_data_config(const ZooKeeperServer& zk, const TempDir& state) {
   return cluster_config(zk.hosts(), "recycle", state.path(),
                         {{"coordinator",
@@ -211,6 +211,11 @@ TEST_CASE(
   CHECK(refusals(loads, "sequence_frozen", false) > 0);
   for (const auto& l : loads) {
     for (const std::uint64_t n : l->numbers.ids()) CHECK(n >= 1);
+  }
+  // One wipe, one loss each: noticed by its sequences and its root alike,
+  // counted once (the alert's figure).
+  for (auto* elder : {&a, &b}) {
+    CHECK(metric(*elder, "snowflake_cluster_history_losses_total") == 1);
   }
   for (auto* elder : {&a, &b}) {
     const auto loss = status_of(*elder)["cluster"]["last_loss"];

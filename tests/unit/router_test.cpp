@@ -299,8 +299,64 @@ TEST_CASE("HEAD: GET's headers, Content-Length included, no body", "[router]") {
   CHECK(head.result_int() == 200);
   CHECK(head.body().empty());
   CHECK(header(head, field::content_length) == std::to_string(get.body().size()));
-  CHECK(f.get("/id/order", {}, verb::head).result_int() == 200);
   CHECK(f.get("/ready", {}, verb::head).result_int() == 200);
+}
+
+TEST_CASE(
+    "HEAD on /id, /seq and Leaf's routes takes nothing: a GET's status and headers, no body, no "
+    "Content-Length (a GET's depends on the numbers)",
+    "[router][sequence]") {
+  HttpSettings leaf;
+  leaf.leaf_compat = true;
+  Fixture f(leaf);
+  SequenceRegistry sequences(4);
+  sequences.listed = true;
+  sequences.connected = true;
+  sequences.add("invoice")->buffer.add({100, 110});
+  sequences.add("dry");
+  SequenceEntry* frozen = sequences.add("frozen");
+  frozen->buffer.add({1, 5});
+  frozen->frozen = true;
+  f.context.sequences = &sequences;
+  f.context.sequence_wait = 0ms;
+
+  // The manual clock stands still: the next ID after a GET's is one more,
+  // unless something took IDs between them.
+  const auto first = std::stoull(body_json(f.get("/id/order"))["id"].get<std::string>());
+  for (const char* target : {"/id/order", "/id/order?count=50", "/api/snowflake/get/order"}) {
+    const auto head = f.get(target, {}, verb::head);
+    CHECK(head.result_int() == 200);
+    CHECK(head.body().empty());
+    CHECK_FALSE(head.has_content_length());
+    CHECK(header(head, field::cache_control) == "no-store");
+  }
+  CHECK(header(f.get("/id/order?format=text", {}, verb::head), field::content_type) ==
+        "text/plain; charset=utf-8");
+  CHECK(std::stoull(body_json(f.get("/id/order"))["id"].get<std::string>()) == first + 1);
+
+  // A probe of a sequence, however often, leaves the next number to a GET.
+  for (int i = 0; i < 5; ++i) {
+    const auto head = f.get("/seq/invoice", {}, verb::head);
+    CHECK(head.result_int() == 200);
+    CHECK(head.body().empty());
+    CHECK_FALSE(head.has_content_length());
+    CHECK(f.get("/api/segment/get/invoice", {}, verb::head).result_int() == 200);
+  }
+  CHECK(body_json(f.get("/seq/invoice"))["id"] == "100");
+  CHECK(sequences.find("invoice")->gauges.handed_out.load() == 1);
+  // A dry tag with ZooKeeper there: a GET would wait for a range: 200.
+  CHECK(f.get("/seq/dry", {}, verb::head).result_int() == 200);
+  // The refusals a GET would get, with their headers (the body left out).
+  const auto refused = f.get("/seq/frozen", {}, verb::head);
+  CHECK(refused.result_int() == 503);
+  CHECK(refused.body().empty());
+  CHECK(header(refused, field::retry_after) != "");
+  CHECK(f.get("/seq/nope", {}, verb::head).result_int() == 404);
+  CHECK(frozen->buffer.state().current_left + frozen->buffer.state().queued == 4);
+  sequences.connected = false;
+  CHECK(f.get("/seq/dry", {}, verb::head).result_int() == 503);
+  f.lease.revoke();
+  CHECK(f.get("/id/order", {}, verb::head).result_int() == 503);
 }
 
 TEST_CASE("responses follow the request's version and keep-alive", "[router]") {

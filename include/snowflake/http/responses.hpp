@@ -37,6 +37,11 @@ Response error_response(Status status, std::string_view code, std::string_view m
 // For HEAD: the headers a GET would get, Content-Length included, without
 // the body (which a client would read as the start of the next response).
 void omit_body(Response& res);
+// HEAD on a route that hands out IDs or numbers: 200 with a GET's headers
+// and no Content-Length (a GET's length depends on the numbers, and none is
+// taken for a HEAD: a probe must not burn invoice numbers). omit_body
+// leaves it without one.
+Response probe_response(bool text, unsigned version = kHttp11);
 // 503 with Retry-After: how long a client should wait, in whole seconds (>= 1).
 Response unavailable_response(std::string_view code, std::string_view message,
                               std::chrono::milliseconds retry_after, unsigned version = kHttp11);
