@@ -18,7 +18,15 @@ mechanically (check-docs.py only sees that links resolve):
 - refusal codes: every 503 code of docs/api.md's error table (and /health's
   `unhealthy`) is a `code` label value of snowflake_refusals_total
   (Metrics::kRefusalCodes), and back: one the metric does not know is
-  counted as "other";
+  counted as "other"; api.md's table of what each 503 means has a row for
+  each code of its 503 rows and no other, and README.md's table one for
+  each a request route answers (all but /ready's own, `stopping` and
+  `sequences_disabled`);
+- the command line: docs/api.md's synopsis ("Command line") has every
+  subcommand of the usage text (src/commands/command_line.cpp) and no
+  other, each with the same flags, optional ones in brackets in both;
+- versions: a release a doc names ("made before 0.4", "runs 0.4.0") is one
+  of CHANGELOG.md's (not the unreleased next one);
 - figures: each figure README.md cites beside a link (4,096,000) is in the
   section it links to; the span a sequence buffer lasts ("13.5 to 28.5
   minutes of its rate") follows from the defaults of SequenceSettings.
@@ -228,6 +236,87 @@ def refusal_codes(wrong):
     both_ways(wrong, in_code, in_doc,
               "docs/api.md: its 503 rows lack {}, which snowflake_refusals_total counts",
               "docs/api.md: 503 {} is counted as code=\"other\" (Metrics::kRefusalCodes lacks it)")
+    explained = set(re.findall(r"^\| \[`(\w+)`\]\(monitoring\.md#\w+\) \|", table, re.M))
+    both_ways(wrong, in_doc - {"unhealthy"}, explained,
+              "docs/api.md: the table of what each 503 means has no row for {}",
+              "docs/api.md: the table of what each 503 means explains {}, which no 503 row lists")
+    readme = set(re.findall(r"^\| `(\w+)` \| .* \| \[\w+\]\(docs/monitoring\.md#\w+\) \|$",
+                            read("README.md"), re.M))
+    both_ways(wrong, in_doc - {"unhealthy", "stopping", "sequences_disabled"}, readme,
+              "README.md: its 503 table lacks {}, which a request may get",
+              "README.md: its 503 table has {}, which docs/api.md's 503 rows do not")
+
+
+def synopsis(text):
+    """{subcommand: (flags, optional flags)} of a usage block: the lines from
+    `snowflaked ...` on, without the descriptions (from column 45 on, or
+    after a gap of three spaces)."""
+    entries, head = {}, None
+    for line in text.splitlines():
+        body = line.rstrip()
+        indent = len(body) - len(body.lstrip())
+        if not body or indent >= 45:
+            continue
+        body = re.split(r" {3,}", body.strip(), maxsplit=1)[0]
+        if body.startswith("snowflaked --help"):  # the usage text's Options list them
+            head = None
+            continue
+        if body.startswith("snowflaked"):
+            words = []
+            for w in body.split()[1:]:
+                if not re.fullmatch(r"[a-z][a-z-]*", w):
+                    break
+                words.append(w)
+            head = " ".join(words)
+            entries.setdefault(head, (set(), set()))
+        elif head is None or not body.startswith(("[", "--", "(")):
+            head = None
+            continue
+        flags, optional = entries[head]
+        depth = 0
+        for m in re.finditer(r"\[|\]|--[a-z][a-z-]*", body):
+            t = m.group(0)
+            depth += 1 if t == "[" else -1 if t == "]" else 0
+            if t.startswith("--"):
+                flags.add(t)
+                if depth > 0:
+                    optional.add(t)
+    return entries
+
+
+def command_line(wrong):
+    usage = re.search(r'R"\(Usage:\n(.*?)\)"', read("src/commands/command_line.cpp"), re.S)
+    block = re.search(r"^## Command line\n+```\n(.*?)^```", read("docs/api.md"), re.S | re.M)
+    if not usage or not block:
+        wrong.append("the usage text or docs/api.md's Command line block is not found")
+        return
+    code, doc = synopsis(usage.group(1)), synopsis(block.group(1))
+    both_ways(wrong, set(code), set(doc),
+              "docs/api.md: its command line lacks `snowflaked {}`",
+              "docs/api.md: its command line shows `snowflaked {}`, which the usage text lacks")
+    for head in sorted(set(code) & set(doc)):
+        name = f"snowflaked {head}".strip()
+        both_ways(wrong, code[head][0], doc[head][0],
+                  f"docs/api.md: `{name}` lacks {{}}, which the usage text shows",
+                  f"docs/api.md: `{name}` shows {{}}, which the usage text lacks")
+        for flag in sorted(code[head][0] & doc[head][0]):
+            if (flag in code[head][1]) != (flag in doc[head][1]):
+                wrong.append(f"`{name}` {flag}: optional in "
+                             f"{'the usage text' if flag in code[head][1] else 'docs/api.md'} "
+                             "only")
+
+
+def cited_versions(wrong):
+    released = re.findall(r"^## (\d+\.\d+)\.\d+ ", read("CHANGELOG.md"), re.M)
+    full = set(re.findall(r"^## (\d+\.\d+\.\d+) ", read("CHANGELOG.md"), re.M))
+    for name, text in docs().items():
+        text = prose(text)
+        for m in re.finditer(r"\b(?:before|after|since|by|runs|running|version) "
+                             r"(0\.\d{1,2}(?:\.\d+)?)\b(?!\.\d| ?%| s\b| ms\b)", text):
+            v = m.group(1)
+            if v not in full and v not in released:
+                wrong.append(f"{name}:{line_of(text, m.start())}: names version {v}, which "
+                             "CHANGELOG.md has not released")
 
 
 def cited_figures(wrong):
@@ -273,14 +362,14 @@ def buffer_span(wrong):
 def main():
     wrong = []
     for check in (exit_codes, config_file_names, routes, config_keys, refusal_codes,
-                  cited_figures, buffer_span):
+                  command_line, cited_versions, cited_figures, buffer_span):
         check(wrong)
     for mismatch in wrong:
         print(f"check-doc-facts: {mismatch}")
     if wrong:
         return 1
     print("check-doc-facts: exit codes, the config file's name, routes, config keys, refusal "
-          "codes and cited figures agree with the code")
+          "codes, the command line, cited versions and figures agree with the code")
     return 0
 
 

@@ -39,8 +39,8 @@ po::options_description visible_options() {
       ("timeout", po::value<std::uint32_t>()->value_name("MS"),
        "get: give up after this long, waits for Retry-After included (default 5000); pool "
        "floor, cluster fence: wait this long for every owner's confirmation (default: the "
-       "lease + safety margin + 10 s); seq raise, seq import: for every holder's (default "
-       "10000)")
+       "lease + safety margin + 10 s); seq raise, seq order, seq import: for every holder's "
+       "(default 10000)")
       ("wait", po::value<std::uint32_t>()->value_name("MS"),
        "cluster create, cluster fence: keep trying to reach ZooKeeper this long (default: "
        "zookeeper.connect_timeout_ms); cluster fence started before a restored ZooKeeper "
@@ -132,7 +132,7 @@ std::string usage_text() {
                                                  after ZooKeeper lost or restored data: no
                                                  ID until every earlier lease has run out,
                                                  every sequence frozen until seq raise
-  snowflaked seq create TAG --start N [--step S] --config FILE
+  snowflaked seq create TAG [--start N] [--step S] --config FILE
                       [--template T] [--max N] [--reset PERIOD --time-zone ZONE]
                       [--retention D] [--frozen] [--order strict]
                                                  a dense sequence, served at GET /seq/TAG

@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 # What the checker reads (and conf/, for a --config naming a file of the tree).
-COPIED = ["README.md", "docs", "src", "include", "packaging", "conf"]
+COPIED = ["README.md", "CHANGELOG.md", "docs", "src", "include", "packaging", "conf"]
 
 # (file, text in it, planted in its place, what the checker must say)
 PLANTED = [
@@ -40,6 +40,18 @@ PLANTED = [
     ("docs/api.md", "`period_exhausted`, `period_closed`, `not_owner` |",
      "`period_exhausted`, `period_closed`, `not_owner`, `owner_gone` |",
      "503 owner_gone is counted as code=\"other\""),
+    ("README.md", "| `not_owner` |", "| `not_owned` |",
+     "README.md: its 503 table lacks not_owner"),
+    ("docs/api.md", "| [`period_closed`](", "| [`period_shut`](",
+     "the table of what each 503 means has no row for period_closed"),
+    ("docs/operations.md", "runs a release after\n  0.4.0", "runs 0.5",
+     "names version 0.5, which CHANGELOG.md has not released"),
+    ("docs/api.md", "snowflaked cluster forms --config FILE [--set]", "",
+     "its command line lacks `snowflaked cluster forms`"),
+    ("docs/api.md", "[--json] [--seq]   IDs", "[--json]   IDs",
+     "`snowflaked get` lacks --seq, which the usage text shows"),
+    ("src/commands/command_line.cpp", "seq create TAG [--start N]", "seq create TAG --start N",
+     "`snowflaked seq create` --start: optional in docs/api.md only"),
     ("include/snowflake/metrics.hpp", '"period_closed",', "",
      "503 period_closed is counted as code=\"other\""),
     ("docs/monitoring.md", "13.5 to 28.5 minutes", "15 to 30 minutes",
