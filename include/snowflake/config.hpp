@@ -211,6 +211,9 @@ inline constexpr OverridableKey kOverridableKeys[] = {
     {"SNOWFLAKED_SERVICE", "service", false},
     {"SNOWFLAKED_COORDINATOR_TYPE", "coordinator.type", false},
     {"SNOWFLAKED_DATACENTER_ID", "coordinator.datacenter_id", true},
+    // Per pod where the config is shared (a ConfigMap): the pod's own
+    // address, from the downward API, for strict tags' forwarding.
+    {"SNOWFLAKED_ADVERTISE", "coordinator.advertise", false},
     {"SNOWFLAKED_ZOOKEEPER_HOSTS", "zookeeper.hosts", false},
     {"SNOWFLAKED_ZOOKEEPER_ROOT", "zookeeper.root", false},
     {"SNOWFLAKED_LISTEN", "http.listen", false},

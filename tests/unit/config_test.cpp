@@ -460,6 +460,11 @@ TEST_CASE("the environment's settings take precedence over the file's", "[config
       parse_config(file, kConfigNow, {{"SNOWFLAKED_ZOOKEEPER_ROOT", "/ids/eu"}}).value();
   CHECK(r.zookeeper.root == "/ids/eu");
 
+  // Where other daemons reach this one, per pod (a ConfigMap is shared).
+  CHECK(parse_config(file, kConfigNow, {{"SNOWFLAKED_ADVERTISE", "10.1.2.3:8080"}})
+            .value()
+            .coordinator.advertise == "10.1.2.3:8080");
+
   const json wide = {{"layout", {{"datacenter_bits", 5}, {"worker_bits", 5}}}};
   CHECK(parse_config(wide, kConfigNow, {{"SNOWFLAKED_DATACENTER_ID", "17"}})
             .value()
@@ -482,6 +487,10 @@ TEST_CASE("an environment setting's error names the key and the variable", "[con
   CHECK_THAT(error({{"SNOWFLAKED_SERVICE", "a/b"}}),
              Catch::StartsWith("c.json: service (SNOWFLAKED_SERVICE): must match"));
   CHECK(error({{"SNOWFLAKED_WORKER", "1"}}) == "c.json: SNOWFLAKED_WORKER: not a setting");
+  // An address the downward API left without its host (no pod IP yet).
+  CHECK(error({{"SNOWFLAKED_ADVERTISE", ":8080"}}) ==
+        "c.json: coordinator.advertise (SNOWFLAKED_ADVERTISE): must be \"host:port\", got "
+        "\":8080\"");
 }
 
 TEST_CASE("overrides from the environment: every variable, an empty one unset", "[config]") {
