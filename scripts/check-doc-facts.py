@@ -307,8 +307,8 @@ def command_line(wrong):
 
 
 def cited_versions(wrong):
-    released = re.findall(r"^## (\d+\.\d+)\.\d+ ", read("CHANGELOG.md"), re.M)
-    full = set(re.findall(r"^## (\d+\.\d+\.\d+) ", read("CHANGELOG.md"), re.M))
+    released = re.findall(r"^## (\d+\.\d+)\.\d+\b", read("CHANGELOG.md"), re.M)
+    full = set(re.findall(r"^## (\d+\.\d+\.\d+)\b", read("CHANGELOG.md"), re.M))
     for name, text in docs().items():
         text = prose(text)
         for m in re.finditer(r"\b(?:before|after|since|by|runs|running|version) "

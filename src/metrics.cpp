@@ -234,6 +234,11 @@ void render_tls(const TlsGauges& t, fmt::memory_buffer& out) {
                  "# TYPE snowflake_tls_reloads_total counter\n"
                  "snowflake_tls_reloads_total{{result=\"ok\"}} {}\n"
                  "snowflake_tls_reloads_total{{result=\"failed\"}} {}\n"
+                 "# HELP snowflake_tls_reload_failing 1 while the TLS files on disk changed and "
+                 "cannot be served (tried again at every look), the certificate loaded before "
+                 "still served.\n"
+                 "# TYPE snowflake_tls_reload_failing gauge\n"
+                 "snowflake_tls_reload_failing {}\n"
                  "# HELP snowflake_tls_handshake_failures_total TLS handshakes that did not "
                  "complete (an untrusted certificate, no client certificate, plain HTTP, a "
                  "timeout), by listener.\n"
@@ -241,8 +246,8 @@ void render_tls(const TlsGauges& t, fmt::memory_buffer& out) {
                  "snowflake_tls_handshake_failures_total{{listener=\"main\"}} {}\n"
                  "snowflake_tls_handshake_failures_total{{listener=\"admin\"}} {}\n",
                  t.cert_not_after_s.load(relaxed), t.reloads_ok.load(relaxed),
-                 t.reloads_failed.load(relaxed), t.handshakes_failed[0].load(relaxed),
-                 t.handshakes_failed[1].load(relaxed));
+                 t.reloads_failed.load(relaxed), t.reload_failing.load(relaxed) ? 1 : 0,
+                 t.handshakes_failed[0].load(relaxed), t.handshakes_failed[1].load(relaxed));
 }
 
 }  // namespace

@@ -17,6 +17,9 @@ struct TlsGauges {
   std::atomic<std::int64_t> cert_not_after_s{0};  // the served certificate's notAfter
   std::atomic<std::uint64_t> reloads_ok{0};
   std::atomic<std::uint64_t> reloads_failed{0};
+  // The files on disk changed and cannot be served, as of the last look:
+  // the counter above grows once per change, this stays until one loads.
+  std::atomic<bool> reload_failing{false};
   // Handshakes that did not complete, by listener (0 main, 1 admin): a
   // client that does not trust the certificate, one without the client
   // certificate the admin listener asks for, plain HTTP, a timeout.

@@ -170,11 +170,20 @@ std::string read_advertise(JsonSection& coord, const std::string& fallback) {
   std::string advertise = coord.string("advertise", fallback);
   if (!advertise.empty()) {
     const auto colon = advertise.rfind(':');
+    // An IPv6 host in brackets ("[fd00::1]:8080"), as a URL needs it: the
+    // owner_url other daemons and clients are sent to is made from it.
+    const std::string host = colon == std::string::npos ? "" : advertise.substr(0, colon);
+    const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
     const bool ok =
         colon != std::string::npos && colon > 0 && colon + 1 < advertise.size() &&
         advertise.find('/') == std::string::npos &&
+        (bracketed || host.find_first_of(":[]") == std::string::npos) &&
         advertise.substr(colon + 1).find_first_not_of("0123456789") == std::string::npos;
-    if (!ok) coord.fail("advertise", fmt::format("must be \"host:port\", got \"{}\"", advertise));
+    if (!ok) {
+      coord.fail("advertise", fmt::format("must be \"host:port\" (an IPv6 host in brackets: "
+                                          "\"[fd00::1]:8080\"), got \"{}\"",
+                                          advertise));
+    }
   }
   return advertise;
 }

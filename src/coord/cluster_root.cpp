@@ -279,7 +279,7 @@ Result<std::pair<RootCheck, std::optional<ClusterFence>>, CoordError> identify(
                                describe_who(identity))));
     fence_to_add = fence;
   } else if (!recorded_id) {
-    // A root without an ID: a cluster from before 0.5.0, which gets one
+    // A root without an ID: a cluster made by 0.4.0 or earlier, which gets one
     // now; or an empty node (an operator's, or a deeper root's parent),
     // which becomes a new cluster here.
     check.cluster_id = new_cluster_id();

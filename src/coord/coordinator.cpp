@@ -342,7 +342,7 @@ Coordinator::Step Coordinator::check_root() {
       }
       break;
     case RootOutcome::identified:
-      spdlog::info("the cluster at {} had no ID (made before 0.5.0): it is {} from now on",
+      spdlog::info("the cluster at {} had no ID (made by 0.4.0 or earlier): it is {} from now on",
                    options_.root, c.cluster_id);
       break;
     case RootOutcome::joined:

@@ -330,8 +330,9 @@ std::optional<Reply> find_period(SequenceAsk& ask, const PeriodicSequence& perio
 }
 
 // HEAD, past the refusals a GET meets first (frozen, a period's, not
-// ours): 200 while a number is buffered or a range can be had, else the
-// refusal a GET would get at once. Nothing taken, nothing waited for.
+// ours), and the waits it would wait (a period being made, a claim under
+// way): 200 while a number is buffered or a range can be had, else the
+// refusal a GET of one number would get. Nothing taken.
 Reply probe(SequenceAsk& ask, RouterContext& ctx) {
   const SequenceEntry& entry = *ask.entry;
   const SequenceBufferState buffered = entry.buffer.state();
@@ -556,6 +557,7 @@ Answer serve(std::string_view tag, std::uint32_t count, Shape shape, RouterConte
       // A HEAD is not passed on (the owner would take a number for it):
       // a GET would be, once an owner is named.
       if (shape.probe) {
+        if (entry->frozen.load(std::memory_order_acquire)) return frozen_sequence(tag);
         if (owner->empty()) return strict_refusal(*entry, ctx);
         return probe_response(shape.format == Format::text || shape.leaf);
       }

@@ -102,9 +102,8 @@ class StrictForwarder::Pool {
 
   void start(std::string owner, const std::string& self, const std::string& target,
              const std::string& accept, Deadline deadline, std::shared_ptr<ForwardCall> call) {
-    // GET for HEAD too: the owner answers as it would a GET, and the
-    // waiting connection leaves the body out (server.cpp), as it does for
-    // a HEAD served here.
+    // Always GET: a HEAD is never passed on (serve() answers it here, and
+    // the owner would take a number for it).
     beast_http::request<beast_http::empty_body> out{beast_http::verb::get, target, kHttp11};
     out.set(beast_http::field::host, owner);
     out.set(beast_http::field::user_agent, std::string("snowflaked/") + kVersion);

@@ -56,6 +56,7 @@ void TlsReloader::reload(bool again) {
   const auto served_until_s = gauges_.cert_not_after_s.load(std::memory_order_relaxed);
   const auto failed = [&](std::string_view key, const std::string& why) {
     failing_ = true;
+    gauges_.reload_failing.store(true, std::memory_order_relaxed);
     if (again) return;
     gauges_.reloads_failed.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn(
@@ -80,6 +81,7 @@ void TlsReloader::reload(bool again) {
   gauges_.reloads_ok.fetch_add(1, std::memory_order_relaxed);
   install_(std::move(contexts).value());
   failing_ = false;
+  gauges_.reload_failing.store(false, std::memory_order_relaxed);
   seen_ = id.stamp;  // taken before the read: a change since is read at the next looks
   spdlog::info("TLS: certificate reloaded from {}: {}, serial {}, expires {}", files_.cert_file,
                id.subject, id.serial, format_iso8601_ms(id.not_after_s * 1000));

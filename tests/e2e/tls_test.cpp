@@ -59,6 +59,7 @@ double tls_metric(unsigned short port, const fs::path& ca, const std::string& se
 
 const std::string kReloadsOk = "snowflake_tls_reloads_total{result=\"ok\"}";
 const std::string kReloadsFailed = "snowflake_tls_reloads_total{result=\"failed\"}";
+const std::string kReloadFailing = "snowflake_tls_reload_failing";
 
 // Whether a new connection is served the certificate with `serial`.
 bool serves(unsigned short port, const fs::path& ca, const std::string& serial) {
@@ -364,6 +365,7 @@ TEST_CASE(
   Daemon d(
       tls_config({live / "tls.crt", live / "tls.key"}, {{"tls_reload_interval_ms", 100}}).dump());
   REQUIRE(tls_metric(d.port(), ca.cert, kReloadsFailed) == 0);
+  REQUIRE(tls_metric(d.port(), ca.cert, kReloadFailing) == 0);
 
   // The certificate cut off halfway, as a copy caught mid-write leaves it.
   std::ifstream in(other.cert);
@@ -379,12 +381,16 @@ TEST_CASE(
   CHECK(eventually([&] { return tls_metric(d.port(), ca.cert, kReloadsFailed) == 2; }));
   CHECK(serves(d.port(), ca.cert, "1001"));
   CHECK(tls_metric(d.port(), ca.cert, kReloadsOk) == 0);
+  // Refused at every look, counted once per change: the gauge the alert
+  // reads says so for as long as it lasts.
+  CHECK(tls_metric(d.port(), ca.cert, kReloadFailing) == 1);
 
   // Its key too: now served.
   rename_over(other.key, live / "tls.key");
   CHECK(eventually([&] { return serves(d.port(), ca.cert, "1002"); }));
   CHECK(tls_metric(d.port(), ca.cert, kReloadsOk) == 1);
   CHECK(tls_metric(d.port(), ca.cert, kReloadsFailed) == 2);
+  CHECK(tls_metric(d.port(), ca.cert, kReloadFailing) == 0);
 
   // A certificate that has expired, with its key, in one swap of the
   // directory: clients would refuse it, so the valid one stays.

@@ -34,8 +34,9 @@ Response json_response(Status status, std::string body, unsigned version = kHttp
 Response text_response(Status status, std::string body, unsigned version = kHttp11);
 Response error_response(Status status, std::string_view code, std::string_view message,
                         unsigned version = kHttp11);
-// For HEAD: the headers a GET would get, Content-Length included, without
-// the body (which a client would read as the start of the next response).
+// For HEAD: the headers a GET would get, Content-Length included (none for
+// a probe_response), without the body (which a client would read as the
+// start of the next response).
 void omit_body(Response& res);
 // HEAD on a route that hands out IDs or numbers: 200 with a GET's headers
 // and no Content-Length (a GET's length depends on the numbers, and none is
