@@ -154,6 +154,11 @@ class ChaosCluster {
   // `snowflaked ARGS --config <admin>` to its end (30 s at most): its exit
   // code, -1 if it did not end.
   int run_admin(std::vector<std::string> args, const std::string& log_name) const;
+  // The same, with what it printed on stdout into `out`, whatever its exit.
+  int run_admin(std::vector<std::string> args, const std::string& log_name,
+                std::string* out) const {
+    return admin_run(std::move(args), log_name, out);
+  }
   // The same, with what it printed on stdout ("" unless it exited 0).
   std::string admin_output(std::vector<std::string> args, const std::string& log_name) const;
 

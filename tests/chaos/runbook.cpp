@@ -23,6 +23,8 @@ constexpr std::int64_t kFenceMs = 4000;
 // confirmed (a daemon cut off drops what it held once back: up to 8 s).
 constexpr auto kNoticeWithin = 20s;
 constexpr auto kRaiseWithin = 30s;
+// How long the restore's fence is tried again while it does not land.
+constexpr auto kFenceWithin = 60s;
 constexpr int kExitNoSequence = 2;  // seq raise on a tag ZooKeeper does not have
 
 // A field of /status's `cluster`, null if absent.
@@ -58,9 +60,20 @@ RunbookOutcome LostDataRunbook::run(const std::string& kind, std::int64_t loss_u
     // Started while ZooKeeper is down, the daemons' way to it closed (the
     // runner's start_history_loss): it lands the moment ZooKeeper answers;
     // its end (exit 1: the daemons could not confirm) opens the way.
-    const int code =
-        cluster_.run_admin({"cluster", "fence", "--wait", "20000", "--timeout", "2000"},
-                           fmt::format("cluster-fence-{}", index));
+    // Until the fence has landed, as the runbook's operator does with a
+    // command that failed (a ZooKeeper server killed meanwhile: its
+    // connection lost mid-fence); exit 1 once it printed the fence is the
+    // daemons' confirmations missing, which the open port brings.
+    const auto deadline = std::chrono::steady_clock::now() + kFenceWithin;
+    int code = -1;
+    for (int attempt = 1;; ++attempt) {
+      std::string printed;
+      code = cluster_.run_admin({"cluster", "fence", "--wait", "20000", "--timeout", "2000"},
+                                fmt::format("cluster-fence-{}-{}", index, attempt), &printed);
+      const bool landed = code == 0 || printed.find("is fenced until") != std::string::npos;
+      if (landed || std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(200ms);
+    }
     for (int d = 0; d < cluster_.daemons(); ++d) cluster_.stall(d, false);
     out.note = fmt::format(
         ": cluster fence (started before ZooKeeper was back, the daemons' port closed until it "
