@@ -329,6 +329,15 @@ std::optional<Reply> find_period(SequenceAsk& ask, const PeriodicSequence& perio
   return std::nullopt;
 }
 
+// A tag with nothing buffered here while ZooKeeper is away.
+Response dry_without_zookeeper(std::string_view tag) {
+  return unavailable_response("sequence_unavailable",
+                              fmt::format("sequence \"{}\" has no number buffered here, and "
+                                          "ZooKeeper is away: no new range can be taken",
+                                          tag),
+                              kRetrySoon);
+}
+
 // HEAD, past the refusals a GET meets first (frozen, a period's, not
 // ours), and the waits it would wait (a period being made, a claim under
 // way): 200 while a number is buffered or a range can be had, else the
@@ -344,12 +353,7 @@ Reply probe(SequenceAsk& ask, RouterContext& ctx) {
     return refuse(ask, exhausted_sequence(ask.tag, 0));
   }
   if (!ctx.sequences->connected.load(std::memory_order_acquire)) {
-    return refuse(ask, unavailable_response(
-                           "sequence_unavailable",
-                           fmt::format("sequence \"{}\" has no number buffered here, and ZooKeeper "
-                                       "is away: no new range can be taken",
-                                       ask.tag),
-                           kRetrySoon));
+    return refuse(ask, dry_without_zookeeper(ask.tag));
   }
   return {probe_response(ask.shape.format == Format::text || ask.shape.leaf)};
 }
@@ -403,12 +407,7 @@ std::optional<Reply> attempt(SequenceAsk& ask, RouterContext& ctx, bool last) {
   entry.wanted.store(true, std::memory_order_release);
   ctx.sequences->request_refill();
   if (!ctx.sequences->connected.load(std::memory_order_acquire)) {
-    return refuse(ask, unavailable_response(
-                           "sequence_unavailable",
-                           fmt::format("sequence \"{}\" has no number buffered here, and ZooKeeper "
-                                       "is away: no new range can be taken",
-                                       ask.tag),
-                           kRetrySoon));
+    return refuse(ask, dry_without_zookeeper(ask.tag));
   }
   if (last) {
     return refuse(ask, unavailable_response(
