@@ -41,6 +41,7 @@
 #include "snowflake/state/sequence_run.hpp"
 #include "snowflake/systemd_notifier.hpp"
 #include "snowflake/time_format.hpp"
+#include "snowflake/tls_peer.hpp"
 #include "snowflake/version.hpp"
 #include "snowflake/worker_slot.hpp"
 #include "stop_signals.hpp"
@@ -118,6 +119,19 @@ std::string owner_address(const Config& c, const boost::asio::ip::tcp::endpoint&
   if (ip.is_unspecified()) return default_advertise(bound.port());
   return ip.is_v6() ? fmt::format("[{}]:{}", ip.to_string(), bound.port())
                     : fmt::format("{}:{}", ip.to_string(), bound.port());
+}
+
+// How strict tags' owners serving TLS are asked (http.forward_ca_file,
+// checked at load; here again should it have changed since): nullopt, and
+// such owners are named to the client instead, when it cannot be built.
+std::optional<http::ForwardingTls> forwarding_tls(const HttpSettings& http) {
+  auto made = make_peer_tls(http.forward_ca_file, "http.forward_ca_file");
+  if (!made) {
+    spdlog::warn("strict tags' owners that serve TLS are not asked for their numbers: {}",
+                 made.error());
+    return std::nullopt;
+  }
+  return http::ForwardingTls{std::move(made).value(), http.forward_tls_name};
 }
 
 coord::CoordinatorOptions coordinator_options(const Config& c, std::uint16_t http_port) {
@@ -424,13 +438,10 @@ void Daemon::start_sequences() {
       return coord::StrictOwner{held->worker_id, held->node, held->token, address, false, tls};
     };
     options.lease = &lease_;
-    // Before the server runs (serve()): its threads read the pointer. Over
-    // plain HTTP only: a fleet with TLS listeners refuses not_owner, naming
-    // the owner (the client goes there itself).
-    if (!config_.http.tls) {
-      forwarder_ = std::make_unique<http::StrictForwarder>(owner_address(config_, *bound_));
-      router_.forwarder = forwarder_.get();
-    }
+    // Before the server runs (serve()): its threads read the pointer.
+    forwarder_ = std::make_unique<http::StrictForwarder>(
+        owner_address(config_, *bound_), config_.http.tls != nullptr, forwarding_tls(config_.http));
+    router_.forwarder = forwarder_.get();
     options.reclaim_after = config_.coordinator.reclaim_after;
     options.safety_margin = config_.coordinator.safety_margin;
   }

@@ -229,6 +229,10 @@ void render_tls(const TlsGauges& t, fmt::memory_buffer& out) {
                  "listeners serve expires (its notAfter), in Unix seconds.\n"
                  "# TYPE snowflake_tls_cert_expiry_timestamp_seconds gauge\n"
                  "snowflake_tls_cert_expiry_timestamp_seconds {}\n"
+                 "# HELP snowflake_tls_cert_not_before_timestamp_seconds When the certificate "
+                 "the listeners serve began (its notBefore), in Unix seconds.\n"
+                 "# TYPE snowflake_tls_cert_not_before_timestamp_seconds gauge\n"
+                 "snowflake_tls_cert_not_before_timestamp_seconds {}\n"
                  "# HELP snowflake_tls_reloads_total Changes of the TLS files taken up (ok) or "
                  "refused, the certificate served before kept (failed).\n"
                  "# TYPE snowflake_tls_reloads_total counter\n"
@@ -245,9 +249,10 @@ void render_tls(const TlsGauges& t, fmt::memory_buffer& out) {
                  "# TYPE snowflake_tls_handshake_failures_total counter\n"
                  "snowflake_tls_handshake_failures_total{{listener=\"main\"}} {}\n"
                  "snowflake_tls_handshake_failures_total{{listener=\"admin\"}} {}\n",
-                 t.cert_not_after_s.load(relaxed), t.reloads_ok.load(relaxed),
-                 t.reloads_failed.load(relaxed), t.reload_failing.load(relaxed) ? 1 : 0,
-                 t.handshakes_failed[0].load(relaxed), t.handshakes_failed[1].load(relaxed));
+                 t.cert_not_after_s.load(relaxed), t.cert_not_before_s.load(relaxed),
+                 t.reloads_ok.load(relaxed), t.reloads_failed.load(relaxed),
+                 t.reload_failing.load(relaxed) ? 1 : 0, t.handshakes_failed[0].load(relaxed),
+                 t.handshakes_failed[1].load(relaxed));
 }
 
 }  // namespace
@@ -359,6 +364,14 @@ void render_sequences(const SequenceRegistry& registry, bool lease_valid, fmt::m
           "was retired with seq raise --above 9223372036854775807): 410 sequence_exhausted once "
           "the buffer is empty.",
           [&](const SequenceEntry& e) { return e.exhausted.load(relaxed) ? 1 : 0; });
+  per_tag("snowflake_seq_max", "gauge",
+          "The last number the tag (its period) hands out: its --max, or its template's largest; "
+          "-1 with none below 2^63 - 2, or before this daemon took a range.",
+          [&](const SequenceEntry& e) { return e.gauges.last_number.load(relaxed); });
+  per_tag("snowflake_seq_left_to_take", "gauge",
+          "Numbers of the tag (its period) left in ZooKeeper below its --max after this daemon's "
+          "last take (a fleet's lowest is the freshest); -1 as snowflake_seq_max.",
+          [&](const SequenceEntry& e) { return e.gauges.left_to_take.load(relaxed); });
   per_tag("snowflake_seq_fetches_total", "counter", "Ranges taken from ZooKeeper, per tag.",
           [&](const SequenceEntry& e) { return e.gauges.fetches.load(relaxed); });
   per_tag("snowflake_seq_fetch_failures_total", "counter",

@@ -105,9 +105,9 @@ Result<X509Ptr, std::string> read_certificates(const std::string& text, const st
   return first;
 }
 
-std::int64_t not_after_of(const X509* cert) {
+std::int64_t unix_seconds(const ASN1_TIME* time) {
   std::tm tm{};
-  if (ASN1_TIME_to_tm(X509_get0_notAfter(cert), &tm) != 1) return 0;
+  if (ASN1_TIME_to_tm(time, &tm) != 1) return 0;
   return static_cast<std::int64_t>(::timegm(&tm));
 }
 
@@ -167,6 +167,7 @@ TlsIdentity::~TlsIdentity() {
 
 TlsIdentity TlsIdentity::description() const {
   TlsIdentity d;
+  d.not_before_s = not_before_s;
   d.not_after_s = not_after_s;
   d.serial = serial;
   d.subject = subject;
@@ -216,7 +217,8 @@ Result<TlsIdentity, TlsFileError> load_tls_identity(const TlsFiles& files) {
       return fail(TlsFile::client_ca, ca_cert.error());
   }
 
-  id.not_after_s = not_after_of(cert.value().get());
+  id.not_before_s = unix_seconds(X509_get0_notBefore(cert.value().get()));
+  id.not_after_s = unix_seconds(X509_get0_notAfter(cert.value().get()));
   id.serial = serial_of(cert.value().get());
   id.subject = subject_of(cert.value().get());
   return id;

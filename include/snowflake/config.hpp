@@ -129,6 +129,12 @@ struct HttpSettings {
   std::string admin_client_ca_file;
   // How often the three files are looked at for a change (a rotation).
   std::chrono::milliseconds tls_reload_interval{5'000};
+  // A strict tag's request passed on to an owner that serves TLS: the CAs
+  // its certificate is verified against (a PEM file, the credentials
+  // directory applied; empty: the system's), and the name it must carry
+  // (empty: the host of the owner's advertised address, name or IP).
+  std::string forward_ca_file;
+  std::string forward_tls_name;
   // The files as read (the credentials directory applied), and what they
   // held, checked at load; null: plain HTTP.
   TlsFiles tls_files;

@@ -14,7 +14,10 @@ namespace snowflake {
 // `enabled` is false (plain HTTP).
 struct TlsGauges {
   std::atomic<bool> enabled{false};
-  std::atomic<std::int64_t> cert_not_after_s{0};  // the served certificate's notAfter
+  // The served certificate's notBefore and notAfter: its whole life, so
+  // that an alert can say "a fifth of it left" for certificates of any length.
+  std::atomic<std::int64_t> cert_not_before_s{0};
+  std::atomic<std::int64_t> cert_not_after_s{0};
   std::atomic<std::uint64_t> reloads_ok{0};
   std::atomic<std::uint64_t> reloads_failed{0};
   // The files on disk changed and cannot be served, as of the last look:

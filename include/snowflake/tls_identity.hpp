@@ -55,9 +55,10 @@ class TlsIdentity {
   std::string client_ca_pem;  // empty: no client certificates
   // Of the certificate itself (the chain's first), for the log and the
   // expiry gauge.
-  std::int64_t not_after_s = 0;  // Unix seconds
-  std::string serial;            // hex
-  std::string subject;           // RFC 2253
+  std::int64_t not_before_s = 0;  // Unix seconds
+  std::int64_t not_after_s = 0;   // Unix seconds
+  std::string serial;             // hex
+  std::string subject;            // RFC 2253
   // The files' stamp, taken before they were read: a change made while
   // (or after) they were read differs from it, so the reloader reads again.
   TlsFilesStamp stamp;

@@ -1,5 +1,7 @@
 #include "replica_connection.hpp"
 
+#include "snowflake/tls_peer.hpp"
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core/error.hpp>
@@ -116,7 +118,7 @@ std::optional<std::string> ReplicaConnection::connect(Deadline deadline) {
 }
 
 std::optional<std::string> ReplicaConnection::handshake(Deadline deadline) {
-  if (auto unchecked = expect_peer(*tls_stream_, url_.host)) {
+  if (auto unchecked = expect_peer(tls_stream_->native_handle(), url_.host)) {
     disconnect();
     return unchecked;
   }

@@ -4,7 +4,9 @@
 //   "http": {"tls_cert_file": "/etc/snowflaked/tls/tls.crt",
 //            "tls_key_file": "/etc/snowflaked/tls/tls.key",
 //            "admin_client_ca_file": "/etc/snowflaked/tls/clients-ca.pem",
-//            "tls_reload_interval_ms": 5000}
+//            "tls_reload_interval_ms": 5000,
+//            "forward_ca_file": "/etc/snowflaked/tls/ca.pem",
+//            "forward_tls_name": "snowflaked.ids.svc"}
 //
 // The files are read and checked here, so that a daemon with a wrong one
 // never starts (exit code 2 naming the key) and check-config finds it first.
@@ -12,8 +14,46 @@
 #include <fmt/format.h>
 
 #include "config_parts.hpp"
+#include "snowflake/tls_peer.hpp"
 
 namespace snowflake {
+
+namespace {
+
+// A name a certificate can be checked for: a DNS name's letters, digits,
+// dots and hyphens (a wildcard is the certificate's, never the name asked
+// for), or an IP address.
+bool checkable_name(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  return name.find_first_not_of(
+             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:") ==
+             std::string::npos &&
+         name.front() != '.' && name.front() != '-';
+}
+
+// Usable with or without TLS on this daemon's listeners: a plain daemon
+// passes requests on to owners that serve TLS too (a fleet part-way through
+// turning TLS on).
+void read_forwarding_tls(JsonSection& http, HttpSettings& h,
+                         const std::string& credentials_directory) {
+  const HttpSettings d;
+  h.forward_ca_file = http.string("forward_ca_file", d.forward_ca_file);
+  h.forward_tls_name = http.string("forward_tls_name", d.forward_tls_name);
+  if (!h.forward_tls_name.empty() && !checkable_name(h.forward_tls_name)) {
+    http.fail("forward_tls_name",
+              fmt::format("\"{}\" is not a DNS name or an IP address a certificate can name",
+                          h.forward_tls_name));
+  }
+  if (h.forward_ca_file.empty()) return;
+  h.forward_ca_file = secret_path(h.forward_ca_file, credentials_directory);
+  // Read now, so that a wrong file never starts a daemon; the daemon reads
+  // it again for the context it uses.
+  if (auto made = make_peer_tls(h.forward_ca_file, ""); !made) {
+    http.fail("forward_ca_file", made.error());
+  }
+}
+
+}  // namespace
 
 void read_tls(JsonSection& http, HttpSettings& h, const std::string& credentials_directory) {
   const HttpSettings d;
@@ -41,6 +81,7 @@ void read_tls(JsonSection& http, HttpSettings& h, const std::string& credentials
                 "listener only");
     }
   }
+  read_forwarding_tls(http, h, credentials_directory);
   if (h.tls_cert_file.empty()) return;
   h.tls_files = {secret_path(h.tls_cert_file, credentials_directory),
                  secret_path(h.tls_key_file, credentials_directory),

@@ -631,6 +631,9 @@ void SequenceSupplier::supply(SequenceEntry& entry, TagState& state, bool top_up
   if (!learn_shape(entry, state, taken_from)) return;       // the range is never used
   const SequenceTake& range = taken.value();
   state.left_in_node = taken_from.end == kSequenceMax ? -1 : taken_from.end - range.end;
+  entry.gauges.left_to_take.store(state.left_in_node, std::memory_order_relaxed);
+  entry.gauges.last_number.store(taken_from.end == kSequenceMax ? -1 : taken_from.end - 1,
+                                 std::memory_order_relaxed);
   // Named in the holder node, then the floor read again, before any of it
   // is handed out (the header says why); failing either, the range is a gap.
   if (state.taken_to > range.start) {

@@ -82,10 +82,12 @@ Response strict_refusal(const SequenceEntry& entry, const RouterContext& ctx,
            ? fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers, "
                          "and the request passed on to it got no answer ({})",
                          entry.tag, owner, unreachable)
-       : ctx.forwarder && place.tls
+       : ctx.forwarder && !ctx.forwarder->passes_to(place)
            ? fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers, "
-                         "and it serves TLS, over which this daemon passes nothing on: ask it",
-                         entry.tag, url)
+                         "and this daemon {}: ask it",
+                         entry.tag, url,
+                         place.tls ? "cannot pass requests on over TLS (its log says why)"
+                                   : "serves TLS and passes nothing on over plain HTTP")
            : fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers",
                          entry.tag, owner)},
       {"owner", null_if_empty(owner)},
@@ -480,17 +482,17 @@ std::optional<Reply> follow_owner(Forwarding& f, RouterContext& ctx, bool last) 
     if (!entry.strict.strict() || entry.strict.open(ctx.lease)) return attempt(f.ask, ctx, last);
     const OwnerPlace place = entry.strict.owner();
     const std::string& owner = place.address;
-    if (place.tls) {
-      // Moved to an owner serving TLS, which nothing is passed on to:
-      // refused at once naming it, not held to the deadline.
+    if (!owner.empty() && !ctx.forwarder->passes_to(place)) {
+      // Moved to an owner serving plain HTTP, which a TLS daemon passes
+      // nothing on to: refused at once naming it, not held to the deadline.
       Response res = strict_refusal(entry, ctx);
       res.version(f.version);
       return refuse(f.ask, std::move(res));
     }
     const bool elsewhere = !owner.empty() && owner != ctx.forwarder->self();
-    if (!elsewhere || owner == f.failed_owner || last) break;
-    f.call = ctx.forwarder->forward(owner, f.target, f.accept, f.deadline);
-    f.failed_owner = owner;  // given up on if this call fails too
+    if (!elsewhere || place.url() == f.failed_owner || last) break;
+    f.call = ctx.forwarder->forward(place, f.target, f.accept, f.deadline);
+    f.failed_owner = place.url();  // given up on if this call fails too
     // Subscribed here: the server subscribed before this retry, to the
     // calls there were then. Done meanwhile: taken at once (the loop).
     f.call->subscribe(f.wake);
@@ -503,24 +505,24 @@ std::optional<Reply> follow_owner(Forwarding& f, RouterContext& ctx, bool last) 
 }
 
 // Where a strict tag's request is passed on to: its owner, when another
-// daemon owns it; nullopt where it is not passed on: no forwarder (a TLS
-// listener), no owner known, ours, an owner serving TLS (the forwarder
-// speaks plain HTTP: a mixed fleet, as in a rollout of TLS, is refused at
-// once naming it, not held to the deadline), or passed on to us already.
-// "": no owner known (released in a handover, or the record not read yet
-// since this daemon started): the request follows the tag until one is.
-std::optional<std::string> owner_to_ask(const SequenceEntry& entry, const Request* req,
-                                        const RouterContext& ctx) {
+// daemon owns it; nullopt where it is not passed on: no forwarder, no
+// owner known, ours, an owner over a scheme this daemon does not pass on
+// to (plain HTTP from a TLS daemon: a mixed fleet, as in a rollout of TLS,
+// is refused at once naming it, not held to the deadline), or passed on to
+// us already. An address "": no owner known (released in a handover, or
+// the record not read yet since this daemon started): the request follows
+// the tag until one is.
+std::optional<OwnerPlace> owner_to_ask(const SequenceEntry& entry, const Request* req,
+                                       const RouterContext& ctx) {
   if (!ctx.forwarder || !req || entry.strict.owned_generation() != 0) return std::nullopt;
   if (req->find(to_beast(kForwardedHeader)) != req->end()) return std::nullopt;
   OwnerPlace owner = entry.strict.owner();
-  if (owner.address == ctx.forwarder->self() || owner.tls || entry.strict.coming()) {
-    return std::nullopt;
-  }
-  return std::move(owner.address);
+  if (owner.address == ctx.forwarder->self() || entry.strict.coming()) return std::nullopt;
+  if (!owner.address.empty() && !ctx.forwarder->passes_to(owner)) return std::nullopt;
+  return owner;
 }
 
-Answer forward_to_owner(SequenceAsk ask, const std::string& owner, const Request& req,
+Answer forward_to_owner(SequenceAsk ask, const OwnerPlace& owner, const Request& req,
                         RouterContext& ctx) {
   const auto deadline = BootClock::now() +
                         std::max(ctx.sequence_wait, std::chrono::milliseconds(0)) +
@@ -530,9 +532,9 @@ Answer forward_to_owner(SequenceAsk ask, const std::string& owner, const Request
       Forwarding{std::move(ask), std::string(to_std(req.target())),
                  accept == req.end() ? std::string() : std::string(to_std(accept->value())),
                  req.version(), deadline});
-  if (!owner.empty()) {
+  if (!owner.address.empty()) {
     f->call = ctx.forwarder->forward(owner, f->target, f->accept, deadline);
-    f->failed_owner = owner;
+    f->failed_owner = owner.url();
   }
   return Wait{[f, &ctx](bool last) { return follow_owner(*f, ctx, last); },
               [f](std::weak_ptr<const Wake> wake) {
@@ -557,7 +559,7 @@ Answer serve(std::string_view tag, std::uint32_t count, Shape shape, RouterConte
       // a GET would be, once an owner is named.
       if (shape.probe) {
         if (entry->frozen.load(std::memory_order_acquire)) return frozen_sequence(tag);
-        if (owner->empty()) return strict_refusal(*entry, ctx);
+        if (owner->address.empty()) return strict_refusal(*entry, ctx);
         return probe_response(shape.format == Format::text || shape.leaf);
       }
       return forward_to_owner(SequenceAsk(*entry, tag, count, shape), *owner, *req, ctx);

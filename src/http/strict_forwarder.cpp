@@ -1,6 +1,8 @@
 #include "snowflake/http/strict_forwarder.hpp"
 #include "snowflake/clock.hpp"
 
+#include <fmt/format.h>
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -11,13 +13,16 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <deque>
 #include <map>
 #include <thread>
 #include <utility>
+#include <variant>
 
 #include "snowflake/thread_name.hpp"
+#include "snowflake/tls_peer.hpp"
 #include "snowflake/version.hpp"
 
 namespace snowflake::http {
@@ -81,14 +86,28 @@ std::optional<std::pair<std::string, std::string>> split_address(std::string_vie
   return std::pair{std::string(host), std::string(address.substr(colon + 1))};
 }
 
+// Plain to an owner serving HTTP, TLS to one serving TLS.
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+using Stream = std::variant<PlainStream, TlsStream>;
+
+beast::tcp_stream& lowest(Stream& stream) {
+  return std::visit([](auto& s) -> beast::tcp_stream& { return beast::get_lowest_layer(s); },
+                    stream);
+}
+
+// Where kept connections are filed: an owner that turned TLS on at the
+// same address is not sent plain HTTP on an old connection.
+std::string kept_key(const OwnerPlace& owner) { return owner.url(); }
+
 }  // namespace
 
 // The forwarder's thread, its connections kept per owner, and the calls
 // under way. Everything but forward()'s post runs on that one thread.
 class StrictForwarder::Pool {
  public:
-  Pool()
-      : work_(net::make_work_guard(io_)), sweep_(io_), thread_([this] {
+  explicit Pool(std::optional<ForwardingTls> tls)
+      : tls_(std::move(tls)), work_(net::make_work_guard(io_)), sweep_(io_), thread_([this] {
           name_this_thread("forwarder");
           io_.run();
         }) {
@@ -100,12 +119,12 @@ class StrictForwarder::Pool {
     thread_.join();
   }
 
-  void start(std::string owner, const std::string& self, const std::string& target,
+  void start(OwnerPlace owner, const std::string& self, const std::string& target,
              const std::string& accept, Deadline deadline, std::shared_ptr<ForwardCall> call) {
     // Always GET: a HEAD is never passed on (serve() answers it here, and
     // the owner would take a number for it).
     beast_http::request<beast_http::empty_body> out{beast_http::verb::get, target, kHttp11};
-    out.set(beast_http::field::host, owner);
+    out.set(beast_http::field::host, owner.address);
     out.set(beast_http::field::user_agent, std::string("snowflaked/") + kVersion);
     if (!accept.empty()) out.set(beast_http::field::accept, accept);
     out.set(to_beast(kForwardedHeader), self);
@@ -117,14 +136,14 @@ class StrictForwarder::Pool {
 
  private:
   struct Kept {
-    beast::tcp_stream stream;
+    Stream stream;
     BootClock::time_point since;
   };
 
   // One request to the owner and its answer.
   class Exchange : public std::enable_shared_from_this<Exchange> {
    public:
-    Exchange(Pool& pool, std::string owner, beast_http::request<beast_http::empty_body> request,
+    Exchange(Pool& pool, OwnerPlace owner, beast_http::request<beast_http::empty_body> request,
              Deadline deadline, std::shared_ptr<ForwardCall> call)
         : pool_(pool),
           owner_(std::move(owner)),
@@ -134,7 +153,7 @@ class StrictForwarder::Pool {
           resolver_(pool.io_) {}
 
     void start() {
-      if (auto kept = pool_.take(owner_)) {
+      if (auto kept = pool_.take(kept_key(owner_))) {
         stream_.emplace(std::move(*kept));
         reused_ = true;
         send();
@@ -147,44 +166,85 @@ class StrictForwarder::Pool {
     void connect() {
       reused_ = false;
       stream_.reset();
-      const auto where = split_address(owner_);
+      const auto where = split_address(owner_.address);
       if (!where) return fail("the owner's address is not host:port");
+      host_ = where->first;
       resolver_.async_resolve(
           where->first, where->second,
           [self = shared_from_this()](error_code ec, const tcp::resolver::results_type& found) {
             if (ec) return self->fail(describe(ec));
-            self->stream_.emplace(self->pool_.io_);
+            if (self->owner_.tls) {
+              self->stream_.emplace(std::in_place_type<TlsStream>, self->pool_.io_,
+                                    *self->pool_.tls_->context);
+            } else {
+              self->stream_.emplace(std::in_place_type<PlainStream>, self->pool_.io_);
+            }
             self->expire_at_deadline();
-            self->stream_->async_connect(found, [self](error_code cec, const tcp::endpoint&) {
-              if (cec) return self->fail(describe(cec));
-              self->send();
-            });
+            lowest(*self->stream_)
+                .async_connect(found, [self](error_code cec, const tcp::endpoint&) {
+                  if (cec) return self->fail(describe(cec));
+                  if (self->owner_.tls) return self->handshake();
+                  self->send();
+                });
           });
+    }
+
+    // The owner's certificate must be one the configured CAs issued, for
+    // the fleet's name (http.forward_tls_name) or the owner's own host.
+    void handshake() {
+      auto& tls = std::get<TlsStream>(*stream_);
+      const std::string& name = pool_.tls_->name.empty() ? host_ : pool_.tls_->name;
+      if (auto unchecked = expect_peer(tls.native_handle(), name)) return fail(*unchecked);
+      tls.async_handshake(net::ssl::stream_base::client,
+                          [self = shared_from_this()](error_code ec) {
+                            if (ec) return self->fail(self->handshake_failure(ec));
+                            self->send();
+                          });
+    }
+
+    std::string handshake_failure(const error_code& ec) {
+      if (ec == beast::error::timeout) return describe(ec);
+      const std::string why = untrusted_peer(
+          std::get<TlsStream>(*stream_).native_handle(),
+          {"http.forward_ca_file: the CA that issued it",
+           "http.forward_tls_name: a name every daemon's certificate carries, or a certificate "
+           "naming the owner's advertised host"});
+      if (why.empty()) return fmt::format("TLS handshake failed: {}", ec.message());
+      return fmt::format("TLS: the owner's certificate is not trusted: {}", why);
     }
 
     // Beast's stream has a timer of its own clock: the deadline (BootClock)
     // is handed over as what is left of it.
     void expire_at_deadline() {
-      stream_->expires_after(std::max(deadline_ - BootClock::now(), BootClock::duration::zero()));
+      lowest(*stream_).expires_after(
+          std::max(deadline_ - BootClock::now(), BootClock::duration::zero()));
     }
 
     void send() {
       expire_at_deadline();
-      beast_http::async_write(*stream_, request_,
-                              [self = shared_from_this()](error_code ec, std::size_t) {
-                                if (ec) return self->retry_or_fail(ec);
-                                self->read();
-                              });
+      std::visit(
+          [this](auto& stream) {
+            beast_http::async_write(stream, request_,
+                                    [self = shared_from_this()](error_code ec, std::size_t) {
+                                      if (ec) return self->retry_or_fail(ec);
+                                      self->read();
+                                    });
+          },
+          *stream_);
     }
 
     void read() {
       parser_.emplace();
       parser_->body_limit(kMaxBody);
-      beast_http::async_read(*stream_, buffer_, *parser_,
-                             [self = shared_from_this()](error_code ec, std::size_t) {
-                               if (ec) return self->retry_or_fail(ec);
-                               self->done();
-                             });
+      std::visit(
+          [this](auto& stream) {
+            beast_http::async_read(stream, buffer_, *parser_,
+                                   [self = shared_from_this()](error_code ec, std::size_t) {
+                                     if (ec) return self->retry_or_fail(ec);
+                                     self->done();
+                                   });
+          },
+          *stream_);
     }
 
     // A kept connection the owner closed meanwhile (its idle timeout, a
@@ -209,25 +269,27 @@ class StrictForwarder::Pool {
       if (auto r = res.find(beast_http::field::retry_after); r != res.end()) {
         answer.retry_after = std::string(to_std(r->value()));
       }
-      if (res.keep_alive() && buffer_.size() == 0) pool_.keep(owner_, std::move(*stream_));
+      if (res.keep_alive() && buffer_.size() == 0)
+        pool_.keep(kept_key(owner_), std::move(*stream_));
       call_->finish(std::move(answer));
     }
 
     void fail(std::string why) { call_->finish(outcome::failure(std::move(why))); }
 
     Pool& pool_;
-    std::string owner_;
+    OwnerPlace owner_;
+    std::string host_;  // of the owner's address, as resolved
     beast_http::request<beast_http::empty_body> request_;
     Deadline deadline_;
     std::shared_ptr<ForwardCall> call_;
     tcp::resolver resolver_;
-    std::optional<beast::tcp_stream> stream_;
+    std::optional<Stream> stream_;
     bool reused_ = false;
     beast::flat_buffer buffer_;
     std::optional<beast_http::response_parser<beast_http::string_body>> parser_;
   };
 
-  std::optional<beast::tcp_stream> take(const std::string& owner) {
+  std::optional<Stream> take(const std::string& owner) {
     auto found = kept_.find(owner);
     if (found == kept_.end()) return std::nullopt;
     auto& line = found->second;
@@ -257,13 +319,14 @@ class StrictForwarder::Pool {
     });
   }
 
-  void keep(const std::string& owner, beast::tcp_stream stream) {
+  void keep(const std::string& owner, Stream stream) {
     auto& line = kept_[owner];
     if (line.size() >= kKeptPerOwner) line.pop_front();
-    stream.expires_never();
+    lowest(stream).expires_never();
     line.push_back({std::move(stream), BootClock::now()});
   }
 
+  std::optional<ForwardingTls> tls_;  // before the thread that reads it
   net::io_context io_{1};
   net::executor_work_guard<net::io_context::executor_type> work_;
   std::map<std::string, std::deque<Kept>, std::less<>> kept_;  // oldest first
@@ -271,16 +334,24 @@ class StrictForwarder::Pool {
   std::thread thread_;
 };
 
-StrictForwarder::StrictForwarder(std::string self)
-    : self_(std::move(self)), pool_(std::make_unique<Pool>()) {}
+StrictForwarder::StrictForwarder(std::string self, bool serves_tls,
+                                 std::optional<ForwardingTls> tls)
+    : self_(std::move(self)),
+      serves_tls_(serves_tls),
+      tls_(tls && tls->context),
+      pool_(std::make_unique<Pool>(std::move(tls))) {}
 
 StrictForwarder::~StrictForwarder() = default;
 
-std::shared_ptr<ForwardCall> StrictForwarder::forward(const std::string& owner,
+std::shared_ptr<ForwardCall> StrictForwarder::forward(const OwnerPlace& owner,
                                                       const std::string& target,
                                                       const std::string& accept,
                                                       Deadline deadline) {
   auto call = std::make_shared<ForwardCall>();
+  if (!passes_to(owner)) {
+    call->finish(outcome::failure(std::string("not passed on over this scheme")));
+    return call;
+  }
   pool_->start(owner, self_, target, accept, deadline, call);
   return call;
 }

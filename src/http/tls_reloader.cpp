@@ -16,6 +16,7 @@ TlsReloader::TlsReloader(boost::asio::io_context& io, TlsFiles files, const TlsI
       gauges_(gauges),
       install_(std::move(install)),
       seen_(served.stamp) {
+  gauges_.cert_not_before_s.store(served.not_before_s, std::memory_order_relaxed);
   gauges_.cert_not_after_s.store(served.not_after_s, std::memory_order_relaxed);
   gauges_.enabled.store(true, std::memory_order_relaxed);
 }
@@ -77,6 +78,7 @@ void TlsReloader::reload(bool again) {
   auto contexts = make_tls_contexts(id);
   if (!contexts) return failed(tls_file_key(contexts.error().file), contexts.error().message);
   // The gauges first: whoever sees the new certificate served sees them too.
+  gauges_.cert_not_before_s.store(id.not_before_s, std::memory_order_relaxed);
   gauges_.cert_not_after_s.store(id.not_after_s, std::memory_order_relaxed);
   gauges_.reloads_ok.fetch_add(1, std::memory_order_relaxed);
   install_(std::move(contexts).value());

@@ -80,6 +80,16 @@ TEST_CASE("a sequence with a template prints its numbers and never passes its --
       20s));
   CHECK(json::parse(one->body) == json{{"id", "ORD-0001"}, {"number", "1"}, {"tag", "order"}});
   seen.insert(1);
+  // What an alert needs to warn before the numbers run out: the last one,
+  // and how many ZooKeeper held below it after this daemon's take.
+  CHECK(metric(a, "snowflake_seq_max{tag=\"order\"}") == 12);
+  const auto left = metric(a, "snowflake_seq_left_to_take{tag=\"order\"}");
+  CHECK(left >= 0);
+  CHECK(left < 12);
+  // Without a --max: -1, which the alert leaves out.
+  REQUIRE(eventually([&] { return http_get(a.port(), "/seq/plain")->status == 200; }, 20s));
+  CHECK(metric(a, "snowflake_seq_max{tag=\"plain\"}") == -1);
+  CHECK(metric(a, "snowflake_seq_left_to_take{tag=\"plain\"}") == -1);
   std::optional<HttpReply> batch;
   REQUIRE(eventually(
       [&] {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <csignal>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -306,6 +307,13 @@ TEST_CASE(
   const double first_expiry =
       tls_metric(d.port(), ca.cert, "snowflake_tls_cert_expiry_timestamp_seconds");
   CHECK(first_expiry > 0);
+  // Its whole life: made by the test just now, valid from then to its end.
+  const double first_start =
+      tls_metric(d.port(), ca.cert, "snowflake_tls_cert_not_before_timestamp_seconds");
+  const double now_s = static_cast<double>(std::time(nullptr));
+  CHECK(first_start > now_s - 3600);
+  CHECK(first_start <= now_s + 60);
+  CHECK(first_expiry > first_start);
 
   // The kubelet's update: a new directory, the link to it swapped in one rename.
   fs::create_directories(volume / "..v2");

@@ -1,5 +1,6 @@
-// What `snowflaked get` asks of a replica's certificate before a handshake:
-// the host of its URL, whatever form that host takes.
+// What this program asks of a peer's certificate before a handshake
+// (`snowflaked get` of a replica, a daemon of a strict tag's owner): the
+// host it asked, whatever form that host takes (tls_peer.hpp).
 
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
@@ -10,8 +11,10 @@
 #include <string>
 
 #include "../../src/client/client_tls.hpp"
+#include "snowflake/tls_peer.hpp"
 
 using namespace snowflake::client;
+using snowflake::expect_peer;
 
 namespace {
 
@@ -32,24 +35,24 @@ TEST_CASE("client TLS: an address is required of the certificate, an IPv6 zone l
   auto ctx = make_client_tls("").value();
   {
     TlsStream stream(io, *ctx);
-    CHECK_FALSE(expect_peer(stream, "127.0.0.1"));
+    CHECK_FALSE(expect_peer(stream.native_handle(), "127.0.0.1"));
     CHECK(required_ip(stream) == "127.0.0.1");
   }
   {
     TlsStream stream(io, *ctx);
-    CHECK_FALSE(expect_peer(stream, "::1"));
+    CHECK_FALSE(expect_peer(stream.native_handle(), "::1"));
     CHECK(required_ip(stream) == "0:0:0:0:0:0:0:1");
   }
   {
     // Unchecked, this address would let any certificate the CAs issued
     // pass for the replica's.
     TlsStream stream(io, *ctx);
-    CHECK_FALSE(expect_peer(stream, "fe80::1%eth0"));
+    CHECK_FALSE(expect_peer(stream.native_handle(), "fe80::1%eth0"));
     CHECK(required_ip(stream) == "FE80:0:0:0:0:0:0:1");
   }
   {
     TlsStream stream(io, *ctx);
-    CHECK_FALSE(expect_peer(stream, "ids.internal"));
+    CHECK_FALSE(expect_peer(stream.native_handle(), "ids.internal"));
     CHECK(required_ip(stream).empty());
     const char* sni = SSL_get_servername(stream.native_handle(), TLSEXT_NAMETYPE_host_name);
     REQUIRE(sni != nullptr);

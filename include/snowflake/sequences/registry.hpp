@@ -36,6 +36,12 @@ struct SequenceGauges {
   // Numbers taken for a request that was then refused (a batch the buffer
   // could not fill in time): a gap, not counted in the rate.
   std::atomic<std::uint64_t> dropped{0};
+  // The last number the tag (its period) hands out, its --max (or its
+  // template's largest), and how many of its numbers ZooKeeper held below
+  // it after this daemon's last take: an alert warns before a period runs
+  // out. -1 for both: no --max (2^63 - 2), or no range taken yet.
+  std::atomic<std::int64_t> last_number{-1};
+  std::atomic<std::int64_t> left_to_take{-1};
 };
 
 struct SequenceEntry {
