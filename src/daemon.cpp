@@ -121,10 +121,14 @@ std::string owner_address(const Config& c, const boost::asio::ip::tcp::endpoint&
                     : fmt::format("{}:{}", ip.to_string(), bound.port());
 }
 
-// How strict tags' owners serving TLS are asked (http.forward_ca_file,
-// checked at load; here again should it have changed since): nullopt, and
-// such owners are named to the client instead, when it cannot be built.
+// How strict tags' owners serving TLS are asked: with the CAs of
+// http.forward_ca_file (checked at load; here again should it have changed
+// since). nullopt without it, or when it cannot be read: such owners are
+// named to the client at once instead (as before the key was, so that a
+// TLS fleet upgraded with an unchanged config is not held to a deadline by
+// owners it cannot verify).
 std::optional<http::ForwardingTls> forwarding_tls(const HttpSettings& http) {
+  if (http.forward_ca_file.empty()) return std::nullopt;
   auto made = make_peer_tls(http.forward_ca_file, "http.forward_ca_file");
   if (!made) {
     spdlog::warn("strict tags' owners that serve TLS are not asked for their numbers: {}",

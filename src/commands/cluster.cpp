@@ -222,9 +222,10 @@ void report_sequences(coord::ZkSession& zk, const std::string& root,
 
 // Static mode: no worker ID comes from ZooKeeper, so nothing to fence but
 // the sequences, each frozen until seq raise lifts it past what went out.
-int fence_static_sequences(const Config& config, coord::ZkSession& zk) {
+int fence_static_sequences(const Config& config, coord::ZkSession& zk,
+                           BootClock::time_point deadline) {
   const std::string& root = config.zookeeper.root;
-  auto frozen = coord::freeze_sequences(zk, root);
+  auto frozen = until_answered(deadline, [&] { return coord::freeze_sequences(zk, root); });
   if (!frozen) {
     return fail(kExitFailure, "cannot freeze the sequences: " + frozen.error().message);
   }
@@ -238,10 +239,15 @@ int fence_static_sequences(const Config& config, coord::ZkSession& zk) {
 int cluster_fence(const ClusterOptions& options) {
   const auto config = cluster_config(options, "fence", /*static_sequences=*/true);
   if (!config) return kExitUsage;
+  // Each step is asked again while its answer is lost (an ensemble's
+  // election, a server that failed) for as long as --wait lets the command
+  // reach ZooKeeper at all: a fence given up on half-way leaves the daemons
+  // free to reconnect to a restored ZooKeeper unfenced.
+  const auto deadline = BootClock::now() + options.wait.value_or(config->zookeeper.connect_timeout);
   const auto zk = connect_for_command(*config, options.wait);
   if (!zk) return kExitFailure;
   if (config->coordinator.type == CoordinatorType::static_id) {
-    return fence_static_sequences(*config, *zk);
+    return fence_static_sequences(*config, *zk, deadline);
   }
   const std::string& root = config->zookeeper.root;
   const auto length = coord::fence_length(config->coordinator);
@@ -255,7 +261,7 @@ int cluster_fence(const ClusterOptions& options) {
   // the raises already made. With no record, a new ID: the daemons that
   // knew the old one find it replaced, and fence too. A root the copy has
   // is checked against the config, then fenced.
-  auto there = zk->exists(root);
+  auto there = until_answered(deadline, [&] { return zk->exists(root); });
   if (!there) return fail(kExitFailure, "cannot read the root: " + there.error().message());
   coord::RootIdentity identity{std::nullopt, {}, who("fence"), false};
   std::optional<std::string> remembered;
@@ -265,7 +271,8 @@ int cluster_fence(const ClusterOptions& options) {
     remembered = known.value();
     identity = {remembered.value_or(coord::new_cluster_id()), length, who("fence"), false};
   }
-  auto checked = check_root(*zk, *config, identity, /*forms=*/false);
+  auto checked =
+      until_answered(deadline, [&] { return check_root(*zk, *config, identity, /*forms=*/false); });
   if (!checked) return fail(exit_code_of(checked.error()), checked.error().message);
   if (!there.value()) {
     std::cout << (remembered
@@ -278,13 +285,15 @@ int cluster_fence(const ClusterOptions& options) {
     const auto memory = remember_cluster(*config, checked.value().cluster_id);
     if (!memory.warning.empty()) std::cerr << "warning: " << memory.warning << "\n";
   }
-  auto fence = coord::raise_fence(*zk, root, {coord::FenceKind::history_lost, length, reason});
+  auto fence = until_answered(deadline, [&] {
+    return coord::raise_fence(*zk, root, {coord::FenceKind::history_lost, length, reason});
+  });
   if (!fence) return fail(kExitFailure, "cannot fence the cluster: " + fence.error().message);
   std::cout << fmt::format(
       "the cluster {} at {} is fenced until {} (ZooKeeper's time): no worker ID issues an ID "
       "until then\n",
       checked.value().cluster_id, root, format_iso8601_ms(fence.value().until_ms));
-  auto frozen = coord::freeze_sequences(*zk, root);
+  auto frozen = until_answered(deadline, [&] { return coord::freeze_sequences(*zk, root); });
   if (!frozen) {
     return fail(kExitFailure, "cannot freeze the sequences: " + frozen.error().message);
   }

@@ -44,7 +44,7 @@ po::options_description visible_options() {
       ("wait", po::value<std::uint32_t>()->value_name("MS"),
        "cluster create, cluster fence: keep trying to reach ZooKeeper this long (default: "
        "zookeeper.connect_timeout_ms); cluster fence started before a restored ZooKeeper "
-       "lands the moment it answers")
+       "lands the moment it answers, and asks a step again while its answer is lost")
       ("above-id", po::value<std::string>()->value_name("N"),
        "pool floor: no daemon of the cluster issues an ID <= N (the largest ID in your tables)")
       ("from-leaf", po::value<std::string>()->value_name("ROOT"),

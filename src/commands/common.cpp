@@ -69,6 +69,11 @@ std::string state_dir_of(const Config& c) {
   return "/var/lib/snowflaked";
 }
 
+bool answer_lost(const coord::CoordError& error) {
+  return error.zk && (error.zk->code == coord::ZkErrc::connection_loss ||
+                      error.zk->code == coord::ZkErrc::operation_timeout);
+}
+
 std::unique_ptr<coord::ZkSession> connect_for_command(
     const Config& config, std::optional<std::chrono::milliseconds> wait) {
   configure_logging("warn");

@@ -4,12 +4,16 @@
 
 #include <boost/program_options/variables_map.hpp>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 
+#include "snowflake/clock.hpp"
 #include "snowflake/config.hpp"
+#include "snowflake/coord/coord_error.hpp"
 #include "snowflake/coord/zk_session.hpp"
 #include "snowflake/ids/layout.hpp"
 
@@ -56,5 +60,24 @@ std::string state_dir_of(const Config& config);
 // resolvable), instead of zookeeper.connect_timeout_ms once.
 std::unique_ptr<coord::ZkSession> connect_for_command(
     const Config& config, std::optional<std::chrono::milliseconds> wait = std::nullopt);
+
+// Whether ZooKeeper's answer was lost rather than given: the connection
+// dropped (a server that failed, an ensemble electing a leader) or the call
+// timed out. The session lives on and finds another server; asked again,
+// the command gets an answer.
+bool answer_lost(const coord::CoordError& error);
+
+// A step of an operator command, tried again while its answer is lost, up
+// to `deadline` (the command's --wait). Only for steps that may run twice:
+// reads, and writes that read first and are conditional (a fence written
+// twice is one fence, a frozen sequence frozen again is unchanged).
+template <class Step>
+auto until_answered(BootClock::time_point deadline, Step step) -> decltype(step()) {
+  for (;;) {
+    auto result = step();
+    if (result || !answer_lost(result.error()) || BootClock::now() >= deadline) return result;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
 
 }  // namespace snowflake::commands

@@ -13,6 +13,12 @@
 
 #include <fmt/format.h>
 
+#include <boost/asio/ip/address.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
 #include "config_parts.hpp"
 #include "snowflake/tls_peer.hpp"
 
@@ -20,15 +26,27 @@ namespace snowflake {
 
 namespace {
 
-// A name a certificate can be checked for: a DNS name's letters, digits,
-// dots and hyphens (a wildcard is the certificate's, never the name asked
-// for), or an IP address.
+// A name a certificate can be checked for: an IP address, or a DNS name of
+// labels of letters, digits and inner hyphens, 63 characters each at most
+// (RFC 1123; a wildcard is the certificate's, never the name asked for).
+// "host:port" is neither: the port is the advertised address's.
 bool checkable_name(const std::string& name) {
+  boost::system::error_code not_ip;
+  boost::asio::ip::make_address(name, not_ip);
+  if (!not_ip) return true;
   if (name.empty() || name.size() > 253) return false;
-  return name.find_first_not_of(
-             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:") ==
-             std::string::npos &&
-         name.front() != '.' && name.front() != '-';
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t end = std::min(name.find('.', begin), name.size());
+    const std::string_view label(name.data() + begin, end - begin);
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-')
+      return false;
+    for (const char c : label) {
+      if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-') return false;
+    }
+    if (end == name.size()) return true;
+    begin = end + 1;
+  }
 }
 
 // Usable with or without TLS on this daemon's listeners: a plain daemon
@@ -44,7 +62,14 @@ void read_forwarding_tls(JsonSection& http, HttpSettings& h,
               fmt::format("\"{}\" is not a DNS name or an IP address a certificate can name",
                           h.forward_tls_name));
   }
-  if (h.forward_ca_file.empty()) return;
+  if (h.forward_ca_file.empty()) {
+    if (!h.forward_tls_name.empty()) {
+      http.fail("forward_tls_name",
+                "needs http.forward_ca_file: requests are passed on over TLS only with the CAs "
+                "to verify an owner by");
+    }
+    return;
+  }
   h.forward_ca_file = secret_path(h.forward_ca_file, credentials_directory);
   // Read now, so that a wrong file never starts a daemon; the daemon reads
   // it again for the context it uses.

@@ -86,7 +86,8 @@ Response strict_refusal(const SequenceEntry& entry, const RouterContext& ctx,
            ? fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers, "
                          "and this daemon {}: ask it",
                          entry.tag, url,
-                         place.tls ? "cannot pass requests on over TLS (its log says why)"
+                         place.tls ? "passes requests on over TLS only with http.forward_ca_file "
+                                     "(the CAs to verify the owner by)"
                                    : "serves TLS and passes nothing on over plain HTTP")
            : fmt::format("sequence \"{}\" is strict: only its owner, {}, hands out its numbers",
                          entry.tag, owner)},

@@ -33,12 +33,14 @@
 #include <unistd.h>
 
 #include "../support/daemon.hpp"
+#include "../support/fault_proxy.hpp"
 #include "../support/http_client.hpp"
 #include "../support/id_load.hpp"
 #include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
 #include "snowflake/clock.hpp"
+#include "snowflake/coord/cluster_fence.hpp"
 #include "snowflake/coord/cluster_identity.hpp"
 #include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/ids/layout.hpp"
@@ -629,6 +631,47 @@ TEST_CASE(
   CHECK(anew.status.code == 0);
   CHECK_THAT(anew.out, Catch::Contains("as a new cluster"));
   CHECK(root_id() != id);
+}
+
+TEST_CASE(
+    "cluster fence whose answers are lost (the server it asked fails under it, the next not up "
+    "for a second) asks again within --wait and lands the fence and the freeze, not giving up "
+    "half-way",
+    "[lost_data]") {
+  ZooKeeperServer zk;
+  set_up_cluster(zk);
+  FaultProxy proxy(zk.port());
+  const TempDir dir;
+  json through_proxy = lost_data_config(zk, dir);
+  through_proxy["zookeeper"]["hosts"] = proxy.hosts();
+  const auto config = write_daemon_config(dir, through_proxy.dump());
+  // The fence's write reaches the server and its answer is lost; then for
+  // a second every connection is refused at once (an ensemble electing).
+  proxy.lose_next_reply(FaultProxy::kSetData, 1s);
+  const auto fenced = cli(config, {"cluster", "fence", "--wait", "20000", "--timeout", "5000"});
+  INFO(fenced.out << fenced.err);
+  CHECK(proxy.replies_lost() == 1);
+  REQUIRE(fenced.status.code == 0);
+  CHECK_THAT(fenced.out, Catch::Contains("is fenced until"));
+  // Written once, as one fence; and the sequences frozen after it.
+  const auto root = connect(zk)->get(kE2eRoot).value().data;
+  const auto fence = coord::recorded_fence(root);
+  REQUIRE(fence);
+  CHECK(fence->kind == coord::FenceKind::history_lost);
+  CHECK_THAT(fenced.out, Catch::Contains("invoice"));
+
+  // A sequence made since, and the freeze's multi (the node and its floor
+  // child) lost the same way: asked again, it is frozen.
+  const TempDir direct;
+  REQUIRE(cli(write_daemon_config(direct, lost_data_config(zk, direct).dump()),
+              {"seq", "create", "receipt", "--start", "1"})
+              .status.code == 0);
+  proxy.lose_next_reply(FaultProxy::kMulti, 1s);
+  const auto again = cli(config, {"cluster", "fence", "--wait", "20000", "--timeout", "5000"});
+  INFO(again.out << again.err);
+  CHECK(proxy.replies_lost() == 2);
+  CHECK(again.status.code == 0);
+  CHECK_THAT(again.out, Catch::Contains("receipt"));
 }
 
 TEST_CASE(

@@ -73,6 +73,25 @@ TEST_CASE("http settings are read", "[config]") {
   CHECK(c.http.max_metric_tags == 0);
 }
 
+TEST_CASE("http.forward_tls_name: a DNS name or an IP address, with the CAs to verify it by",
+          "[config][tls]") {
+  test::TempDir dir;
+  // A CA file is read at load: any PEM certificate will do here.
+  const auto ca = dir.path() / "ca.pem";
+  REQUIRE(test::run_process({"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                             "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=ca", "-days", "1",
+                             "-keyout", (dir.path() / "ca.key").string(), "-out", ca.string()})
+              .status.code == 0);
+  for (const std::string name : {"snowflaked.ids.svc", "localhost", "10.0.0.7", "::1", "a-b.c1"}) {
+    const json doc = {{"http", {{"forward_ca_file", ca.string()}, {"forward_tls_name", name}}}};
+    const auto c = parse_config(doc, kConfigNow);
+    INFO(name);
+    REQUIRE(c);
+    CHECK(c.value().http.forward_tls_name == name);
+    CHECK(c.value().http.forward_ca_file == ca.string());
+  }
+}
+
 TEST_CASE("a full config is read", "[config]") {
   const Config c = parse_config(json::parse(R"({
       "service": "orders", "log_level": "debug",
@@ -121,6 +140,12 @@ TEST_CASE("every config error names its key", "[config]") {
        "holds no PEM certificate"},
       {R"({"http": {"forward_tls_name": "two words"}})", "http.forward_tls_name",
        "not a DNS name or an IP address"},
+      {R"({"http": {"forward_tls_name": "snowflaked.ids.svc:8443"}})", "http.forward_tls_name",
+       "not a DNS name or an IP address"},
+      {R"({"http": {"forward_tls_name": "a..b"}})", "http.forward_tls_name",
+       "not a DNS name or an IP address"},
+      {R"({"http": {"forward_tls_name": "snowflaked.ids.svc"}})", "http.forward_tls_name",
+       "needs http.forward_ca_file"},
       {R"({"servce": "x"})", "servce", "unknown key"},
       {R"({"layout": {"time_bit": 41}})", "layout.time_bit", "unknown key"},
       {R"({"coordinator": {"worker": 1}})", "coordinator.worker", "unknown key"},

@@ -7,8 +7,9 @@
 //                                  "token": "<its run>", "address": "host:port",
 //                                  "released": false, "tls": true}
 //
-// ("tls" only when its HTTP API is served over TLS: other daemons then
-// refuse naming it rather than pass requests on over plain HTTP.)
+// ("tls" only when its HTTP API is served over TLS: other daemons then pass
+// requests on over TLS, verifying it, where http.forward_ca_file is set, and
+// refuse naming it where it is not.)
 //
 // An owner is a held worker ID, and its claim is fenced with that worker
 // ID's own lease (docs/design.md, "Strict sequences: one owner, fenced by
