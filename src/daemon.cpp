@@ -525,6 +525,13 @@ ServiceCondition Daemon::service_condition(std::chrono::milliseconds limit) {
         "wait) for over {} ms",
         limit.count());
   }
+  // Not ready while the cluster's fence runs: systemd's start may wait for
+  // its end (a new cluster's outlasts TimeoutStartSec with the defaults).
+  const auto fence_until = gauges_.fence_until_ms.load(std::memory_order_relaxed);
+  const auto wall_now = SystemClock::instance().wall_ms();
+  if (!now.ready && fence_until > wall_now) {
+    now.not_ready_for = std::chrono::milliseconds(fence_until - wall_now);
+  }
   return now;
 }
 

@@ -1,5 +1,6 @@
 #include "snowflake/systemd_notifier.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
 #include <boost/asio/post.hpp>
@@ -77,6 +78,13 @@ void SystemdNotifier::check() {
   if (now.ready && !ready_sent_) {
     message += "READY=1\n";
     ready_sent_ = true;
+  } else if (!ready_sent_ && now.not_ready_for) {
+    // Past the wait by a minute: the wait's end is ZooKeeper's time, read
+    // now and then, and the first heartbeat after it takes a moment too.
+    // Sent again at each check: each says how long until the next must come.
+    const auto extend = *now.not_ready_for + std::chrono::minutes(1);
+    message += fmt::format("EXTEND_TIMEOUT_USEC={}\n",
+                           std::chrono::duration_cast<std::chrono::microseconds>(extend).count());
   }
   if (watchdog_.count() > 0) {
     if (now.unhealthy && healthy_) {

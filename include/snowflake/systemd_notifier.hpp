@@ -5,6 +5,11 @@
 //   READY=1      once, the first time the daemon may issue IDs (a worker ID
 //                is owned, its lease valid, the port listening) — so
 //                `systemctl start` returns when /ready would answer 200;
+//   EXTEND_TIMEOUT_USEC=...  on every check before READY while the daemon
+//                waits for something of known length (the cluster's fence
+//                until its end, which a new cluster's runs past the unit's
+//                TimeoutStartSec): the start is not timed out and restarted
+//                while it waits as it must;
 //   WATCHDOG=1   on every check while the daemon is ready and healthy, when
 //                the unit sets WatchdogSec= — a stalled check is itself
 //                unhealthy, because the checks run on the server's main
@@ -36,6 +41,9 @@ struct ServiceCondition {
   // Set when the watchdog must not be fed: why (an event loop or the
   // heartbeat thread stuck for longer than the limit it was asked about).
   std::optional<std::string> unhealthy;
+  // Not ready, and not for this long yet at least (a fence's rest): the
+  // start's timeout is extended past it.
+  std::optional<std::chrono::milliseconds> not_ready_for{};
 };
 
 class SystemdNotifier {

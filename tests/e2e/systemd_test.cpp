@@ -137,6 +137,47 @@ TEST_CASE(
   CHECK(has(log.back(), "STOPPING=1"));
 }
 
+TEST_CASE(
+    "systemd: a daemon that makes a new cluster alone waits out its fence as a start systemd "
+    "extends (EXTEND_TIMEOUT_USEC past the fence's end), then READY=1",
+    "[systemd]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  NotifySocket notify;
+  const json config = {
+      {"coordinator",
+       {{"type", "recycle"},
+        {"state_dir", state.path().string()},
+        {"heartbeat_interval_ms", 300},
+        {"lease_timeout_ms", 1500},
+        {"reclaim_after_ms", 2500},
+        {"safety_margin_ms", 500}}},
+      {"zookeeper",
+       {{"hosts", zk.hosts()}, {"session_timeout_ms", 2000}, {"connect_timeout_ms", 500}}}};
+  // No cluster create: the daemon makes the root and fences it as new.
+  Daemon d(config.dump(), "127.0.0.1:0",
+           {{"NOTIFY_SOCKET", notify.path()}, {"WATCHDOG_USEC", "2000000"}}, Genesis::as_found);
+  std::vector<std::string> log;
+  const auto extended = receive_until(notify, "EXTEND_TIMEOUT_USEC=", log);
+  INFO(joined(log));
+  REQUIRE(extended);
+  const auto at = extended->find("EXTEND_TIMEOUT_USEC=");
+  const auto usec = std::stoll(extended->substr(at + 20));
+  // The fence's rest (a few seconds with these timings) and a minute.
+  CHECK(usec > 60'000'000);
+  CHECK(usec < 60'000'000 + 30'000'000);
+  CHECK(ready_status(d) == 503);
+  REQUIRE(receive_until(notify, "READY=1", log, 60s));
+  CHECK(ready_status(d) == 200);
+  // None after READY=1.
+  while (auto more = notify.receive(0ms)) log.push_back(*more);
+  bool ready_seen = false;
+  for (const auto& m : log) {
+    ready_seen = ready_seen || has(m, "READY=1");
+    if (ready_seen) CHECK_FALSE(has(m, "EXTEND_TIMEOUT_USEC="));
+  }
+}
+
 TEST_CASE("systemd: without WATCHDOG_USEC no watchdog pings, static mode is ready at once",
           "[systemd]") {
   NotifySocket notify;

@@ -179,3 +179,57 @@ TEST_CASE("liveness: the check's verdict, and a check that stops coming is a ver
   liveness.record(std::nullopt, 2000ms, 1000ms, t0 + 4000ms);
   CHECK_FALSE(liveness.problem(t0 + 4100ms));
 }
+
+TEST_CASE(
+    "systemd notifier: not ready for a known while (a fence), each check extends the start's "
+    "timeout past it, and once ready no more",
+    "[systemd]") {
+  NotifySocket socket;
+  ScopedEnv env;
+  env.set("NOTIFY_SOCKET", socket.path());
+  env.set("WATCHDOG_USEC", "200000");
+
+  FakeDaemon daemon;
+  daemon.change([](ServiceCondition& c) {
+    c.status = "cluster fenced";
+    c.not_ready_for = std::chrono::minutes(14);
+  });
+  boost::asio::io_context loop;
+  auto work = boost::asio::make_work_guard(loop);
+  Liveness liveness;
+  SystemdNotifier notifier(
+      loop, [&](std::chrono::milliseconds limit) { return daemon.observe(limit); }, liveness,
+      5000ms);
+  std::thread runner([&] { loop.run(); });
+  notifier.start();
+  REQUIRE(daemon.checked(3));
+  auto got = drain(socket);
+  REQUIRE(got.size() >= 2);
+  // The fence's rest and a minute, in microseconds; again at every check.
+  CHECK(got[0] == "STATUS=cluster fenced\nEXTEND_TIMEOUT_USEC=900000000");
+  CHECK(got[1] == "EXTEND_TIMEOUT_USEC=900000000");
+
+  // Not ready with no known end (ZooKeeper away): nothing to extend by.
+  daemon.change([](ServiceCondition& c) { c.not_ready_for.reset(); });
+  REQUIRE(daemon.checked(2));
+  drain(socket);
+  REQUIRE(daemon.checked(3));
+  CHECK(drain(socket).empty());
+
+  // Ready: READY=1, and a fence met later (a loss) extends nothing.
+  daemon.change([](ServiceCondition& c) {
+    c.ready = true;
+    c.status = "ready";
+  });
+  REQUIRE(daemon.checked(3));
+  CHECK(any_has(drain(socket), "READY=1"));
+  daemon.change([](ServiceCondition& c) {
+    c.ready = false;
+    c.not_ready_for = std::chrono::minutes(5);
+  });
+  REQUIRE(daemon.checked(3));
+  CHECK_FALSE(any_has(drain(socket), "EXTEND_TIMEOUT_USEC"));
+  notifier.stop("stopping");
+  work.reset();
+  runner.join();
+}
