@@ -329,6 +329,12 @@ def healthy(live):
     modes = [re.search(r"Mode: (\w+)", cluster.exec(z, "zkServer.sh", "status").stdout).group(1)
              for z in ZOOKEEPERS]
     check(sorted(modes) == ["follower", "follower", "leader"], f"ZooKeeper modes: {modes}")
+    # Old snapshots and transaction logs purged hourly (the compose file's
+    # ZOO_AUTOPURGE_*): without it the data volumes grow for ever.
+    for z in ZOOKEEPERS:
+        conf = cluster.exec(z, "sh", "-c", 'cat "$ZOO_CONF_DIR/zoo.cfg"').stdout
+        check("autopurge.purgeInterval=1" in conf and "autopurge.snapRetainCount=3" in conf,
+              f"{z}: zoo.cfg does not purge: {conf}")
 
 
 def non_root(live):

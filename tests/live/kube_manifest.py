@@ -13,7 +13,7 @@ import yaml
 
 from livetest import check
 
-IMAGE_LINE = "snowflaked:0.4.0"  # the image the manifest names, which a user replaces too
+IMAGE_LINE = "snowflaked:0.5.0"  # the image the manifest names, which a user replaces too
 CONFIG_KEY = "snowflaked.json"  # the ConfigMap's key: the file the image reads
 
 
