@@ -82,7 +82,11 @@ void SystemdNotifier::check() {
     // Past the wait by a minute: the wait's end is ZooKeeper's time, read
     // now and then, and the first heartbeat after it takes a moment too.
     // Sent again at each check: each says how long until the next must come.
-    const auto extend = *now.not_ready_for + std::chrono::minutes(1);
+    // At most an hour a message (a fence's end read from a root edited by
+    // hand must not overflow the microseconds; the next check sends again).
+    const auto extend =
+        std::min<std::chrono::milliseconds>(*now.not_ready_for, std::chrono::hours(1)) +
+        std::chrono::minutes(1);
     message += fmt::format("EXTEND_TIMEOUT_USEC={}\n",
                            std::chrono::duration_cast<std::chrono::microseconds>(extend).count());
   }

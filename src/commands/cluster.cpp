@@ -125,8 +125,12 @@ std::vector<std::int64_t> sessions_on_each_server(const Config& config) {
 int cluster_create(const ClusterOptions& options) {
   const auto config = cluster_config(options, "create");
   if (!config) return kExitUsage;
+  auto deadline = BootClock::now() + options.wait.value_or(config->zookeeper.connect_timeout);
   const auto zk = connect_for_command(*config, options.wait);
   if (!zk) return kExitFailure;
+  // Its steps are asked again while an answer is lost (a new ensemble
+  // settling), as cluster fence's are: each may run twice.
+  deadline = std::max(deadline, BootClock::now() + 2 * config->zookeeper.session_timeout);
   const std::string& root = config->zookeeper.root;
   // This host has been part of the cluster at this root (its daemon, or an
   // earlier run of this command, recorded it): if ZooKeeper has lost it, it
@@ -143,16 +147,18 @@ int cluster_create(const ClusterOptions& options) {
   for (const std::int64_t session : sessions_on_each_server(*config)) {
     vouch.sessions.push_back(session);
   }
-  auto checked =
-      check_root(*zk, *config, {std::nullopt, {}, who("create"), /*vouched=*/true, vouch},
-                 /*forms=*/true);
+  auto checked = until_answered(deadline, [&] {
+    return check_root(*zk, *config, {std::nullopt, {}, who("create"), /*vouched=*/true, vouch},
+                      /*forms=*/true);
+  });
   if (!checked) return fail(exit_code_of(checked.error()), checked.error().message);
   const std::string& id = checked.value().cluster_id;
   std::string said;
   if (checked.value().outcome == coord::RootOutcome::created) {
     said = fmt::format("created the cluster {} at {}", id, root);
   } else {
-    auto lifted = coord::lift_new_cluster_fence(*zk, root, vouch);
+    auto lifted =
+        until_answered(deadline, [&] { return coord::lift_new_cluster_fence(*zk, root, vouch); });
     if (!lifted) {
       return fail(
           lifted.error().code == coord::CoordErrc::history_lost ? kExitConflict : kExitFailure,
@@ -165,7 +171,7 @@ int cluster_create(const ClusterOptions& options) {
   // What the root says now: ours is in it only where it was written (an
   // empty root node we found, or a root made by a daemon before this run,
   // is not vouched for; a write whose answer was lost may be).
-  auto now = zk->get(root);
+  auto now = until_answered(deadline, [&] { return zk->get(root); });
   const auto recorded = now ? coord::recorded_vouch(now.value().data) : std::nullopt;
   if (recorded && recorded->sessions == vouch.sessions) {
     std::set<std::uint64_t> runs;
@@ -185,24 +191,40 @@ int cluster_create(const ClusterOptions& options) {
 }
 
 // Each frozen sequence, with what its node and the daemons' holder nodes
-// say of the numbers that may have gone out.
-void report_sequences(coord::ZkSession& zk, const std::string& root,
-                      const std::vector<std::string>& tags) {
-  if (tags.empty()) return;
-  auto holders = coord::read_holders(zk, root);
+// say of the numbers that may have gone out. False when either could not
+// be read: then no N is suggested (one from half the records would be too
+// low), and the command fails.
+bool report_sequences(coord::ZkSession& zk, const std::string& root,
+                      const std::vector<std::string>& tags, BootClock::time_point deadline) {
+  if (tags.empty()) return true;
+  auto holders = until_answered(deadline, [&] { return coord::read_holders(zk, root); });
+  if (!holders) {
+    std::cerr << fmt::format(
+        "error: cannot read the daemons' holder nodes ({}): what each sequence handed out is "
+        "not known; run the command again\n",
+        holders.error().message);
+    return false;
+  }
   std::cout << fmt::format(
       "{} sequence(s) frozen (503 sequence_frozen) until each is raised past every number it "
       "handed out:\n",
       tags.size());
+  bool whole = true;
   for (const auto& tag : tags) {
-    auto read = coord::read_sequence(zk, root, tag);
+    auto read = until_answered(deadline, [&] { return coord::read_sequence(zk, root, tag); });
     std::int64_t above = 0;
     std::string line = fmt::format("  {}:", tag);
     if (read) {
       above = read.value().node.next - 1;
       line += fmt::format(" its node (as restored) takes next from {};", read.value().node.next);
+    } else if (read.error().code != coord::CoordErrc::no_sequence) {
+      std::cout << line
+                << fmt::format(" its node could not be read ({}): run the command again\n",
+                               read.error().message);
+      whole = false;
+      continue;
     }
-    if (holders) {
+    {
       for (const auto& h : holders.value()) {
         if (!h.record) continue;
         const auto held = h.record->tags.find(tag);
@@ -218,6 +240,7 @@ void report_sequences(coord::ZkSession& zk, const std::string& root,
                      "largest of {} and the largest {} in your data\n",
                      tag, above, tag);
   }
+  return whole;
 }
 
 // Static mode: no worker ID comes from ZooKeeper, so nothing to fence but
@@ -232,7 +255,7 @@ int fence_static_sequences(const Config& config, coord::ZkSession& zk,
   std::cout << fmt::format(
       "static mode: worker IDs come from the config, and only the sequences at {} are fenced\n",
       root);
-  report_sequences(zk, root, frozen.value());
+  if (!report_sequences(zk, root, frozen.value(), deadline)) return kExitFailure;
   return kExitOk;
 }
 
@@ -243,9 +266,12 @@ int cluster_fence(const ClusterOptions& options) {
   // election, a server that failed) for as long as --wait lets the command
   // reach ZooKeeper at all: a fence given up on half-way leaves the daemons
   // free to reconnect to a restored ZooKeeper unfenced.
-  const auto deadline = BootClock::now() + options.wait.value_or(config->zookeeper.connect_timeout);
+  auto deadline = BootClock::now() + options.wait.value_or(config->zookeeper.connect_timeout);
   const auto zk = connect_for_command(*config, options.wait);
   if (!zk) return kExitFailure;
+  // A ZooKeeper that answered at the end of a long --wait (a restore) still
+  // gets its election's worth of patience for each step.
+  deadline = std::max(deadline, BootClock::now() + 2 * config->zookeeper.session_timeout);
   if (config->coordinator.type == CoordinatorType::static_id) {
     return fence_static_sequences(*config, *zk, deadline);
   }
@@ -297,7 +323,7 @@ int cluster_fence(const ClusterOptions& options) {
   if (!frozen) {
     return fail(kExitFailure, "cannot freeze the sequences: " + frozen.error().message);
   }
-  report_sequences(*zk, root, frozen.value());
+  if (!report_sequences(*zk, root, frozen.value(), deadline)) return kExitFailure;
   return await_floor_confirmations(
       *zk, *config, fence.value().until_ms, options.timeout,
       fmt::format("confirmed: every daemon that may issue honours the fence until {}",
@@ -307,8 +333,18 @@ int cluster_fence(const ClusterOptions& options) {
 }  // namespace
 
 Parsed cluster_command(const Options& options, const Arguments& args) {
-  if (args.size() != 1 || (args[0] != "create" && args[0] != "fence" && args[0] != "forms")) {
-    return std::string("cluster takes one subcommand: create, fence or forms");
+  if (args.size() == 2 && args[0] == "import") {
+    if (!options.count("config")) return std::string("cluster import needs --config FILE");
+    if (options.count("set") || options.count("wait") || options.count("timeout")) {
+      return std::string("cluster import takes FILE and --config FILE only");
+    }
+    return Action(
+        [file = *config_path(options), from = args[1]] { return cluster_import(file, from); });
+  }
+  if (args.size() != 1 ||
+      (args[0] != "create" && args[0] != "fence" && args[0] != "forms" && args[0] != "export")) {
+    return std::string(
+        "cluster takes one subcommand: create, fence, forms, export, or import FILE");
   }
   if (!options.count("config")) {
     return fmt::format("cluster {} needs --config FILE (ZooKeeper and root)", args[0]);
@@ -319,6 +355,12 @@ Parsed cluster_command(const Options& options, const Arguments& args) {
   }
   if (options.count("wait")) {
     o.wait = std::chrono::milliseconds(options["wait"].as<std::uint32_t>());
+  }
+  if (args[0] == "export") {
+    if (options.count("set") || options.count("wait") || options.count("timeout")) {
+      return std::string("cluster export takes --config FILE only");
+    }
+    return Action([file = o.config_file] { return cluster_export(file); });
   }
   if (args[0] == "forms") {
     const bool set = options.count("set") > 0;

@@ -132,6 +132,11 @@ std::string usage_text() {
                                                  after ZooKeeper lost or restored data: no
                                                  ID until every earlier lease has run out,
                                                  every sequence frozen until seq raise
+  snowflaked cluster export --config FILE         the cluster's definitions as JSON: every
+                                                 sequence, the form policy, the floor
+  snowflaked cluster import FILE --config FILE    after a loss: each sequence of an export
+                                                 ZooKeeper lacks made again, frozen; the
+                                                 form policy; what else to run, printed
   snowflaked seq create TAG [--start N] [--step S] --config FILE
                       [--template T] [--max N] [--reset PERIOD --time-zone ZONE]
                       [--retention D] [--frozen] [--order strict]

@@ -28,6 +28,9 @@ Parsed pool_floor_command(const Options& options);
 Parsed cluster_command(const Options& options, const Arguments& args);
 // snowflaked cluster forms (cluster_forms.cpp): the exit code.
 int cluster_forms(const std::string& config_file, bool set_policy);
+// snowflaked cluster export / import (cluster_export.cpp).
+int cluster_export(const std::string& config_file);
+int cluster_import(const std::string& config_file, const std::string& export_file);
 Parsed get_command(const Options& options, const Arguments& args);
 Parsed seq_command(const Options& options, const Arguments& args);
 // seq raise and seq forget (seq_raise.cpp), --config checked by seq_command.

@@ -21,6 +21,13 @@ int await_floor_confirmations(coord::ZkSession& zk, const Config& config, std::i
     const auto pending = migration::unconfirmed_owners(zk, config.zookeeper.root, co.type, floor_ms,
                                                        co.lease_timeout, co.safety_margin);
     if (!pending) {
+      // An answer lost (a server failing, an election) is asked again
+      // until the patience runs out: the fence has landed already, and a
+      // command run again would only push it later.
+      if (answer_lost(pending.error()) && BootClock::now() <= deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        continue;
+      }
       return fail(kExitFailure, "cannot read the cluster's owners: " + pending.error().message);
     }
     if (pending.value().empty()) {

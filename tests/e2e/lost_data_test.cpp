@@ -675,6 +675,103 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "cluster export, ZooKeeper wiped, cluster fence and cluster import: every sequence made "
+    "again frozen with its definition and the export's next, the form policy recorded again, "
+    "what differs printed as the commands to run, nothing thawed",
+    "[lost_data]") {
+  ZooKeeperServer zk;
+  TempDir one_shot, sa;
+  const TempDir dir;
+  const auto config = write_daemon_config(dir, lost_data_config(zk, one_shot).dump());
+  REQUIRE(cli(config, {"cluster", "create"}).status.code == 0);
+  REQUIRE(cli(config, {"seq", "create", "invoice", "--template", "INV-{n:06}", "--max", "999999",
+                       "--step", "10"})
+              .status.code == 0);
+  REQUIRE(cli(config, {"seq", "create", "ticket", "--order", "strict"}).status.code == 0);
+  REQUIRE(cli(config, {"seq", "create", "receipt", "--reset", "daily", "--time-zone", "UTC",
+                       "--template", "R{yyyy}{MM}{dd}-{n:04}"})
+              .status.code == 0);
+  REQUIRE(cli(config, {"seq", "create", "plain", "--start", "500"}).status.code == 0);
+  {
+    // Numbers handed out: the export records how far the node got.
+    Daemon a(lost_data_config(zk, sa).dump());
+    wait_ready(a, 20s);
+    REQUIRE(eventually([&] { return http_get(a.port(), "/seq/plain")->status == 200; }, 20s));
+    stop(a);
+  }
+  const auto before = connect(zk);
+  const auto plain_next = coord::read_sequence(*before, kE2eRoot, "plain").value().node.next;
+  REQUIRE(plain_next > 500);
+
+  const auto exported = cli(config, {"cluster", "export"});
+  INFO(exported.err);
+  REQUIRE(exported.status.code == 0);
+  const auto file = json::parse(exported.out);
+  CHECK(file["format"] == "snowflaked-cluster-export/1");
+  CHECK(file["forms"].is_object());
+  CHECK(file["sequences"].contains("invoice"));
+  const auto export_file = dir.path() / "cluster-export.json";
+  std::ofstream(export_file) << exported.out;
+
+  zk.wipe();
+  const auto fenced = cli(config, {"cluster", "fence", "--timeout", "2000"});
+  INFO(fenced.out << fenced.err);
+  REQUIRE(fenced.status.code == 0);
+  const auto imported = cli(config, {"cluster", "import", export_file.string()});
+  INFO(imported.out << imported.err);
+  REQUIRE(imported.status.code == 0);
+  CHECK_THAT(imported.out, Catch::Contains("4 sequence(s) made again, 0 already there"));
+  CHECK_THAT(imported.out, Catch::Contains("form policy recorded again"));
+  const auto after = connect(zk);
+  const auto node = [&](const std::string& tag) {
+    return coord::read_sequence(*after, kE2eRoot, tag).value().node;
+  };
+  // Each as it was defined, frozen: nothing of it goes out until raised.
+  CHECK(node("invoice").number_template == "INV-{n:06}");
+  CHECK(node("invoice").end == 1'000'000);
+  CHECK(node("invoice").step == 10);
+  CHECK(node("ticket").strict);
+  CHECK(node("receipt").reset == PeriodReset::daily);
+  CHECK(node("receipt").time_zone == "UTC");
+  CHECK(node("plain").next == plain_next);
+  for (const std::string tag : {"invoice", "ticket", "receipt", "plain"}) {
+    INFO(tag);
+    CHECK(node(tag).frozen);
+  }
+  CHECK(after->exists(std::string(kE2eRoot) + "/sequence_owners/ticket").value());
+
+  // Again: nothing to make, nothing to say.
+  const auto again = cli(config, {"cluster", "import", export_file.string()});
+  INFO(again.out << again.err);
+  CHECK(again.status.code == 0);
+  CHECK_THAT(again.out, Catch::Contains("0 sequence(s) made again, 4 already there"));
+  CHECK_THAT(again.out, !Catch::Contains("to do"));
+
+  // A restore from before the tags were made strict and numbers went out:
+  // ZooKeeper has them otherwise. Nothing of theirs is changed; the
+  // commands that would bring them to the export's are printed.
+  zk.wipe();
+  REQUIRE(cli(config, {"cluster", "fence", "--timeout", "2000"}).status.code == 0);
+  REQUIRE(cli(config, {"seq", "create", "ticket"}).status.code == 0);
+  REQUIRE(cli(config, {"seq", "create", "plain", "--start", "500"}).status.code == 0);
+  const auto restored = cli(config, {"cluster", "import", export_file.string()});
+  INFO(restored.out << restored.err);
+  CHECK(restored.status.code == 0);
+  CHECK_THAT(restored.out, Catch::Contains("2 sequence(s) made again, 2 already there"));
+  CHECK_THAT(restored.out, Catch::Contains("seq order ticket strict"));
+  CHECK_THAT(restored.out,
+             Catch::Contains("seq raise plain --above " + std::to_string(plain_next - 1)));
+  const auto restored_zk = connect(zk);
+  CHECK_FALSE(coord::read_sequence(*restored_zk, kE2eRoot, "ticket").value().node.strict);
+  CHECK(coord::read_sequence(*restored_zk, kE2eRoot, "plain").value().node.next == 500);
+
+  // Not an export: exit 2, nothing changed.
+  const auto wrong = dir.path() / "wrong.json";
+  std::ofstream(wrong) << R"({"sequences": {}})";
+  CHECK(cli(config, {"cluster", "import", wrong.string()}).status.code == 2);
+}
+
+TEST_CASE(
     "static daemons serving one sequence, ZooKeeper restored from a copy older than numbers one "
     "handed out before it was killed: the other notices, freezes and hands none of them out "
     "again, and cluster fence on the static config freezes them for a fresh daemon too",

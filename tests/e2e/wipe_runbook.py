@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""docs/operations.md's wipe runbook (the `wipe` block), run as written: the
+block is taken out of the doc (scripts/runbook-block.py) and fed to bash, as
+an operator types it, with the config's path and the export's put in
+(`snowflaked` is this build's; TAG and N set as the operator sets them). A
+real ZooKeeper, a real daemon serving sequences.
+
+The cluster has two sequences: `invoice` (a template, numbers handed out:
+the daemon holds a range of it, and makes it again after the wipe) and
+`ticket` (strict, never asked for: only the export knows it). An export is
+taken, more numbers handed out, ZooKeeper wiped. The block then fences the
+cluster, imports the export and raises `invoice` past the highest number
+handed out: it exits 0; `ticket` is back, strict and frozen, with its
+definition; `invoice` is served again with its template, above every
+number handed out before, none twice.
+
+Usage: wipe_runbook.py SNOWFLAKED OPERATIONS_DOC"""
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from snowflaked_daemon import Daemon  # noqa: E402
+from zookeeper_server import ZooKeeperServer  # noqa: E402
+
+EXTRACTOR = os.path.join(HERE, "..", "..", "scripts", "runbook-block.py")
+BLOCK = "wipe"
+EXPORT_IN_DOC = "/var/backups/snowflaked/cluster-export.json"
+CONFIG = {
+    "service": "wipe-runbook",
+    "coordinator": {"type": "recycle", "heartbeat_interval_ms": 300, "lease_timeout_ms": 2000,
+                    "reclaim_after_ms": 4000, "safety_margin_ms": 500, "max_skew_ms": 1000},
+    "zookeeper": {"hosts": None, "session_timeout_ms": 2000, "connect_timeout_ms": 2000},
+    "sequences": {"segment_duration_s": 1},
+}
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, what):
+    if not condition:
+        raise Failure(what)
+
+
+def poll(what, probe, seconds):
+    deadline = time.monotonic() + seconds
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise Failure(f"{what}: not within {seconds} s")
+        time.sleep(0.05)
+
+
+def get(port, path):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        conn.close()
+
+
+def snowflaked(binary, config, *args):
+    return subprocess.run([binary, *args, "--config", config], capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def the_block(doc, config, export):
+    out = subprocess.run([sys.executable, EXTRACTOR, "--config", config, BLOCK, doc],
+                         capture_output=True, text=True, check=False)
+    check(out.returncode == 0, f"{doc} has no runbook {BLOCK!r} to run: {out.stderr.strip()}")
+    check(out.stdout.count(EXPORT_IN_DOC) == 1,
+          f"runbook {BLOCK!r} names the export {EXPORT_IN_DOC} not once:\n{out.stdout}")
+    return out.stdout.replace(EXPORT_IN_DOC, export)
+
+
+def numbers(port, seen):
+    """One number of invoice, kept; its status."""
+    status, body = get(port, "/seq/invoice")
+    if status == 200:
+        check(body["id"] == f"INV-{int(body['number']):06}", f"not the template's: {body}")
+        seen.append(int(body["number"]))
+    return status
+
+
+def main(binary, doc):
+    work = tempfile.mkdtemp(prefix="wipe-runbook-")
+    os.makedirs(os.path.join(work, "bin"))
+    os.symlink(os.path.abspath(binary), os.path.join(work, "bin", "snowflaked"))
+    zk = ZooKeeperServer(work)
+    daemon = None
+    try:
+        config = json.loads(json.dumps(CONFIG))
+        config["zookeeper"]["hosts"] = zk.hosts
+        daemon = Daemon(binary, config, work, "daemon")
+        path = daemon.config_path
+        for args in (["seq", "create", "invoice", "--template", "INV-{n:06}", "--step", "10"],
+                     ["seq", "create", "ticket", "--order", "strict", "--step", "5"]):
+            made = snowflaked(binary, path, *args)
+            check(made.returncode == 0, f"{args}: {made.stderr}")
+        seen = []
+        poll("invoice served", lambda: numbers(daemon.port, seen) == 200, 30)
+        export = os.path.join(work, "cluster-export.json")
+        exported = snowflaked(binary, path, "cluster", "export")
+        check(exported.returncode == 0, f"cluster export: {exported.stderr}")
+        with open(export, "w", encoding="utf-8") as f:
+            f.write(exported.stdout)
+        for _ in range(30):  # handed out after the export: only the data knows them
+            numbers(daemon.port, seen)
+        highest = max(seen)
+
+        zk.wipe()
+        cwd = os.path.join(work, "operator")
+        os.makedirs(cwd)
+        env = dict(os.environ, PATH=f"{work}/bin:{os.environ['PATH']}", TAG="invoice",
+                   N=str(highest))
+        shell = subprocess.run(["setpriv", "--pdeathsig", "KILL", "--", "bash", "-s"], cwd=cwd,
+                               env=env, input=the_block(doc, path, export), capture_output=True,
+                               text=True, timeout=180, check=False)
+        said = shell.stdout + shell.stderr
+        check(shell.returncode == 0, f"the runbook exited {shell.returncode}:\n{said}")
+        check("confirmed: every daemon that may issue honours the fence" in said,
+              f"the fence was not confirmed:\n{said}")
+        check("made again, frozen: \"ticket\"" in said, f"the import did not make ticket:\n{said}")
+
+        listed = snowflaked(binary, path, "seq", "list", "--json")
+        rows = {row["tag"]: row for row in json.loads(listed.stdout)}
+        check(rows.get("ticket", {}).get("frozen") is True, f"ticket after the runbook: {rows}")
+        check("strict" in json.dumps(rows["ticket"]), f"ticket is not strict: {rows['ticket']}")
+        after = []
+        poll("invoice served again", lambda: numbers(daemon.port, after) == 200, 60)
+        for _ in range(10):
+            numbers(daemon.port, after)
+        check(min(after) > highest, f"invoice handed out {min(after)} again (up to {highest} "
+              f"went out before)")
+        check(len(set(seen + after)) == len(seen + after), "a number handed out twice")
+        print(f"the wipe runbook: exit 0, ticket back frozen and strict, invoice from "
+              f"{min(after)} (up to {highest} before the wipe)")
+    except Failure as e:
+        print(f"FAILED: {e}\n(logs in {work})")
+        return 1
+    finally:
+        if daemon:
+            daemon.stop()
+        zk.stop()
+    print("passed")
+    subprocess.run(["rm", "-rf", work], check=False)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    sys.exit(main(sys.argv[1], sys.argv[2]))
