@@ -217,6 +217,12 @@ bool report_sequences(coord::ZkSession& zk, const std::string& root,
     if (read) {
       above = read.value().node.next - 1;
       line += fmt::format(" its node (as restored) takes next from {};", read.value().node.next);
+    } else if (read.error().code == coord::CoordErrc::unusable) {
+      // Not a sequence's data (freeze_sequences leaves it too): said, and
+      // nothing to raise.
+      std::cout << line << fmt::format(" not a sequence's node ({}): left alone\n",
+                                       read.error().message);
+      continue;
     } else if (read.error().code != coord::CoordErrc::no_sequence) {
       std::cout << line
                 << fmt::format(" its node could not be read ({}): run the command again\n",
@@ -323,11 +329,19 @@ int cluster_fence(const ClusterOptions& options) {
   if (!frozen) {
     return fail(kExitFailure, "cannot freeze the sequences: " + frozen.error().message);
   }
-  if (!report_sequences(*zk, root, frozen.value(), deadline)) return kExitFailure;
-  return await_floor_confirmations(
+  // The confirmations are waited for whatever the report said: a fence run
+  // again only to finish a report would be pushed later.
+  const bool reported = report_sequences(*zk, root, frozen.value(), deadline);
+  const int confirmed = await_floor_confirmations(
       *zk, *config, fence.value().until_ms, options.timeout,
       fmt::format("confirmed: every daemon that may issue honours the fence until {}",
                   format_iso8601_ms(fence.value().until_ms)));
+  if (confirmed == kExitOk && !reported) {
+    return fail(kExitFailure,
+                "the fence is confirmed, but what some sequences handed out was not read (above): "
+                "run seq list, and raise each above what it shows and your data");
+  }
+  return confirmed;
 }
 
 }  // namespace

@@ -12,18 +12,23 @@
 //    "forms": {...} | null, "floor": {"above_id": "N", "ms": M} | null,
 //    "sequences": {"invoice": {<the node>}, "invoice@2026-12-02": {...}}}
 //
-// Import makes each sequence ZooKeeper lacks again, frozen (nothing of it
-// is handed out until `seq raise` lifts it past your data: numbers went
-// out after the export that no file knows), with its definition; records
-// the form policy where the root has another or none; and says, as the
-// commands to run, what it leaves to the operator: a sequence the root has
-// otherwise (made strict, retired or raised since the copy ZooKeeper came
-// back with), a migration floor lower than the file's. It never lowers or
-// thaws anything.
+// Import, on the root of the export's cluster only (its path and ID), makes
+// each sequence ZooKeeper lacks again, frozen (nothing of it is handed out
+// until `seq raise` lifts it past your data: numbers went out after the
+// export that no file knows), with its definition; freezes each it has
+// behind the export (a restore older than the export), above the export's
+// numbers; records the form policy where the root has none and the
+// migration floor where the root's is lower (the cluster is fenced after a
+// loss: every daemon reads the root again before it issues); and says, as
+// the commands to run, what it leaves to the operator: each raise, a tag
+// made strict since, a form policy that differs. It never lowers or thaws
+// anything.
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -67,27 +72,73 @@ std::optional<std::string> root_data(coord::ZkSession& zk, const Config& config,
   return node.value()->data;
 }
 
+// The root's form policy as JSON; null when it records none, or none that
+// reads as a policy (an import would refuse it: said on stderr).
 nlohmann::json forms_of(std::string_view data) {
   const auto root = nlohmann::json::parse(data, nullptr, false);
   if (!root.is_object() || !root.contains("forms")) return nullptr;
+  if (auto policy = coord::recorded_form_policy(data); !policy || !policy.value()) {
+    std::cerr << "warning: the root's forms are not a policy: not exported\n";
+    return nullptr;
+  }
   return root["forms"];
 }
 
-// A sequence the root has, set beside the file's: the commands that would
-// bring it to the file's, none when nothing is behind.
-std::vector<std::string> behind(const std::string& tag, const coord::SequenceNode& here,
-                                const coord::SequenceNode& file, const std::string& config_file) {
-  std::vector<std::string> todo;
-  const std::int64_t file_floor = std::max(file.floor, file.next - 1);
-  if (here.next - 1 < file_floor && here.floor < file_floor) {
-    todo.push_back(fmt::format(
-        "snowflaked seq raise {} --above {} --config {}   # ZooKeeper's copy is behind the "
-        "export (numbers up to {} went out); above your data if that is higher",
-        tag, file_floor, config_file, file_floor));
+// The highest number of a sequence the export knows went out.
+std::int64_t exported_floor(const coord::SequenceNode& n) { return std::max(n.floor, n.next - 1); }
+
+// How to thaw a sequence made again or frozen by the import: a plain one
+// at once; one that restarts each period, each period first (the export's
+// and the ones `seq list` shows), its definition last, never the other way
+// round (a thawed definition makes a missing period from its start).
+std::string how_to_thaw(const std::string& tag, const coord::SequenceNode& node,
+                        const std::vector<std::string>& periods, const std::string& config_file) {
+  if (node.reset == PeriodReset::none) {
+    return fmt::format(
+        "snowflaked seq raise {} --above N --config {}   # N >= {} and >= the "
+        "highest {} in your data",
+        tag, config_file, exported_floor(node), tag);
+  }
+  std::string out;
+  for (const auto& p : periods) {
+    out += fmt::format(
+        "snowflaked seq raise {} --above N --config {}   # N >= the highest of it "
+        "in your data\n  ",
+        p, config_file);
+  }
+  out += fmt::format(
+      "snowflaked seq raise {}@PERIOD --above N --config {}   # each other period seq list shows "
+      "or your data has (today's, tomorrow's)\n  snowflaked seq raise {} --above 0 --config {}   "
+      "# last: the definition thawed",
+      tag, config_file, tag, config_file);
+  return out;
+}
+
+// A sequence the root has, set beside the file's: frozen above the export's
+// numbers when ZooKeeper's copy is behind them (a restore older than the
+// export), and what else differs, as commands or notes.
+Result<void, coord::CoordError> behind(coord::ZkSession& zk, const std::string& root,
+                                       const std::string& tag, const coord::SequenceNode& here,
+                                       const coord::SequenceNode& file,
+                                       const std::vector<std::string>& periods,
+                                       const std::string& config_file,
+                                       BootClock::time_point deadline,
+                                       std::vector<std::string>& todo) {
+  const std::int64_t file_floor = exported_floor(file);
+  if (exported_floor(here) < file_floor) {
+    auto frozen = until_answered(
+        deadline, [&] { return coord::freeze_sequence_above(zk, root, tag, file_floor, here); });
+    if (!frozen) return frozen.error();
+    std::cout << fmt::format(
+        "frozen: \"{}\" (ZooKeeper had it behind the export: numbers up to {} went out)\n", tag,
+        file_floor);
+    todo.push_back(how_to_thaw(tag, file, periods, config_file));
   }
   if (file.strict && !here.strict) {
     todo.push_back(fmt::format(
-        "snowflaked seq order {} strict --config {}   # strict in the export", tag, config_file));
+        "snowflaked seq order {} strict --config {}   # strict in the export: once it is thawed, "
+        "before clients use it",
+        tag, config_file));
   }
   if (file.number_template != here.number_template || file.end != here.end ||
       file.reset != here.reset || file.time_zone != here.time_zone) {
@@ -96,20 +147,21 @@ std::vector<std::string> behind(const std::string& tag, const coord::SequenceNod
         "is fixed when made; make a new tag if the export's is the one you want",
         tag));
   }
-  return todo;
+  return outcome::success();
 }
 
-// The root's form policy made `policy` (a conditional write on the root as
-// read, read again after a race or a lost answer); why not, if it was not.
-std::optional<std::string> record_forms(coord::ZkSession& zk, const std::string& root,
-                                        const FormPolicy& policy, BootClock::time_point deadline) {
+// The root's data changed by `change` (nullopt: nothing to change), in a
+// conditional write on the root as read, read again after a race or a lost
+// answer; why not, if it was not written.
+template <class Change>
+std::optional<std::string> change_root(coord::ZkSession& zk, const std::string& root,
+                                       BootClock::time_point deadline, Change change) {
   for (int attempt = 0; attempt < 5; ++attempt) {
     auto node = until_answered(deadline, [&] { return zk.get(root); });
     if (!node) return node.error().message();
-    const auto recorded = coord::recorded_form_policy(node.value().data);
-    if (recorded && recorded.value() == policy) return std::nullopt;
-    auto written =
-        zk.set(root, coord::with_form_policy(node.value().data, policy), node.value().stat.version);
+    const std::optional<std::string> changed = change(node.value().data);
+    if (!changed) return std::nullopt;
+    auto written = zk.set(root, *changed, node.value().stat.version);
     if (written) return std::nullopt;
     if (written.error().code != coord::ZkErrc::bad_version && !written.error().outcome_unknown())
       return written.error().message();
@@ -135,6 +187,13 @@ int cluster_export(const std::string& config_file) {
     auto read = until_answered(deadline, [&] { return coord::read_sequence(*zk, root, tag); });
     if (!read) {
       if (read.error().code == coord::CoordErrc::no_sequence) continue;  // deleted meanwhile
+      // Not a sequence's data (a newer version's node): left out, said, so
+      // that a daily export does not stop for one node.
+      if (read.error().code == coord::CoordErrc::unusable) {
+        std::cerr << fmt::format("warning: sequence \"{}\" left out: {}\n", tag,
+                                 read.error().message);
+        continue;
+      }
       return fail(kExitFailure,
                   fmt::format("cannot read sequence \"{}\": {}", tag, read.error().message));
     }
@@ -157,97 +216,172 @@ int cluster_export(const std::string& config_file) {
 
 namespace {
 
-// An export file, read and checked: its sequences decoded.
+// An export file, read and checked.
 struct ExportFile {
-  nlohmann::json json;
+  std::string root;
+  std::string cluster_id;
+  std::optional<FormPolicy> forms;
+  std::optional<coord::MigrationFloor> floor;
   std::map<std::string, coord::SequenceNode> sequences;
+  // The period nodes of each periodic tag: "TAG@KEY", by TAG.
+  std::map<std::string, std::vector<std::string>> periods;
 };
+
+bool tag_name_ok(const std::string& name) {
+  return !name.empty() && name.find('/') == std::string::npos && name.front() != '@' &&
+         name.back() != '@' && std::count(name.begin(), name.end(), '@') <= 1;
+}
 
 Result<ExportFile, std::string> read_export(const std::string& path) {
   std::ifstream in(path);
   if (!in) return fmt::format("cannot open \"{}\"", path);
   std::stringstream text;
   text << in.rdbuf();
-  ExportFile file{nlohmann::json::parse(text.str(), nullptr, false), {}};
-  const auto& j = file.json;
-  if (!j.is_object() || j.value("format", "") != kFormat || !j.contains("sequences") ||
-      !j["sequences"].is_object()) {
-    return fmt::format("\"{}\" is not a file of snowflaked cluster export ({})", path, kFormat);
+  const auto j = nlohmann::json::parse(text.str(), nullptr, false);
+  const auto not_export = [&](std::string_view why) {
+    return fmt::format("\"{}\" is not a file of snowflaked cluster export ({}): {}", path, kFormat,
+                       why);
+  };
+  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat) {
+    return not_export("no \"format\"");
+  }
+  if (!j.contains("root") || !j["root"].is_string() || !j.contains("cluster_id") ||
+      !j["cluster_id"].is_string()) {
+    return not_export("\"root\" and \"cluster_id\" must be strings");
+  }
+  if (!j.contains("sequences") || !j["sequences"].is_object()) {
+    return not_export("\"sequences\" must be an object");
+  }
+  ExportFile file{j["root"].get<std::string>(), j["cluster_id"].get<std::string>(), {}, {}, {}, {}};
+  if (j.contains("forms") && !j["forms"].is_null()) {
+    auto forms = coord::recorded_form_policy(nlohmann::json{{"forms", j["forms"]}}.dump());
+    if (!forms || !forms.value()) return not_export("its forms are not a policy");
+    file.forms = *forms.value();
+  }
+  if (j.contains("floor") && !j["floor"].is_null()) {
+    const auto& f = j["floor"];
+    if (!f.is_object() || !f.contains("above_id") || !f["above_id"].is_string() ||
+        !f.contains("ms") || !f["ms"].is_number_integer()) {
+      return not_export("\"floor\" must be {\"above_id\": \"N\", \"ms\": M}");
+    }
+    std::uint64_t above = 0;
+    const auto& id = f["above_id"].get_ref<const std::string&>();
+    const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), above);
+    if (ec != std::errc() || end != id.data() + id.size()) return not_export("floor.above_id");
+    file.floor = coord::MigrationFloor{above, f["ms"].get<std::int64_t>()};
   }
   for (const auto& [tag, node] : j["sequences"].items()) {
     auto decoded = coord::decode_sequence(node.dump());
-    if (!decoded) return fmt::format("\"{}\": sequence \"{}\" is not a sequence's node", path, tag);
+    if (!tag_name_ok(tag) || !decoded) {
+      return not_export(fmt::format("sequence \"{}\" is not a sequence's node", tag));
+    }
+    if (const auto at = tag.find('@'); at != std::string::npos) {
+      file.periods[tag.substr(0, at)].push_back(tag);
+    }
     file.sequences.emplace(tag, std::move(*decoded));
-  }
-  if (j.contains("forms") && !j["forms"].is_null()) {
-    auto forms = coord::recorded_form_policy(nlohmann::json{{"forms", j["forms"]}}.dump());
-    if (!forms || !forms.value()) return fmt::format("\"{}\": its forms are not a policy", path);
   }
   return file;
 }
 
 // One sequence of the export: made again frozen where ZooKeeper lacks it
-// (true), else set beside it (what differs added to `todo`). An error:
-// why it could not be read or made.
+// (true), else set beside it (false). An error: why it could not be read
+// or made.
 Result<bool, std::string> import_sequence(coord::ZkSession& zk, const std::string& root,
                                           const std::string& tag, coord::SequenceNode node,
-                                          const std::string& config_file,
+                                          const ExportFile& file, const std::string& config_file,
                                           BootClock::time_point deadline,
                                           std::vector<std::string>& todo) {
-  auto read = until_answered(deadline, [&] { return coord::read_sequence(zk, root, tag); });
-  if (read) {
-    const auto more = behind(tag, read.value().node, node, config_file);
-    todo.insert(todo.end(), more.begin(), more.end());
-    return false;
+  const auto base = tag.substr(0, tag.find('@'));
+  const auto periods_of = [&] {
+    const auto found = file.periods.find(base);
+    return found == file.periods.end() ? std::vector<std::string>() : found->second;
+  };
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto read = until_answered(deadline, [&] { return coord::read_sequence(zk, root, tag); });
+    if (read) {
+      auto checked =
+          behind(zk, root, tag, read.value().node, node, periods_of(), config_file, deadline, todo);
+      if (!checked) return fmt::format("sequence \"{}\": {}", tag, checked.error().message);
+      return false;
+    }
+    if (read.error().code != coord::CoordErrc::no_sequence) {
+      return fmt::format("cannot read sequence \"{}\": {}", tag, read.error().message);
+    }
+    // Numbers past the export went out too, which nobody knows: frozen
+    // until raised past your data; its floor and next as the export had
+    // them, so that a raise below them is refused as ever.
+    coord::SequenceNode again = node;
+    again.takes.clear();
+    again.frozen = true;
+    auto created =
+        until_answered(deadline, [&] { return coord::create_sequence(zk, root, tag, again); });
+    if (!created) {
+      // Made meanwhile (a daemon, an operator): set beside it, read again.
+      if (created.error().code == coord::CoordErrc::sequence_exists) continue;
+      return fmt::format("cannot make sequence \"{}\" again: {}", tag, created.error().message);
+    }
+    std::cout << fmt::format(
+        "made again, frozen: \"{}\" (next {} in the export{}{})\n", tag, node.next,
+        node.strict ? ", strict" : "",
+        node.reset == PeriodReset::none ? "" : fmt::format(", each {}", to_string(node.reset)));
+    // A period is raised with its definition's commands; the definition's
+    // name the periods.
+    if (tag.find('@') == std::string::npos) {
+      todo.push_back(how_to_thaw(tag, node, periods_of(), config_file));
+    }
+    return true;
   }
-  if (read.error().code != coord::CoordErrc::no_sequence) {
-    return fmt::format("cannot read sequence \"{}\": {}", tag, read.error().message);
-  }
-  // Numbers past the export went out too, which nobody knows: frozen until
-  // raised past your data; its floor and next as the export had them, so
-  // that a raise below them is refused as ever.
-  node.takes.clear();
-  node.frozen = true;
-  auto created =
-      until_answered(deadline, [&] { return coord::create_sequence(zk, root, tag, node); });
-  if (!created && created.error().code != coord::CoordErrc::sequence_exists) {
-    return fmt::format("cannot make sequence \"{}\" again: {}", tag, created.error().message);
-  }
-  std::cout << fmt::format(
-      "made again, frozen: \"{}\" (next {} in the export{}{}); seq raise {} --above N, N the "
-      "highest of it in your data, thaws it\n",
-      tag, node.next, node.strict ? ", strict" : "",
-      node.reset == PeriodReset::none ? "" : fmt::format(", each {}", to_string(node.reset)), tag);
-  return true;
+  return fmt::format("sequence \"{}\" kept changing while it was made again", tag);
 }
 
-// The export's form policy recorded where the root has another or none,
-// and its migration floor said where the root's is lower.
+// The export's form policy recorded where the root has none (where it has
+// another, said: `cluster forms --set` decides), and its migration floor
+// where the root's is lower.
 void import_policy(coord::ZkSession& zk, const std::string& root, const std::string& data,
-                   const nlohmann::json& file, const std::string& config_file,
+                   const ExportFile& file, const std::string& config_file,
                    BootClock::time_point deadline, std::vector<std::string>& todo) {
-  if (file.contains("forms") && !file["forms"].is_null()) {
-    const auto mine =
-        coord::recorded_form_policy(nlohmann::json{{"forms", file["forms"]}}.dump()).value();
+  if (file.forms) {
     const auto here = coord::recorded_form_policy(data);
-    if (!here || here.value() != mine) {
-      if (auto why = record_forms(zk, root, *mine, deadline)) {
-        todo.push_back(fmt::format(
-            "snowflaked cluster forms --set --config FILE   # with the export's forms ({}): not "
-            "recorded ({})",
-            describe(*mine), *why));
+    if (here && !here.value()) {
+      const auto why = change_root(zk, root, deadline, [&](const std::string& now) {
+        auto recorded = coord::recorded_form_policy(now);
+        return recorded && !recorded.value()
+                   ? std::optional(coord::with_form_policy(now, *file.forms))
+                   : std::nullopt;
+      });
+      if (why) {
+        todo.push_back(
+            fmt::format("snowflaked cluster forms --set --config FILE   # the export's "
+                        "forms ({}): not recorded ({})",
+                        describe(*file.forms), *why));
       } else {
-        std::cout << fmt::format("the cluster's form policy recorded again: {}\n", describe(*mine));
+        std::cout << fmt::format("the cluster's form policy recorded again: {}\n",
+                                 describe(*file.forms));
       }
+    } else if (!here || here.value() != file.forms) {
+      todo.push_back(fmt::format(
+          "# forms: the cluster's differ from the export's ({}): `snowflaked cluster forms "
+          "--set` with the config that has the ones you want",
+          describe(*file.forms)));
     }
   }
-  if (file.contains("floor") && file["floor"].is_object()) {
+  if (file.floor) {
     const auto here = coord::recorded_floor(data);
-    const auto ms = file["floor"].value("ms", std::int64_t{0});
-    if (!here || here->ms < ms) {
+    if (!here || here->ms < file.floor->ms) {
+      const auto why = change_root(zk, root, deadline, [&](const std::string& now) {
+        const auto recorded = coord::recorded_floor(now);
+        return !recorded || recorded->ms < file.floor->ms
+                   ? std::optional(coord::with_floor(now, *file.floor))
+                   : std::nullopt;
+      });
+      if (!why) {
+        std::cout << fmt::format("the migration floor recorded again: above ID {}\n",
+                                 file.floor->above_id);
+      }
       todo.push_back(fmt::format(
-          "snowflaked pool floor --above-id {} --config {}   # the export's migration floor",
-          file["floor"].value("above_id", "?"), config_file));
+          "snowflaked pool floor --above-id {} --config {}   # waits for every daemon to confirm "
+          "the export's migration floor{}",
+          file.floor->above_id, config_file, why ? fmt::format(" (not recorded: {})", *why) : ""));
     }
   }
 }
@@ -259,25 +393,33 @@ int cluster_import(const std::string& config_file, const std::string& export_fil
   if (!config) return kExitUsage;
   auto file = read_export(export_file);
   if (!file) return fail(kExitUsage, file.error());
-  const auto& json = file.value().json;
-  if (json.value("root", "") != config->zookeeper.root) {
-    std::cerr << fmt::format("warning: the export is of {}, this config's root is {}\n",
-                             json.value("root", "?"), config->zookeeper.root);
+  const std::string& root = config->zookeeper.root;
+  if (file.value().root != root) {
+    return fail(kExitConflict, fmt::format("the export is of the cluster at {}, this config's is "
+                                           "at {}",
+                                           file.value().root, root));
   }
   const auto zk = connect_for_command(*config);
   if (!zk) return kExitFailure;
   const auto deadline = answer_deadline(*config);
-  const std::string& root = config->zookeeper.root;
   const auto data = root_data(*zk, *config, deadline);
   if (!data) return kExitFailure;
+  const auto id = coord::recorded_cluster_id(*data);
+  if (!file.value().cluster_id.empty() && id && *id != file.value().cluster_id) {
+    return fail(kExitConflict,
+                fmt::format("the export is of the cluster {}, the root at {} is the cluster {}: "
+                            "not this cluster's export",
+                            file.value().cluster_id, root, *id));
+  }
   std::vector<std::string> todo;
   std::size_t made = 0;
   for (const auto& entry : file.value().sequences) {
-    auto one = import_sequence(*zk, root, entry.first, entry.second, config_file, deadline, todo);
+    auto one = import_sequence(*zk, root, entry.first, entry.second, file.value(), config_file,
+                               deadline, todo);
     if (!one) return fail(kExitFailure, one.error());
     if (one.value()) ++made;
   }
-  import_policy(*zk, root, *data, json, config_file, deadline, todo);
+  import_policy(*zk, root, *data, file.value(), config_file, deadline, todo);
   std::cout << fmt::format("{} sequence(s) made again, {} already there\n", made,
                            file.value().sequences.size() - made);
   if (!todo.empty()) {

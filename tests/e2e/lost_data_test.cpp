@@ -748,8 +748,9 @@ TEST_CASE(
   CHECK_THAT(again.out, !Catch::Contains("to do"));
 
   // A restore from before the tags were made strict and numbers went out:
-  // ZooKeeper has them otherwise. Nothing of theirs is changed; the
-  // commands that would bring them to the export's are printed.
+  // ZooKeeper has them otherwise. The one behind the export is frozen above
+  // the export's numbers (it would hand them out again); the commands that
+  // would bring them to the export's are printed.
   zk.wipe();
   REQUIRE(cli(config, {"cluster", "fence", "--timeout", "2000"}).status.code == 0);
   REQUIRE(cli(config, {"seq", "create", "ticket"}).status.code == 0);
@@ -759,11 +760,21 @@ TEST_CASE(
   CHECK(restored.status.code == 0);
   CHECK_THAT(restored.out, Catch::Contains("2 sequence(s) made again, 2 already there"));
   CHECK_THAT(restored.out, Catch::Contains("seq order ticket strict"));
-  CHECK_THAT(restored.out,
-             Catch::Contains("seq raise plain --above " + std::to_string(plain_next - 1)));
+  CHECK_THAT(restored.out, Catch::Contains("frozen: \"plain\""));
+  CHECK_THAT(restored.out, Catch::Contains("seq raise plain --above N"));
   const auto restored_zk = connect(zk);
   CHECK_FALSE(coord::read_sequence(*restored_zk, kE2eRoot, "ticket").value().node.strict);
-  CHECK(coord::read_sequence(*restored_zk, kE2eRoot, "plain").value().node.next == 500);
+  const auto plain_now = coord::read_sequence(*restored_zk, kE2eRoot, "plain").value().node;
+  CHECK(plain_now.frozen);
+  CHECK(plain_now.floor == plain_next - 1);
+  CHECK(plain_now.next == plain_next);
+
+  // Another cluster's export, or another root's: refused (exit 3), nothing made.
+  json foreign = file;
+  foreign["cluster_id"] = "0123456789abcdef";
+  const auto foreign_file = dir.path() / "foreign.json";
+  std::ofstream(foreign_file) << foreign.dump();
+  CHECK(cli(config, {"cluster", "import", foreign_file.string()}).status.code == 3);
 
   // Not an export: exit 2, nothing changed.
   const auto wrong = dir.path() / "wrong.json";

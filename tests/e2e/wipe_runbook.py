@@ -125,7 +125,10 @@ def main(binary, doc):
         os.makedirs(cwd)
         env = dict(os.environ, PATH=f"{work}/bin:{os.environ['PATH']}", TAG="invoice",
                    N=str(highest))
-        shell = subprocess.run(["setpriv", "--pdeathsig", "KILL", "--", "bash", "-s"], cwd=cwd,
+        # -e: an operator who stops at the first step that fails, as the
+        # block says.
+        shell = subprocess.run(["setpriv", "--pdeathsig", "KILL", "--", "bash", "-e", "-s"],
+                               cwd=cwd,
                                env=env, input=the_block(doc, path, export), capture_output=True,
                                text=True, timeout=180, check=False)
         said = shell.stdout + shell.stderr
