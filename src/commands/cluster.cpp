@@ -220,8 +220,8 @@ bool report_sequences(coord::ZkSession& zk, const std::string& root,
     } else if (read.error().code == coord::CoordErrc::unusable) {
       // Not a sequence's data (freeze_sequences leaves it too): said, and
       // nothing to raise.
-      std::cout << line << fmt::format(" not a sequence's node ({}): left alone\n",
-                                       read.error().message);
+      std::cout << line
+                << fmt::format(" not a sequence's node ({}): left alone\n", read.error().message);
       continue;
     } else if (read.error().code != coord::CoordErrc::no_sequence) {
       std::cout << line
