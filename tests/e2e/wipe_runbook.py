@@ -1,16 +1,19 @@
 #!/usr/bin/python3
-"""docs/operations.md's wipe runbook (the `wipe` block), run as written: the
-block is taken out of the doc (scripts/runbook-block.py) and fed to bash, as
-an operator types it, with the config's path and the export's put in
-(`snowflaked` is this build's; TAG and N set as the operator sets them). A
-real ZooKeeper, a real daemon serving sequences.
+"""docs/operations.md's wipe runbook (its `wipe` and `wipe-raise` blocks), run
+as written: each block is taken out of the doc (scripts/runbook-block.py) and
+fed to bash, as an operator types it, with the config's path and the
+export's put in (`snowflaked` is this build's; TAG and N set as the operator
+sets them). Between the two, the wait the doc asks for: every daemon back
+(`pool status` lists a worker ID held by it). N is what the doc says: above
+the data's highest number and above what `seq list` shows the daemon held.
+A real ZooKeeper, a real daemon serving sequences.
 
 The cluster has two sequences: `invoice` (a template, numbers handed out:
 the daemon holds a range of it, and makes it again after the wipe) and
 `ticket` (strict, never asked for: only the export knows it). An export is
-taken, more numbers handed out, ZooKeeper wiped. The block then fences the
-cluster, imports the export and raises `invoice` past the highest number
-handed out: it exits 0; `ticket` is back, strict and frozen, with its
+taken, more numbers handed out, ZooKeeper wiped. The blocks then fence the
+cluster, import the export and raise `invoice` past the highest number
+handed out: each exits 0; `ticket` is back, strict and frozen, with its
 definition; `invoice` is served again with its template, above every
 number handed out before, none twice.
 
@@ -30,7 +33,7 @@ from snowflaked_daemon import Daemon  # noqa: E402
 from zookeeper_server import ZooKeeperServer  # noqa: E402
 
 EXTRACTOR = os.path.join(HERE, "..", "..", "scripts", "runbook-block.py")
-BLOCK = "wipe"
+BLOCKS = ("wipe", "wipe-raise")
 EXPORT_IN_DOC = "/var/backups/snowflaked/cluster-export.json"
 CONFIG = {
     "service": "wipe-runbook",
@@ -76,13 +79,43 @@ def snowflaked(binary, config, *args):
                           timeout=120, check=False)
 
 
-def the_block(doc, config, export):
-    out = subprocess.run([sys.executable, EXTRACTOR, "--config", config, BLOCK, doc],
+def the_block(doc, name, config, export):
+    out = subprocess.run([sys.executable, EXTRACTOR, "--config", config, name, doc],
                          capture_output=True, text=True, check=False)
-    check(out.returncode == 0, f"{doc} has no runbook {BLOCK!r} to run: {out.stderr.strip()}")
-    check(out.stdout.count(EXPORT_IN_DOC) == 1,
-          f"runbook {BLOCK!r} names the export {EXPORT_IN_DOC} not once:\n{out.stdout}")
-    return out.stdout.replace(EXPORT_IN_DOC, export)
+    check(out.returncode == 0, f"{doc} has no runbook {name!r} to run: {out.stderr.strip()}")
+    return out.stdout.replace(EXPORT_IN_DOC, export) if export else out.stdout
+
+
+def run_block(doc, name, config, export, cwd, env):
+    """The block typed into bash -e: an operator who stops at the first step
+    that fails, as the block says. What it printed."""
+    shell = subprocess.run(["setpriv", "--pdeathsig", "KILL", "--", "bash", "-e", "-s"], cwd=cwd,
+                           env=env, input=the_block(doc, name, config, export),
+                           capture_output=True, text=True, timeout=180, check=False)
+    said = shell.stdout + shell.stderr
+    check(shell.returncode == 0, f"the runbook's {name!r} exited {shell.returncode}:\n{said}")
+    return said
+
+
+def export_text_count(doc):
+    """How many times the blocks name the export: once, or the test would put
+    its own in where the doc does not read one."""
+    return sum(the_block(doc, name, "c", "").count(EXPORT_IN_DOC) for name in BLOCKS)
+
+
+def workers_held(binary, config):
+    listed = snowflaked(binary, config, "pool", "status", "--json")
+    if listed.returncode != 0:
+        return 0
+    return sum(1 for w in json.loads(listed.stdout)["inuse"] if w["owner"])
+
+
+def highest_held(binary, config, tag):
+    """The highest number `seq list` shows a daemon held of TAG (0: none)."""
+    listed = snowflaked(binary, config, "seq", "list", "--json")
+    check(listed.returncode == 0, f"seq list: {listed.stderr}")
+    rows = {row["tag"]: row for row in json.loads(listed.stdout)}
+    return max((h["to"] - 1 for h in rows.get(tag, {}).get("holders", [])), default=0)
 
 
 def numbers(port, seen):
@@ -123,19 +156,18 @@ def main(binary, doc):
         zk.wipe()
         cwd = os.path.join(work, "operator")
         os.makedirs(cwd)
-        env = dict(os.environ, PATH=f"{work}/bin:{os.environ['PATH']}", TAG="invoice",
-                   N=str(highest))
-        # -e: an operator who stops at the first step that fails, as the
-        # block says.
-        shell = subprocess.run(["setpriv", "--pdeathsig", "KILL", "--", "bash", "-e", "-s"],
-                               cwd=cwd,
-                               env=env, input=the_block(doc, path, export), capture_output=True,
-                               text=True, timeout=180, check=False)
-        said = shell.stdout + shell.stderr
-        check(shell.returncode == 0, f"the runbook exited {shell.returncode}:\n{said}")
+        env = dict(os.environ, PATH=f"{work}/bin:{os.environ['PATH']}", TAG="invoice")
+        exported_count = export_text_count(doc)
+        check(exported_count == 1,
+              f"the wipe blocks name the export {EXPORT_IN_DOC} {exported_count} times, not once")
+        said = run_block(doc, BLOCKS[0], path, export, cwd, env)
+        check("made again, frozen: \"ticket\"" in said, f"the import did not make ticket:\n{said}")
+        # The doc's wait: every daemon back, a worker ID held by each.
+        poll("the daemon back (pool status)", lambda: workers_held(binary, path) >= 1, 60)
+        env["N"] = str(max(highest, highest_held(binary, path, "invoice")))
+        said += run_block(doc, BLOCKS[1], path, export, cwd, env)
         check("confirmed: every daemon that may issue honours the fence" in said,
               f"the fence was not confirmed:\n{said}")
-        check("made again, frozen: \"ticket\"" in said, f"the import did not make ticket:\n{said}")
 
         listed = snowflaked(binary, path, "seq", "list", "--json")
         rows = {row["tag"]: row for row in json.loads(listed.stdout)}
