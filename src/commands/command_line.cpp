@@ -27,7 +27,8 @@ po::options_description visible_options() {
       ("log-level", po::value<std::string>()->value_name("LEVEL"),
        "trace, debug, info, warn, error, critical or off (overrides the config)")
       ("listen", po::value<std::string>()->value_name("ADDR"),
-       "address to serve HTTP on, e.g. 127.0.0.1:8080 or [::1]:8080 (overrides the config)")
+       "address to serve HTTP on, e.g. 127.0.0.1:8080 or [::1]:8080 (overrides the config); "
+       "probe: the address the daemon was given")
       ("json", "pool status, seq list: JSON instead of tables; get: the replica's JSON answer")
       ("count", po::value<std::uint32_t>()->value_name("N"), "get: how many IDs (default 1)")
       ("servers", po::value<std::string>()->value_name("URL,..."),
@@ -37,7 +38,8 @@ po::options_description visible_options() {
        "get: the CAs (PEM) that https:// replicas' certificates must chain to (default: "
        "$SNOWFLAKED_CACERT, else the system's)")
       ("timeout", po::value<std::uint32_t>()->value_name("MS"),
-       "get: give up after this long, waits for Retry-After included (default 5000); pool "
+       "get: give up after this long, waits for Retry-After included (default 5000); probe: "
+       "for the answer (default 2000); pool "
        "floor, cluster fence: wait this long for every owner's confirmation (default: the "
        "lease + safety margin + 10 s); seq raise, seq order, seq import: for every holder's "
        "(default 10000)")
@@ -158,6 +160,11 @@ std::string usage_text() {
                  [--timeout MS] [--json] [--seq]
                                                  IDs, one a line, from whichever replica
                                                  can issue (exit 1: none could)
+  snowflaked probe [PATH] [--config FILE] [--listen ADDR] [--timeout MS]
+                                                 ask this config's daemon on loopback for
+                                                 PATH (default /ready), over TLS if it
+                                                 serves TLS: exit 0 on 200, else 1 (a
+                                                 health check)
 
 )" << visible_options()
       << "\nExit codes: 0 success, 1 runtime failure, 2 bad command line or config, 3 refused\n"
@@ -205,6 +212,7 @@ Parsed parse_command_line(int argc, const char* const* argv) {
   if (command == "pool") return pool_command(options, args);
   if (command == "cluster") return cluster_command(options, args);
   if (command == "get") return get_command(options, args);
+  if (command == "probe") return probe_command(options, args);
   if (command == "seq") return seq_command(options, args);
   return fmt::format("unknown command \"{}\"", command);
 }

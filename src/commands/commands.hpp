@@ -32,6 +32,7 @@ int cluster_forms(const std::string& config_file, bool set_policy);
 int cluster_export(const std::string& config_file);
 int cluster_import(const std::string& config_file, const std::string& export_file);
 Parsed get_command(const Options& options, const Arguments& args);
+Parsed probe_command(const Options& options, const Arguments& args);
 Parsed seq_command(const Options& options, const Arguments& args);
 // seq raise and seq forget (seq_raise.cpp), --config checked by seq_command.
 Parsed seq_raise_command(const Options& options, const Arguments& args);

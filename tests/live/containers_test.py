@@ -18,20 +18,25 @@ as scripts/package-deb.sh makes, without compiling it a second time).
 
 import base64
 import hashlib
+import ipaddress
 import json
 import os
 import re
 import shlex
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from livetest import (Failure, check, debian_root_tarball, dying_with_us, free_port, http_get, http_json,  # noqa: E402
                       log, main_guard, poll, run, scratch_dir, stale_scratch_dirs, step)
 import kube_manifest  # noqa: E402
+import strict_service  # noqa: E402
 
 KIND = "containers"
 ZOOKEEPERS = ["zk1", "zk2", "zk3"]
@@ -130,9 +135,11 @@ class Cluster:
     def exec(self, service, *args, check=True):
         return self.podman("exec", self.container(service), *args, check=check)
 
-    def pool(self, via, service=None):
-        """`pool status` in a replica: of its pool, or of another service's."""
+    def pool(self, via, service=None, hosts=None):
+        """`pool status` in a replica: of its pool, or of another service's
+        (on another ensemble)."""
         env = ["--env", f"SNOWFLAKED_SERVICE={service}"] if service else []
+        env += ["--env", f"SNOWFLAKED_ZOOKEEPER_HOSTS={hosts}"] if hosts else []
         return json.loads(self.podman("exec", *env, self.container(via), "snowflaked", "pool",
                                       "status", "--config", CONFIG, "--json").stdout)
 
@@ -282,8 +289,8 @@ def compose_up(live):
     config = inspect["Config"]
     check(config.get("User") == "10001:0", f"the image's user is {config.get('User')!r}, not numeric")
     healthcheck = inspect.get("Healthcheck") or config.get("Healthcheck") or {}
-    check("/ready" in " ".join(healthcheck.get("Test", [])),
-          f"the image has no /ready HEALTHCHECK (built in OCI format?): {healthcheck}")
+    check("probe" in healthcheck.get("Test", []),
+          f"the image has no `snowflaked probe` HEALTHCHECK (built in OCI format?): {healthcheck}")
     # The runtime stage installed the .deb the build stage made.
     version = cluster.podman("run", "--rm", "--network", "none", "--entrypoint", "dpkg-query",
                              IMAGE, "-W", "-f", "${Status} ${Version}", "snowflaked").stdout
@@ -421,86 +428,183 @@ def replica_stopped(live):
           f"worker ID {live.workers['snowflaked2']} is not free: in use {pool['inuse']}")
 
 
-def zookeeper_acl(cluster, path, identity):
+def zookeeper_acl(cluster, path, identity, container=None):
     """A node's ACL as zkCli.sh getAcl prints it to a client of `identity`
     (ZooKeeper shows a digest as "x" to one without the right to change the
-    ACL), asked inside a ZooKeeper container still running (an earlier step
-    killed one). The identity goes in on stdin, not on a command line."""
-    running = [z for z in ZOOKEEPERS if cluster.podman(
-        "inspect", "--format", "{{.State.Running}}", cluster.container(z)).stdout.strip() == "true"]
-    check(running, "no ZooKeeper container is running")
-    return run(["podman", "exec", "-i", cluster.container(running[0]), "zkCli.sh", "-server",
-                "127.0.0.1:2181"], env=cluster.env, timeout=120,
+    ACL), asked inside `container` or a compose ZooKeeper container still
+    running (an earlier step killed one). The identity goes in on stdin, not
+    on a command line."""
+    if not container:
+        running = [z for z in ZOOKEEPERS if cluster.podman(
+            "inspect", "--format", "{{.State.Running}}", cluster.container(z)).stdout.strip() == "true"]
+        check(running, "no ZooKeeper container is running")
+        container = cluster.container(running[0])
+    return run(["podman", "exec", "-i", container, "zkCli.sh", "-server", "127.0.0.1:2181"],
+               env=cluster.env, timeout=120,
                input=f"addauth digest {identity}\ngetAcl {path}\nquit\n").stdout
 
 
-def kube_play(live):
-    """deploy/kubernetes/snowflaked.yaml with `podman kube play`, on the compose
-    cluster's network and against its ZooKeeper ensemble: the image, the
-    ZooKeeper hosts and the service are what a user edits too, and the
-    Secret with ZooKeeper's credentials is made first, as the manifest says.
-    The service is a pool of its own, so that every node of it, the Job's
-    root first, is the Secret's identity's. podman 4.3 plays the ConfigMap
-    (its config file mounted over the image's), the Secret's volume and the
-    Deployment (a pod per replica), and skips the Service and the
-    PodDisruptionBudget; what it needs changed is in kube_manifest.py. It
-    runs no probes without systemd, so they are asked by hand."""
-    cluster, work = live.cluster, live.work
-    with open(os.path.join(live.source, "deploy/kubernetes/snowflaked.yaml")) as f:
-        played = kube_manifest.playable(f.read(), IMAGE, "zk1:2181,zk2:2181,zk3:2181", KUBE_SERVICE)
-    played_file = os.path.join(work, "kube.yaml")
-    with open(played_file, "w") as f:
-        f.write(played.yaml())
-    # The manifest's `openssl rand -hex 24`.
-    identity = f"snowflaked:{os.urandom(24).hex()}"
-    password = identity.split(":", 1)[1]
-    secret_file = os.path.join(work, "secret.yaml")
-    with open(os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-        f.write(kube_manifest.secret_for_podman(played.secret_name, played.secret_key, identity))
+KUBE_PODS = {"snowflaked": 2, "snowflaked-seq": 1}  # pods played of each Deployment
+ZOOKEEPER_PODS = 3  # zookeeper.yaml's replicas
+KUBE_DIR = "deploy/kubernetes"
+ADMIN_PORT = 9090  # the ConfigMap's http.admin_listen
 
-    def everything():
-        listing = {"pods": cluster.podman("pod", "ps", "--format", "{{.Name}}").stdout.split(),
-                   "containers": cluster.podman("ps", "-a", "--format", "{{.Names}}").stdout.split(),
-                   "volumes": cluster.podman("volume", "ls", "--format", "{{.Name}}").stdout.split(),
-                   "secrets": cluster.podman("secret", "ls", "--format", "{{.Name}}").stdout.split()}
-        return {kind: set(names) for kind, names in listing.items()}
 
-    before = everything()
-    cluster.podman("secret", "create", played.secret_name, secret_file)
-    cluster.podman("kube", "play", "--network", f"{cluster.name}_default", played_file, timeout=300)
-    replicas = next(d for d in played.docs if d["kind"] == "Deployment")["spec"]["replicas"]
-    job_name = played.job_name
-    played_pods = sorted(everything()["pods"] - before["pods"])
-    pods = [p for p in played_pods if p != job_name]
-    check(job_name in played_pods, f"the Job's pod was not played: {played_pods}")
-    check(len(pods) == replicas and all(p.startswith("snowflaked") for p in pods),
-          f"pods played for {replicas} replicas: {pods}")
-    containers = [c for c in sorted(everything()["containers"] - before["containers"])
-                  if not c.endswith("-infra") and not c.startswith(job_name)]
-    check(len(containers) == replicas, f"containers: {containers}")
-    # The Job: `snowflaked cluster create` makes the new cluster's root (or,
-    # had a pod made it first, lifts the fence the pod put up) and exits 0,
-    # under the restricted context.
-    job_container = [c for c in sorted(everything()["containers"] - before["containers"])
-                     if c.startswith(job_name) and not c.endswith("-infra")]
-    check(len(job_container) == 1, f"the Job's containers: {job_container}")
-    code = exit_code(cluster, job_container[0], 120)
-    job_log = cluster.podman("logs", job_container[0], check=False)
-    check(code == "0", f"the Job's cluster create exited {code}: {job_log.stdout}{job_log.stderr}")
-    check("created the cluster" in job_log.stdout or "its fence is lifted" in job_log.stdout,
-          f"the Job's cluster create said: {job_log.stdout}{job_log.stderr}")
+def kube_addresses(cluster, count):
+    """Addresses at the top of the compose network's subnet, clear of the
+    compose containers' (given from the bottom): the pods' own, as
+    Kubernetes gives each pod one."""
+    net = json.loads(cluster.podman("network", "inspect", f"{cluster.name}_default").stdout)[0]
+    hosts = list(ipaddress.ip_network(net["subnets"][0]["subnet"]).hosts())
+    return [str(h) for h in hosts[-count - 1:-1]]
 
-    def probe(container, path):
-        done = cluster.podman("exec", container, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                              f"http://127.0.0.1:8080{path}", check=False)
-        return done.stdout.strip()
 
-    def ask(container, path):
-        return json.loads(cluster.podman("exec", container, "curl", "-fsS",
-                                         f"http://127.0.0.1:8080{path}").stdout)
+def podman_objects(cluster):
+    """Every pod, container, volume and secret podman has, by name."""
+    podman = cluster.podman
+    listing = {"pods": podman("pod", "ps", "--format", "{{.Name}}").stdout.split(),
+               "containers": podman("ps", "-a", "--format", "{{.Names}}").stdout.split(),
+               "volumes": podman("volume", "ls", "--format", "{{.Name}}").stdout.split(),
+               "secrets": podman("secret", "ls", "--format", "{{.Name}}").stdout.split()}
+    return {kind: set(names) for kind, names in listing.items()}
 
-    workers = {}
-    for container in containers:
+
+class KubeZooKeeper:
+    """deploy/kubernetes/zookeeper.yaml played (kube_manifest.py says how),
+    its ensemble formed, and taken down with its claims."""
+
+    def __init__(self, live, addresses):
+        self.cluster = live.cluster
+        with open(os.path.join(live.source, KUBE_DIR, "zookeeper.yaml")) as f:
+            self.played = kube_manifest.zookeeper_playable(f.read(), self.cluster.env["ZOOKEEPER_IMAGE"],
+                                                           addresses)
+        self.file = os.path.join(live.work, "kube-zookeeper.yaml")
+        with open(self.file, "w") as f:
+            f.write(self.played.yaml())
+        self.hosts = ",".join(f"{p.ip}:2181" for p in self.played.pods)  # for a client without the names
+
+    def container(self, pod):
+        return f"{pod.name}-zookeeper"  # podman names a pod's container <pod>-<container>
+
+    def play(self):
+        self.before = podman_objects(self.cluster)
+        self.cluster.podman("kube", "play", "--network", f"{self.cluster.name}_default",
+                            *self.played.ip_flags(), self.file, timeout=300)
+
+        def mode(pod):
+            said = self.cluster.podman("exec", self.container(pod), "zkServer.sh", "status", check=False)
+            found = re.search(r"Mode: (\w+)", said.stdout + said.stderr)
+            return found.group(1) if found else None
+        modes = poll("zookeeper.yaml's ensemble formed (zkServer.sh status, its readinessProbe)",
+                     lambda: (lambda m: m if all(x in ("leader", "follower") for x in m) else None)(
+                         [mode(p) for p in self.played.pods]), 180)
+        check(sorted(modes) == ["follower", "follower", "leader"], f"zookeeper.yaml's servers: {modes}")
+        return modes
+
+    def down(self):
+        self.cluster.podman("kube", "down", self.file, timeout=180)
+        self.cluster.podman("volume", "rm", *self.played.claims)
+        after = podman_objects(self.cluster)
+        left = {kind: sorted(after[kind] - self.before[kind]) for kind in after}
+        check(not any(left.values()), f"left after zookeeper.yaml's kube down: {left}")
+
+
+class KubeRound:
+    """deploy/kubernetes played once by `podman kube play`, plain or TLS, and
+    taken down as the kubelet and `kubectl delete` would."""
+
+    def __init__(self, live, identity, tls, addresses, zookeeper, claim_made=False):
+        self.cluster, self.work, self.tls = live.cluster, live.work, tls
+        with open(os.path.join(live.source, KUBE_DIR, "snowflaked.yaml")) as f, \
+                open(os.path.join(live.source, KUBE_DIR, "cluster-create.yaml")) as g:
+            main_text, job_text = f.read(), g.read()
+        ips = {}
+        for name, count in KUBE_PODS.items():
+            ips[name], addresses = addresses[:count], addresses[count:]
+        self.secrets = {}
+        tls_config = None
+        if tls:
+            # What docs/operations.md's TLS section says for Kubernetes:
+            # cert-manager's Secret mounted, its files named, and the other
+            # pods' certificates checked against its CA for the Service's name.
+            files = strict_service.certificates(self.work, [ip for v in ips.values() for ip in v])
+            self.ca_file = os.path.join(self.work, "ca.crt")
+            self.secrets["snowflaked-tls"] = files
+            mount = kube_manifest.TLS_MOUNT
+            tls_config = {"secret": "snowflaked-tls",
+                          "keys": {"tls_cert_file": f"{mount}/tls.crt", "tls_key_file": f"{mount}/tls.key",
+                                   "forward_ca_file": f"{mount}/ca.crt",
+                                   "forward_tls_name": strict_service.SERVICE_NAME}}
+        else:
+            self.ca_file = None
+        self.played = kube_manifest.playable(main_text, job_text, IMAGE, KUBE_SERVICE, ips, tls_config,
+                                             claim_made, zookeeper.played.host_aliases)
+        self.secrets[self.played.secret_name] = {self.played.secret_key: identity}
+        self.file = os.path.join(self.work, "kube-tls.yaml" if tls else "kube.yaml")
+        with open(self.file, "w") as f:
+            f.write(self.played.yaml())
+
+    def everything(self):
+        return podman_objects(self.cluster)
+
+    def play(self):
+        """The Secrets made first, as the manifest says, then the files; the
+        Job's exit code and what it said; {pod: its daemon's container}."""
+        self.before = self.everything()
+        for name, data in self.secrets.items():
+            secret_file = os.path.join(self.work, f"secret-{name}.yaml")
+            with open(os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+                f.write(kube_manifest.secret_for_podman(name, data))
+            self.cluster.podman("secret", "create", name, secret_file)
+        self.cluster.podman("kube", "play", "--network", f"{self.cluster.name}_default",
+                            *self.played.ip_flags(), self.file, timeout=300)
+        made = self.everything()
+        played_pods = sorted(made["pods"] - self.before["pods"])
+        wanted = sorted([p.name for p in self.played.pods] + [self.played.job_name])
+        check(played_pods == wanted, f"pods played: {played_pods}, not {wanted}")
+        new = sorted(c for c in made["containers"] - self.before["containers"] if not c.endswith("-infra"))
+        job = [c for c in new if c.startswith(self.played.job_name)]
+        check(len(job) == 1, f"the Job's containers: {job}")
+        code = exit_code(self.cluster, job[0], 120)
+        said = self.cluster.podman("logs", job[0], check=False)
+        said = said.stdout + said.stderr
+        check(code == "0", f"the Job's cluster create exited {code}: {said}")
+        self.containers = {}
+        for pod in self.played.pods:
+            found = [c for c in new if c.startswith(pod.name)]
+            check(len(found) == 1, f"{pod.name}'s containers: {found}")
+            self.containers[pod.name] = found[0]
+        return said
+
+    def url(self, pod, path, port=8080):
+        return f"{'https' if self.tls else 'http'}://{pod.ip}:{port}{path}"
+
+    def fetch(self, pod, path, port=8080):
+        """(status, body) of a pod, from outside it, as the kubelet's probes
+        and the Service's clients ask (verified against the CA over TLS);
+        status 0 when nothing answered."""
+        context = ssl.create_default_context(cafile=self.ca_file) if self.tls else None
+        try:
+            with urllib.request.urlopen(self.url(pod, path, port), timeout=5, context=context) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+        except OSError:
+            return 0, b""
+
+    def get(self, pod, path, port=8080):
+        """(status, JSON) of a pod; None for a body that is not JSON."""
+        status, body = self.fetch(pod, path, port)
+        try:
+            return status, json.loads(body or b"null")
+        except ValueError:
+            return status, None
+
+    def pod_checks(self, pod, password):
+        """Restricted, its address its own, ready by its Deployment's probe,
+        alive; the ConfigMap's config, the operators' routes on the admin
+        port only. Its worker ID."""
+        cluster, container = self.cluster, self.containers[pod.name]
         state = cluster.podman("inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", container).stdout
         if not state.startswith("running"):  # exited: say why before anything else
             logs = cluster.podman("logs", container, check=False)
@@ -512,74 +616,149 @@ def kube_play(live):
               f"{container}: user {inspect['Config'].get('User')}")
         caps = run(["grep", "CapEff", f"/proc/{inspect['State']['Pid']}/status"]).stdout.split()[1]
         check(int(caps, 16) == 0, f"{container}: the daemon has capabilities {caps}")
-        # The settings come from the files alone: none from the environment,
-        # and the password in no variable.
-        env = inspect["Config"].get("Env") or []
-        check(not [e for e in env if e.startswith("SNOWFLAKED_") or password in e],
-              f"{container}: settings or the password in its environment: "
-              f"{[e.split('=', 1)[0] for e in env]}")
-        poll(f"{container} ready (its readinessProbe, /ready)", lambda c=container: probe(c, "/ready") == "200",
-             120)
-        check(probe(container, "/health") == "200", f"{container}: its livenessProbe, /health, fails")
+        # The settings come from the files, but for the pod's own address
+        # (the downward API's); the password in no variable.
+        env = dict(e.split("=", 1) for e in inspect["Config"].get("Env") or [])
+        check([k for k in env if k.startswith("SNOWFLAKED_")] == [kube_manifest.ADVERTISE] and
+              env[kube_manifest.ADVERTISE] == f"{pod.ip}:8080" and
+              not [k for k, v in env.items() if password in v],
+              f"{container}: its environment's settings: {sorted(env)}")
+        ready = "/ready?for=seq" if pod.deployment.endswith("-seq") else "/ready"
+        poll(f"{pod.name} ready (its readinessProbe, {ready})", lambda: self.get(pod, ready)[0] == 200, 120)
+        check(self.get(pod, "/health")[0] == 200, f"{pod.name}: its livenessProbe, /health, fails")
         # The ConfigMap's config, not the image's (whose service is "default").
-        status = ask(container, "/status")
-        check(status["service"] == KUBE_SERVICE and status["mode"] == "recycle",
-              f"{container}: /status says service {status['service']!r}, mode {status['mode']!r}")
-        workers[container] = ask(container, "/ready")["worker_id"]
-        ids = ask(container, "/id/order?count=3")
-        check(len(ids["ids"]) == 3, f"{container} issued {ids}")
-        # `pool status` in the pod reads the same files: with the Secret's
-        # identity it may make its probe node under the root, and so reads
-        # ZooKeeper's time.
-        pool = json.loads(cluster.podman("exec", container, "snowflaked", "pool", "status", "--config",
-                                         CONFIG, "--json").stdout)
-        check(pool["time_source"] == "zookeeper" and workers[container] in
-              [e["worker_id"] for e in pool["inuse"]], f"pool status in {container}: {pool}")
-    check(len(set(workers.values())) == replicas, f"worker IDs: {workers}")
+        said = self.get(pod, "/status", ADMIN_PORT)[1]
+        check(said and said["service"] == KUBE_SERVICE and said["mode"] == "recycle",
+              f"{pod.name}: /status on the admin port says {said}")
+        check(self.get(pod, "/status")[0] == 404, f"{pod.name}: /status answered on the clients' port")
+        status, metrics = self.fetch(pod, "/metrics", ADMIN_PORT)
+        check(status == 200 and b"snowflake_" in metrics, f"{pod.name}: /metrics on the admin port: {status}")
+        worker = poll(f"{pod.name}'s worker ID", lambda: (self.get(pod, "/ready")[1] or {}).get("worker_id"), 60)
+        status, ids = self.get(pod, "/id/order?count=3")
+        check(status == 200 and len(ids["ids"]) == 3, f"{pod.name} issued {status} {ids}")
+        return worker
+
+    def strict_through_service(self, tag):
+        """A strict tag made in a pod (its identity may), its owner one of the
+        pods, then asked through the IDs' Service by two clients."""
+        pods = self.played.pods
+        self.cluster.podman("exec", self.containers[pods[0].name], "snowflaked", "seq", "create", tag,
+                            "--order", "strict", "--step", "5", "--config", CONFIG)
+
+        def owner():
+            listed = self.cluster.podman("exec", self.containers[pods[0].name], "snowflaked", "seq", "list",
+                                         "--json", "--config", CONFIG, check=False)
+            rows = json.loads(listed.stdout) if listed.returncode == 0 else []
+            row = next((r for r in rows if r["tag"] == tag), {})
+            return (row.get("owner") or {}).get("address")
+        address = poll(f"{tag}'s owner", owner, 120)
+        check(address in [f"{p.ip}:8080" for p in pods], f"{tag}'s owner advertises {address}, no pod's")
+        service = [p.ip for p in pods if p.deployment == "snowflaked"]
+        records = strict_service.ask_through_service(service, 8080, tag, 100, ca_file=self.ca_file)
+        answered, pairs, asked = strict_service.check_answered_in_order(records)
+        check(asked == len(service), f"the Service's {len(service)} pods were not all asked")
+        forwarded = sum(1 for r in records if f"{r[2]}:8080" != address)
+        check(forwarded > 0, f"no request reached a pod that does not own {tag}")
+        return f"{answered} answered in order ({pairs} ordered pairs), {forwarded} passed on to {address}"
+
+    def stop(self):
+        """As the kubelet deletes a pod: its containers stopped with the grace
+        period (SIGTERM), then the pods; each daemon exits 0."""
+        cluster = self.cluster
+        containers = list(self.containers.values())
+        cluster.podman("stop", "--time", "30", *containers, timeout=120)
+        for pod in [p.name for p in self.played.pods] + [self.played.job_name]:
+            cluster.podman("pod", "stop", pod, timeout=120)
+        for container in containers:
+            code = cluster.podman("inspect", "--format", "{{.State.ExitCode}}", container).stdout.strip()
+            check(code == "0", f"{container} exited {code} on SIGTERM")
+
+    def down(self, keep_claim):
+        """`kube down`, and what `kubectl delete -f` leaves removed by hand:
+        the Secrets and (podman 4.3's) the volumes filled from the ConfigMap
+        and the Secrets; the Job's claim too, unless kept for a next round."""
+        cluster = self.cluster
+        cluster.podman("kube", "down", self.file, timeout=180)
+        for name in self.secrets:
+            cluster.podman("secret", "rm", name)
+        cluster.podman("volume", "rm", self.played.config_map_name, *self.secrets)
+        if not keep_claim:
+            cluster.podman("volume", "rm", self.played.claim_name)
+        after = self.everything()
+        left = {kind: sorted(after[kind] - self.before[kind]) for kind in after}
+        if keep_claim:
+            left["volumes"] = [v for v in left["volumes"] if v != self.played.claim_name]
+        check(not any(left.values()), f"left after kube down: {left}")
+
+
+def kube_play(live):
+    """deploy/kubernetes with `podman kube play`, on the compose cluster's
+    network: zookeeper.yaml's ensemble first, then snowflaked.yaml and
+    cluster-create.yaml against it (the ConfigMap's zookeeper.hosts as
+    shipped): the image and the service are what a user edits too, and the
+    Secret with ZooKeeper's credentials is made first, as the manifest says. The service is a pool of its own, so that every node
+    of it, the Job's root first, is the Secret's identity's. Played twice:
+    plain, then with TLS as docs/operations.md's TLS section sets it up; the
+    Job the second time finds its record on its claim. podman 4.3 plays the
+    ConfigMap, the Secrets' volumes, the Deployments and the claim, and skips
+    the Services, the PodDisruptionBudgets and the NetworkPolicy; what it
+    needs changed is in kube_manifest.py. It runs no probes without systemd,
+    so they are asked by hand."""
+    cluster = live.cluster
+    addresses = kube_addresses(cluster, ZOOKEEPER_PODS + sum(KUBE_PODS.values()))
+    zookeeper = KubeZooKeeper(live, addresses[:ZOOKEEPER_PODS])
+    modes = zookeeper.play()
+    addresses = addresses[ZOOKEEPER_PODS:]
+    # The manifest's `openssl rand -hex 24`.
+    identity = f"snowflaked:{os.urandom(24).hex()}"
+    password = identity.split(":", 1)[1]
+
+    plain = KubeRound(live, identity, False, addresses, zookeeper)
+    said = plain.play()
+    check(("created the cluster" in said or "its fence is lifted" in said) and "recorded in" in said,
+          f"the Job's cluster create said: {said}")
+    workers = {pod.name: plain.pod_checks(pod, password) for pod in plain.played.pods}
+    check(len(set(workers.values())) == len(workers), f"worker IDs: {workers}")
+    pool = json.loads(cluster.podman("exec", plain.containers[plain.played.pods[0].name], "snowflaked",
+                                     "pool", "status", "--config", CONFIG, "--json").stdout)
+    check(pool["time_source"] == "zookeeper" and set(workers.values()) <=
+          {e["worker_id"] for e in pool["inuse"]}, f"pool status in a pod: {pool}")
     # The daemon's node in ZooKeeper is the Secret's identity's: readable by
     # all, changed by it alone (ZooKeeper's digest: base64 of its SHA-1).
     digest = base64.b64encode(hashlib.sha1(identity.encode()).digest()).decode()
     for worker in workers.values():
-        acl = zookeeper_acl(cluster, f"/snowflake/{KUBE_SERVICE}/pool/inuse/{worker}", identity)
+        acl = zookeeper_acl(cluster, f"/snowflake/{KUBE_SERVICE}/pool/inuse/{worker}", identity,
+                            zookeeper.container(zookeeper.played.pods[0]))
         check(f"'digest,'snowflaked:{digest}\n: cdrwa" in acl and "'world,'anyone\n: r\n" in acl,
               f"the ACL of worker ID {worker}'s node: {acl}")
     # A client without the Secret (a compose replica, asked about this
     # pool) reads the pool, but ZooKeeper refuses it the probe node.
-    stranger = cluster.pool(REPLICAS[0], service=KUBE_SERVICE)
+    stranger = cluster.pool(REPLICAS[0], service=KUBE_SERVICE, hosts=zookeeper.hosts)
     check(stranger["time_source"] == "newest_heartbeat" and
           set(workers.values()) <= {e["worker_id"] for e in stranger["inuse"]},
           f"pool status without the Secret's identity: {stranger}")
-    # A pod deleted as the kubelet deletes one gives its worker ID back and
-    # exits 0: the kubelet sends its containers SIGTERM, waits up to
-    # terminationGracePeriodSeconds (30 in the manifest) for them to exit,
-    # and only then tears down the pod's sandbox, its network with it. So
-    # the containers are stopped first, then the pods: podman 4.3's `pod
-    # stop` stops the infra container beside the others, and the network
-    # went while the daemon still served out the manifest's shutdown delay
-    # (5 s), before it could give its worker ID back; its `kube down` kills
-    # at once (SIGKILL, no grace), which would leave the worker ID to be
-    # reclaimed after reclaim_after_ms.
-    cluster.podman("stop", "--time", "30", *containers, timeout=120)
-    for pod in played_pods:
-        cluster.podman("pod", "stop", pod, timeout=120)
-    pool = cluster.pool(REPLICAS[0], service=KUBE_SERVICE)
+    plain_strict = plain.strict_through_service("ticket")
+    plain.stop()
+    pool = cluster.pool(REPLICAS[0], service=KUBE_SERVICE, hosts=zookeeper.hosts)
     free = {e["worker_id"] for e in pool["notuse"]}
     check(set(workers.values()) <= free and not set(workers.values()) & {e["worker_id"] for e in pool["inuse"]},
           f"the deleted pods' worker IDs {workers} are not free: in use {pool['inuse']}")
-    for container in containers:
-        code = cluster.podman("inspect", "--format", "{{.State.ExitCode}}", container).stdout.strip()
-        check(code == "0", f"{container} exited {code} on SIGTERM")
-    cluster.podman("kube", "down", played_file, timeout=180)
-    # podman 4.3's kube down leaves the secret, and the volumes it filled
-    # with the ConfigMap's and the Secret's files (named after them), as
-    # `kubectl delete -f` leaves the Secret made beside the manifest.
-    cluster.podman("secret", "rm", played.secret_name)
-    cluster.podman("volume", "rm", played.config_map_name, played.secret_name)
-    after = everything()
-    left = {kind: sorted(after[kind] - before[kind]) for kind in after}
-    check(not any(left.values()), f"left after kube down: {left}")
-    log(f"      {replicas} pod(s), config and ZooKeeper identity from the ConfigMap and the Secret: "
-        f"worker ID(s) {sorted(workers.values())} given back on SIGTERM, nothing left after kube down")
+    plain.down(keep_claim=True)
+    log(f"      zookeeper.yaml: {len(modes)} servers ({', '.join(sorted(modes))}), the pods' ensemble")
+    log(f"      plain: {len(workers)} pods (worker IDs {sorted(workers.values())}, given back on SIGTERM); "
+        f"strict tag through the Service: {plain_strict}")
+
+    tls = KubeRound(live, identity, True, addresses, zookeeper, claim_made=True)
+    said = tls.play()
+    check("exists" in said and "nothing to do" in said, f"the Job run again said: {said}")
+    for pod in tls.played.pods:
+        tls.pod_checks(pod, password)
+    tls_strict = tls.strict_through_service("ticket-tls")
+    tls.stop()
+    tls.down(keep_claim=False)
+    zookeeper.down()
+    log(f"      TLS: the Job again, with its record: \"{said.strip().splitlines()[0]}\"; "
+        f"strict tag through the Service: {tls_strict}")
 
 
 RUNBOOK_BLOCK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
@@ -746,10 +925,12 @@ STEPS = [
      zookeeper_node_killed),
     ("stopping one replica gives its worker ID back",
      replica_stopped),
-    ("deploy/kubernetes by `podman kube play`, its Secret made first: restricted, ready, issuing, "
-     "its config from the ConfigMap and its ZooKeeper identity from the Secret (its node's ACL; "
-     "refused to a client without it); the pod stopped (SIGTERM) gives its worker ID back, "
-     "kube down leaves nothing but the Secret's and the ConfigMap's",
+    ("deploy/kubernetes by `podman kube play`, its Secret made first, plain then TLS: the pods "
+     "restricted, ready by their Deployment's probe, issuing, their config from the ConfigMap, "
+     "their address from the downward API, their ZooKeeper identity from the Secret (its node's "
+     "ACL; refused to a client without it); a strict tag asked through the Service from two "
+     "clients, every request answered in real-time order; stopped (SIGTERM), the pods give their "
+     "worker IDs back; the Job run again finds its record; kube down leaves nothing",
      kube_play),
     ("ZooKeeper's volumes restored from a backup by docs/operations.md's compose runbook as "
      "written: it exits 0 once `cluster fence` has, non-zero when it failed; `up -d` after it "

@@ -14,6 +14,8 @@ import os
 import re
 import shutil
 import signal
+import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -22,9 +24,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from livetest import (Failure, ZooKeeperServer, check, debian_root_tarball, dying_with_us,  # noqa: E402
                       free_port, http_json, log, main_guard, poll, run, scratch_dir,
                       stale_scratch_dirs, step, unpack_root)
+import test_certificates  # noqa: E402
 
 KIND = "systemd"
 UNIT = "snowflaked"
+TLS_GROUP = "snowflaked-tls"  # docs/operations.md's group for the TLS key
 # Test timings: what takes minutes in production takes seconds here.
 WATCHDOG_S = 4
 RESTART_S = 1
@@ -512,6 +516,63 @@ def credential_auth(run):
     box.run(["systemctl", "daemon-reload"])
 
 
+def tls_renewed_without_restart(run):
+    """TLS under the unit, renewed without a restart, as docs/operations.md
+    says: the key readable by a group of its own that a drop-in gives the
+    DynamicUser= daemon (SupplementaryGroups=), where a credential
+    (LoadCredential=) is copied once at start. A renewal renamed over the
+    files is served within two reload intervals by the same process."""
+    box = run.box
+    work = os.path.join(run.work, "tls")
+    os.makedirs(work, exist_ok=True)
+    port = int(run.base.rsplit(":", 1)[1])
+    first = test_certificates.server_certificate(work, ips=["127.0.0.1"], serial=4001)
+    box.run(["groupadd", "--system", TLS_GROUP])
+    box.run(["install", "-d", "-m", "0750", "-g", TLS_GROUP, "/etc/snowflaked/tls"])
+
+    def put(suffix, files):
+        for name, mode in (("tls.crt", "0644"), ("tls.key", "0640")):
+            box.write(f"/etc/snowflaked/tls/{name}{suffix}", files[name])
+            box.run(["chgrp", TLS_GROUP, f"/etc/snowflaked/tls/{name}{suffix}"])
+            box.run(["chmod", mode, f"/etc/snowflaked/tls/{name}{suffix}"])
+    put("", first)
+    box.write(f"/etc/systemd/system/{UNIT}.service.d/tls-group.conf",
+              f"[Service]\nSupplementaryGroups={TLS_GROUP}\n")
+    config = json.loads(daemon_config(run.zk.hosts(), port))
+    config["http"].update({"tls_cert_file": "/etc/snowflaked/tls/tls.crt",
+                           "tls_key_file": "/etc/snowflaked/tls/tls.key",
+                           "tls_reload_interval_ms": 500})
+    box.write("/etc/snowflaked/snowflaked.json", json.dumps(config))
+    box.run(["systemctl", "daemon-reload"])
+    box.run(["systemctl", "start", UNIT], timeout=60)
+    ca_file = os.path.join(work, "ca.crt")
+
+    def served_serial():
+        context = ssl.create_default_context(cafile=ca_file)
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=3) as raw, \
+                    context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                return int(tls.getpeercert()["serialNumber"], 16)
+        except OSError:
+            return None
+    check(served_serial() == 4001, f"the daemon serves {served_serial()}, not the key's certificate")
+    pid = box.show("MainPID")["MainPID"]
+    # The files can be read only by root and the group: not by another
+    # DynamicUser= process.
+    other = box.run(["systemd-run", "--wait", "--pipe", "-p", "DynamicUser=yes", "cat",
+                     "/etc/snowflaked/tls/tls.key"], check=False)
+    check(other.returncode != 0, "a DynamicUser= process without the group read the key")
+    put(".new", test_certificates.server_certificate(work, ips=["127.0.0.1"], serial=4002))
+    box.run(["mv", "/etc/snowflaked/tls/tls.key.new", "/etc/snowflaked/tls/tls.key"])
+    box.run(["mv", "/etc/snowflaked/tls/tls.crt.new", "/etc/snowflaked/tls/tls.crt"])
+    poll("the renewed certificate served", lambda: served_serial() == 4002, 15)
+    check(box.show("MainPID")["MainPID"] == pid, "the daemon was restarted to serve the renewal")
+    box.run(["systemctl", "stop", UNIT], timeout=60)
+    box.run(["rm", f"/etc/systemd/system/{UNIT}.service.d/tls-group.conf"])
+    box.write("/etc/snowflaked/snowflaked.json", daemon_config(run.zk.hosts(), port))
+    box.run(["systemctl", "daemon-reload"])
+
+
 def fails_for_good(run, config, status, names):
     """Starts the unit on `config`: it must fail with exit `status`, say
     `names` in `journalctl -p err`, and not be restarted."""
@@ -566,6 +627,9 @@ STEPS = [
      stop_gives_worker_back),
     ("zookeeper.auth_file from a systemd credential (LoadCredential=, $CREDENTIALS_DIRECTORY)",
      credential_auth),
+    ("TLS renewed without a restart: the key readable by a group the drop-in gives "
+     "(SupplementaryGroups=), the renewal renamed over it served by the same process",
+     tls_renewed_without_restart),
     ("a bad config: exit status 2, failed, not restarted", bad_config_not_restarted),
     ("a config the cluster contradicts (another layout): exit status 3, failed, not restarted",
      conflict_not_restarted),
