@@ -18,7 +18,6 @@ operator is told.
 
 Usage: restore_runbook.py SNOWFLAKED OPERATIONS_DOC"""
 
-import http.client
 import json
 import os
 import signal
@@ -29,10 +28,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from runbook import Failure, block, check, get, poll  # noqa: E402
 from snowflaked_daemon import Daemon  # noqa: E402
 from zookeeper_server import ZooKeeperServer  # noqa: E402
 
-EXTRACTOR = os.path.join(HERE, "..", "..", "scripts", "runbook-block.py")
 BLOCK = "restore-nohup"
 EPOCH_MS = 1735689600000  # the default layout's epoch; the time above 22 bits
 CONFIG = {
@@ -43,47 +42,15 @@ CONFIG = {
 }
 
 
-class Failure(Exception):
-    pass
-
-
-def check(condition, what):
-    if not condition:
-        raise Failure(what)
-
-
-def poll(what, probe, seconds):
-    deadline = time.monotonic() + seconds
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise Failure(f"{what}: not within {seconds} s")
-        time.sleep(0.05)
-
-
-def get(port, path):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        conn.request("GET", path)
-        response = conn.getresponse()
-        return response.status, json.loads(response.read() or b"null")
-    finally:
-        conn.close()
-
-
 def the_block(doc, config):
     """The block, letter for letter but the config's path; split where the
     operator restores ZooKeeper (its one comment line that says so)."""
-    out = subprocess.run([sys.executable, EXTRACTOR, "--config", config, BLOCK, doc],
-                         capture_output=True, text=True, check=False)
-    check(out.returncode == 0, f"{doc} has no runbook {BLOCK!r} to run: {out.stderr.strip()}")
-    lines = out.stdout.splitlines(keepends=True)
+    text = block(doc, BLOCK, config)
+    lines = text.splitlines(keepends=True)
     at = [i for i, line in enumerate(lines)
           if line.startswith("#") and "restore zookeeper" in line.lower()]
     check(len(at) == 1, f"runbook {BLOCK!r}: not one comment line that says \"Restore ZooKeeper\" "
-          f"(where the test puts the backup back):\n{out.stdout}")
+          f"(where the test puts the backup back):\n{text}")
     return "".join(lines[:at[0]]), "".join(lines[at[0]:])
 
 

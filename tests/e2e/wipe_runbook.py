@@ -19,20 +19,18 @@ number handed out before, none twice.
 
 Usage: wipe_runbook.py SNOWFLAKED OPERATIONS_DOC"""
 
-import http.client
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from runbook import Failure, block, check, get, poll  # noqa: E402
 from snowflaked_daemon import Daemon  # noqa: E402
 from zookeeper_server import ZooKeeperServer  # noqa: E402
 
-EXTRACTOR = os.path.join(HERE, "..", "..", "scripts", "runbook-block.py")
 BLOCKS = ("wipe", "wipe-raise")
 EXPORT_IN_DOC = "/var/backups/snowflaked/cluster-export.json"
 CONFIG = {
@@ -44,46 +42,14 @@ CONFIG = {
 }
 
 
-class Failure(Exception):
-    pass
-
-
-def check(condition, what):
-    if not condition:
-        raise Failure(what)
-
-
-def poll(what, probe, seconds):
-    deadline = time.monotonic() + seconds
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise Failure(f"{what}: not within {seconds} s")
-        time.sleep(0.05)
-
-
-def get(port, path):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        conn.request("GET", path)
-        response = conn.getresponse()
-        return response.status, json.loads(response.read() or b"null")
-    finally:
-        conn.close()
-
-
 def snowflaked(binary, config, *args):
     return subprocess.run([binary, *args, "--config", config], capture_output=True, text=True,
                           timeout=120, check=False)
 
 
 def the_block(doc, name, config, export):
-    out = subprocess.run([sys.executable, EXTRACTOR, "--config", config, name, doc],
-                         capture_output=True, text=True, check=False)
-    check(out.returncode == 0, f"{doc} has no runbook {name!r} to run: {out.stderr.strip()}")
-    return out.stdout.replace(EXPORT_IN_DOC, export) if export else out.stdout
+    text = block(doc, name, config)
+    return text.replace(EXPORT_IN_DOC, export) if export else text
 
 
 def run_block(doc, name, config, export, cwd, env):
