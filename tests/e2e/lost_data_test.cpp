@@ -135,6 +135,23 @@ int refusals(const std::vector<std::unique_ptr<Loaded>>& loads, const std::strin
 // The cluster's fence as `d`'s /status shows it (null: none yet).
 json fence_of(const Daemon& d) { return status_of(d)["cluster"]["fence"]; }
 
+// The history_lost fence `reader` reads, its end; once two of `all` issue
+// again (the pool has two).
+std::int64_t history_fence_then_two_issue(const Daemon& reader,
+                                          std::initializer_list<const Daemon*> all) {
+  json fence;
+  REQUIRE(eventually([&] { return (fence = fence_of(reader)).is_object(); }, 30s));
+  CHECK(fence["kind"] == "history_lost");
+  REQUIRE(eventually(
+      [&] {
+        int issuing = 0;
+        for (const auto* x : all) issuing += ready(*x).has_value();
+        return issuing == 2;
+      },
+      60s));
+  return fence["until_ms"].get<std::int64_t>();
+}
+
 std::size_t issued_above(const std::vector<std::uint64_t>& ids, std::int64_t fence_ms) {
   return static_cast<std::size_t>(std::count_if(ids.begin(), ids.end(), [&](std::uint64_t id) {
     return pool_of_two().decompose(id).value().timestamp_ms > fence_ms;
@@ -184,18 +201,8 @@ TEST_CASE(
     INFO(elder->process().stderr_text());
     REQUIRE(noticed);
   }
-  json fence;
-  REQUIRE(eventually([&] { return (fence = fence_of(a)).is_object(); }, 30s));
-  CHECK(fence["kind"] == "history_lost");
-  const std::int64_t until = fence["until_ms"].get<std::int64_t>();
   // Two of the four issue again, above the fence (the pool has two).
-  REQUIRE(eventually(
-      [&] {
-        int issuing = 0;
-        for (auto* x : {&a, &b, &c, &d}) issuing += ready(*x).has_value();
-        return issuing == 2;
-      },
-      60s));
+  const std::int64_t until = history_fence_then_two_issue(a, {&a, &b, &c, &d});
   const auto resumed = std::chrono::steady_clock::now();
   REQUIRE(eventually([&] {
     std::size_t after = 0;
@@ -266,17 +273,7 @@ TEST_CASE(
   loads.push_back(std::make_unique<Loaded>(c));
   loads.push_back(std::make_unique<Loaded>(d));
 
-  json fence;
-  REQUIRE(eventually([&] { return (fence = fence_of(c)).is_object(); }, 30s));
-  CHECK(fence["kind"] == "history_lost");
-  const std::int64_t until = fence["until_ms"].get<std::int64_t>();
-  REQUIRE(eventually(
-      [&] {
-        int issuing = 0;
-        for (auto* x : {&a, &b, &c, &d}) issuing += ready(*x).has_value();
-        return issuing == 2;
-      },
-      60s));
+  const std::int64_t until = history_fence_then_two_issue(c, {&a, &b, &c, &d});
   // The application's data: the largest number it has seen.
   std::uint64_t largest = 0;
   for (const auto& l : loads) largest = std::max(largest, l->numbers.highest());

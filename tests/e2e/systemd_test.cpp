@@ -64,6 +64,19 @@ std::string joined(const std::vector<std::string>& log) {
   return out;
 }
 
+// A recycle daemon with timings of seconds, its state in `state`.
+json notified_config(const ZooKeeperServer& zk, const TempDir& state) {
+  return {{"coordinator",
+           {{"type", "recycle"},
+            {"state_dir", state.path().string()},
+            {"heartbeat_interval_ms", 300},
+            {"lease_timeout_ms", 1500},
+            {"reclaim_after_ms", 2500},
+            {"safety_margin_ms", 500}}},
+          {"zookeeper",
+           {{"hosts", zk.hosts()}, {"session_timeout_ms", 2000}, {"connect_timeout_ms", 500}}}};
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -73,17 +86,8 @@ TEST_CASE(
   ZooKeeperServer zk;
   TempDir state;
   NotifySocket notify;
-  const json config = {
-      {"coordinator",
-       {{"type", "recycle"},
-        {"state_dir", state.path().string()},
-        {"heartbeat_interval_ms", 300},
-        {"lease_timeout_ms", 1500},
-        {"reclaim_after_ms", 2500},
-        {"safety_margin_ms", 500}}},
-      {"zookeeper",
-       {{"hosts", zk.hosts()}, {"session_timeout_ms", 2000}, {"connect_timeout_ms", 500}}},
-      {"http", {{"io_threads", 2}}}};
+  json config = notified_config(zk, state);
+  config["http"] = {{"io_threads", 2}};
   create_cluster(config.dump());
   zk.pause();  // the daemon starts while ZooKeeper does not answer
   Daemon d(config.dump(), "127.0.0.1:0",
@@ -144,16 +148,7 @@ TEST_CASE(
   ZooKeeperServer zk;
   TempDir state;
   NotifySocket notify;
-  const json config = {
-      {"coordinator",
-       {{"type", "recycle"},
-        {"state_dir", state.path().string()},
-        {"heartbeat_interval_ms", 300},
-        {"lease_timeout_ms", 1500},
-        {"reclaim_after_ms", 2500},
-        {"safety_margin_ms", 500}}},
-      {"zookeeper",
-       {{"hosts", zk.hosts()}, {"session_timeout_ms", 2000}, {"connect_timeout_ms", 500}}}};
+  const json config = notified_config(zk, state);
   // No cluster create: the daemon makes the root and fences it as new.
   Daemon d(config.dump(), "127.0.0.1:0",
            {{"NOTIFY_SOCKET", notify.path()}, {"WATCHDOG_USEC", "2000000"}}, Genesis::as_found);
