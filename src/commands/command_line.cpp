@@ -39,7 +39,7 @@ po::options_description visible_options() {
        "$SNOWFLAKED_CACERT, else the system's)")
       ("timeout", po::value<std::uint32_t>()->value_name("MS"),
        "get: give up after this long, waits for Retry-After included (default 5000); probe: "
-       "for the answer (default 2000); pool "
+       "for the answer (default 1000); pool "
        "floor, cluster fence: wait this long for every owner's confirmation (default: the "
        "lease + safety margin + 10 s); seq raise, seq order, seq import: for every holder's "
        "(default 10000)")

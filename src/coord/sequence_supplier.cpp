@@ -281,6 +281,11 @@ void SequenceSupplier::freeze_on_loss() {
   spdlog::error(
       "sequences: frozen: ZooKeeper lost or rolled back some of the cluster's history, and "
       "nothing is handed out until each sequence is raised past what was (seq raise)");
+  // The operator waits for one of two lines from every daemon before a raise
+  // (docs/operations.md, the wipe runbook): this one, or restore_held()'s.
+  if (!restore_publish_owed_) {
+    spdlog::warn("sequences: this daemon held no numbers: nothing of its own to raise past");
+  }
 }
 
 bool SequenceSupplier::restore_held() {

@@ -84,15 +84,41 @@ TEST_CASE("probe: a daemon serving TLS is asked over TLS, with no CA to give", "
   CHECK(!http_get(d.port(), "/ready"));
 }
 
-TEST_CASE("probe: a bad PATH or config exits 2", "[probe][cli]") {
+TEST_CASE(
+    "probe: a bad PATH exits 2 with the usage, a config it cannot use is unhealthy (exit 1), and "
+    "a secret the config names is not read",
+    "[probe][cli]") {
   const auto no_slash = run_process({snowflaked_binary(), "probe", "ready"});
   CHECK(no_slash.status.code == 2);
   CHECK_THAT(no_slash.err, Catch::Contains("PATH must start with /"));
   const auto two = run_process({snowflaked_binary(), "probe", "/ready", "/health"});
   CHECK(two.status.code == 2);
+  // Docker keeps a health check's exit 2 for itself: at run time, 1.
   TempDir dir;
   const auto picked = write_daemon_config(dir, R"({"http": {"listen": "127.0.0.1:0"}})");
   const auto port_zero = run_process({snowflaked_binary(), "probe", "--config", picked.string()});
-  CHECK(port_zero.status.code == 2);
-  CHECK_THAT(port_zero.err, Catch::Contains("http.listen"));
+  CHECK(port_zero.status.code == 1);
+  CHECK_THAT(port_zero.err, Catch::Contains("127.0.0.1:0"));
+  const auto missing = run_process(
+      {snowflaked_binary(), "probe", "--config", (dir.path() / "missing.json").string()});
+  CHECK(missing.status.code == 1);
+  CHECK_THAT(missing.err, Catch::Contains("missing.json"));
+  // The daemon's secrets are the daemon's: a key file the probe could not
+  // read is not its business.
+  json config = kStatic;
+  config["zookeeper"] = {{"auth_file", (dir.path() / "unreadable-auth").string()}};
+  Daemon d(kStatic.dump());
+  const auto secret = write_daemon_config(dir, config.dump());
+  const auto ready = run_process({snowflaked_binary(), "probe", "--config", secret.string(),
+                                  "--listen", "127.0.0.1:" + std::to_string(d.port())});
+  CHECK(ready.status.code == 0);
+}
+
+TEST_CASE("probe: a daemon on every IPv6 address ([::]) is asked on loopback", "[probe]") {
+  Daemon d(kStatic.dump(), "[::]:0");
+  const auto ready =
+      run_process({snowflaked_binary(), "probe", "--config", d.config_path().string(), "--listen",
+                   "[::]:" + std::to_string(d.port())});
+  INFO(ready.err);
+  CHECK(ready.status.code == 0);
 }

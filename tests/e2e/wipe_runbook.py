@@ -76,6 +76,14 @@ def workers_held(binary, config):
     return sum(1 for w in json.loads(listed.stdout)["inuse"] if w["owner"])
 
 
+def said_what_it_held(daemon):
+    """One of the two lines the doc waits for, after the freeze's."""
+    log = daemon.log_text()
+    frozen = log.find("sequences: frozen:")
+    return frozen >= 0 and any(line in log[frozen:] for line in (
+        "this daemon's holder node says what it had handed out", "this daemon held no numbers"))
+
+
 def highest_held(binary, config, tag):
     """The highest number `seq list` shows a daemon held of TAG (0: none)."""
     listed = snowflaked(binary, config, "seq", "list", "--json")
@@ -128,8 +136,9 @@ def main(binary, doc):
               f"the wipe blocks name the export {EXPORT_IN_DOC} {exported_count} times, not once")
         said = run_block(doc, BLOCKS[0], path, export, cwd, env)
         check("made again, frozen: \"ticket\"" in said, f"the import did not make ticket:\n{said}")
-        # The doc's wait: every daemon back, a worker ID held by each.
+        # The doc's wait: every daemon back, its log saying what it held.
         poll("the daemon back (pool status)", lambda: workers_held(binary, path) >= 1, 60)
+        poll("the daemon's log saying what it held", lambda: said_what_it_held(daemon), 60)
         env["N"] = str(max(highest, highest_held(binary, path, "invoice")))
         said += run_block(doc, BLOCKS[1], path, export, cwd, env)
         check("confirmed: every daemon that may issue honours the fence" in said,

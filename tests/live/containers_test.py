@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from livetest import (Failure, check, debian_root_tarball, dying_with_us, free_port, http_get, http_json,  # noqa: E402
                       log, main_guard, poll, run, scratch_dir, stale_scratch_dirs, step)
 import kube_manifest  # noqa: E402
+import test_certificates  # noqa: E402
 import strict_service  # noqa: E402
 
 KIND = "containers"
@@ -46,6 +47,7 @@ IMAGE = "localhost/snowflaked:local"
 BUILD_STAGE = "localhost/snowflaked-build:local"
 CONFIG = "/etc/snowflaked/snowflaked.json"
 KUBE_SERVICE = "kube"  # the played pods' pool, apart from the compose cluster's
+DEFAULT_EPOCH_MS = 1735689600000  # the default layout's epoch: an ID's time is above its 22 bits
 
 
 def podman_env(work):
@@ -390,6 +392,46 @@ def image_alone(live):
     check(its_worker in [e["worker_id"] for e in cluster.pool(REPLICAS[0])["notuse"]],
           f"worker ID {its_worker} was not given back")
     cluster.podman("rm", "--volumes", alone)
+
+
+def image_tls_healthcheck(live):
+    """The image serving TLS on another port, its config and certificate
+    mounted as a deployment mounts them: its HEALTHCHECK (`snowflaked
+    probe`) follows the config there and turns healthy, where a plain
+    request to /ready gets no answer."""
+    cluster = live.cluster
+    tls_dir = os.path.join(live.work, "image-tls")
+    os.makedirs(tls_dir)
+    files = test_certificates.server_certificate(tls_dir, names=["snowflaked"], serial=7)
+    for name in ("tls.crt", "tls.key"):  # the key: root's, read through group 0
+        path = os.path.join(tls_dir, "mounted", name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(files[name])
+        os.chmod(path, 0o640)
+    with open(os.path.join(live.source, "conf", "container.json")) as f:
+        config = json.load(f)
+    config["service"] = "compose"
+    config["zookeeper"]["hosts"] = "zk1:2181,zk2:2181,zk3:2181"
+    config["http"].update({"listen": "0.0.0.0:8443", "tls_cert_file": "/etc/snowflaked/tls/tls.crt",
+                           "tls_key_file": "/etc/snowflaked/tls/tls.key"})
+    config_file = os.path.join(tls_dir, "snowflaked.json")
+    with open(config_file, "w") as f:
+        json.dump(config, f)
+    os.chmod(config_file, 0o644)
+    name = f"{cluster.name}-tls"
+    cluster.podman("run", "-d", "--name", name, "--network", f"{cluster.name}_default",
+                   "-v", f"{config_file}:{CONFIG}:ro", "-v", f"{tls_dir}/mounted:/etc/snowflaked/tls:ro",
+                   *RESTRICTED, IMAGE)
+    poll("the TLS image's HEALTHCHECK healthy", lambda: cluster.health(name) == "healthy", 120, interval=1)
+    plain = cluster.podman("exec", name, "curl", "-fsS", "-m", "2", "http://127.0.0.1:8443/ready", check=False)
+    check(plain.returncode != 0, f"plain HTTP to the TLS port answered: {plain.stdout}")
+    said = cluster.podman("exec", name, "snowflaked", "probe", "--config", CONFIG).stdout
+    check(said.startswith("https://127.0.0.1:8443/ready: 200"), f"snowflaked probe in the container: {said}")
+    cluster.podman("stop", "--time", "30", name)
+    code = cluster.podman("inspect", "--format", "{{.State.ExitCode}}", name).stdout.strip()
+    check(code == "0", f"the container exited {code} on SIGTERM")
+    cluster.podman("rm", "--volumes", name)
 
 
 def zookeeper_node_killed(live):
@@ -822,7 +864,8 @@ def compose_restore_runbook(live):
     ensemble (--no-deps), the volumes put back, the ensemble started; the
     block exits 0 once the command has, which fenced the restored data
     (not the old: it waited for the ensemble). Then the replicas' `up -d`,
-    as the doc says: a replica answers cluster_fenced. And the block with a
+    as the doc says: a replica reads the fence, and answers cluster_fenced
+    or issues above it (the fence may be over by then). And the block with a
     config the command cannot read: it exits non-zero."""
     cluster = live.cluster
     volumes = ensemble_volumes(cluster)
@@ -846,10 +889,24 @@ def compose_restore_runbook(live):
     check("fenced until" in said and "confirmed: every daemon" in said, f"{FENCE} said:\n{said}")
     cluster.podman("rm", FENCE)
     cluster.compose("up", "-d", *REPLICAS, timeout=300)  # as the doc says, after the block
-    fenced = poll("snowflaked1 answers cluster_fenced", lambda: (
-        lambda r: r if r[0] == 503 and r[1].get("error") == "cluster_fenced" else None)(
-            http_json(cluster.url("snowflaked1", "/id/order"))), 180, interval=1)
-    log(f"      the block exited 0; snowflaked1: {fenced[0]} {fenced[1].get('error')}")
+
+    # The replica reads the command's fence. Whether it still answers
+    # cluster_fenced depends on how long all this took (the fence lasts
+    # 122 s with the container config): an ID it issues is above the fence.
+    def fence_read():
+        status, body = http_json(cluster.url("snowflaked1", "/status"))
+        fence = (body.get("cluster") or {}).get("fence") if status == 200 else None
+        return fence if fence and fence.get("kind") == "history_lost" else None
+    fence = poll("snowflaked1 reads the runbook's fence (/status)", fence_read, 180, interval=1)
+    answer = poll("snowflaked1 answers /id", lambda: (lambda r: r if r[0] in (200, 503) else None)(
+        http_json(cluster.url("snowflaked1", "/id/order?count=5"))), 60, interval=1)
+    if answer[0] == 503:
+        check(answer[1].get("error") == "cluster_fenced", f"snowflaked1 while fenced: {answer}")
+    else:
+        stamps = [(int(i) >> 22) + DEFAULT_EPOCH_MS for i in answer[1]["ids"]]
+        check(min(stamps) > fence["until_ms"], f"snowflaked1 issued {stamps} at or below the fence {fence}")
+    log(f"      the block exited 0; snowflaked1 read the fence (until {fence['until_ms']}) and "
+        f"answers {answer[0]} {answer[1].get('error', 'above it')}")
 
     status, out = typed_compose_runbook(live, lambda: None, "/etc/snowflaked/no-such.json")
     said = cluster.podman("logs", FENCE, check=False).stdout
@@ -921,6 +978,9 @@ STEPS = [
      "by SNOWFLAKED_* alone: its HEALTHCHECK fails while not ready, turns healthy once ready, "
      "its published port serves; SIGTERM gives the worker ID back and exits 0",
      image_alone),
+    ("the image serving TLS on another port, config and certificate mounted: its HEALTHCHECK "
+     "(snowflaked probe) follows the config and turns healthy",
+     image_tls_healthcheck),
     ("killing the ZooKeeper node the replicas are connected to leaves every replica serving",
      zookeeper_node_killed),
     ("stopping one replica gives its worker ID back",
@@ -933,8 +993,8 @@ STEPS = [
      "worker IDs back; the Job run again finds its record; kube down leaves nothing",
      kube_play),
     ("ZooKeeper's volumes restored from a backup by docs/operations.md's compose runbook as "
-     "written: it exits 0 once `cluster fence` has, non-zero when it failed; `up -d` after it "
-     "leaves the cluster fenced",
+     "written: it exits 0 once `cluster fence` has, non-zero when it failed; after `up -d` a "
+     "replica reads the fence and issues nothing at or below it",
      compose_restore_runbook),
     ("ZooKeeper's volumes lost and `up -d` again: the one-shot remembers the cluster on its "
      "volume and refuses it (exit 3); a replica that lived through it fences the cluster",

@@ -92,13 +92,15 @@ def _with_pod_address(container, ip):
 
 def _with_tls(spec, tls_secret):
     """The secret volume docs/operations.md's TLS section mounts (cert-manager's
-    Secret), and HTTPS probes."""
+    Secret) in every pod that reads the config (the Job's too: the config
+    names the files), and HTTPS probes where there are probes."""
     spec["volumes"].append({"name": "tls", "secret": {"secretName": tls_secret, "defaultMode": 0o440,
                                                       "optional": False}})  # as below, for 4.3
     for container in spec["containers"]:
         container["volumeMounts"].append({"name": "tls", "mountPath": TLS_MOUNT, "readOnly": True})
         for probe in ("readinessProbe", "livenessProbe"):
-            container[probe]["httpGet"]["scheme"] = "HTTPS"
+            if probe in container:
+                container[probe]["httpGet"]["scheme"] = "HTTPS"
 
 
 def _pods_of(deployment, ips, tls_secret):
@@ -158,6 +160,8 @@ def playable(text, job_text, image, service, ips, tls=None, claim_made=False, ho
           f"the manifest's Deployments: {[d['metadata']['name'] for d in deployments]}")
 
     job_spec = job["spec"]["template"]["spec"]
+    if tls:
+        _with_tls(job_spec, tls["secret"])
     pod_specs = [job_spec] + [d["spec"]["template"]["spec"] for d in deployments]
     secrets = set()
     for spec in pod_specs:

@@ -52,8 +52,8 @@ def ask_through_service(pod_ips, port, tag, per_client, clients=2, ca_file=None)
                 conn.request("GET", f"/seq/{tag}")
                 response = conn.getresponse()
                 status, body = response.status, response.read().decode()
-            except OSError as e:
-                status, body = 0, str(e)
+            except Exception as e:  # noqa: BLE001 - any failure is an unanswered request
+                status, body = 0, repr(e)
             finally:
                 conn.close()
             answered = time.monotonic()
@@ -66,6 +66,8 @@ def ask_through_service(pod_ips, port, tag, per_client, clients=2, ca_file=None)
     for t in threads:
         t.join(timeout=600)
     check(not any(t.is_alive() for t in threads), "a client still asking after 600 s")
+    check(len(records) == clients * per_client,
+          f"{len(records)} requests recorded of {clients * per_client}")
     return records
 
 

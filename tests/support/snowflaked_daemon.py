@@ -52,6 +52,11 @@ class Daemon:
             else:
                 time.sleep(0.05)
 
+    def log_text(self):
+        """What the daemon has logged so far."""
+        with open(self.log.name, encoding="utf-8") as f:
+            return f.read()
+
     def stop(self):
         self.process.terminate()
         self.process.wait(20)
