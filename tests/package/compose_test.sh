@@ -41,7 +41,7 @@ ports = set()
 for r in replicas:
     svc = s[r]
     check(svc["build"]["dockerfile"] == "packaging/Dockerfile", r + " is not built by packaging/Dockerfile")
-    check("/ready" in " ".join(svc["healthcheck"]["test"]), r + " is not health-checked by /ready")
+    check(svc["healthcheck"]["test"][1:3] == ["snowflaked", "probe"], r + " is not health-checked by snowflaked probe (/ready, TLS or not)")
     check(set(svc["depends_on"]) == set(zks), r + " does not wait for the ensemble")
     check(all(d["condition"] == "service_healthy" for d in svc["depends_on"].values()),
           r + " does not wait for healthy ZooKeeper nodes")
