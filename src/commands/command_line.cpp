@@ -161,8 +161,9 @@ std::string usage_text() {
                                                  IDs, one a line, from whichever replica
                                                  can issue (exit 1: none could)
   snowflaked probe [PATH] [--config FILE] [--listen ADDR] [--timeout MS]
-                                                 ask this config's daemon on loopback for
-                                                 PATH (default /ready), over TLS if it
+                                                 ask this config's daemon on its listener
+                                                 (loopback if it listens on every address)
+                                                 for PATH (default /ready), over TLS if it
                                                  serves TLS: exit 0 on 200, else 1 (a
                                                  health check)
 
