@@ -2,7 +2,7 @@
  * A dense sequence's ranges as a checked model (README.md here, "Sequences").
  *
  * Two daemons take ranges of one tag from its node, <root>/sequences/<tag>,
- * as src/coord/sequence_ranges.cpp does: read the node (next, version, the
+ * as src/sequence_store/sequence_ranges.cpp does: read the node (next, version, the
  * nonces of the last takes), then one write conditional on the version read
  * that moves `next` on by a range and records the attempt's nonce. ZooKeeper
  * is modelled by its guarantees: a write is applied atomically and checks

@@ -1,7 +1,7 @@
 /*
  * A strict sequence (`seq create --order strict`) as a model: one owner at
  * a time hands it out, fenced by its worker ID's own lease
- * (src/coord/strict_owner.cpp).
+ * (src/sequence_store/strict_owner.cpp).
  *
  * Checked by scripts/model-check.sh (strict, strict-early-takeover,
  * strict-any-run). Here (2 cores, spin 6.5.2; 8 ticks, 3 requests):

@@ -17,7 +17,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ -z "$rev" ]; then
-  added=$(git log --format=%H --diff-filter=A -1 -- src/coord/cluster_identity.cpp)
+  added=$(git log --follow --format=%H --diff-filter=A -1 -- src/cluster/cluster_identity.cpp)
   rev=${added:+$added^}
 fi
 [ -n "$rev" ] || { echo "bench-lost-data: no baseline revision (give --baseline-rev)" >&2; exit 2; }

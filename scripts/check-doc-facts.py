@@ -216,17 +216,17 @@ def config_keys(wrong):
     both_ways(wrong, keys, table,
               "docs/configuration.md: the key table lacks {}, which src/config/*.cpp reads",
               "docs/configuration.md: the key table has {}, which src/config/*.cpp does not read")
-    env = set(re.findall(r'\{"(SNOWFLAKED_\w+)", "([\w.]+)"', read("include/snowflake/config.hpp")))
+    env = set(re.findall(r'\{"(SNOWFLAKED_\w+)", "([\w.]+)"', read("include/snowflake/config/config.hpp")))
     env_doc = set(re.findall(r"^\| `(SNOWFLAKED_\w+)` \| `([\w.]+)`", doc, re.M))
     for variable, key in sorted(env ^ env_doc):
         where = "lacks" if (variable, key) in env else "has"
         wrong.append(f"docs/configuration.md: the environment table {where} {variable} -> "
-                     f"{key}; kOverridableKeys (include/snowflake/config.hpp) "
+                     f"{key}; kOverridableKeys (include/snowflake/config/config.hpp) "
                      f"{'has' if where == 'lacks' else 'does not have'} it")
 
 
 def refusal_codes(wrong):
-    header = read("include/snowflake/metrics.hpp")
+    header = read("include/snowflake/runtime/metrics.hpp")
     m = re.search(r"kRefusalCodes = \{(.*?)\};", header, re.S)
     in_code = set(re.findall(r'"(\w+)"', m.group(1))) - {"other"} if m else set()
     table = section(read("docs/api.md"), "HTTP API") or ""
@@ -341,7 +341,7 @@ def cited_figures(wrong):
 
 def buffer_span(wrong):
     settings = re.search(r"struct SequenceSettings \{.*?\n\};",
-                         read("include/snowflake/config.hpp"), re.S).group(0)
+                         read("include/snowflake/config/config.hpp"), re.S).group(0)
     duration = int(re.search(r"segment_duration\{(\d+)\}", settings).group(1))
     refill = int(re.search(r"refill_at_percent = (\d+);", settings).group(1)) / 100
     # At a steady rate a range lasts segment_duration; the next is fetched

@@ -1,32 +1,41 @@
 #!/usr/bin/env python3
-"""The layers of src/ and include/, and the one rule between them: a file
-includes only files of its own layer or of a layer below it, so that every
-arrow points down (../shared/DESIGN.md, "Parts").
+"""The rooms of src/ and include/snowflake/, one kind each, and the one rule
+between them: a file includes only files of its own room or of a room on a
+lower floor, so that every arrow points down (../shared/DESIGN.md, "Parts").
+A room is a folder, the same name under src/ and include/snowflake/.
 
-  0 base       clocks, the lease, results, text formats of time, listen
-               addresses, TLS files: include/snowflake/*.hpp and src/*.cpp
-               not named below
-  1 ids        ids/: the ID model (layout, generator, text, JSON, a form's
-               name, form policy)
-    sequences  sequences/: dense sequences on the request path (buffer,
-               registry, replies in flight, sizing, templates, periods in a
-               time zone and their slots); ids and sequences
-               include neither the other
-  2 forms      forms/: what an issued ID is handed out as (FF1's opaque IDs,
-               UUIDs): pure functions of an ID, a key and a tag
-  3 runtime    metrics, worker_slot, coordination_gauges: what a running
-               daemon counts and shares between its parts
-  4 config     the settings, read and validated: config/ and config.hpp
-  5 state      state/: the local disk (state file and directory, the time
-               reservation, the owner token they record)
-  6 parts      coord/ (ZooKeeper, worker IDs at run time), http/ (router,
-               server), client/ (snowflaked get): none includes another
-  7 migration  migration/: raising the migration floor, reading Leaf's tree
-  8 report     report/: what the operator commands print (pool status, floor)
-  9 program    main.cpp, daemon.cpp, commands/, logging, stop_signals
+  0 base            the ground floor every room uses: clocks (ours and
+                    ZooKeeper's as seen), the lease, results, names, time as
+                    text, JSON integers, SHA-256, listen addresses, TLS files
+  1 ids             the ID model (layout, generator, text, JSON, a form's
+    sequences       name, form policy); dense sequences on the request path
+                    (buffer, registry, replies in flight, sizing, templates,
+                    periods); neither includes the other
+  2 forms           what an issued ID is handed out as: pure functions
+  3 runtime         what a running daemon counts and its parts share
+                    (metrics, gauges, the worker slot, liveness)
+  4 config          the settings, read and validated; coordinator.type
+  5 state           the local disk (state file and directory, the time
+                    reservation, the owner token)
+  6 zk              the ZooKeeper session, node data, the tree's paths, an
+    http            alive node; http/ (router, server); client/ (snowflaked
+    client          get): none includes another
+  7 cluster         the cluster's identity, fences, history, vouch, form
+                    policy and migration floor: what holds for every daemon
+  8 workers         who owns a worker ID: strategies, pool, coordinator;
+    sequence_store  where sequences are kept in ZooKeeper: ranges, nodes,
+                    periods, strict owners, holders, the supplier; neither
+                    includes the other
+  9 migration       raising the migration floor, reading Leaf's tree
+ 10 report          what the operator commands print (pool status, floor)
+ 11 process         the program, one floor of two rooms: the process around
+    commands        the daemon (its wiring, signals, systemd, logging); one
+                    file per subcommand (run starts the daemon, whose start-up
+                    reads the config as every command does); main.cpp
 
-Prints each include that points up or across, and exits 1 if there is one.
-Run by scripts/lint.sh.
+Prints each include that points up or across, and exits 1 if there is one;
+a file of src/ outside every room (but main.cpp) fails too. Run by
+scripts/lint.sh.
 """
 import pathlib
 import re
@@ -35,27 +44,22 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
-CONFIG = {"config"}
-PROGRAM = {"main", "daemon", "logging", "stop_signals"}
-RUNTIME = {"metrics", "worker_slot", "coordination_gauges"}
-LAYER = {"base": 0, "ids": 1, "sequences": 1, "forms": 2, "runtime": 3, "config": 4, "state": 5,
-         "coord": 6, "http": 6, "client": 6, "migration": 7, "report": 8, "program": 9}
+LAYER = {"base": 0, "ids": 1, "sequences": 1, "forms": 2, "runtime": 3, "config": 4,
+         "state": 5, "zk": 6, "http": 6, "client": 6, "cluster": 7, "workers": 8,
+         "sequence_store": 8, "migration": 9, "report": 10, "program": 11}
 
 
 def part_of(path: pathlib.Path) -> str:
-    """The part a file of src/ or include/snowflake/ belongs to."""
+    """The room a file of src/ or include/snowflake/ belongs to."""
     rel = path.relative_to(ROOT)
     parts = rel.parts[2:] if rel.parts[0] == "include" else rel.parts[1:]
     if len(parts) > 1:
-        return "program" if parts[0] == "commands" else parts[0]
-    stem = parts[0].split(".")[0]
-    if stem in CONFIG:
-        return "config"
-    if stem in PROGRAM:
-        return "program"
-    if stem in RUNTIME:
-        return "runtime"
-    return "base"
+        # The program's two rooms are one floor: run's command starts the
+        # daemon, whose start-up reads the config as every command does.
+        return "program" if parts[0] in ("process", "commands") else parts[0]
+    # src/main.cpp, and the generated include/snowflake/version.hpp's
+    # template, the one file of include/snowflake/ outside a room.
+    return "program" if parts[0] == "main.cpp" else "base"
 
 
 def resolve(source: pathlib.Path, name: str):
@@ -74,12 +78,19 @@ def main() -> int:
     wrong = []
     for source in sorted(files):
         mine = part_of(source)
+        rel = source.relative_to(ROOT)
+        if rel.parts[0] == "src" and len(rel.parts) == 2 and rel.name != "main.cpp":
+            wrong.append(f"{rel} is in src/ itself: src/ holds main.cpp and rooms")
+            continue
+        if mine not in LAYER:
+            wrong.append(f"{rel} is in a room this script does not know: {mine}/")
+            continue
         for name in INCLUDE.findall(source.read_text()):
             target = resolve(source, name)
             if target is None:
                 continue
             theirs = part_of(target)
-            if theirs == mine:
+            if theirs == mine or theirs not in LAYER:
                 continue
             if LAYER[theirs] >= LAYER[mine]:
                 wrong.append(f"{source.relative_to(ROOT)} ({mine}) includes {name} ({theirs})")
@@ -87,8 +98,8 @@ def main() -> int:
         print(f"check-layers: {line}")
     if wrong:
         print("check-layers: an include may point only down: base < ids, sequences < forms < "
-              "runtime < config < state < "
-              "coord, http, client < migration < report < program "
+              "runtime < config < state < zk, http, client < cluster < "
+              "workers, sequence_store < migration < report < process + commands "
               "(scripts/check-layers.py)", file=sys.stderr)
         return 1
     print(f"check-layers: {len(files)} files, every include points down")

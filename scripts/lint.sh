@@ -36,15 +36,15 @@ if [ $# -eq 0 ]; then
   # One clock measures every duration: BootClock (CLOCK_BOOTTIME, clock.hpp).
   # CLOCK_MONOTONIC stops while the host is suspended; an instant of it
   # compared with a BootClock one is off by the time spent suspended.
-  if git grep -nE "steady_clock|CLOCK_MONOTONIC" -- src include ':!include/snowflake/clock.hpp'; then
-    echo "lint: steady_clock or CLOCK_MONOTONIC in src/ or include/: measure durations on BootClock (include/snowflake/clock.hpp)" >&2
+  if git grep -nE "steady_clock|CLOCK_MONOTONIC" -- src include ':!include/snowflake/base/clock.hpp'; then
+    echo "lint: steady_clock or CLOCK_MONOTONIC in src/ or include/: measure durations on BootClock (include/snowflake/base/clock.hpp)" >&2
     exit 1
   fi
   # Zeroing a buffer right before it is freed is a dead store the optimiser
   # may drop: a secret (a key, a token, the line read from its file) is
-  # wiped with wipe() (src/secret_wipe.hpp, OPENSSL_cleanse).
+  # wiped with wipe() (src/base/secret_wipe.hpp, OPENSSL_cleanse).
   if git grep -nE "std::fill\(.*'\\\\0'\)|\.fill\(0\)" -- src include; then
-    echo "lint: zeroing with std::fill or .fill(0) in src/: wipe secrets with wipe() (src/secret_wipe.hpp)" >&2
+    echo "lint: zeroing with std::fill or .fill(0) in src/: wipe secrets with wipe() (src/base/secret_wipe.hpp)" >&2
     exit 1
   fi
 fi

@@ -6,7 +6,7 @@
 
 #include "commands/command_line.hpp"
 #include "commands/common.hpp"
-#include "stop_signals.hpp"
+#include "process/stop_signals.hpp"
 
 int main(int argc, char** argv) {
   using namespace snowflake::commands;

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "snowflake/tls_peer.hpp"
+#include "snowflake/base/tls_peer.hpp"
 
 namespace snowflake::client {
 

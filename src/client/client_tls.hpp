@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "snowflake/result.hpp"
+#include "snowflake/base/result.hpp"
 
 namespace snowflake::client {
 

@@ -12,7 +12,7 @@
 
 #include "replica_connection.hpp"
 
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
 
 namespace snowflake::client {
 

@@ -1,6 +1,6 @@
 #include "replica_connection.hpp"
 
-#include "snowflake/tls_peer.hpp"
+#include "snowflake/base/tls_peer.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ssl/error.hpp>
@@ -15,7 +15,7 @@
 #include <charconv>
 #include <cstdint>
 
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
 #include "snowflake/version.hpp"
 
 namespace snowflake::client {

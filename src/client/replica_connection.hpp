@@ -17,8 +17,8 @@
 
 #include "client_tls.hpp"
 #include "replica_url.hpp"
-#include "snowflake/clock.hpp"
-#include "snowflake/result.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/result.hpp"
 
 namespace snowflake::client {
 

@@ -1,6 +1,6 @@
 // snowflaked cluster create --config FILE: vouches that the cluster at the
 // config's root is new. A daemon that finds no root makes one fenced for a
-// lease (coord/cluster_identity.hpp): a ZooKeeper that lost its data looks
+// lease (cluster/cluster_identity.hpp): a ZooKeeper that lost its data looks
 // new too, and only an operator (or an install script) knows it is not.
 // This makes the root unfenced, or lifts a new-cluster fence a daemon put
 // up; never a fence for lost history. Exit 0 also when the cluster exists.
@@ -26,12 +26,12 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "floor_confirmations.hpp"
-#include "snowflake/coord/cluster_fence.hpp"
-#include "snowflake/coord/cluster_root.hpp"
-#include "snowflake/coord/cluster_vouch.hpp"
-#include "snowflake/coord/sequence_holders.hpp"
-#include "snowflake/coord/sequence_ranges.hpp"
-#include "snowflake/time_format.hpp"
+#include "snowflake/base/time_format.hpp"
+#include "snowflake/cluster/cluster_fence.hpp"
+#include "snowflake/cluster/cluster_root.hpp"
+#include "snowflake/cluster/cluster_vouch.hpp"
+#include "snowflake/sequence_store/sequence_holders.hpp"
+#include "snowflake/sequence_store/sequence_ranges.hpp"
 
 namespace snowflake::commands {
 

@@ -36,12 +36,12 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "snowflake/coord/cluster_identity.hpp"
-#include "snowflake/coord/form_policy.hpp"
-#include "snowflake/coord/migration_floor.hpp"
-#include "snowflake/coord/sequence_node.hpp"
-#include "snowflake/coord/sequence_ranges.hpp"
-#include "snowflake/time_format.hpp"
+#include "snowflake/base/time_format.hpp"
+#include "snowflake/cluster/cluster_identity.hpp"
+#include "snowflake/cluster/form_policy.hpp"
+#include "snowflake/cluster/migration_floor.hpp"
+#include "snowflake/sequence_store/sequence_node.hpp"
+#include "snowflake/sequence_store/sequence_ranges.hpp"
 
 namespace snowflake::commands {
 

@@ -1,5 +1,5 @@
 // snowflaked cluster forms --config FILE [--set]: the cluster's form policy
-// (coord/form_policy.hpp) beside the config's. Without --set it only reads:
+// (cluster/form_policy.hpp) beside the config's. Without --set it only reads:
 // exit 0 when they agree (or the cluster records none yet, and a daemon of
 // this config would record its own), 3 when a daemon of this config would
 // be refused. With --set the config's forms become the cluster's: daemons
@@ -14,9 +14,9 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "snowflake/coord/cluster_root.hpp"
-#include "snowflake/coord/form_policy.hpp"
-#include "snowflake/time_format.hpp"
+#include "snowflake/base/time_format.hpp"
+#include "snowflake/cluster/cluster_root.hpp"
+#include "snowflake/cluster/form_policy.hpp"
 
 namespace snowflake::commands {
 

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "../error_text.hpp"
-#include "snowflake/coord/cluster_identity.hpp"
+#include "../base/error_text.hpp"
+#include "snowflake/cluster/cluster_identity.hpp"
 #include "snowflake/state/cluster_file.hpp"
 
 namespace snowflake::commands {

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "common.hpp"
-#include "snowflake/coord/zk_session.hpp"
+#include "snowflake/zk/zk_session.hpp"
 
 namespace snowflake::commands {
 

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <vector>
 
-#include "../stop_signals.hpp"
+#include "../process/stop_signals.hpp"
 #include "snowflake/version.hpp"
 
 namespace snowflake::commands {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "snowflake/result.hpp"
+#include "snowflake/base/result.hpp"
 
 namespace snowflake::commands {
 

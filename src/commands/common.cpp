@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <thread>
 
-#include "../logging.hpp"
-#include "snowflake/clock.hpp"
-#include "snowflake/time_format.hpp"
+#include "../process/logging.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/time_format.hpp"
 
 namespace snowflake::commands {
 

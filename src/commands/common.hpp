@@ -11,11 +11,11 @@
 #include <string_view>
 #include <thread>
 
-#include "snowflake/clock.hpp"
-#include "snowflake/config.hpp"
-#include "snowflake/coord/coord_error.hpp"
-#include "snowflake/coord/zk_session.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/config/config.hpp"
 #include "snowflake/ids/layout.hpp"
+#include "snowflake/zk/coord_error.hpp"
+#include "snowflake/zk/zk_session.hpp"
 
 namespace snowflake::commands {
 

@@ -9,10 +9,10 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "snowflake/base/names.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/ids/json.hpp"
 #include "snowflake/ids/text.hpp"
-#include "snowflake/names.hpp"
 
 namespace snowflake::commands {
 

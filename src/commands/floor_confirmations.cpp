@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "common.hpp"
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
 #include "snowflake/migration/raise_floor.hpp"
 #include "snowflake/report/floor_report.hpp"
 

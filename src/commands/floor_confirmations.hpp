@@ -1,7 +1,7 @@
 #pragma once
 // What `pool floor` and `cluster fence` both wait for: every owner of a
 // worker ID that may still issue has confirmed, with its session's ack
-// (coord/migration_floor.hpp), that its generator honours the cluster's
+// (cluster/migration_floor.hpp), that its generator honours the cluster's
 // floor, or its lease has run out.
 
 #include <chrono>
@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "snowflake/config.hpp"
-#include "snowflake/coord/zk_session.hpp"
+#include "snowflake/config/config.hpp"
+#include "snowflake/zk/zk_session.hpp"
 
 namespace snowflake::commands {
 

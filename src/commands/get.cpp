@@ -11,7 +11,7 @@
 #include "../client/get_command.hpp"
 #include "commands.hpp"
 #include "common.hpp"
-#include "snowflake/names.hpp"
+#include "snowflake/base/names.hpp"
 
 namespace snowflake::commands {
 

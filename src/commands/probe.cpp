@@ -32,9 +32,9 @@
 #include "../client/replica_connection.hpp"
 #include "commands.hpp"
 #include "common.hpp"
-#include "snowflake/clock.hpp"
-#include "snowflake/config.hpp"
-#include "snowflake/listen_address.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/listen_address.hpp"
+#include "snowflake/config/config.hpp"
 
 namespace snowflake::commands {
 

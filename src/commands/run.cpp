@@ -1,7 +1,7 @@
 // snowflaked [--config FILE] [--listen ADDR] [--log-level LEVEL]: the
 // daemon (its wiring: ../daemon.cpp).
 
-#include "../daemon.hpp"
+#include "../process/daemon.hpp"
 #include "commands.hpp"
 #include "common.hpp"
 

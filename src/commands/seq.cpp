@@ -15,13 +15,13 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "snowflake/coord/sequence_holders.hpp"
-#include "snowflake/coord/sequence_ranges.hpp"
-#include "snowflake/coord/strict_owner.hpp"
-#include "snowflake/names.hpp"
+#include "snowflake/base/names.hpp"
+#include "snowflake/base/time_format.hpp"
+#include "snowflake/sequence_store/sequence_holders.hpp"
+#include "snowflake/sequence_store/sequence_ranges.hpp"
+#include "snowflake/sequence_store/strict_owner.hpp"
 #include "snowflake/sequences/number_template.hpp"
 #include "snowflake/sequences/period.hpp"
-#include "snowflake/time_format.hpp"
 
 namespace snowflake::commands {
 

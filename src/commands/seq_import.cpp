@@ -15,8 +15,8 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "seq_raise.hpp"
-#include "snowflake/coord/sequence_ranges.hpp"
 #include "snowflake/migration/leaf_alloc.hpp"
+#include "snowflake/sequence_store/sequence_ranges.hpp"
 
 namespace snowflake::commands {
 

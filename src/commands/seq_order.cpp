@@ -21,8 +21,8 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "seq_raise.hpp"
-#include "snowflake/coord/sequence_ranges.hpp"
-#include "snowflake/names.hpp"
+#include "snowflake/base/names.hpp"
+#include "snowflake/sequence_store/sequence_ranges.hpp"
 
 namespace snowflake::commands {
 

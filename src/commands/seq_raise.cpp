@@ -1,7 +1,7 @@
 // snowflaked seq raise TAG --above N --config FILE [--timeout MS]: the tag's
 // floor raised to N, then a wait until every daemon run that may still hand
 // out a number <= N has said it dropped them (its holder node,
-// coord/sequence_holders.hpp). Exit 0: no daemon hands out a number <= N
+// sequence_store/sequence_holders.hpp). Exit 0: no daemon hands out a number <= N
 // from now on. Exit 1 names each run that did not confirm in time: cut off
 // from ZooKeeper (a sequence has no lease: it goes on handing out its
 // ranges), stopped, or killed.
@@ -23,12 +23,12 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "seq_raise.hpp"
-#include "snowflake/clock.hpp"
-#include "snowflake/coord/sequence_holders.hpp"
-#include "snowflake/coord/sequence_ranges.hpp"
-#include "snowflake/names.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/names.hpp"
+#include "snowflake/base/time_format.hpp"
+#include "snowflake/sequence_store/sequence_holders.hpp"
+#include "snowflake/sequence_store/sequence_ranges.hpp"
 #include "snowflake/sequences/period.hpp"
-#include "snowflake/time_format.hpp"
 
 namespace snowflake::commands {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "snowflake/coord/zk_session.hpp"
+#include "snowflake/zk/zk_session.hpp"
 
 namespace snowflake::commands {
 

@@ -1,4 +1,4 @@
-#include "snowflake/config.hpp"
+#include "snowflake/config/config.hpp"
 
 #include <fmt/format.h>
 
@@ -14,14 +14,14 @@
 #include <optional>
 #include <sstream>
 
-#include "../error_text.hpp"
+#include "../base/error_text.hpp"
 #include "config_parts.hpp"
 #include "json_section.hpp"
+#include "snowflake/base/listen_address.hpp"
+#include "snowflake/base/names.hpp"
+#include "snowflake/base/time_format.hpp"
 #include "snowflake/ids/text.hpp"
-#include "snowflake/listen_address.hpp"
-#include "snowflake/names.hpp"
 #include "snowflake/sequences/buffer.hpp"
-#include "snowflake/time_format.hpp"
 
 namespace snowflake {
 

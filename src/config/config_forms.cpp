@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "../secret_wipe.hpp"
+#include "../base/secret_wipe.hpp"
 #include "config_parts.hpp"
+#include "snowflake/base/names.hpp"
 #include "snowflake/forms/uuid_form.hpp"
-#include "snowflake/names.hpp"
 
 namespace snowflake {
 

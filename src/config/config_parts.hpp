@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "json_section.hpp"
-#include "snowflake/config.hpp"
+#include "snowflake/config/config.hpp"
 
 namespace snowflake {
 

@@ -10,11 +10,11 @@
 #include <cerrno>
 #include <fstream>
 
-#include "../error_text.hpp"
-#include "../secret_wipe.hpp"
+#include "../base/error_text.hpp"
+#include "../base/secret_wipe.hpp"
 #include "config_parts.hpp"
-#include "snowflake/listen_address.hpp"
-#include "snowflake/sha256.hpp"
+#include "snowflake/base/listen_address.hpp"
+#include "snowflake/base/sha256.hpp"
 
 namespace snowflake {
 

@@ -20,7 +20,7 @@
 #include <string_view>
 
 #include "config_parts.hpp"
-#include "snowflake/tls_peer.hpp"
+#include "snowflake/base/tls_peer.hpp"
 
 namespace snowflake {
 

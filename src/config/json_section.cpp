@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "../json_integer.hpp"
+#include "../base/json_integer.hpp"
 
 namespace snowflake {
 

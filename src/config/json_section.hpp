@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "snowflake/config.hpp"
+#include "snowflake/config/config.hpp"
 
 namespace snowflake {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "hex_digit.hpp"
-#include "snowflake/sha256.hpp"
+#include "snowflake/base/sha256.hpp"
 
 namespace snowflake::forms {
 

@@ -6,12 +6,12 @@
 #include <algorithm>
 
 #include "id_answer.hpp"
+#include "snowflake/base/names.hpp"
+#include "snowflake/base/time_format.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/http/route_access.hpp"
 #include "snowflake/ids/json.hpp"
 #include "snowflake/ids/text.hpp"
-#include "snowflake/names.hpp"
-#include "snowflake/time_format.hpp"
 
 namespace snowflake::http {
 

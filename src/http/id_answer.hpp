@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "snowflake/base/result.hpp"
 #include "snowflake/http/responses.hpp"
 #include "snowflake/ids/form.hpp"
 #include "snowflake/ids/layout.hpp"
-#include "snowflake/result.hpp"
 
 namespace snowflake::http {
 

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "snowflake/sha256.hpp"
+#include "snowflake/base/sha256.hpp"
 
 namespace snowflake::http {
 

@@ -12,14 +12,14 @@
 #include "decode_routes.hpp"
 #include "id_answer.hpp"
 #include "sequence_routes.hpp"
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/names.hpp"
+#include "snowflake/base/time_format.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/http/openapi_document.hpp"
 #include "snowflake/ids/json.hpp"
 #include "snowflake/ids/text.hpp"
-#include "snowflake/names.hpp"
-#include "snowflake/process_metrics.hpp"
-#include "snowflake/time_format.hpp"
+#include "snowflake/runtime/process_metrics.hpp"
 #include "snowflake/version.hpp"
 
 namespace snowflake::http {
@@ -32,7 +32,7 @@ using beast_http::verb;
 // Longer targets get 414; the header limit bounds the whole request anyway.
 constexpr std::size_t kMaxTargetLength = 2048;
 
-// The cluster's fence (coord/cluster_identity.hpp), while it is up: the
+// The cluster's fence (cluster/cluster_identity.hpp), while it is up: the
 // 503 that says so, until when, and why.
 std::optional<Response> fence_refusal(const RouterContext& ctx) {
   const std::int64_t until = ctx.coordination.fence_until_ms.load(std::memory_order_relaxed);
@@ -329,7 +329,7 @@ nlohmann::ordered_json floor_json(std::int64_t floor_ms) {
   return {{"ms", floor_ms}, {"time", format_iso8601_ms(floor_ms)}};
 }
 
-// The cluster's identity, fence and history (coord/cluster_identity.hpp):
+// The cluster's identity, fence and history (cluster/cluster_identity.hpp):
 // null in static mode, which has no cluster, unless it serves sequences:
 // they live in ZooKeeper, and the losses of its history reach them.
 nlohmann::ordered_json cluster_json(const RouterContext& ctx) {

@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "id_answer.hpp"
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/lease.hpp"
+#include "snowflake/base/names.hpp"
+#include "snowflake/base/time_format.hpp"
 #include "snowflake/http/strict_forwarder.hpp"
-#include "snowflake/lease.hpp"
-#include "snowflake/names.hpp"
 #include "snowflake/sequences/periodic.hpp"
 #include "snowflake/sequences/registry.hpp"
 #include "snowflake/sequences/sizing.hpp"
-#include "snowflake/time_format.hpp"
 
 namespace snowflake::http {
 
@@ -51,7 +51,7 @@ Response frozen_sequence(std::string_view tag) {
 // A strict sequence (`seq create --order strict`) this daemon may not hand
 // out now: another daemon owns it ("owner": where it answers; null while
 // it has none, during a handover), or ours with the worker-ID lease not
-// running (its order rests on that lease: coord/strict_owner.hpp).
+// running (its order rests on that lease: sequence_store/strict_owner.hpp).
 // The owner's address or URL in a body: null when none is known.
 nlohmann::ordered_json null_if_empty(const std::string& s) {
   return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);

@@ -1,5 +1,5 @@
 #include "snowflake/http/server.hpp"
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -28,8 +28,8 @@
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
-#include "snowflake/thread_name.hpp"
-#include "snowflake/tls_gauges.hpp"
+#include "snowflake/base/thread_name.hpp"
+#include "snowflake/runtime/tls_gauges.hpp"
 
 namespace snowflake::http {
 

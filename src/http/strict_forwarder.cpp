@@ -1,5 +1,5 @@
 #include "snowflake/http/strict_forwarder.hpp"
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
 
 #include <fmt/format.h>
 
@@ -21,8 +21,8 @@
 #include <utility>
 #include <variant>
 
-#include "snowflake/thread_name.hpp"
-#include "snowflake/tls_peer.hpp"
+#include "snowflake/base/thread_name.hpp"
+#include "snowflake/base/tls_peer.hpp"
 #include "snowflake/version.hpp"
 
 namespace snowflake::http {

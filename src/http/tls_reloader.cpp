@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "snowflake/clock.hpp"
-#include "snowflake/time_format.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/time_format.hpp"
 
 namespace snowflake::http {
 

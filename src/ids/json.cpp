@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "snowflake/time_format.hpp"
+#include "snowflake/base/time_format.hpp"
 
 namespace snowflake {
 

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "snowflake/time_format.hpp"
+#include "snowflake/base/time_format.hpp"
 
 namespace snowflake {
 

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "../json_integer.hpp"
+#include "../base/json_integer.hpp"
 
 namespace snowflake {
 

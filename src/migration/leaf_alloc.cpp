@@ -5,7 +5,7 @@
 #include <charconv>
 #include <set>
 
-#include "snowflake/names.hpp"
+#include "snowflake/base/names.hpp"
 
 namespace snowflake::migration {
 

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-#include "../json_integer.hpp"
-#include "snowflake/coord/cluster_tree.hpp"
+#include "../base/json_integer.hpp"
 #include "snowflake/ids/layout.hpp"
+#include "snowflake/zk/cluster_tree.hpp"
 
 namespace snowflake::migration {
 

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "../json_integer.hpp"
-#include "snowflake/coord/alive_node.hpp"
-#include "snowflake/coord/cluster_tree.hpp"
-#include "snowflake/coord/node_data.hpp"
-#include "snowflake/time_format.hpp"
+#include "../base/json_integer.hpp"
+#include "snowflake/base/time_format.hpp"
+#include "snowflake/zk/alive_node.hpp"
+#include "snowflake/zk/cluster_tree.hpp"
+#include "snowflake/zk/node_data.hpp"
 
 namespace snowflake::migration {
 

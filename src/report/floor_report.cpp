@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "snowflake/time_format.hpp"
+#include "snowflake/base/time_format.hpp"
 
 namespace snowflake::report {
 

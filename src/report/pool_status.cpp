@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <random>
 
-#include "../json_integer.hpp"
-#include "snowflake/coord/cluster_tree.hpp"
-#include "snowflake/time_format.hpp"
+#include "../base/json_integer.hpp"
+#include "snowflake/base/time_format.hpp"
+#include "snowflake/zk/cluster_tree.hpp"
 
 namespace snowflake::report {
 

@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "../error_text.hpp"
+#include "../base/error_text.hpp"
 
 namespace snowflake::state {
 

@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "../json_integer.hpp"
+#include "../base/json_integer.hpp"
 
 namespace snowflake::state {
 

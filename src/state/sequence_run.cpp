@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "snowflake/names.hpp"
+#include "snowflake/base/names.hpp"
 #include "snowflake/state/durable_file.hpp"
 #include "snowflake/state/state_dir.hpp"
 

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string>
 
-#include "../error_text.hpp"
+#include "../base/error_text.hpp"
 
 namespace snowflake::state {
 

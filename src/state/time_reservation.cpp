@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include "snowflake/thread_name.hpp"
+#include "snowflake/base/thread_name.hpp"
 
 namespace snowflake::state {
 

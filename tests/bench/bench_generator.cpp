@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
 #include "snowflake/forms/opaque_ids.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/ids/generator.hpp"

@@ -34,14 +34,14 @@
 
 #include <spdlog/spdlog.h>
 
-#include "snowflake/clock.hpp"
-#include "snowflake/config.hpp"
-#include "snowflake/coord/coordinator.hpp"
-#include "snowflake/coord/form_policy.hpp"
-#include "snowflake/coordination_gauges.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/lease.hpp"
+#include "snowflake/cluster/form_policy.hpp"
+#include "snowflake/config/config.hpp"
 #include "snowflake/ids/layout.hpp"
-#include "snowflake/lease.hpp"
-#include "snowflake/worker_slot.hpp"
+#include "snowflake/runtime/coordination_gauges.hpp"
+#include "snowflake/runtime/worker_slot.hpp"
+#include "snowflake/workers/coordinator.hpp"
 
 namespace {
 

@@ -40,8 +40,8 @@
 #include "load.hpp"
 #include "nemesis.hpp"
 #include "runbook.hpp"
+#include "snowflake/base/time_format.hpp"
 #include "snowflake/sequences/period.hpp"
-#include "snowflake/time_format.hpp"
 
 using namespace snowflake;
 using namespace snowflake::chaos;

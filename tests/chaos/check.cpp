@@ -6,7 +6,7 @@
 #include <set>
 #include <tuple>
 
-#include "snowflake/time_format.hpp"
+#include "snowflake/base/time_format.hpp"
 
 namespace snowflake::chaos {
 

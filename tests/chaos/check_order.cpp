@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "check.hpp"
-#include "snowflake/time_format.hpp"
+#include "snowflake/base/time_format.hpp"
 
 namespace snowflake::chaos {
 

@@ -13,9 +13,9 @@
 
 #include "../support/http_client.hpp"
 #include "../support/wall_clock.hpp"
-#include "snowflake/coord/node_data.hpp"
 #include "snowflake/ids/layout_json.hpp"
 #include "snowflake/sequences/period.hpp"
+#include "snowflake/zk/node_data.hpp"
 
 namespace snowflake::chaos {
 

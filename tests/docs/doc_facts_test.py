@@ -52,7 +52,7 @@ PLANTED = [
      "`snowflaked get` lacks --seq, which the usage text shows"),
     ("src/commands/command_line.cpp", "seq create TAG [--start N]", "seq create TAG --start N",
      "`snowflaked seq create` --start: optional in docs/api.md only"),
-    ("include/snowflake/metrics.hpp", '"period_closed",', "",
+    ("include/snowflake/runtime/metrics.hpp", '"period_closed",', "",
      "503 period_closed is counted as code=\"other\""),
     ("docs/monitoring.md", "13.5 to 28.5 minutes", "15 to 30 minutes",
      "a buffer of 15 to 30 minutes; the defaults give 13.5 to 28.5"),

@@ -13,7 +13,7 @@
 #include "../support/http_client.hpp"
 #include "../support/id_fields.hpp"
 #include "../support/polling.hpp"
-#include "snowflake/time_format.hpp"
+#include "snowflake/base/time_format.hpp"
 
 using namespace snowflake::test;
 using namespace std::chrono_literals;

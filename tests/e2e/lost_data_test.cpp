@@ -39,11 +39,11 @@
 #include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
-#include "snowflake/clock.hpp"
-#include "snowflake/coord/cluster_fence.hpp"
-#include "snowflake/coord/cluster_identity.hpp"
-#include "snowflake/coord/sequence_ranges.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/cluster/cluster_fence.hpp"
+#include "snowflake/cluster/cluster_identity.hpp"
 #include "snowflake/ids/layout.hpp"
+#include "snowflake/sequence_store/sequence_ranges.hpp"
 #include "snowflake/state/cluster_file.hpp"
 
 using namespace snowflake;

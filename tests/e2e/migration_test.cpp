@@ -17,9 +17,9 @@
 #include "../support/wall_clock.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
-#include "snowflake/coord/zk_session.hpp"
+#include "snowflake/base/time_format.hpp"
 #include "snowflake/ids/layout.hpp"
-#include "snowflake/time_format.hpp"
+#include "snowflake/zk/zk_session.hpp"
 
 using namespace snowflake;
 using namespace snowflake::test;

@@ -26,7 +26,7 @@
 #include "../support/wall_clock.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
-#include "snowflake/coord/recycle_pool.hpp"
+#include "snowflake/workers/recycle_pool.hpp"
 
 using namespace snowflake;
 using namespace snowflake::test;

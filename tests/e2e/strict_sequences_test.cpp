@@ -28,8 +28,8 @@
 #include "../support/tls_client.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
-#include "snowflake/coord/cluster_tree.hpp"
-#include "snowflake/coord/strict_owner.hpp"
+#include "snowflake/sequence_store/strict_owner.hpp"
+#include "snowflake/zk/cluster_tree.hpp"
 
 using namespace snowflake;
 using namespace snowflake::test;

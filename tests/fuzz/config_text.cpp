@@ -10,9 +10,9 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
-#include "snowflake/config.hpp"
-#include "snowflake/listen_address.hpp"
-#include "snowflake/names.hpp"
+#include "snowflake/base/listen_address.hpp"
+#include "snowflake/base/names.hpp"
+#include "snowflake/config/config.hpp"
 #include "snowflake/sequences/buffer.hpp"
 #include "snowflake/state/time_reservation.hpp"
 

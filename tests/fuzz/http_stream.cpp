@@ -40,13 +40,13 @@
 
 #include "../support/manual_clock.hpp"
 #include "fuzz_check.hpp"
+#include "snowflake/base/sha256.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/http/request_reading.hpp"
 #include "snowflake/http/router.hpp"
 #include "snowflake/ids/json.hpp"
 #include "snowflake/ids/text.hpp"
 #include "snowflake/sequences/periodic.hpp"
-#include "snowflake/sha256.hpp"
 
 namespace {
 

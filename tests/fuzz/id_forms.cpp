@@ -11,10 +11,10 @@
 #include <string>
 
 #include "fuzz_check.hpp"
+#include "snowflake/base/names.hpp"
 #include "snowflake/forms/opaque_ids.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/ids/layout.hpp"
-#include "snowflake/names.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "fuzz_check.hpp"
-#include "snowflake/time_format.hpp"
+#include "snowflake/base/time_format.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   const auto text = as_text(data, size);

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "fuzz_check.hpp"
-#include "snowflake/listen_address.hpp"
+#include "snowflake/base/listen_address.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   const auto text = as_text(data, size);

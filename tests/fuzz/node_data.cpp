@@ -8,16 +8,16 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
-#include "snowflake/coord/cluster_identity.hpp"
-#include "snowflake/coord/cluster_vouch.hpp"
-#include "snowflake/coord/form_policy.hpp"
-#include "snowflake/coord/node_data.hpp"
-#include "snowflake/coord/sequence_holders.hpp"
-#include "snowflake/coord/sequence_node.hpp"
-#include "snowflake/coord/strict_owner.hpp"
+#include "snowflake/base/names.hpp"
+#include "snowflake/cluster/cluster_identity.hpp"
+#include "snowflake/cluster/cluster_vouch.hpp"
+#include "snowflake/cluster/form_policy.hpp"
 #include "snowflake/ids/layout_json.hpp"
 #include "snowflake/migration/leaf_alloc.hpp"
-#include "snowflake/names.hpp"
+#include "snowflake/sequence_store/sequence_holders.hpp"
+#include "snowflake/sequence_store/sequence_node.hpp"
+#include "snowflake/sequence_store/strict_owner.hpp"
+#include "snowflake/zk/node_data.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fuzz_check.hpp"
-#include "snowflake/names.hpp"
+#include "snowflake/base/names.hpp"
 #include "snowflake/state/cluster_file.hpp"
 #include "snowflake/state/sequence_run.hpp"
 #include "snowflake/state/state_file.hpp"

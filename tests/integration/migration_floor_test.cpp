@@ -10,13 +10,13 @@
 #include "../support/polling.hpp"
 #include "../support/wall_clock.hpp"
 #include "../support/zookeeper_server.hpp"
-#include "snowflake/coord/cluster_root.hpp"
-#include "snowflake/coord/migration_floor.hpp"
-#include "snowflake/coord/node_data.hpp"
-#include "snowflake/coord/recycle_pool.hpp"
+#include "snowflake/cluster/cluster_root.hpp"
+#include "snowflake/cluster/migration_floor.hpp"
 #include "snowflake/ids/layout_json.hpp"
 #include "snowflake/migration/leaf_import.hpp"
 #include "snowflake/migration/raise_floor.hpp"
+#include "snowflake/workers/recycle_pool.hpp"
+#include "snowflake/zk/node_data.hpp"
 
 using namespace snowflake;
 using namespace snowflake::coord;

@@ -1,4 +1,4 @@
-// The candidates' line (coord/candidate_line.hpp) against a real ZooKeeper
+// The candidates' line (workers/candidate_line.hpp) against a real ZooKeeper
 // server: the reaper's role, one holder among many sessions, handed on when
 // its session ends, and a pass of the pool only by the holder; the
 // claimers' turn, handed on when its holder leaves.
@@ -11,12 +11,12 @@
 #include <thread>
 #include <vector>
 
-#include "../../src/coord/recycle_strategy.hpp"
+#include "../../src/workers/recycle_strategy.hpp"
 #include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
-#include "snowflake/coord/candidate_line.hpp"
-#include "snowflake/coord/cluster_tree.hpp"
-#include "snowflake/coord/recycle_pool.hpp"
+#include "snowflake/workers/candidate_line.hpp"
+#include "snowflake/workers/recycle_pool.hpp"
+#include "snowflake/zk/cluster_tree.hpp"
 
 using namespace snowflake;
 using namespace snowflake::coord;

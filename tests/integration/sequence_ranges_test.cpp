@@ -12,8 +12,8 @@
 #include "../support/fault_proxy.hpp"
 #include "../support/sequence_nodes.hpp"
 #include "../support/zookeeper_server.hpp"
-#include "snowflake/coord/cluster_fence.hpp"
-#include "snowflake/coord/sequence_ranges.hpp"
+#include "snowflake/cluster/cluster_fence.hpp"
+#include "snowflake/sequence_store/sequence_ranges.hpp"
 
 using namespace snowflake;
 using namespace snowflake::coord;

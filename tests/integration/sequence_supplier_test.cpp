@@ -1,5 +1,5 @@
 // The sequences thread against a real ZooKeeper server
-// (coord/sequence_supplier.hpp): tags created while it runs are served, the
+// (sequence_store/sequence_supplier.hpp): tags created while it runs are served, the
 // first range is taken when a request asks, two daemons' numbers never
 // meet, buffered numbers are served with ZooKeeper stopped, and a clean
 // stop gives the unused rest back; its holder node, raises dropped through.
@@ -21,8 +21,8 @@
 #include "../support/session_expiry.hpp"
 #include "../support/wall_clock.hpp"
 #include "../support/zookeeper_server.hpp"
-#include "snowflake/coord/sequence_holders.hpp"
-#include "snowflake/coord/sequence_supplier.hpp"
+#include "snowflake/sequence_store/sequence_holders.hpp"
+#include "snowflake/sequence_store/sequence_supplier.hpp"
 
 using namespace snowflake;
 using namespace snowflake::coord;

@@ -1,4 +1,4 @@
-// A strict sequence's owner record (coord/strict_owner.hpp) against a real
+// A strict sequence's owner record (sequence_store/strict_owner.hpp) against a real
 // ZooKeeper: a claim or a clean stop's release whose answer is lost on the
 // way back is read back, so the record's writer knows what it did.
 
@@ -8,8 +8,8 @@
 
 #include "../support/fault_proxy.hpp"
 #include "../support/zookeeper_server.hpp"
-#include "snowflake/coord/sequence_ranges.hpp"
-#include "snowflake/coord/strict_owner.hpp"
+#include "snowflake/sequence_store/sequence_ranges.hpp"
+#include "snowflake/sequence_store/strict_owner.hpp"
 
 using namespace snowflake;
 using namespace snowflake::coord;

@@ -10,11 +10,11 @@
 
 #include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
-#include "snowflake/coord/cluster_root.hpp"
-#include "snowflake/coord/recycle_pool.hpp"
-#include "snowflake/coord/sequential_worker.hpp"
+#include "snowflake/cluster/cluster_root.hpp"
 #include "snowflake/ids/layout_json.hpp"
 #include "snowflake/report/pool_status.hpp"
+#include "snowflake/workers/recycle_pool.hpp"
+#include "snowflake/workers/sequential_worker.hpp"
 
 using namespace snowflake;
 using namespace snowflake::coord;

@@ -7,7 +7,7 @@
 #include "../support/polling.hpp"
 #include "../support/session_expiry.hpp"
 #include "../support/zookeeper_server.hpp"
-#include "snowflake/coord/zk_session.hpp"
+#include "snowflake/zk/zk_session.hpp"
 
 using namespace snowflake::coord;
 using namespace snowflake::test;

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
 
 namespace snowflake::test {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "snowflake/coord/sequence_node.hpp"
+#include "snowflake/sequence_store/sequence_node.hpp"
 #include "snowflake/sequences/period.hpp"
 
 namespace snowflake::test {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "snowflake/coord/zk_session.hpp"
+#include "snowflake/zk/zk_session.hpp"
 
 namespace snowflake::test {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "child_process.hpp"
-#include "snowflake/coord/zk_session.hpp"
+#include "snowflake/zk/zk_session.hpp"
 
 namespace snowflake::test {
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "../../src/client/client_tls.hpp"
-#include "snowflake/tls_peer.hpp"
+#include "snowflake/base/tls_peer.hpp"
 
 using namespace snowflake::client;
 using snowflake::expect_peer;

@@ -2,7 +2,7 @@
 
 #include <time.h>
 
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
 
 using namespace snowflake;
 

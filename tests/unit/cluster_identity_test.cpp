@@ -1,13 +1,13 @@
 // The cluster's identity and fence in the root's data
-// (coord/cluster_identity.hpp), and how a daemon keeps what it knows of the
-// cluster's history (coord/cluster_history.hpp): pure, no ZooKeeper.
+// (cluster/cluster_identity.hpp), and how a daemon keeps what it knows of the
+// cluster's history (cluster/cluster_history.hpp): pure, no ZooKeeper.
 #include <catch2/catch.hpp>
 
 #include <set>
 
-#include "snowflake/coord/cluster_history.hpp"
-#include "snowflake/coord/cluster_identity.hpp"
-#include "snowflake/coord/migration_floor.hpp"
+#include "snowflake/cluster/cluster_history.hpp"
+#include "snowflake/cluster/cluster_identity.hpp"
+#include "snowflake/cluster/migration_floor.hpp"
 
 using namespace snowflake;
 using namespace snowflake::coord;

@@ -1,9 +1,9 @@
-// cluster create's vouch and its reach (coord/cluster_vouch.hpp): pure, no
+// cluster create's vouch and its reach (cluster/cluster_vouch.hpp): pure, no
 // ZooKeeper. The session IDs are ZooKeeper 3.8's: two from one server run
 // (0x10003ef6e05 the run, then a count) and one from the run after a restart.
 #include <catch2/catch.hpp>
 
-#include "snowflake/coord/cluster_vouch.hpp"
+#include "snowflake/cluster/cluster_vouch.hpp"
 
 #include <vector>
 

@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/child_process.hpp"
-#include "snowflake/config.hpp"
+#include "snowflake/config/config.hpp"
 
 using namespace snowflake;
 using nlohmann::json;

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "snowflake/coord/form_policy.hpp"
+#include "snowflake/cluster/form_policy.hpp"
 #include "snowflake/ids/form_policy.hpp"
 
 using namespace snowflake;

@@ -3,8 +3,8 @@
 #include <limits>
 #include <random>
 
+#include "snowflake/base/time_format.hpp"
 #include "snowflake/ids/layout.hpp"
-#include "snowflake/time_format.hpp"
 
 using namespace snowflake;
 

@@ -3,8 +3,8 @@
 // (The first case was found by tests/fuzz/node_data.cpp: undefined behaviour.)
 #include <catch2/catch.hpp>
 
-#include "snowflake/coord/node_data.hpp"
 #include "snowflake/ids/layout_json.hpp"
+#include "snowflake/zk/node_data.hpp"
 
 using namespace snowflake::coord;
 

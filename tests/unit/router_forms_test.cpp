@@ -10,9 +10,9 @@
 #include <set>
 
 #include "router_fixture.hpp"
+#include "snowflake/base/sha256.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/http/router.hpp"
-#include "snowflake/sha256.hpp"
 
 using namespace snowflake;
 using namespace snowflake::http;

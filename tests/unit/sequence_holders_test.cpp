@@ -1,11 +1,11 @@
-// A holder node's data (coord/sequence_holders.hpp) and what `seq raise`
+// A holder node's data (sequence_store/sequence_holders.hpp) and what `seq raise`
 // reads from it; the state directory's previous run (state/sequence_run.hpp).
 #include <catch2/catch.hpp>
 
 #include <fstream>
 
 #include "../support/child_process.hpp"
-#include "snowflake/coord/sequence_holders.hpp"
+#include "snowflake/sequence_store/sequence_holders.hpp"
 #include "snowflake/state/sequence_run.hpp"
 #include "snowflake/state/state_dir.hpp"
 

@@ -1,9 +1,9 @@
-// The decisions made on a sequence's node (coord/sequence_node.hpp): what a
+// The decisions made on a sequence's node (sequence_store/sequence_node.hpp): what a
 // take writes, how a lost reply is decided, what a clean stop gives back.
 #include <catch2/catch.hpp>
 
-#include "snowflake/coord/cluster_tree.hpp"
-#include "snowflake/coord/sequence_node.hpp"
+#include "snowflake/sequence_store/sequence_node.hpp"
+#include "snowflake/zk/cluster_tree.hpp"
 
 #include <nlohmann/json.hpp>
 

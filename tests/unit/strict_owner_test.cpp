@@ -1,16 +1,16 @@
 // Strict sequences without ZooKeeper: the owner record's text, the
 // rendezvous ranking that spreads tags over the daemons, the node's order
 // field and its take refusal, and the lease's runs that fence an owner
-// (coord/strict_owner.hpp, sequences/strict_gate.hpp).
+// (sequence_store/strict_owner.hpp, sequences/strict_gate.hpp).
 
 #include <catch2/catch.hpp>
 
 #include <map>
 
 #include "../support/manual_clock.hpp"
-#include "snowflake/coord/sequence_node.hpp"
-#include "snowflake/coord/strict_owner.hpp"
-#include "snowflake/lease.hpp"
+#include "snowflake/base/lease.hpp"
+#include "snowflake/sequence_store/sequence_node.hpp"
+#include "snowflake/sequence_store/strict_owner.hpp"
 #include "snowflake/sequences/strict_gate.hpp"
 
 using namespace snowflake;

@@ -14,7 +14,7 @@
 
 #include "../support/notify_socket.hpp"
 #include "../support/polling.hpp"
-#include "snowflake/systemd_notifier.hpp"
+#include "snowflake/process/systemd_notifier.hpp"
 
 using namespace snowflake;
 using namespace snowflake::test;

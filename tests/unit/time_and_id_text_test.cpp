@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include "snowflake/base/names.hpp"
+#include "snowflake/base/time_format.hpp"
 #include "snowflake/ids/json.hpp"
 #include "snowflake/ids/text.hpp"
-#include "snowflake/names.hpp"
-#include "snowflake/time_format.hpp"
 
 using namespace snowflake;
 

@@ -4,7 +4,7 @@
 #include <thread>
 #include <vector>
 
-#include "snowflake/zookeeper_clock.hpp"
+#include "snowflake/base/zookeeper_clock.hpp"
 
 using namespace snowflake;
 using namespace std::chrono_literals;

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "snowflake/result.hpp"
+#include "snowflake/base/result.hpp"
 
 namespace snowflake::forms {
 

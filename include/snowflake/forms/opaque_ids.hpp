@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "snowflake/base/result.hpp"
 #include "snowflake/forms/ff1.hpp"
-#include "snowflake/result.hpp"
 
 namespace snowflake::forms {
 

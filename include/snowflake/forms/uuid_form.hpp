@@ -18,8 +18,8 @@
 #include <string>
 #include <string_view>
 
+#include "snowflake/base/result.hpp"
 #include "snowflake/ids/layout.hpp"
-#include "snowflake/result.hpp"
 
 namespace snowflake::forms {
 

@@ -13,9 +13,9 @@
 #include <optional>
 #include <variant>
 
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/in_flight_token.hpp"
 #include "snowflake/http/responses.hpp"
-#include "snowflake/in_flight_token.hpp"
 
 namespace snowflake::http {
 

@@ -27,9 +27,9 @@
 #include <array>
 #include <optional>
 
-#include "snowflake/config.hpp"
+#include "snowflake/config/config.hpp"
 #include "snowflake/http/responses.hpp"
-#include "snowflake/metrics.hpp"
+#include "snowflake/runtime/metrics.hpp"
 
 namespace snowflake::http {
 

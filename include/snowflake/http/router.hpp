@@ -23,19 +23,19 @@
 #include <string>
 #include <string_view>
 
-#include "snowflake/clock.hpp"
-#include "snowflake/config.hpp"
-#include "snowflake/coordination_gauges.hpp"
-#include "snowflake/coordinator_type.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/lease.hpp"
+#include "snowflake/config/config.hpp"
+#include "snowflake/config/coordinator_type.hpp"
 #include "snowflake/http/answer.hpp"
 #include "snowflake/http/responses.hpp"
 #include "snowflake/http/route_access.hpp"
 #include "snowflake/ids/generator.hpp"
-#include "snowflake/lease.hpp"
-#include "snowflake/liveness.hpp"
-#include "snowflake/metrics.hpp"
+#include "snowflake/runtime/coordination_gauges.hpp"
+#include "snowflake/runtime/liveness.hpp"
+#include "snowflake/runtime/metrics.hpp"
+#include "snowflake/runtime/worker_slot.hpp"
 #include "snowflake/sequences/registry.hpp"
-#include "snowflake/worker_slot.hpp"
 
 namespace snowflake::http {
 

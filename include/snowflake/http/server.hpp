@@ -34,12 +34,12 @@
 #include <string>
 #include <string_view>
 
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/result.hpp"
 #include "snowflake/http/answer.hpp"
 #include "snowflake/http/request_reading.hpp"
 #include "snowflake/http/responses.hpp"
 #include "snowflake/http/tls_context.hpp"
-#include "snowflake/result.hpp"
 
 namespace snowflake {
 struct TlsGauges;  // metrics.hpp

@@ -22,9 +22,9 @@
 #include <string>
 #include <string_view>
 
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/result.hpp"
 #include "snowflake/http/responses.hpp"
-#include "snowflake/result.hpp"
 #include "snowflake/sequences/replies.hpp"
 #include "snowflake/sequences/strict_gate.hpp"
 

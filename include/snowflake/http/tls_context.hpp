@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "snowflake/result.hpp"
-#include "snowflake/tls_identity.hpp"
+#include "snowflake/base/result.hpp"
+#include "snowflake/base/tls_identity.hpp"
 
 namespace boost::asio::ssl {
 class context;

@@ -22,9 +22,9 @@
 #include <functional>
 #include <optional>
 
+#include "snowflake/base/tls_identity.hpp"
 #include "snowflake/http/tls_context.hpp"
-#include "snowflake/metrics.hpp"
-#include "snowflake/tls_identity.hpp"
+#include "snowflake/runtime/metrics.hpp"
 
 namespace snowflake::http {
 

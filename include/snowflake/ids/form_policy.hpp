@@ -1,5 +1,5 @@
 #pragma once
-// The cluster's form policy, as the root records it (coord/form_policy.hpp)
+// The cluster's form policy, as the root records it (cluster/form_policy.hpp)
 // and the router checks it: the form each pinned tag goes out in, and the
 // form of every other tag (a config's forms.tags and forms.default).
 //

@@ -30,9 +30,9 @@
 #include <string_view>
 #include <vector>
 
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/result.hpp"
 #include "snowflake/ids/layout.hpp"
-#include "snowflake/result.hpp"
 
 namespace snowflake {
 

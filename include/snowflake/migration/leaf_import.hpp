@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "snowflake/coord/coord_error.hpp"
-#include "snowflake/coord/zk_session.hpp"
-#include "snowflake/result.hpp"
+#include "snowflake/base/result.hpp"
+#include "snowflake/zk/coord_error.hpp"
+#include "snowflake/zk/zk_session.hpp"
 
 namespace snowflake::migration {
 

@@ -1,5 +1,5 @@
 #pragma once
-// Raising the cluster's migration floor (coord/migration_floor.hpp says what
+// Raising the cluster's migration floor (cluster/migration_floor.hpp says what
 // it is and how a serving daemon honours it), and the owners
 // `snowflaked pool floor` still waits for before it may exit 0.
 
@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "snowflake/coord/coord_error.hpp"
-#include "snowflake/coord/migration_floor.hpp"
-#include "snowflake/coord/zk_session.hpp"
-#include "snowflake/coordinator_type.hpp"
-#include "snowflake/result.hpp"
+#include "snowflake/base/result.hpp"
+#include "snowflake/cluster/migration_floor.hpp"
+#include "snowflake/config/coordinator_type.hpp"
+#include "snowflake/zk/coord_error.hpp"
+#include "snowflake/zk/zk_session.hpp"
 
 namespace snowflake::migration {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "snowflake/coord/migration_floor.hpp"
+#include "snowflake/cluster/migration_floor.hpp"
 #include "snowflake/migration/leaf_import.hpp"
 #include "snowflake/migration/raise_floor.hpp"
 

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "snowflake/coord/coord_error.hpp"
-#include "snowflake/coord/migration_floor.hpp"
-#include "snowflake/coord/node_data.hpp"
-#include "snowflake/coord/zk_session.hpp"
-#include "snowflake/result.hpp"
+#include "snowflake/base/result.hpp"
+#include "snowflake/cluster/migration_floor.hpp"
+#include "snowflake/zk/coord_error.hpp"
+#include "snowflake/zk/node_data.hpp"
+#include "snowflake/zk/zk_session.hpp"
 
 namespace snowflake::report {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Hands out one tag's dense numbers from the ranges this daemon took
-// (coord/sequence_node.hpp): the current range, and the next one fetched in
+// (sequence_store/sequence_node.hpp): the current range, and the next one fetched in
 // the background before the current runs out. No clock, no worker ID.
 //
 // The request path is one atomic step: (generation, offset) live in one

@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "snowflake/result.hpp"
+#include "snowflake/base/result.hpp"
 #include "snowflake/sequences/period.hpp"
 
 namespace snowflake {

@@ -15,11 +15,11 @@
 #include <string_view>
 #include <vector>
 
+#include "snowflake/base/zookeeper_clock.hpp"
 #include "snowflake/sequences/buffer.hpp"
 #include "snowflake/sequences/number_template.hpp"
 #include "snowflake/sequences/replies.hpp"
 #include "snowflake/sequences/strict_gate.hpp"
-#include "snowflake/zookeeper_clock.hpp"
 
 namespace snowflake {
 
@@ -55,7 +55,7 @@ struct SequenceEntry {
   // A request asked for this tag: the supplier takes its first range then.
   std::atomic<bool> wanted{false};
   // Frozen: nothing is handed out (503 sequence_frozen) until `seq raise`
-  // thaws it (coord/sequence_node.hpp). Set before the buffer is emptied.
+  // thaws it (sequence_store/sequence_node.hpp). Set before the buffer is emptied.
   std::atomic<bool> frozen{false};
   // ZooKeeper has no number left for this tag (coord::is_exhausted): once
   // the buffer is empty, 410 sequence_exhausted, without waiting.

@@ -28,7 +28,7 @@
 #include <mutex>
 #include <vector>
 
-#include "snowflake/in_flight_token.hpp"
+#include "snowflake/base/in_flight_token.hpp"
 
 namespace snowflake {
 

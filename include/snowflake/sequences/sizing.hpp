@@ -2,7 +2,7 @@
 // How much of a sequence a daemon takes at once, and when: sized by the rate
 // it hands numbers out at, so a range lasts about `segment_duration` (Leaf's
 // rule: 15 minutes), between the tag's own step and a cap. Pure: the supplier
-// (coord/sequence_supplier.hpp) feeds it what it measured.
+// (sequence_store/sequence_supplier.hpp) feeds it what it measured.
 //
 // A range rises to the rate's size at once (a burst must not run the buffer
 // dry), and falls by half at most per take (a lull must not leave the next
@@ -15,7 +15,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "snowflake/clock.hpp"
+#include "snowflake/base/clock.hpp"
 
 namespace snowflake {
 

@@ -2,7 +2,7 @@
 // A strict sequence's gate on the request path (`seq create --order
 // strict`): only its owner hands out its numbers, and only within the run
 // of its worker-ID lease in which it last read the ownership as its own
-// (coord/strict_owner.hpp says why that fences it). The supplier opens and
+// (sequence_store/strict_owner.hpp says why that fences it). The supplier opens and
 // closes it; a request reads it with three atomic loads.
 
 #include <atomic>
@@ -11,8 +11,8 @@
 #include <mutex>
 #include <string>
 
-#include "snowflake/clock.hpp"
-#include "snowflake/lease.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/base/lease.hpp"
 
 namespace snowflake {
 

@@ -1,19 +1,19 @@
 #pragma once
 // <state_dir>/cluster.json: the cluster this daemon has been part of, by
-// its ID (coord/cluster_identity.hpp) and root:
+// its ID (cluster/cluster_identity.hpp) and root:
 //
 //   {"root": "/snowflake/orders", "cluster_id": "<32 hex digits>"}
 //
 // ZooKeeper can lose the cluster (a wipe, a restore of an older copy); this
 // file is how a daemon that lived through it knows it existed, and so never
-// lets it be made anew without a fence (coord/cluster_history.hpp). A copy of
+// lets it be made anew without a fence (cluster/cluster_history.hpp). A copy of
 // the directory knows it too, which is right: the cluster did exist.
 
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include "snowflake/result.hpp"
+#include "snowflake/base/result.hpp"
 
 namespace snowflake::state {
 

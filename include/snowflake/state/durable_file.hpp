@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "snowflake/result.hpp"
+#include "snowflake/base/result.hpp"
 
 namespace snowflake::state {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Who holds a worker ID: one run of one daemon. The state file keeps it, and
-// the coordinator writes it into the nodes it owns (coord/node_data.hpp).
+// the coordinator writes it into the nodes it owns (zk/node_data.hpp).
 
 #include <nlohmann/json_fwd.hpp>
 

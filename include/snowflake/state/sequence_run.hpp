@@ -3,7 +3,7 @@
 // sequences from this state directory, stamped with the boot and the
 // directory it was written in. The next run holds the directory's lock; if
 // the stamp is this boot's and this very directory's, that run is over, and
-// its holder node (coord/sequence_holders.hpp), which would otherwise hold up
+// its holder node (sequence_store/sequence_holders.hpp), which would otherwise hold up
 // `seq raise`, is deleted. A copy of the directory (a cloned volume, `cp -a`
 // of a running daemon's state) or a file from another boot proves nothing:
 // the run it names may be a daemon still handing out its ranges, cut off
@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "snowflake/result.hpp"
+#include "snowflake/base/result.hpp"
 
 namespace snowflake::state {
 

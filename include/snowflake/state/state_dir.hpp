@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "snowflake/result.hpp"
+#include "snowflake/base/result.hpp"
 #include "snowflake/state/state_file.hpp"
 
 namespace snowflake::state {

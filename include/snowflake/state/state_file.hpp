@@ -16,9 +16,9 @@
 #include <string>
 #include <string_view>
 
-#include "snowflake/coordinator_type.hpp"
+#include "snowflake/base/result.hpp"
+#include "snowflake/config/coordinator_type.hpp"
 #include "snowflake/ids/layout.hpp"
-#include "snowflake/result.hpp"
 #include "snowflake/state/owner_token.hpp"
 
 namespace snowflake::state {

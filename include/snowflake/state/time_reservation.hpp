@@ -10,8 +10,8 @@
 #include <mutex>
 #include <thread>
 
-#include "snowflake/clock.hpp"
-#include "snowflake/config.hpp"
+#include "snowflake/base/clock.hpp"
+#include "snowflake/config/config.hpp"
 #include "snowflake/ids/generator.hpp"
 #include "snowflake/state/state_dir.hpp"
 
