@@ -22,13 +22,13 @@ A room is a folder, the same name under src/ and include/snowflake/.
     client          get): none includes another
   7 cluster         the cluster's identity, fences, history, vouch, form
                     policy and migration floor: what holds for every daemon
-  8 workers         who owns a worker ID: strategies, pool, coordinator;
-    sequence_store  where sequences are kept in ZooKeeper: ranges, nodes,
-                    periods, strict owners, holders, the supplier; neither
-                    includes the other
-  9 migration       raising the migration floor, reading Leaf's tree
- 10 report          what the operator commands print (pool status, floor)
- 11 process         the program, one floor of two rooms: the process around
+  8 sequence_store  where sequences are kept in ZooKeeper: ranges, nodes,
+                    periods, strict owners, holders, the supplier
+  9 workers         who owns a worker ID: strategies, pool, coordinator (which
+                    freezes the sequences when it finds a loss)
+ 10 migration       raising the migration floor, reading Leaf's tree
+ 11 report          what the operator commands print (pool status, floor)
+ 12 process         the program, one floor of two rooms: the process around
     commands        the daemon (its wiring, signals, systemd, logging); one
                     file per subcommand (run starts the daemon, whose start-up
                     reads the config as every command does); main.cpp
@@ -45,8 +45,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 LAYER = {"base": 0, "ids": 1, "sequences": 1, "forms": 2, "runtime": 3, "config": 4,
-         "state": 5, "zk": 6, "http": 6, "client": 6, "cluster": 7, "workers": 8,
-         "sequence_store": 8, "migration": 9, "report": 10, "program": 11}
+         "state": 5, "zk": 6, "http": 6, "client": 6, "cluster": 7, "sequence_store": 8,
+         "workers": 9, "migration": 10, "report": 11, "program": 12}
 
 
 def part_of(path: pathlib.Path) -> str:
@@ -99,7 +99,7 @@ def main() -> int:
     if wrong:
         print("check-layers: an include may point only down: base < ids, sequences < forms < "
               "runtime < config < state < zk, http, client < cluster < "
-              "workers, sequence_store < migration < report < process + commands "
+              "sequence_store < workers < migration < report < process + commands "
               "(scripts/check-layers.py)", file=sys.stderr)
         return 1
     print(f"check-layers: {len(files)} files, every include points down")

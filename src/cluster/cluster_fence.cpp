@@ -4,7 +4,6 @@
 
 #include "snowflake/base/time_format.hpp"
 #include "snowflake/cluster/cluster_vouch.hpp"
-#include "snowflake/sequence_store/sequence_ranges.hpp"
 #include "snowflake/zk/cluster_tree.hpp"
 
 namespace snowflake::coord {
@@ -62,46 +61,6 @@ Result<ClusterFence, CoordError> raise_fence(ZkSession& zk, const std::string& r
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("{} kept changing while the fence was raised", root)};
-}
-
-Result<std::vector<std::string>, CoordError> freeze_sequences(ZkSession& zk,
-                                                              const std::string& root) {
-  BOOST_OUTCOME_TRY(tags, sequence_tags(zk, root));
-  for (const auto& tag : tags) {
-    bool done = false;
-    for (int attempt = 0; attempt < kMaxAttempts && !done; ++attempt) {
-      auto read = read_sequence(zk, root, tag);
-      if (!read) {
-        if (read.error().code == CoordErrc::no_sequence) break;  // deleted meanwhile
-        // Data that is not a sequence's hands nothing out anyway.
-        if (read.error().code == CoordErrc::unusable) break;
-        return read.error();
-      }
-      BOOST_OUTCOME_TRY(child, read_sequence_floor(zk, root, tag));
-      // Frozen, and its floor child says so (the holders heard it).
-      if (read.value().node.frozen && floor_child_says(child, read.value().node)) break;
-      if (read.value().version == -1) break;  // takes refuse it already (version_wrapped)
-      // The node and its floor child in one multi: the holders' watches fire.
-      auto set = write_sequence_with_floor(zk, root, tag, freeze(read.value().node),
-                                           read.value().version, child);
-      if (set) {
-        done = true;
-      } else if (set.error().code != ZkErrc::bad_version &&
-                 set.error().code != ZkErrc::node_exists && set.error().code != ZkErrc::no_node &&
-                 !set.error().outcome_unknown()) {
-        return CoordError::from(set.error());
-      }
-    }
-    if (!done) {
-      // Only a take that keeps winning gets here; read what it left.
-      BOOST_OUTCOME_TRY(again, read_sequence(zk, root, tag));
-      if (!again.node.frozen) {
-        return CoordError{CoordErrc::zookeeper,
-                          fmt::format("sequence \"{}\" kept changing while it was frozen", tag)};
-      }
-    }
-  }
-  return tags;
 }
 
 Result<Lifted, CoordError> lift_new_cluster_fence(ZkSession& zk, const std::string& root,

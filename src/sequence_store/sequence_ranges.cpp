@@ -14,6 +14,9 @@ namespace {
 // Races lost to other daemons' takes before a take gives up for now (the
 // caller tries again later): each lost race means another daemon got a range.
 constexpr int kMaxTakeAttempts = 16;
+// Races lost to takes while freezing one sequence (a take that wins is
+// frozen on the next try).
+constexpr int kMaxFreezeAttempts = 16;
 
 // A multi's answer a writer reads again after: another writer came first
 // (a version moved, the child made or deleted meanwhile), or the answer was
@@ -296,6 +299,46 @@ Result<void, CoordError> freeze_sequence_above(ZkSession& zk, const std::string&
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("sequence \"{}\" kept changing while it was frozen", tag)};
+}
+
+Result<std::vector<std::string>, CoordError> freeze_sequences(ZkSession& zk,
+                                                              const std::string& root) {
+  BOOST_OUTCOME_TRY(tags, sequence_tags(zk, root));
+  for (const auto& tag : tags) {
+    bool done = false;
+    for (int attempt = 0; attempt < kMaxFreezeAttempts && !done; ++attempt) {
+      auto read = read_sequence(zk, root, tag);
+      if (!read) {
+        if (read.error().code == CoordErrc::no_sequence) break;  // deleted meanwhile
+        // Data that is not a sequence's hands nothing out anyway.
+        if (read.error().code == CoordErrc::unusable) break;
+        return read.error();
+      }
+      BOOST_OUTCOME_TRY(child, read_sequence_floor(zk, root, tag));
+      // Frozen, and its floor child says so (the holders heard it).
+      if (read.value().node.frozen && floor_child_says(child, read.value().node)) break;
+      if (read.value().version == -1) break;  // takes refuse it already (version_wrapped)
+      // The node and its floor child in one multi: the holders' watches fire.
+      auto set = write_sequence_with_floor(zk, root, tag, freeze(read.value().node),
+                                           read.value().version, child);
+      if (set) {
+        done = true;
+      } else if (set.error().code != ZkErrc::bad_version &&
+                 set.error().code != ZkErrc::node_exists && set.error().code != ZkErrc::no_node &&
+                 !set.error().outcome_unknown()) {
+        return CoordError::from(set.error());
+      }
+    }
+    if (!done) {
+      // Only a take that keeps winning gets here; read what it left.
+      BOOST_OUTCOME_TRY(again, read_sequence(zk, root, tag));
+      if (!again.node.frozen) {
+        return CoordError{CoordErrc::zookeeper,
+                          fmt::format("sequence \"{}\" kept changing while it was frozen", tag)};
+      }
+    }
+  }
+  return tags;
 }
 
 namespace {

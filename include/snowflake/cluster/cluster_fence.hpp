@@ -46,11 +46,6 @@ ClusterFence fence_from(const FenceRequest& request, std::int64_t now_ms);
 Result<ClusterFence, CoordError> raise_fence(ZkSession& zk, const std::string& root,
                                              const FenceRequest& request);
 
-// Freezes every sequence of the cluster (conditional writes; a take that
-// wins a race is frozen on the next try). Returns the tags, sorted.
-Result<std::vector<std::string>, CoordError> freeze_sequences(ZkSession& zk,
-                                                              const std::string& root);
-
 // `snowflaked cluster create` on a root that exists: lifts a new_cluster
 // fence, finds none, or refuses a history_lost one (CoordErrc::history_lost,
 // naming it). A root a daemon made in a run of one of `vouch`'s sessions is

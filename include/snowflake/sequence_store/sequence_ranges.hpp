@@ -116,6 +116,12 @@ Result<SequenceTake, CoordError> take_range(ZkSession& zk, const std::string& ro
 Result<bool, CoordError> give_back(ZkSession& zk, const std::string& root, const std::string& tag,
                                    const std::string& run, std::int64_t first_unused);
 
+// Freezes every sequence of the cluster, as a fence is raised (cluster
+// fence, a daemon that found a loss): conditional writes; a take that wins
+// a race is frozen on the next try. Returns the tags, sorted.
+Result<std::vector<std::string>, CoordError> freeze_sequences(ZkSession& zk,
+                                                              const std::string& root);
+
 // After ZooKeeper lost some of the cluster's history: the tag frozen, with
 // its floor at least `above` (what a daemon that held up to there knows);
 // made again, frozen, if it is gone, like `made_like` (its step, template
