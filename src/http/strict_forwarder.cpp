@@ -87,11 +87,11 @@ std::optional<std::pair<std::string, std::string>> split_address(std::string_vie
 }
 
 // Plain to an owner serving HTTP, TLS to one serving TLS.
-using PlainStream = beast::tcp_stream;
-using TlsStream = beast::ssl_stream<beast::tcp_stream>;
-using Stream = std::variant<PlainStream, TlsStream>;
+using OwnerPlainStream = beast::tcp_stream;
+using OwnerTlsStream = beast::ssl_stream<beast::tcp_stream>;
+using OwnerStream = std::variant<OwnerPlainStream, OwnerTlsStream>;
 
-beast::tcp_stream& lowest(Stream& stream) {
+beast::tcp_stream& lowest(OwnerStream& stream) {
   return std::visit([](auto& s) -> beast::tcp_stream& { return beast::get_lowest_layer(s); },
                     stream);
 }
@@ -136,7 +136,7 @@ class StrictForwarder::Pool {
 
  private:
   struct Kept {
-    Stream stream;
+    OwnerStream stream;
     BootClock::time_point since;
   };
 
@@ -174,10 +174,10 @@ class StrictForwarder::Pool {
           [self = shared_from_this()](error_code ec, const tcp::resolver::results_type& found) {
             if (ec) return self->fail(describe(ec));
             if (self->owner_.tls) {
-              self->stream_.emplace(std::in_place_type<TlsStream>, self->pool_.io_,
+              self->stream_.emplace(std::in_place_type<OwnerTlsStream>, self->pool_.io_,
                                     *self->pool_.tls_->context);
             } else {
-              self->stream_.emplace(std::in_place_type<PlainStream>, self->pool_.io_);
+              self->stream_.emplace(std::in_place_type<OwnerPlainStream>, self->pool_.io_);
             }
             self->expire_at_deadline();
             lowest(*self->stream_)
@@ -192,7 +192,7 @@ class StrictForwarder::Pool {
     // The owner's certificate must be one the configured CAs issued, for
     // the fleet's name (http.forward_tls_name) or the owner's own host.
     void handshake() {
-      auto& tls = std::get<TlsStream>(*stream_);
+      auto& tls = std::get<OwnerTlsStream>(*stream_);
       const std::string& name = pool_.tls_->name.empty() ? host_ : pool_.tls_->name;
       if (auto unchecked = expect_peer(tls.native_handle(), name)) return fail(*unchecked);
       tls.async_handshake(net::ssl::stream_base::client,
@@ -205,7 +205,7 @@ class StrictForwarder::Pool {
     std::string handshake_failure(const error_code& ec) {
       if (ec == beast::error::timeout) return describe(ec);
       const std::string why = untrusted_peer(
-          std::get<TlsStream>(*stream_).native_handle(),
+          std::get<OwnerTlsStream>(*stream_).native_handle(),
           {"http.forward_ca_file: the CA that issued it",
            "http.forward_tls_name: a name every daemon's certificate carries, or a certificate "
            "naming the owner's advertised host"});
@@ -283,13 +283,13 @@ class StrictForwarder::Pool {
     Deadline deadline_;
     std::shared_ptr<ForwardCall> call_;
     tcp::resolver resolver_;
-    std::optional<Stream> stream_;
+    std::optional<OwnerStream> stream_;
     bool reused_ = false;
     beast::flat_buffer buffer_;
     std::optional<beast_http::response_parser<beast_http::string_body>> parser_;
   };
 
-  std::optional<Stream> take(const std::string& owner) {
+  std::optional<OwnerStream> take(const std::string& owner) {
     auto found = kept_.find(owner);
     if (found == kept_.end()) return std::nullopt;
     auto& line = found->second;
@@ -319,7 +319,7 @@ class StrictForwarder::Pool {
     });
   }
 
-  void keep(const std::string& owner, Stream stream) {
+  void keep(const std::string& owner, OwnerStream stream) {
     auto& line = kept_[owner];
     if (line.size() >= kKeptPerOwner) line.pop_front();
     lowest(stream).expires_never();
