@@ -34,13 +34,17 @@ A room is a folder, the same name under src/ and include/snowflake/.
                     reads the config as every command does); main.cpp
 
 Prints each include that points up or across, and exits 1 if there is one;
-a file of src/ outside every room (but main.cpp) fails too. Run by
+a file of src/ outside every room (but main.cpp) fails too, as does a file
+over 800 lines, or over 600 whose first line is not a comment saying its
+one job ("// One job: ..."). Run by
 scripts/lint.sh.
 """
 import pathlib
 import re
 import sys
 
+MAX_LINES = 800
+MAX_LINES_UNSAID = 600
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -85,7 +89,14 @@ def main() -> int:
         if mine not in LAYER:
             wrong.append(f"{rel} is in a room this script does not know: {mine}/")
             continue
-        for name in INCLUDE.findall(source.read_text()):
+        text = source.read_text()
+        lines = text.count("\n")
+        if lines > MAX_LINES:
+            wrong.append(f"{rel} has {lines} lines, over {MAX_LINES}: split it by job")
+        elif lines > MAX_LINES_UNSAID and not text.startswith("// One job:"):
+            wrong.append(f"{rel} has {lines} lines, over {MAX_LINES_UNSAID}, and its first "
+                         "comment does not say its one job (\"// One job: ...\")")
+        for name in INCLUDE.findall(text):
             target = resolve(source, name)
             if target is None:
                 continue

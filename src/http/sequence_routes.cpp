@@ -1,3 +1,8 @@
+// One job: a request for numbers of a tag (GET and HEAD /seq, Leaf's
+// segment route): taken from the buffer, waited for, passed on to a strict
+// tag's owner, or refused with the code docs/api.md names; each refusal's
+// answer is here beside the path that gives it.
+
 #include "sequence_routes.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// One job: the Beast server. Its listeners (client and admin, plain or
+// TLS), a connection's session from the first byte to its close (reading,
+// pipelining, waiting answers, writing, timeouts), and the I/O threads that
+// run them; what is answered is the router's (router.cpp).
+
 #include "snowflake/http/server.hpp"
 #include "snowflake/base/clock.hpp"
 

@@ -1,3 +1,7 @@
+// One job: the daemon's start-up and shutdown, as named steps (docs/design.md,
+// "Start-up and shutdown"): the config read, each part made and wired to the others, the
+// signals and systemd told, and everything stopped in the reverse order.
+
 #include "daemon.hpp"
 
 #include <fmt/format.h>

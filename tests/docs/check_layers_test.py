@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/check-layers.py catches what it is for: on a copy of src/ and
 include/ it passes; with one fault planted in the copy (an include up a
-floor, one across a floor, a file loose in src/, a room it does not know) it
+floor, one across a floor, a file loose in src/, a room it does not know, a
+file over 800 lines, one over 600 that does not say its one job) it
 exits 1 naming that file. A checker that always passed would fail here.
 
 Usage: check_layers_test.py SOURCE_DIR
@@ -26,6 +27,10 @@ PLANTED = [
      "src/zk/zk_session.cpp (zk) includes snowflake/http/router.hpp (http)"),
     (lambda root: (root / "src/stray.cpp").write_text("int stray() { return 0; }\n"),
      "src/stray.cpp is in src/ itself"),
+    (lambda root: append(root / "src/zk/node_data.cpp", "// filler\n" * 800),
+     "src/zk/node_data.cpp has "),
+    (lambda root: append(root / "src/zk/zk_session.cpp", "// filler\n" * 100),
+     "src/zk/zk_session.cpp has "),
     (lambda root: (root / "src/misc").mkdir() or
      (root / "src/misc/thing.cpp").write_text("int thing() { return 0; }\n"),
      "src/misc/thing.cpp is in a room this script does not know: misc/"),
@@ -34,6 +39,10 @@ PLANTED = [
 
 def prepend(path: pathlib.Path, line: str) -> None:
     path.write_text(line + path.read_text())
+
+
+def append(path: pathlib.Path, text: str) -> None:
+    path.write_text(path.read_text() + text)
 
 
 def check(root: pathlib.Path) -> subprocess.CompletedProcess:
