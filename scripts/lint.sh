@@ -42,9 +42,9 @@ if [ $# -eq 0 ]; then
   fi
   # Zeroing a buffer right before it is freed is a dead store the optimiser
   # may drop: a secret (a key, a token, the line read from its file) is
-  # wiped with wipe() (src/base/secret_wipe.hpp, OPENSSL_cleanse).
+  # wiped with wipe() (include/snowflake/base/secret_wipe.hpp, OPENSSL_cleanse).
   if git grep -nE "std::fill\(.*'\\\\0'\)|\.fill\(0\)" -- src include; then
-    echo "lint: zeroing with std::fill or .fill(0) in src/: wipe secrets with wipe() (src/base/secret_wipe.hpp)" >&2
+    echo "lint: zeroing with std::fill or .fill(0) in src/: wipe secrets with wipe() (include/snowflake/base/secret_wipe.hpp)" >&2
     exit 1
   fi
 fi

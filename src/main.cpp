@@ -4,9 +4,9 @@
 #include <exception>
 #include <string>
 
-#include "commands/command_line.hpp"
-#include "commands/common.hpp"
-#include "process/stop_signals.hpp"
+#include "snowflake/commands/command_line.hpp"
+#include "snowflake/commands/common.hpp"
+#include "snowflake/process/stop_signals.hpp"
 
 int main(int argc, char** argv) {
   using namespace snowflake::commands;

@@ -16,9 +16,9 @@
 #include <memory>
 #include <optional>
 
-#include "error_text.hpp"
-#include "openssl_pem.hpp"
-#include "secret_wipe.hpp"
+#include "snowflake/base/error_text.hpp"
+#include "snowflake/base/openssl_pem.hpp"
+#include "snowflake/base/secret_wipe.hpp"
 
 namespace snowflake {
 

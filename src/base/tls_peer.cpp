@@ -10,8 +10,8 @@
 
 #include <cerrno>
 
-#include "error_text.hpp"
-#include "openssl_pem.hpp"
+#include "snowflake/base/error_text.hpp"
+#include "snowflake/base/openssl_pem.hpp"
 
 namespace snowflake {
 

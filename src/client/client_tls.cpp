@@ -1,4 +1,4 @@
-#include "client_tls.hpp"
+#include "snowflake/client/client_tls.hpp"
 
 #include <fmt/format.h>
 

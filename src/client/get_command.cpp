@@ -1,4 +1,4 @@
-#include "get_command.hpp"
+#include "snowflake/client/get_command.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -10,7 +10,7 @@
 #include <random>
 #include <thread>
 
-#include "replica_connection.hpp"
+#include "snowflake/client/replica_connection.hpp"
 
 #include "snowflake/base/clock.hpp"
 

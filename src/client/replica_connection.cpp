@@ -1,4 +1,4 @@
-#include "replica_connection.hpp"
+#include "snowflake/client/replica_connection.hpp"
 
 #include "snowflake/base/tls_peer.hpp"
 

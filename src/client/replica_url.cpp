@@ -1,4 +1,4 @@
-#include "replica_url.hpp"
+#include "snowflake/client/replica_url.hpp"
 
 #include <fmt/format.h>
 

@@ -8,7 +8,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "../base/json_integer.hpp"
+#include "snowflake/base/json_integer.hpp"
 
 namespace snowflake::coord {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "../base/json_integer.hpp"
+#include "snowflake/base/json_integer.hpp"
 
 namespace snowflake::coord {
 

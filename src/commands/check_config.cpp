@@ -4,8 +4,8 @@
 
 #include <iostream>
 
-#include "commands.hpp"
-#include "common.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
 
 namespace snowflake::commands {
 

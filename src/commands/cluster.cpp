@@ -23,13 +23,13 @@
 #include <set>
 
 #include "cluster_memory.hpp"
-#include "commands.hpp"
-#include "common.hpp"
 #include "floor_confirmations.hpp"
 #include "snowflake/base/time_format.hpp"
 #include "snowflake/cluster/cluster_fence.hpp"
 #include "snowflake/cluster/cluster_root.hpp"
 #include "snowflake/cluster/cluster_vouch.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
 #include "snowflake/sequence_store/sequence_holders.hpp"
 #include "snowflake/sequence_store/sequence_ranges.hpp"
 

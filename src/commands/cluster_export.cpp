@@ -34,12 +34,12 @@
 #include <map>
 #include <sstream>
 
-#include "commands.hpp"
-#include "common.hpp"
 #include "snowflake/base/time_format.hpp"
 #include "snowflake/cluster/cluster_identity.hpp"
 #include "snowflake/cluster/form_policy.hpp"
 #include "snowflake/cluster/migration_floor.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
 #include "snowflake/sequence_store/sequence_node.hpp"
 #include "snowflake/sequence_store/sequence_ranges.hpp"
 

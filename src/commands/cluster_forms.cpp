@@ -12,11 +12,11 @@
 #include <chrono>
 #include <iostream>
 
-#include "commands.hpp"
-#include "common.hpp"
 #include "snowflake/base/time_format.hpp"
 #include "snowflake/cluster/cluster_root.hpp"
 #include "snowflake/cluster/form_policy.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
 
 namespace snowflake::commands {
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "../base/error_text.hpp"
+#include "snowflake/base/error_text.hpp"
 #include "snowflake/cluster/cluster_identity.hpp"
 #include "snowflake/state/cluster_file.hpp"
 

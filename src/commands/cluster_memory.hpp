@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "common.hpp"
+#include "snowflake/commands/common.hpp"
 #include "snowflake/zk/zk_session.hpp"
 
 namespace snowflake::commands {

@@ -1,4 +1,4 @@
-#include "command_line.hpp"
+#include "snowflake/commands/command_line.hpp"
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <vector>
 
-#include "../process/stop_signals.hpp"
+#include "snowflake/process/stop_signals.hpp"
 #include "snowflake/version.hpp"
 
 namespace snowflake::commands {

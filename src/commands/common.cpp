@@ -1,4 +1,4 @@
-#include "common.hpp"
+#include "snowflake/commands/common.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <thread>
 
-#include "../process/logging.hpp"
 #include "snowflake/base/clock.hpp"
 #include "snowflake/base/time_format.hpp"
+#include "snowflake/process/logging.hpp"
 
 namespace snowflake::commands {
 

@@ -7,9 +7,9 @@
 
 #include <iostream>
 
-#include "commands.hpp"
-#include "common.hpp"
 #include "snowflake/base/names.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 #include "snowflake/ids/json.hpp"
 #include "snowflake/ids/text.hpp"

@@ -3,8 +3,8 @@
 #include <iostream>
 #include <thread>
 
-#include "common.hpp"
 #include "snowflake/base/clock.hpp"
+#include "snowflake/commands/common.hpp"
 #include "snowflake/migration/raise_floor.hpp"
 #include "snowflake/report/floor_report.hpp"
 

@@ -8,10 +8,10 @@
 #include <iostream>
 #include <sstream>
 
-#include "../client/get_command.hpp"
-#include "commands.hpp"
-#include "common.hpp"
 #include "snowflake/base/names.hpp"
+#include "snowflake/client/get_command.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
 
 namespace snowflake::commands {
 

@@ -9,12 +9,12 @@
 #include <iostream>
 #include <thread>
 
-#include "commands.hpp"
-#include "common.hpp"
 #include "floor_confirmations.hpp"
 #include "snowflake/base/clock.hpp"
 #include "snowflake/cluster/cluster_root.hpp"
 #include "snowflake/cluster/migration_floor.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
 #include "snowflake/ids/text.hpp"
 #include "snowflake/migration/leaf_import.hpp"
 #include "snowflake/migration/raise_floor.hpp"

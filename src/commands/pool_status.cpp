@@ -5,8 +5,8 @@
 
 #include <iostream>
 
-#include "commands.hpp"
-#include "common.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
 #include "snowflake/report/pool_status.hpp"
 
 namespace snowflake::commands {

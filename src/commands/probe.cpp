@@ -29,11 +29,11 @@
 #include <fstream>
 #include <iostream>
 
-#include "../client/replica_connection.hpp"
-#include "commands.hpp"
-#include "common.hpp"
 #include "snowflake/base/clock.hpp"
 #include "snowflake/base/listen_address.hpp"
+#include "snowflake/client/replica_connection.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
 #include "snowflake/config/config.hpp"
 
 namespace snowflake::commands {

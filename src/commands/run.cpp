@@ -1,9 +1,9 @@
 // snowflaked [--config FILE] [--listen ADDR] [--log-level LEVEL]: the
 // daemon (its wiring: ../daemon.cpp).
 
-#include "../process/daemon.hpp"
-#include "commands.hpp"
-#include "common.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
+#include "snowflake/process/daemon.hpp"
 
 namespace snowflake::commands {
 

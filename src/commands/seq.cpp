@@ -13,10 +13,10 @@
 #include <chrono>
 #include <iostream>
 
-#include "commands.hpp"
-#include "common.hpp"
 #include "snowflake/base/names.hpp"
 #include "snowflake/base/time_format.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
 #include "snowflake/sequence_store/sequence_holders.hpp"
 #include "snowflake/sequence_store/sequence_ranges.hpp"
 #include "snowflake/sequence_store/strict_owner.hpp"

@@ -12,9 +12,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "commands.hpp"
-#include "common.hpp"
 #include "seq_raise.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
 #include "snowflake/migration/leaf_alloc.hpp"
 #include "snowflake/sequence_store/sequence_ranges.hpp"
 

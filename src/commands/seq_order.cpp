@@ -18,10 +18,10 @@
 
 #include <iostream>
 
-#include "commands.hpp"
-#include "common.hpp"
 #include "seq_raise.hpp"
 #include "snowflake/base/names.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
 #include "snowflake/sequence_store/sequence_ranges.hpp"
 
 namespace snowflake::commands {

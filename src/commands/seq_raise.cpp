@@ -20,12 +20,12 @@
 #include <iostream>
 #include <thread>
 
-#include "commands.hpp"
-#include "common.hpp"
 #include "seq_raise.hpp"
 #include "snowflake/base/clock.hpp"
 #include "snowflake/base/names.hpp"
 #include "snowflake/base/time_format.hpp"
+#include "snowflake/commands/commands.hpp"
+#include "snowflake/commands/common.hpp"
 #include "snowflake/sequence_store/sequence_holders.hpp"
 #include "snowflake/sequence_store/sequence_ranges.hpp"
 #include "snowflake/sequences/period.hpp"

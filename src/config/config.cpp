@@ -14,9 +14,9 @@
 #include <optional>
 #include <sstream>
 
-#include "../base/error_text.hpp"
 #include "config_parts.hpp"
 #include "json_section.hpp"
+#include "snowflake/base/error_text.hpp"
 #include "snowflake/base/listen_address.hpp"
 #include "snowflake/base/names.hpp"
 #include "snowflake/base/time_format.hpp"

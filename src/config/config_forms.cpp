@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "../base/secret_wipe.hpp"
 #include "config_parts.hpp"
 #include "snowflake/base/names.hpp"
+#include "snowflake/base/secret_wipe.hpp"
 #include "snowflake/forms/uuid_form.hpp"
 
 namespace snowflake {

@@ -10,10 +10,10 @@
 #include <cerrno>
 #include <fstream>
 
-#include "../base/error_text.hpp"
-#include "../base/secret_wipe.hpp"
 #include "config_parts.hpp"
+#include "snowflake/base/error_text.hpp"
 #include "snowflake/base/listen_address.hpp"
+#include "snowflake/base/secret_wipe.hpp"
 #include "snowflake/base/sha256.hpp"
 
 namespace snowflake {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "../base/json_integer.hpp"
+#include "snowflake/base/json_integer.hpp"
 
 namespace snowflake {
 

@@ -8,7 +8,7 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/ssl/context.hpp>
 
-#include "../base/openssl_pem.hpp"
+#include "snowflake/base/openssl_pem.hpp"
 
 #include <array>
 #include <string_view>

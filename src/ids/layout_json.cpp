@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "../base/json_integer.hpp"
+#include "snowflake/base/json_integer.hpp"
 
 namespace snowflake {
 

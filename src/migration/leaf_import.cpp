@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "../base/json_integer.hpp"
+#include "snowflake/base/json_integer.hpp"
 #include "snowflake/ids/layout.hpp"
 #include "snowflake/zk/cluster_tree.hpp"
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "../base/json_integer.hpp"
+#include "snowflake/base/json_integer.hpp"
 #include "snowflake/base/time_format.hpp"
 #include "snowflake/zk/alive_node.hpp"
 #include "snowflake/zk/cluster_tree.hpp"

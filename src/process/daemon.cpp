@@ -2,7 +2,7 @@
 // "Start-up and shutdown"): the config read, each part made and wired to the others, the
 // signals and systemd told, and everything stopped in the reverse order.
 
-#include "daemon.hpp"
+#include "snowflake/process/daemon.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -19,8 +19,6 @@
 #include <memory>
 #include <thread>
 
-#include "../commands/common.hpp"
-#include "logging.hpp"
 #include "snowflake/base/clock.hpp"
 #include "snowflake/base/lease.hpp"
 #include "snowflake/base/listen_address.hpp"
@@ -29,6 +27,7 @@
 #include "snowflake/cluster/cluster_history.hpp"
 #include "snowflake/cluster/form_policy.hpp"
 #include "snowflake/cluster/migration_floor.hpp"
+#include "snowflake/commands/common.hpp"
 #include "snowflake/config/config.hpp"
 #include "snowflake/http/router.hpp"
 #include "snowflake/http/server.hpp"
@@ -37,6 +36,8 @@
 #include "snowflake/http/tls_reloader.hpp"
 #include "snowflake/ids/generator.hpp"
 #include "snowflake/ids/layout.hpp"
+#include "snowflake/process/logging.hpp"
+#include "snowflake/process/stop_signals.hpp"
 #include "snowflake/process/systemd_notifier.hpp"
 #include "snowflake/runtime/coordination_gauges.hpp"
 #include "snowflake/runtime/metrics.hpp"
@@ -48,7 +49,6 @@
 #include "snowflake/version.hpp"
 #include "snowflake/workers/coordinator.hpp"
 #include "snowflake/workers/static_worker.hpp"
-#include "stop_signals.hpp"
 
 namespace snowflake {
 

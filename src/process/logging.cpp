@@ -1,4 +1,4 @@
-#include "logging.hpp"
+#include "snowflake/process/logging.hpp"
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>

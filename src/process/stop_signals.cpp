@@ -1,4 +1,4 @@
-#include "stop_signals.hpp"
+#include "snowflake/process/stop_signals.hpp"
 
 #include <spdlog/spdlog.h>
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "../base/error_text.hpp"
+#include "snowflake/base/error_text.hpp"
 
 namespace snowflake {
 

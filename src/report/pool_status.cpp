@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <random>
 
-#include "../base/json_integer.hpp"
+#include "snowflake/base/json_integer.hpp"
 #include "snowflake/base/time_format.hpp"
 #include "snowflake/zk/cluster_tree.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "../base/json_integer.hpp"
+#include "snowflake/base/json_integer.hpp"
 #include "snowflake/zk/cluster_tree.hpp"
 
 namespace snowflake::coord {

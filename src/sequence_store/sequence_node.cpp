@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "../base/json_integer.hpp"
+#include "snowflake/base/json_integer.hpp"
 #include "snowflake/sequences/number_template.hpp"
 
 namespace snowflake::coord {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "../base/json_integer.hpp"
+#include "snowflake/base/json_integer.hpp"
 #include "snowflake/zk/alive_node.hpp"
 #include "snowflake/zk/cluster_tree.hpp"
 #include "snowflake/zk/node_data.hpp"

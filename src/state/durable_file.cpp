@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "../base/error_text.hpp"
+#include "snowflake/base/error_text.hpp"
 
 namespace snowflake::state {
 

@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "../base/json_integer.hpp"
+#include "snowflake/base/json_integer.hpp"
 
 namespace snowflake::state {
 

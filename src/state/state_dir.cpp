@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string>
 
-#include "../base/error_text.hpp"
+#include "snowflake/base/error_text.hpp"
 
 namespace snowflake::state {
 

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "../base/error_text.hpp"
-#include "../base/json_integer.hpp"
+#include "snowflake/base/error_text.hpp"
+#include "snowflake/base/json_integer.hpp"
 #include "snowflake/ids/layout_json.hpp"
 #include "snowflake/state/durable_file.hpp"
 

@@ -7,7 +7,7 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "../base/json_integer.hpp"
+#include "snowflake/base/json_integer.hpp"
 
 namespace snowflake::coord {
 

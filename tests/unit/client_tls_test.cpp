@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "../../src/client/client_tls.hpp"
 #include "snowflake/base/tls_peer.hpp"
+#include "snowflake/client/client_tls.hpp"
 
 using namespace snowflake::client;
 using snowflake::expect_peer;

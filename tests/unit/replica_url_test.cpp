@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "../../src/client/replica_url.hpp"
+#include "snowflake/client/replica_url.hpp"
 
 using namespace snowflake::client;
 

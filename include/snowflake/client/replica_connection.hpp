@@ -15,10 +15,10 @@
 #include <string>
 #include <string_view>
 
-#include "client_tls.hpp"
-#include "replica_url.hpp"
 #include "snowflake/base/clock.hpp"
 #include "snowflake/base/result.hpp"
+#include "snowflake/client/client_tls.hpp"
+#include "snowflake/client/replica_url.hpp"
 
 namespace snowflake::client {
 

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "replica_url.hpp"
+#include "snowflake/client/replica_url.hpp"
 #include "snowflake/ids/form.hpp"
 
 namespace snowflake::client {

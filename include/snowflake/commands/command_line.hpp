@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "commands.hpp"
+#include "snowflake/commands/commands.hpp"
 
 namespace snowflake::commands {
 
