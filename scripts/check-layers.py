@@ -36,7 +36,8 @@ A room is a folder, the same name under src/ and include/snowflake/.
 Prints each include that points up or across, and exits 1 if there is one;
 a file of src/ outside every room (but main.cpp) fails too, as does a file
 over 800 lines, or over 600 whose first line is not a comment saying its
-one job ("// One job: ..."). Run by
+one job ("// One job: ..."), or an include that climbs out of its folder
+("../"): what a room offers the others is under include/snowflake/<room>/. Run by
 scripts/lint.sh.
 """
 import pathlib
@@ -97,6 +98,10 @@ def main() -> int:
             wrong.append(f"{rel} has {lines} lines, over {MAX_LINES_UNSAID}, and its first "
                          "comment does not say its one job (\"// One job: ...\")")
         for name in INCLUDE.findall(text):
+            if name.startswith("../"):
+                wrong.append(f"{rel} includes {name}: a header another room uses is under "
+                             "include/snowflake/<room>/, included as snowflake/<room>/...")
+                continue
             target = resolve(source, name)
             if target is None:
                 continue

@@ -2,7 +2,8 @@
 """scripts/check-layers.py catches what it is for: on a copy of src/ and
 include/ it passes; with one fault planted in the copy (an include up a
 floor, one across a floor, a file loose in src/, a room it does not know, a
-file over 800 lines, one over 600 that does not say its one job) it
+file over 800 lines, one over 600 that does not say its one job, an include
+climbing out of its folder) it
 exits 1 naming that file. A checker that always passed would fail here.
 
 Usage: check_layers_test.py SOURCE_DIR
@@ -25,6 +26,8 @@ PLANTED = [
      "cluster_vouch.hpp (cluster) includes snowflake/sequence_store/sequence_ranges.hpp"),
     (lambda root: prepend(root / "src/zk/zk_session.cpp", INCLUDE_ACROSS),
      "src/zk/zk_session.cpp (zk) includes snowflake/http/router.hpp (http)"),
+    (lambda root: prepend(root / "src/zk/node_data.cpp", '#include "../base/clock.hpp"\n'),
+     "src/zk/node_data.cpp includes ../base/clock.hpp"),
     (lambda root: (root / "src/stray.cpp").write_text("int stray() { return 0; }\n"),
      "src/stray.cpp is in src/ itself"),
     (lambda root: append(root / "src/zk/node_data.cpp", "// filler\n" * 800),
