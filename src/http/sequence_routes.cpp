@@ -391,7 +391,7 @@ std::optional<Reply> attempt(SequenceAsk& ask, RouterContext& ctx, bool last) {
   }
   if (ask.shape.probe) [[unlikely]]
     return probe(ask, ctx);
-  // Counted before it reserves (sequence_replies.hpp says why).
+  // Counted before it reserves (sequences/replies.hpp says why).
   if (!ask.in_flight) ask.in_flight = entry.replies.enter();
   const auto complete = [&ask, &entry]() -> std::optional<Reply> {
     entry.buffer.take(ask.count - ask.numbers.size(), ask.numbers);

@@ -14,8 +14,8 @@
 #include <variant>
 
 #include "snowflake/base/clock.hpp"
-#include "snowflake/base/in_flight_token.hpp"
 #include "snowflake/http/responses.hpp"
+#include "snowflake/sequences/in_flight_token.hpp"
 
 namespace snowflake::http {
 
@@ -26,7 +26,7 @@ struct Reply {
   Response response;
   // Held until the response has been written to its socket, or the
   // connection dropped: a sequence's numbers in flight, which `seq raise`'s
-  // acknowledgement waits for (sequence_replies.hpp).
+  // acknowledgement waits for (sequences/replies.hpp).
   InFlightToken in_flight{};
 };
 

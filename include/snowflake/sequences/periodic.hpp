@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "snowflake/base/in_flight_token.hpp"
+#include "snowflake/sequences/in_flight_token.hpp"
 #include "snowflake/sequences/number_template.hpp"
 #include "snowflake/sequences/period.hpp"
 #include "snowflake/sequences/registry.hpp"

@@ -28,7 +28,7 @@
 #include <mutex>
 #include <vector>
 
-#include "snowflake/base/in_flight_token.hpp"
+#include "snowflake/sequences/in_flight_token.hpp"
 
 namespace snowflake {
 

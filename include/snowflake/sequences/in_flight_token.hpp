@@ -1,5 +1,5 @@
 #pragma once
-// One reply counted among those in flight (sequence_replies.hpp) until the
+// One reply counted among those in flight (sequences/replies.hpp) until the
 // token is released: on being reset, assigned over or destroyed, on any
 // thread. Move-only and free of allocation: a request for a sequence's
 // numbers takes one on the hot path, so it is a pointer to the counter, not
