@@ -2,7 +2,7 @@
  * `seq raise` as a checked model (README.md here, "Sequences").
  *
  * Two daemons take ranges of one tag and hand them out a number at a time,
- * as src/sequence_store/sequence_supplier.cpp does; `seq raise` (the Raiser, as
+ * as src/sequence_store/sequence_supplier_ranges.cpp does; `seq raise` (the Raiser, as
  * src/commands/seq_raise.cpp does) lifts the tag's floor, then reads each
  * daemon's holder node until every daemon that may still hand out a number
  * at or below the floor has said it dropped them. How a take is decided

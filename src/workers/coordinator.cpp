@@ -16,10 +16,6 @@
 #include "sequential_strategy.hpp"
 #include "snowflake/base/thread_name.hpp"
 #include "snowflake/base/time_format.hpp"
-#include "snowflake/cluster/cluster_fence.hpp"
-#include "snowflake/cluster/cluster_root.hpp"
-#include "snowflake/cluster/migration_floor.hpp"
-#include "snowflake/sequence_store/sequence_ranges.hpp"
 #include "snowflake/state/cluster_file.hpp"
 
 namespace snowflake::coord {

@@ -289,7 +289,7 @@ TEST_CASE(
   REQUIRE(raised.status.code == 0);
   // As long as the fence may last (a lease and the restore grace, longer on
   // a loaded machine): a daemon still settling the loss keeps the tag
-  // frozen until it has settled (sequence_supplier.cpp).
+  // frozen until it has settled (sequence_supplier_losses.cpp).
   REQUIRE(eventually(
       [&] {
         std::size_t after = 0;
