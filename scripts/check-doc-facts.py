@@ -3,7 +3,7 @@
 mechanically (check-docs.py only sees that links resolve):
 
 - exit codes: the table of docs/operations.md, "Exit codes", has a row for
-  each constant of include/snowflake/commands/common.hpp and no other; every exit code a
+  each constant of include/snowflake/process/program_config.hpp and no other; every exit code a
   doc or the usage text names is one of them; a condition the code gives a
   fixed code (another layout: kExitConflict) is never said to exit with
   another;
@@ -45,7 +45,7 @@ ROOT = ROOT.resolve()
 
 # A condition the code always gives the same exit code, and how docs word
 # it. A doc naming one of these and an exit code in the same clause must
-# name that code. (include/snowflake/commands/common.hpp says which condition is which.)
+# name that code. (include/snowflake/process/program_config.hpp says which condition is which.)
 CONDITIONS = {
     r"another (?:ID )?layout|another strategy|different strategies|a Leaf node|not new":
         "kExitConflict",
@@ -108,16 +108,16 @@ def both_ways(wrong, in_code, in_doc, missing, extra):
 
 def exit_codes(wrong):
     code = {name: int(n) for name, n in re.findall(
-        r"inline constexpr int (kExit\w+) = (\d+);", read("include/snowflake/commands/common.hpp"))}
+        r"inline constexpr int (kExit\w+) = (\d+);", read("include/snowflake/process/program_config.hpp"))}
     codes = set(code.values())
     table = section(read("docs/operations.md"), "Exit codes") or ""
     rows = {int(n) for n in re.findall(r"^\| (\d+) \|", table, re.M)}
     if not code:
-        wrong.append("include/snowflake/commands/common.hpp: no kExit* constants found")
+        wrong.append("include/snowflake/process/program_config.hpp: no kExit* constants found")
     both_ways(wrong, codes, rows,
               "docs/operations.md, Exit codes: no row for exit code {}",
               "docs/operations.md, Exit codes: a row for exit code {}, which "
-              "include/snowflake/commands/common.hpp does not define")
+              "include/snowflake/process/program_config.hpp does not define")
     texts = {name: prose(text) for name, text in docs().items()}
     usage = read("src/commands/command_line.cpp")
     texts["src/commands/command_line.cpp"] = usage
@@ -126,7 +126,7 @@ def exit_codes(wrong):
             for n in [m.group(1), *re.findall(r"\d+", m.group(2))]:
                 if int(n) not in codes:
                     wrong.append(f"{name}:{line_of(text, m.start())}: names exit code {n}, which "
-                                 "include/snowflake/commands/common.hpp does not define")
+                                 "include/snowflake/process/program_config.hpp does not define")
         for m in re.finditer(loose(r"Exit codes: ((?:\d+ [^,]+, )+\d+)"), text):
             said = {int(n) for n in re.findall(r"(?:^|,\s+)(\d+)\b", m.group(1))}
             if said != codes:

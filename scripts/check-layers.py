@@ -28,10 +28,11 @@ A room is a folder, the same name under src/ and include/snowflake/.
                     freezes the sequences when it finds a loss)
  10 migration       raising the migration floor, reading Leaf's tree
  11 report          what the operator commands print (pool status, floor)
- 12 process         the program, one floor of two rooms: the process around
-    commands        the daemon (its wiring, signals, systemd, logging); one
-                    file per subcommand (run starts the daemon, whose start-up
-                    reads the config as every command does); main.cpp
+ 12 process         the process around the daemon: its wiring, signals,
+                    systemd, logging; what every process of ours reads its
+                    config and exits with (program_config)
+ 13 commands        one file per subcommand (run starts the daemon)
+ 14 main            src/main.cpp: the command line dispatched
 
 Prints each include that points up or across, and exits 1 if there is one;
 a file of src/ outside every room (but main.cpp) fails too, as does a file
@@ -51,7 +52,8 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 LAYER = {"base": 0, "ids": 1, "sequences": 1, "forms": 2, "runtime": 3, "config": 4,
          "state": 5, "zk": 6, "http": 6, "client": 6, "cluster": 7, "sequence_store": 8,
-         "workers": 9, "migration": 10, "report": 11, "program": 12}
+         "workers": 9, "migration": 10, "report": 11, "process": 12, "commands": 13,
+         "main": 14}
 
 
 def part_of(path: pathlib.Path) -> str:
@@ -59,12 +61,10 @@ def part_of(path: pathlib.Path) -> str:
     rel = path.relative_to(ROOT)
     parts = rel.parts[2:] if rel.parts[0] == "include" else rel.parts[1:]
     if len(parts) > 1:
-        # The program's two rooms are one floor: run's command starts the
-        # daemon, whose start-up reads the config as every command does.
-        return "program" if parts[0] in ("process", "commands") else parts[0]
+        return parts[0]
     # src/main.cpp, and the generated include/snowflake/version.hpp's
     # template, the one file of include/snowflake/ outside a room.
-    return "program" if parts[0] == "main.cpp" else "base"
+    return "main" if parts[0] == "main.cpp" else "base"
 
 
 def resolve(source: pathlib.Path, name: str):
@@ -79,13 +79,17 @@ def resolve(source: pathlib.Path, name: str):
 
 def main() -> int:
     files = [p for d in ("src", "include") for p in (ROOT / d).rglob("*")
-             if p.suffix in (".hpp", ".cpp", ".in") and p.is_file()]
+             if p.suffix in (".hpp", ".cpp", ".in", ".h", ".cc") and p.is_file()]
     wrong = []
     for source in sorted(files):
         mine = part_of(source)
         rel = source.relative_to(ROOT)
         if rel.parts[0] == "src" and len(rel.parts) == 2 and rel.name != "main.cpp":
             wrong.append(f"{rel} is in src/ itself: src/ holds main.cpp and rooms")
+            continue
+        if rel.parts[0] == "include" and len(rel.parts) == 3 and rel.name != "version.hpp.in":
+            wrong.append(f"{rel} is in include/snowflake/ itself: it holds rooms (and "
+                         "version.hpp.in)")
             continue
         if mine not in LAYER:
             wrong.append(f"{rel} is in a room this script does not know: {mine}/")
@@ -115,7 +119,7 @@ def main() -> int:
     if wrong:
         print("check-layers: an include may point only down: base < ids, sequences < forms < "
               "runtime < config < state < zk, http, client < cluster < "
-              "sequence_store < workers < migration < report < process + commands "
+              "sequence_store < workers < migration < report < process < commands < main "
               "(scripts/check-layers.py)", file=sys.stderr)
         return 1
     print(f"check-layers: {len(files)} files, every include points down")

@@ -1,15 +1,20 @@
 // snowflaked: parses the command line and runs what it asks for; each
-// subcommand lives in src/commands/, the daemon's wiring in daemon.cpp.
+// subcommand lives in src/commands/, the daemon's wiring in
+// src/process/daemon.cpp.
 
 #include <exception>
 #include <string>
 
 #include "snowflake/commands/command_line.hpp"
-#include "snowflake/commands/common.hpp"
+#include "snowflake/process/program_config.hpp"
 #include "snowflake/process/stop_signals.hpp"
 
 int main(int argc, char** argv) {
-  using namespace snowflake::commands;
+  using snowflake::commands::parse_command_line;
+  using snowflake::commands::usage_text;
+  using snowflake::fail;
+  using snowflake::kExitFailure;
+  using snowflake::kExitUsage;
   // First of all: a SIGTERM from now on waits for the daemon to take it
   // (stop_signals.hpp); the other commands give it back its default action.
   snowflake::block_stop_signals();

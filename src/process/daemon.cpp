@@ -27,7 +27,6 @@
 #include "snowflake/cluster/cluster_history.hpp"
 #include "snowflake/cluster/form_policy.hpp"
 #include "snowflake/cluster/migration_floor.hpp"
-#include "snowflake/commands/common.hpp"
 #include "snowflake/config/config.hpp"
 #include "snowflake/http/router.hpp"
 #include "snowflake/http/server.hpp"
@@ -37,6 +36,7 @@
 #include "snowflake/ids/generator.hpp"
 #include "snowflake/ids/layout.hpp"
 #include "snowflake/process/logging.hpp"
+#include "snowflake/process/program_config.hpp"
 #include "snowflake/process/stop_signals.hpp"
 #include "snowflake/process/systemd_notifier.hpp"
 #include "snowflake/runtime/coordination_gauges.hpp"
@@ -54,11 +54,6 @@ namespace snowflake {
 
 namespace {
 
-using commands::fail;
-using commands::kExitConflict;
-using commands::kExitFailure;
-using commands::kExitUsage;
-
 // The config file with the command line's flags applied; what is wrong with
 // either is printed (exit 2).
 struct DaemonConfig {
@@ -68,10 +63,9 @@ struct DaemonConfig {
 };
 
 std::optional<DaemonConfig> load_daemon_config(const DaemonOptions& options) {
-  auto config = commands::load_config(options.config_file);
+  auto config = load_config(options.config_file);
   if (!config) return std::nullopt;
-  if (const auto ended =
-          commands::layout_ended(*config, options.config_file.value_or("defaults"))) {
+  if (const auto ended = layout_ended(*config, options.config_file.value_or("defaults"))) {
     fail(kExitUsage, *ended);
     return std::nullopt;
   }
@@ -144,13 +138,13 @@ std::optional<http::ForwardingTls> forwarding_tls(const HttpSettings& http) {
 
 coord::CoordinatorOptions coordinator_options(const Config& c, std::uint16_t http_port) {
   return {.strategy = c.coordinator.type,
-          .zookeeper = commands::zookeeper_settings(c),
+          .zookeeper = zookeeper_settings(c),
           .root = c.zookeeper.root,
           .settings = c.coordinator,
           .generator = c.generator,
           .advertise = c.coordinator.advertise.empty() ? default_advertise(http_port)
                                                        : c.coordinator.advertise,
-          .state_dir = commands::state_dir_of(c),
+          .state_dir = state_dir_of(c),
           .opaque_key = c.forms.opaque ? c.forms.opaque->fingerprint() : std::string(),
           .forms = coord::form_policy_of(c.forms)};
 }
@@ -277,7 +271,7 @@ Daemon::Daemon(Config config, const boost::asio::ip::tcp::endpoint& endpoint,
                std::optional<http::TlsContexts> tls)
     : config_(std::move(config)),
       endpoint_(endpoint),
-      layout_(commands::layout_of(config_)),
+      layout_(layout_of(config_)),
       coordinated_(config_.coordinator.type != CoordinatorType::static_id),
       threads_(io_thread_count(config_.http)),
       metrics_(config_.http.max_metric_tags),
@@ -325,8 +319,8 @@ bool Daemon::start_static_worker() {
                  *min_id, format_iso8601_ms(*floor_ms));
   }
   static_worker_ = std::make_unique<coord::StaticWorker>(
-      commands::state_dir_of(config_), config_.coordinator.static_worker_id, layout_,
-      config_.generator, config_.coordinator.persist_interval, floor_ms);
+      state_dir_of(config_), config_.coordinator.static_worker_id, layout_, config_.generator,
+      config_.coordinator.persist_interval, floor_ms);
   if (auto started = static_worker_->start(worker_); !started) {
     spdlog::critical("{}", started.error());
     return false;
@@ -415,7 +409,7 @@ void Daemon::start_sequences() {
   const auto& q = config_.sequences;
   const auto me = state::OwnerToken::fresh(default_advertise(bound_->port()), bound_->port());
   coord::SequenceSupplierOptions options{
-      .zookeeper = commands::zookeeper_settings(config_),
+      .zookeeper = zookeeper_settings(config_),
       .root = config_.zookeeper.root,
       .run = me.instance,
       .owner = me.describe(),
@@ -455,7 +449,7 @@ void Daemon::start_sequences() {
   }
   // The coordinator holds the state directory's lock by now: the run named
   // there is over if it ran in this boot from this very directory.
-  const std::string dir = commands::state_dir_of(config_);
+  const std::string dir = state_dir_of(config_);
   if (auto previous = state::swap_sequence_run(dir, me.instance)) {
     const auto& before = previous.value();
     if (before && before->proven_over) {
