@@ -594,10 +594,11 @@ class KubeRound:
         Job's exit code and what it said; {pod: its daemon's container}."""
         self.before = self.everything()
         for name, data in self.secrets.items():
-            secret_file = os.path.join(self.work, f"secret-{name}.yaml")
-            with open(os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-                f.write(kube_manifest.secret_for_podman(name, data))
-            self.cluster.podman("secret", "create", name, secret_file)
+            for copy_name in self.played.copies_of(name):  # a pod each (kube_manifest)
+                secret_file = os.path.join(self.work, f"secret-{copy_name}.yaml")
+                with open(os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+                    f.write(kube_manifest.secret_for_podman(copy_name, data))
+                self.cluster.podman("secret", "create", copy_name, secret_file)
         self.cluster.podman("kube", "play", "--network", f"{self.cluster.name}_default",
                             *self.played.ip_flags(), self.file, timeout=300)
         made = self.everything()
@@ -721,9 +722,10 @@ class KubeRound:
         and the Secrets; the Job's claim too, unless kept for a next round."""
         cluster = self.cluster
         cluster.podman("kube", "down", self.file, timeout=180)
-        for name in self.secrets:
+        secrets = [c for name in self.secrets for c in self.played.copies_of(name)]
+        for name in secrets:
             cluster.podman("secret", "rm", name)
-        cluster.podman("volume", "rm", self.played.config_map_name, *self.secrets)
+        cluster.podman("volume", "rm", *self.played.copies_of(self.played.config_map_name), *secrets)
         if not keep_claim:
             cluster.podman("volume", "rm", self.played.claim_name)
         after = self.everything()

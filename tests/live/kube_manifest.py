@@ -38,10 +38,17 @@ class Played:
     pods (in the order they take the addresses given to `kube play --ip`)."""
 
     def __init__(self, docs, config_map_name, config, job_name, secret_name, secret_key, pods,
-                 claim_name):
+                 claim_name, copies):
         self.docs, self.config_map_name, self.config = docs, config_map_name, config
         self.job_name, self.secret_name, self.secret_key = job_name, secret_name, secret_key
         self.pods, self.claim_name = pods, claim_name
+        # {a ConfigMap's or Secret's name: the names of its copies, a pod each}
+        self.copies = copies
+
+    def copies_of(self, name):
+        """The podman secrets (or volumes) that stand for the Secret or
+        ConfigMap `name`: one for each pod that mounts it."""
+        return self.copies.get(name, [name])
 
     def yaml(self):
         return yaml.safe_dump_all(self.docs, sort_keys=False)
@@ -201,9 +208,53 @@ def playable(text, job_text, image, service, ips, tls=None, claim_made=False, ho
     played.append({"apiVersion": "v1", "kind": "Pod",
                    "metadata": {"name": job["metadata"]["name"], "labels": job["metadata"]["labels"]},
                    "spec": job_spec})
+    played, copies = _volumes_a_pod_each(played)
     return Played(played, config_map["metadata"]["name"], config, job["metadata"]["name"],
                   secrets.pop(), os.path.basename(config["zookeeper"]["auth_file"]), pods,
-                  claim["metadata"]["name"])
+                  claim["metadata"]["name"], copies)
+
+
+def _volumes_a_pod_each(docs):
+    """Each pod's ConfigMap and Secret volumes as copies of their own.
+    podman 4.3 plays such a volume as one named volume, shared, whose files
+    it writes again (truncated, then written) as it plays each pod that
+    mounts it: a daemon reading its config or its ZooKeeper identity while
+    the next pod is played can find the file empty (it happened: exit 2,
+    "zookeeper.auth_file ... must hold user:password"). Kubernetes gives
+    each pod a volume of its own, written before its containers start, as
+    these copies are. Returns the documents (a ConfigMap's copies in its
+    place) and {name: its copies' names}."""
+    copies = {}
+    config_maps = {d["metadata"]["name"]: d for d in _of_kind(docs, "ConfigMap")}
+    made = []
+    for d in docs:
+        if d.get("kind") == "Deployment":
+            spec, pod = d["spec"]["template"]["spec"], d["metadata"]["name"]
+        elif d.get("kind") == "Pod":
+            spec, pod = d["spec"], d["metadata"]["name"]
+        else:
+            continue
+        for volume in spec.get("volumes", []):
+            if "configMap" in volume:
+                name = volume["configMap"]["name"]
+                copy_name = f"{name}-{pod}"
+                clone = copy.deepcopy(config_maps[name])
+                clone["metadata"]["name"] = copy_name
+                made.append(clone)
+                volume["configMap"]["name"] = copy_name
+                copies.setdefault(name, []).append(copy_name)
+            elif "secret" in volume:
+                name = volume["secret"]["secretName"]
+                volume["secret"]["secretName"] = f"{name}-{pod}"
+                copies.setdefault(name, []).append(f"{name}-{pod}")
+    out = []
+    for d in docs:
+        if d.get("kind") == "ConfigMap" and d["metadata"]["name"] in copies:
+            out.extend(made_d for made_d in made
+                       if made_d["metadata"]["name"] in copies[d["metadata"]["name"]])
+        else:
+            out.append(d)
+    return out, copies
 
 
 class PlayedZooKeeper:
