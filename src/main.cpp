@@ -10,11 +10,11 @@
 #include "snowflake/process/stop_signals.hpp"
 
 int main(int argc, char** argv) {
-  using snowflake::commands::parse_command_line;
-  using snowflake::commands::usage_text;
   using snowflake::fail;
   using snowflake::kExitFailure;
   using snowflake::kExitUsage;
+  using snowflake::commands::parse_command_line;
+  using snowflake::commands::usage_text;
   // First of all: a SIGTERM from now on waits for the daemon to take it
   // (stop_signals.hpp); the other commands give it back its default action.
   snowflake::block_stop_signals();
