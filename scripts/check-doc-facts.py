@@ -57,6 +57,7 @@ EXIT_STATEMENT = r"(?:\(exit|exits?|exited|is exit|exit code) (\d+)((?:(?:,| and
 # None for sections whose keys are not fixed (a helper's, the tags' object).
 SECTIONS = {"root": "", "layout": "layout", "gen": "generator", "coord": "coordinator",
             "zk": "zookeeper", "http": "http", "seq": "sequences", "forms": "forms",
+            "leases": "leases",
             "section": None, "by_tag": None}
 FIGURE = re.compile(r"\b\d{1,3}(?:,\d{3})+\b|\b\d+\.\d+\b")
 
@@ -180,10 +181,26 @@ def routes(wrong):
     all_docs = docs()
     for name in ("README.md", "docs/api.md"):
         rows = "\n".join(line for line in all_docs[name].splitlines() if line.startswith("|"))
-        for p in documented:
+        for p, methods in route_methods().items():
             spelled = re.sub(r"\{(\w+)\}", r"<\1>", p)
-            if not re.search(rf"`GET {re.escape(spelled)}[`?\[ ]", rows):
-                wrong.append(f"{name}: its route table lacks GET {spelled}")
+            for method in methods:
+                if not re.search(rf"`{method} {re.escape(spelled)}[`?\[ ]", rows):
+                    wrong.append(f"{name}: its route table lacks {method} {spelled}")
+
+
+def route_methods():
+    """Each path of docs/openapi.yaml and the methods it answers: its
+    operations but the one listed for every other method ("Every method
+    but ...")."""
+    out = {}
+    for block in re.split(r"^(?=  /)", read("docs/openapi.yaml").split("\ncomponents:")[0], flags=re.M):
+        head = re.match(r"  (/\S*):\s*$", block, re.M)
+        if not head:
+            continue
+        ops = re.findall(r"^    (get|put|post|delete|patch):\n      (\w+):(.*)$", block, re.M)
+        out[head.group(1)] = [op.upper() for op, key, text in ops
+                              if not (key == "description" and text.strip().startswith("Every method but"))]
+    return out
 
 
 def config_keys(wrong):

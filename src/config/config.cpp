@@ -353,6 +353,48 @@ SequenceSettings read_sequences(JsonSection seq) {
   return q;
 }
 
+LeaseSettings read_leases(JsonSection leases, const CoordinatorSettings& coordinator) {
+  const LeaseSettings d;
+  LeaseSettings l;
+  l.enabled = leases.boolean("enabled", d.enabled);
+  l.min_duration = std::chrono::milliseconds(
+      leases.integer("min_duration_ms", d.min_duration.count(), 100, kMaxDurationMs));
+  // A holder's lease must end, with the margin and the skew bound, before
+  // the reaper may take its worker ID back (DESIGN.md rule 10), and within
+  // the fence a wipe or a new cluster raises (cluster_identity.hpp's
+  // fence_length: lease_timeout + safety_margin + max_skew).
+  const auto room = coordinator.reclaim_after - coordinator.safety_margin - coordinator.max_skew;
+  const auto fallback =
+      std::max(std::chrono::milliseconds(0), std::min(coordinator.lease_timeout, room));
+  l.max_duration = std::chrono::milliseconds(
+      leases.integer("max_duration_ms", fallback.count(), 0, kMaxDurationMs));
+  leases.finish();
+  if (!l.enabled) return l;
+  if (l.max_duration > coordinator.lease_timeout) {
+    leases.fail("max_duration_ms",
+                fmt::format("must be at most coordinator.lease_timeout_ms ({} > {}): the fence a "
+                            "wipe of ZooKeeper raises outlasts a lease no longer than the daemons'",
+                            l.max_duration.count(), coordinator.lease_timeout.count()));
+  }
+  if (l.max_duration > room) {
+    leases.fail("max_duration_ms",
+                fmt::format("must be at most coordinator.reclaim_after_ms - safety_margin_ms - "
+                            "max_skew_ms ({} > {}): a holder must stop before the reaper may take "
+                            "its worker ID back",
+                            l.max_duration.count(), room.count()));
+  }
+  if (l.max_duration < l.min_duration) {
+    leases.fail("max_duration_ms", fmt::format("must be at least min_duration_ms ({} < {})",
+                                               l.max_duration.count(), l.min_duration.count()));
+  }
+  if (coordinator.type != CoordinatorType::recycle) {
+    leases.fail("enabled", fmt::format("needs coordinator.type \"recycle\": leases are the "
+                                       "recycle pool's worker IDs, got \"{}\"",
+                                       to_string(coordinator.type)));
+  }
+  return l;
+}
+
 Config read_config(const nlohmann::json& document, std::int64_t now_ms,
                    const std::string& credentials_directory) {
   JsonSection root(document, "");
@@ -387,6 +429,7 @@ Config read_config(const nlohmann::json& document, std::int64_t now_ms,
   c.http = read_http(root.section("http"), credentials_directory);
   c.sequences = read_sequences(root.section("sequences"));
   c.forms = read_forms(root.section("forms"), layout.value(), credentials_directory);
+  c.leases = read_leases(root.section("leases"), c.coordinator);
   root.finish();
   return c;
 }

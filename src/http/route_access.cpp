@@ -15,7 +15,8 @@ using beast_http::field;
 
 constexpr std::array kOperators = {Route::decode, Route::leaf_decode, Route::status, Route::metrics,
                                    Route::openapi};
-constexpr std::array kIssuing = {Route::id, Route::seq, Route::leaf_id, Route::leaf_segment};
+constexpr std::array kIssuing = {Route::id, Route::seq, Route::leaf_id, Route::leaf_segment,
+                                 Route::leases};
 
 enum class Bearer { none, matches, other };
 

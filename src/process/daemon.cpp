@@ -48,6 +48,7 @@
 #include "snowflake/state/sequence_run.hpp"
 #include "snowflake/version.hpp"
 #include "snowflake/workers/coordinator.hpp"
+#include "snowflake/workers/lease_service.hpp"
 #include "snowflake/workers/static_worker.hpp"
 
 namespace snowflake {
@@ -180,6 +181,8 @@ class Daemon {
   // Dense sequences (sequences.enabled): the supplier thread; it connects
   // on its own, so a slow ZooKeeper delays sequences, not the start.
   void start_sequences();
+  // Worker-ID leases for other processes (leases.enabled): their thread.
+  void start_leases();
   // Tells systemd it is ready, and pings its watchdog while healthy.
   void start_notifier();
   // With TLS: looks for a rotated certificate from now on.
@@ -215,6 +218,9 @@ class Daemon {
   // server, whose router points to it.
   std::unique_ptr<http::StrictForwarder> forwarder_;
   std::atomic<bool> stopping_{false};  // what /ready reads: SIGTERM came
+  // Where the routers hand lease requests (to lease_service_, once started);
+  // outlives the server, whose routers point to it.
+  LeaseDesk lease_desk_;
   // Each listener answers by its own route table (route_access.hpp).
   const http::RouteTable main_routes_;
   const http::RouteTable admin_routes_;
@@ -225,6 +231,8 @@ class Daemon {
   std::optional<boost::asio::ip::tcp::endpoint> bound_admin_;
   std::unique_ptr<coord::Coordinator> coordinator_;
   std::unique_ptr<coord::SequenceSupplier> supplier_;
+  // After the coordinator, whose session it uses: it stops first.
+  std::unique_ptr<coord::LeaseService> lease_service_;
   SystemdNotifier notifier_;
   boost::asio::steady_timer shutdown_delay_;         // on the main loop
   std::unique_ptr<http::TlsReloader> tls_reloader_;  // on the main loop; with TLS only
@@ -472,6 +480,27 @@ void Daemon::start_sequences() {
       config_.zookeeper.root, q.segment_duration.count(), q.max_step, q.refill_at_percent);
 }
 
+void Daemon::start_leases() {
+  if (!config_.leases.enabled || !coordinator_) return;
+  const auto& co = config_.coordinator;
+  lease_service_ = std::make_unique<coord::LeaseService>(coord::LeaseServiceOptions{
+      .root = config_.zookeeper.root,
+      .max_worker_id = layout_.max_worker_id(),
+      .session = [coordinator = coordinator_.get()] { return coordinator->session(); },
+      .own_lease = &lease_,
+      .clock = &SystemClock::instance(),
+      .max_wait = co.max_boot_wait});
+  lease_desk_ = [service = lease_service_.get()](LeaseRequest request) {
+    return service->submit(std::move(request));
+  };
+  // Before the server runs (serve()): its threads read these.
+  router_.leases = &lease_desk_;
+  router_.lease_limits = {config_.leases.min_duration, config_.leases.max_duration};
+  spdlog::info("leases: worker IDs of {} leased to other processes for {} to {} ms",
+               config_.zookeeper.root, config_.leases.min_duration.count(),
+               config_.leases.max_duration.count());
+}
+
 void Daemon::start_notifier() {
   notifier_.start();
   const auto watchdog = notifier_.watchdog_timeout();
@@ -570,6 +599,8 @@ int Daemon::serve() {
   // Drained: nothing can be issued any more; give the worker ID back, and
   // each sequence's unused rest.
   if (supplier_) supplier_->stop();
+  // Before the session goes: what is queued is answered (to nobody).
+  if (lease_service_) lease_service_->stop();
   if (coordinator_) coordinator_->shutdown();
   if (static_worker_) static_worker_->shutdown();
   if (const IdGenerator* g = worker_.current()) {
@@ -597,6 +628,7 @@ int run_daemon(const DaemonOptions& options) {
   daemon.stop_on(stop_signals);
   if (!daemon.start_coordination()) return kExitFailure;
   daemon.start_sequences();
+  daemon.start_leases();
   daemon.start_notifier();
   daemon.start_tls_reloader();
   return daemon.serve();

@@ -36,6 +36,8 @@ std::string_view to_string(Route route) noexcept {
       return "leaf_decode";
     case Route::leaf_segment:
       return "leaf_segment";
+    case Route::leases:
+      return "leases";
     case Route::other:
       return "other";
   }
@@ -80,6 +82,26 @@ void Metrics::count_refusal(Route route, std::string_view code) noexcept {
   const auto* it = std::find(kRefusalCodes.begin(), kRefusalCodes.end() - 1, code);
   refusals_[static_cast<std::size_t>(route)][static_cast<std::size_t>(it - kRefusalCodes.begin())]
       .fetch_add(1, std::memory_order_relaxed);
+}
+
+void Metrics::count_lease(LeaseRequest::Kind kind, const LeaseCall::Outcome& outcome) noexcept {
+  LeaseEvent event = LeaseEvent::refused;
+  if (const auto* refusal = std::get_if<LeaseRefusal>(&outcome)) {
+    if (refusal->why == LeaseRefusal::Why::lost) event = LeaseEvent::lost;
+  } else {
+    switch (kind) {
+      case LeaseRequest::Kind::take:
+        event = LeaseEvent::taken;
+        break;
+      case LeaseRequest::Kind::renew:
+        event = LeaseEvent::renewed;
+        break;
+      case LeaseRequest::Kind::give_back:
+        event = LeaseEvent::given_back;
+        break;
+    }
+  }
+  leases_[static_cast<std::size_t>(event)].fetch_add(1, std::memory_order_relaxed);
 }
 
 void Metrics::observe_duration(Route route, std::chrono::nanoseconds took) noexcept {
@@ -491,6 +513,16 @@ std::string Metrics::render(const Snapshot& s) const {
   } else {
     line("snowflake_lease_remaining_seconds {}",
          static_cast<double>(s.lease_remaining.count()) / 1000.0);
+  }
+
+  line(
+      "# HELP snowflake_worker_leases_total Worker-ID lease requests of other processes' "
+      "generators answered, by event: taken, renewed, given_back, lost (410: the holder must "
+      "take a new one), refused (503).");
+  line("# TYPE snowflake_worker_leases_total counter");
+  for (std::size_t i = 0; i < kLeaseEvents.size(); ++i) {
+    line("snowflake_worker_leases_total{{pool=\"cluster\",event=\"{}\"}} {}", kLeaseEvents[i],
+         leases_[i].load(std::memory_order_relaxed));
   }
 
   line(

@@ -202,7 +202,8 @@ Result<ClaimPlan, CoordError> RecyclePool::plan_claim(ZkSession& zk, std::uint32
 
 Result<PoolClaim, CoordError> RecyclePool::commit_claim(ZkSession& zk, const ClaimPlan& plan,
                                                         InuseData data,
-                                                        const std::optional<ZkOp>& with) {
+                                                        const std::optional<ZkOp>& with,
+                                                        bool alive) {
   const std::uint32_t id = plan.worker_id;
   data.floor = std::max(data.floor, plan.floor);
   // The count is checked, not bumped: the notuse node we remove and the
@@ -215,14 +216,22 @@ Result<PoolClaim, CoordError> RecyclePool::commit_claim(ZkSession& zk, const Cla
   const std::string path = inuse_path(id);
   std::vector<ZkOp> ops{ZkOp::check(inuse_, plan.move_count),
                         ZkOp::remove(notuse_path(id), plan.notuse_version),
-                        ZkOp::create(path, encode(data)), ZkOp::set(path, encode(data), 0),
-                        alive_.create(id, data.owner)};
+                        ZkOp::create(path, encode(data)), ZkOp::set(path, encode(data), 0)};
+  if (alive) ops.push_back(alive_.create(id, data.owner));
   if (with) ops.push_back(*with);
   auto moved = zk.multi(ops);
   if (moved) {
     const NodeStat& t = moved.value()[3];
-    return PoolClaim{id,      path, std::move(data), t.version,      t.czxid, t.mtime_ms,
-                     t.mzxid, true, zk.session_id(), plan.move_count};
+    return PoolClaim{id,
+                     path,
+                     std::move(data),
+                     t.version,
+                     t.czxid,
+                     t.mtime_ms,
+                     t.mzxid,
+                     true,
+                     alive ? zk.session_id() : 0,
+                     plan.move_count};
   }
   const ZkError& e = moved.error();
   // Not a race on the pool: the op we were given failed (the caller's).
@@ -251,7 +260,7 @@ Result<PoolClaim, CoordError> RecyclePool::commit_claim(ZkSession& zk, const Cla
 
 Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, const InuseData& data,
                                                  std::int64_t max_floor_ms,
-                                                 const std::optional<ZkOp>& with) {
+                                                 const std::optional<ZkOp>& with, bool alive) {
   if (unsure_claim_) {
     auto earlier = read_claim(zk, *unsure_claim_, data.owner);
     if (earlier) {
@@ -293,7 +302,7 @@ Result<PoolClaim, CoordError> RecyclePool::claim(ZkSession& zk, const InuseData&
         nearest_far_floor = std::min(nearest_far_floor, plan.value().floor);
         break;
       }
-      auto claimed = commit_claim(zk, plan.value(), data, with);
+      auto claimed = commit_claim(zk, plan.value(), data, with, alive);
       if (claimed || claimed.error().code == CoordErrc::zookeeper) return claimed;
       if (claimed.error().code == CoordErrc::held) {
         ++held;

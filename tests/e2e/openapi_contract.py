@@ -160,12 +160,24 @@ def resume_thread(tid):
 
 # --- checking one answer against the document -------------------------------
 
+def operation_of(item, method):
+    """The operation a method falls under: its own (HEAD: GET's), else the
+    one listed for every other method ("Every method but ...")."""
+    name = "get" if method in ("GET", "HEAD") else method.lower()
+    if name in item:
+        return name
+    for other, op in item.items():
+        if other != "parameters" and op.get("description", "").startswith("Every method but"):
+            return other
+    return None
+
+
 def documented_response(template, method, status):
     item = DOC["paths"].get(template) if template else None
     if item is None:  # no route: the document's NotFound
         return deref({"$ref": "#/components/responses/NotFound"}) if status == 404 else None
-    op = item.get("get" if method in ("GET", "HEAD") else "post")
-    response = op["responses"].get(str(status))
+    name = operation_of(item, method)
+    response = item[name]["responses"].get(str(status)) if name else None
     return deref(response) if response else None
 
 
@@ -287,6 +299,11 @@ def main():
         if "order" in tags and "cold" in tags:
             break
         time.sleep(0.05)
+    # One leasing the recycle pool's worker IDs, on the same ZooKeeper.
+    leasing = Daemon({"coordinator": {"type": "recycle"},
+                      "zookeeper": {"hosts": zk.hosts, "root": "/snowflake/leases"},
+                      "http": {"request_timeout_ms": 300},
+                      "leases": {"enabled": True}}, work, "leasing")
     # One with every form, an admin listener and an admin token; one with a
     # token but no admin listener (the operators' routes stay, opaque
     # decoding takes the token).
@@ -307,8 +324,9 @@ def main():
     try:
         walk(healthy.port, lapsed.port, floored.port, stuck.port, sequences.port, zk,
              Admin(formed.port, formed.admin_port, tokened.port),
-             lambda: floored.process.send_signal(signal.SIGTERM))
+             lambda: floored.process.send_signal(signal.SIGTERM), leasing.port)
     finally:
+        leasing.stop()
         formed.stop()
         tokened.stop()
         healthy.stop()
@@ -344,6 +362,8 @@ def template_of(target):
         return "/api/snowflake/get/{key}"
     if path.startswith("/api/segment/get/"):
         return "/api/segment/get/{key}"
+    if path.startswith("/v1/leases/"):
+        return "/v1/leases/{worker_id}"
     return path if path in DOC["paths"] else None
 
 
@@ -359,14 +379,17 @@ class Admin:
         self.main, self.admin, self.tokened = main, admin, tokened
 
 
-def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_floored):
+def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_floored,
+         lease_port):
     long_target = "/id/" + "a" * 2100
     many_fields = {f"X-{i}": "y" for i in range(101)}
     produced = set()  # (template, GET or POST, status)
 
     def probe(template, method, target, on=port, headers=None, body=b"", raw=None):
         answer = exchange(on, raw) if raw is not None else request(on, method, target, headers, body)
-        produced.add((template, "GET" if method == "HEAD" else method, answer[0]))
+        item = DOC["paths"].get(template) if template else None
+        name = operation_of(item, method) if item else "get"
+        produced.add((template, (name or method).upper(), answer[0]))
         check_answer(template, method, answer, f"{method} {target[:60]}")
         return answer
 
@@ -376,10 +399,10 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
         target = {"/id/{tag}": "/id/order", "/decode/{id}": "/decode/123456789",
                   "/api/snowflake/get/{key}": "/api/snowflake/get/order",
                   "/seq/{tag}": "/seq/order", "/api/segment/get/{key}": "/api/segment/get/order",
-                  "/decodeSnowflakeId": "/decodeSnowflakeId?snowflakeId=123456789"}.get(template, template)
-        for method in ("GET", "HEAD"):
+                  "/decodeSnowflakeId": "/decodeSnowflakeId?snowflakeId=123456789",
+                  "/v1/leases/{worker_id}": "/v1/leases/3"}.get(template, template)
+        for method in ("GET", "HEAD", "POST", "PUT", "DELETE"):
             probe(template, method, target)
-        probe(template, "POST", target)
         probe(template, "GET", target, raw=f"GET {target} HTTP/1.1\r\nHost: test\r\nX: a\x01b\r\n\r\n".encode())
         probe(template, "GET", target, raw=f"GET {target} HTTP/1.1\r\nHost: test\r\n".encode())  # 408
         probe(template, "GET", target, body=b"abc")
@@ -454,6 +477,11 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
     probe("/decodeSnowflakeId", "GET", "/decodeSnowflakeId?snowflakeId=x")
     probe("/decodeSnowflakeId", "GET", "/decodeSnowflakeId?id=1")
     walk_forms(probe, port, seq_port, forms)
+    walk_leases(probe, lease_port)
+    # The admin listener leases nothing.
+    probe("/v1/leases", "POST", "/v1/leases?holder=contract", on=forms.admin)
+    probe("/v1/leases", "GET", "/v1/leases", on=forms.admin)
+    probe("/v1/leases/{worker_id}", "GET", "/v1/leases/x")  # 404 before the method is looked at
     probe(None, "GET", "/nowhere")
     deadline = time.monotonic() + 20
     while request(stuck_port, "GET", "/health")[0] != 503 and time.monotonic() < deadline:
@@ -476,7 +504,7 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
         for method, op in item.items():
             if method != "parameters":
                 for status in op["responses"]:
-                    documented.add((template, "GET" if method == "get" else "POST", int(status)))
+                    documented.add((template, method.upper(), int(status)))
     documented.add((None, "GET", 404))
     for missing in sorted(documented - produced, key=str):
         fail(f"documented but never produced by the walk: {missing}")
@@ -484,8 +512,9 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
     # 2. A sweep: whatever the router answers must be documented, on every
     # listener, with and without the admin token.
     for template in list(DOC["paths"]) + ["/", "/id", "/id/", "/decode/", "/x/y"]:
-        base = template.replace("{tag}", "t.1").replace("{key}", "t.1").replace("{id}", "99")
-        for method in ("GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"):
+        base = (template.replace("{tag}", "t.1").replace("{key}", "t.1").replace("{id}", "99")
+                .replace("{worker_id}", "99"))
+        for method in ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
             for suffix in ("", "?count=1", "?format=json", "?zzz", "?count=x&count=2", "/extra",
                            "?form=opaque", "?form=uuid&tag=t.1", "?form=x"):
                 for on in (port, lapsed_port, forms.main, forms.admin, forms.tokened):
@@ -498,6 +527,44 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
     status, _, body = request(port, "GET", "/openapi.yaml")
     if status != 200 or body.decode("utf-8") != DOC_TEXT:
         fail("GET /openapi.yaml is not docs/openapi.yaml")
+
+
+def walk_leases(probe, port):
+    """The lease routes on a daemon that leases: taken, renewed, given back,
+    and each refusal."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and request(port, "GET", "/ready")[0] != 200:
+        time.sleep(0.05)
+    taken = probe("/v1/leases", "POST", "/v1/leases?holder=contract&duration_ms=60000", on=port)
+    if taken[0] != 200:
+        fail(f"POST /v1/leases: {taken[0]} {taken[2][:200]!r}")
+        return
+    lease = json.loads(taken[2])
+    one = f"/v1/leases/{lease['worker_id']}"
+    token = lease["token"]
+    stranger = "0123456789abcdef0123456789abcdef"
+    probe("/v1/leases", "POST", "/v1/leases?holder=a%20b", on=port)  # 400 bad_holder
+    probe("/v1/leases/{worker_id}", "PUT", f"{one}?token={token}&last_timestamp_ms=5", on=port)
+    probe("/v1/leases/{worker_id}", "PUT", f"{one}?token=XYZ", on=port)  # 400 bad_token
+    probe("/v1/leases/{worker_id}", "PUT", f"{one}?token={stranger}", on=port)  # 410
+    probe("/v1/leases/{worker_id}", "PUT", f"/v1/leases/99999?token={token}", on=port)  # 404
+    probe("/v1/leases/{worker_id}", "DELETE", f"{one}?token={token}&last_timestamp_ms=x",
+          on=port)  # 400 bad_timestamp
+    probe("/v1/leases/{worker_id}", "DELETE", f"/v1/leases/x?token={token}", on=port)  # 404
+    probe("/v1/leases/{worker_id}", "DELETE", f"{one}?token={token}&last_timestamp_ms=5", on=port)
+    probe("/v1/leases/{worker_id}", "DELETE", f"{one}?token={token}", on=port)  # 410 given back
+    probe("/v1/leases", "PATCH", "/v1/leases", on=port)  # 405
+    # Refused before routing, in each of the routes' own methods.
+    many_fields = {f"X-{i}": "y" for i in range(101)}
+    for template, method, target in (("/v1/leases", "POST", "/v1/leases?holder=contract"),
+                                     ("/v1/leases/{worker_id}", "PUT", f"{one}?token={token}"),
+                                     ("/v1/leases/{worker_id}", "DELETE", f"{one}?token={token}")):
+        probe(template, method, target, on=port,
+              raw=f"{method} {target} HTTP/1.1\r\nHost: test\r\n".encode())  # 408
+        probe(template, method, target, on=port, body=b"abc")
+        probe(template, method, target, on=port, headers=many_fields)
+        probe(template, method, target, on=port, headers={"X-Big": "a" * 9000})
+        probe(template, method, target + "&" + "a" * 2100, on=port)
 
 
 def walk_forms(probe, plain_port, seq_port, forms):

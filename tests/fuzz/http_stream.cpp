@@ -92,10 +92,38 @@ const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "stopping",
                                                           "form_policy_changed",
                                                           "unauthorized",
-                                                          "forbidden"};
+                                                          "forbidden",
+                                                          "bad_holder",
+                                                          "bad_duration",
+                                                          "bad_token",
+                                                          "bad_timestamp",
+                                                          "lease_lost",
+                                                          "pool_exhausted",
+                                                          "lease_unavailable",
+                                                          "leases_disabled"};
 const std::set<unsigned> kDocumentedStatuses{200, 400, 401, 403, 404, 405,
                                              408, 410, 413, 414, 431, 503};
 constexpr std::string_view kToken = "fuzz-admin-token-0123456789abcdef0123";
+// The one worker-ID lease the desk knows: renewed and given back by this token.
+constexpr std::string_view kLeaseToken = "0123456789abcdef0123456789abcdef";
+constexpr std::uint32_t kLeasedWorker = 6;
+const LeaseLimits kLeaseLimits{std::chrono::milliseconds(1'000), std::chrono::milliseconds(60'000)};
+
+// The lease thread's side, answered at once (the router's part is fuzzed,
+// not ZooKeeper's: lease_pool_test.cpp and leases_test.cpp have that).
+std::shared_ptr<LeaseCall> answer_lease(LeaseRequest request) {
+  auto call = std::make_shared<LeaseCall>(request);
+  const bool ours = request.kind == LeaseRequest::Kind::take ||
+                    (request.token == kLeaseToken && request.worker_id == kLeasedWorker);
+  if (ours) {
+    call->finish(LeaseGrant{
+        kLeasedWorker, request.duration, 1, kStart + request.duration.count(),
+        request.kind == LeaseRequest::Kind::take ? std::string(kLeaseToken) : std::string()});
+  } else {
+    call->finish(LeaseRefusal{LeaseRefusal::Why::lost, "lease lost: not this token's"});
+  }
+  return call;
+}
 
 // Opaque IDs under a fixed key; "secret" is pinned to opaque, "event" to uuid.
 FormSettings fuzz_forms() {
@@ -184,6 +212,11 @@ struct Daemon {
     memo->strict.set_strict();
     memo->strict.set_owner_address("10.0.0.6:8443", /*tls=*/true);
     sequences.listed = true;  // the tags read: another tag is unknown (404)
+    // Leases granted beside Leaf's routes; without them, leases_disabled.
+    if (variant != 0) {
+      context.leases = &lease_desk;
+      context.lease_limits = kLeaseLimits;
+    }
   }
   test::ManualClock clock{kStart};
   IdLayout layout;
@@ -199,6 +232,7 @@ struct Daemon {
   std::atomic<bool> stopped;
   RouteTable routes;
   FormSettings forms = fuzz_forms();
+  LeaseDesk lease_desk = answer_lease;
   RouterContext context{layout,
                         worker,
                         lease,
@@ -407,6 +441,25 @@ void check_leaf(Daemon& d, const Request& req, const Response& res, std::string_
              input);
 }
 
+// A lease answered: only by the main listener, only where leases are on,
+// a take with its token, a renewal without, the duration within the limits.
+void check_lease(Daemon& d, const Request& req, const Response& res, std::string_view input) {
+  FUZZ_CHECK(d.listener != Listener::admin && d.context.leases != nullptr, input);
+  const auto body = nlohmann::json::parse(res.body(), nullptr, false);
+  FUZZ_CHECK(body.is_object() && body.value("worker_id", -1) == kLeasedWorker, input);
+  if (req.method() == verb::delete_) {
+    FUZZ_CHECK(body.value("given_back", false), input);
+    return;
+  }
+  FUZZ_CHECK(body.contains("token") == (req.method() == verb::post), input);
+  const auto lease_ms = body.value("lease_ms", std::int64_t{-1});
+  FUZZ_CHECK(lease_ms >= kLeaseLimits.min_duration.count() &&
+                 lease_ms <= kLeaseLimits.max_duration.count(),
+             input);
+  FUZZ_CHECK(body.value("renew_after_ms", std::int64_t{-1}) == lease_ms / 3, input);
+  FUZZ_CHECK(body.contains("layout") && body["layout"].is_object(), input);
+}
+
 void check_answer(Daemon& d, const Request& req, const Response& res, std::string_view input) {
   FUZZ_CHECK(kDocumentedStatuses.contains(res.result_int()), input);
   const bool head = req.method() == verb::head;
@@ -432,6 +485,7 @@ void check_answer(Daemon& d, const Request& req, const Response& res, std::strin
     FUZZ_CHECK(body.contains("for") == (target.find("for=seq") != std::string_view::npos), input);
     return;
   }
+  if (target.starts_with("/v1/leases")) return check_lease(d, req, res, input);
   if (target.starts_with("/id/")) return check_ids(d, req, res, input);
   if (target.starts_with("/seq/") || target.starts_with("/api/segment/get/"))
     return check_numbers(d, req, res, input);

@@ -37,6 +37,21 @@ TEST_CASE("an empty config gives every default", "[config]") {
   CHECK(c.http.shutdown_delay == std::chrono::milliseconds(0));  // stops accepting at once
   CHECK_FALSE(c.http.tls);                                       // plain HTTP
   CHECK(c.http.tls_reload_interval == std::chrono::milliseconds(5000));
+  CHECK_FALSE(c.leases.enabled);
+  CHECK(c.leases.min_duration == std::chrono::milliseconds(1000));
+  CHECK(c.leases.max_duration == std::chrono::milliseconds(540'000));  // the daemons' own lease
+}
+
+TEST_CASE("leases.max_duration_ms: the daemons' lease, or less where reclaim_after leaves less",
+          "[config]") {
+  // 4000 - 1000 - 500 = 2500 < 3000: a holder must stop before the reaper.
+  const Config c = parse_config(json::parse(R"({"coordinator": {"type": "recycle",
+      "heartbeat_interval_ms": 1000, "lease_timeout_ms": 3000, "reclaim_after_ms": 4000,
+      "safety_margin_ms": 1000, "max_skew_ms": 500}, "leases": {"enabled": true}})"),
+                                kConfigNow)
+                       .value();
+  CHECK(c.leases.enabled);
+  CHECK(c.leases.max_duration == std::chrono::milliseconds(2500));
 }
 
 TEST_CASE("http.shutdown_delay_ms: 0 to 10 minutes", "[config]") {
@@ -191,6 +206,21 @@ TEST_CASE("every config error names its key", "[config]") {
        "every entry must be a tag"},
       {R"({"http": {"tag_allowlist": [7]}})", "http.tag_allowlist", "every entry must be a tag"},
       {R"({"http": {"port": 8080}})", "http.port", "unknown key"},
+      // Leases: the recycle pool's worker IDs, ending before the reaper may
+      // take them back and within the fence a wipe raises.
+      {R"({"leases": {"enabled": true}})", "leases.enabled", "needs coordinator.type \"recycle\""},
+      {R"({"coordinator": {"type": "recycle"}, "leases": {"enabled": true,
+           "max_duration_ms": 540001}})",
+       "leases.max_duration_ms", "at most coordinator.lease_timeout_ms (540001 > 540000)"},
+      {R"({"coordinator": {"type": "recycle", "lease_timeout_ms": 3000, "heartbeat_interval_ms": 1000,
+           "reclaim_after_ms": 4000, "safety_margin_ms": 1000, "max_skew_ms": 500},
+          "leases": {"enabled": true, "max_duration_ms": 3000}})",
+       "leases.max_duration_ms", "(3000 > 2500)"},
+      {R"({"coordinator": {"type": "recycle"}, "leases": {"enabled": true,
+           "min_duration_ms": 5000, "max_duration_ms": 4000}})",
+       "leases.max_duration_ms", "at least min_duration_ms (4000 < 5000)"},
+      {R"({"leases": {"min_duration_ms": 99}})", "leases.min_duration_ms", "from 100 to"},
+      {R"({"leases": {"pool": "x"}})", "leases.pool", "unknown key"},
       {R"({"layout": {"worker_bits": 5, "time_bits": 46},
            "coordinator": {"static_worker_id": 32}})",
        "coordinator.static_worker_id", "from 0 to 31"},

@@ -177,6 +177,17 @@ struct SequenceSettings {
   }
 };
 
+// Worker-ID leases for generators in other processes (workers/lease_pool.hpp):
+// the recycle pool's worker IDs, over HTTP.
+struct LeaseSettings {
+  bool enabled = false;
+  std::chrono::milliseconds min_duration{1'000};
+  // The longest lease granted. Unset: coordinator.lease_timeout_ms, or less
+  // if reclaim_after_ms leaves less room (a lease + safety_margin_ms +
+  // max_skew_ms must end before the reaper may take the worker ID back).
+  std::chrono::milliseconds max_duration{0};
+};
+
 struct Config {
   std::string service = "default";
   std::string log_level = "info";
@@ -187,6 +198,7 @@ struct Config {
   HttpSettings http;
   SequenceSettings sequences;
   FormSettings forms;
+  LeaseSettings leases;
 };
 
 // A setting given outside the file: the environment variable and its value.

@@ -9,6 +9,8 @@
 //   GET /decode/<id>[?form=...&tag=<tag>]        an ID's fields, from any form
 //   GET /health /ready /status /metrics          liveness, readiness, state, Prometheus
 //   GET /openapi.yaml                            this API's contract (docs/openapi.yaml)
+//   POST /v1/leases, PUT|DELETE /v1/leases/<worker_id>
+//                                                worker-ID leases (lease_routes.hpp)
 // With http.leaf_compat, Meituan Leaf's routes too:
 //   GET /api/snowflake/get/<key>                 one ID, the bare number (Leaf's text)
 //   GET /decodeSnowflakeId?snowflakeId=N         an ID's fields with Leaf's names
@@ -32,6 +34,7 @@
 #include "snowflake/http/route_access.hpp"
 #include "snowflake/ids/generator.hpp"
 #include "snowflake/runtime/coordination_gauges.hpp"
+#include "snowflake/runtime/lease_calls.hpp"
 #include "snowflake/runtime/liveness.hpp"
 #include "snowflake/runtime/metrics.hpp"
 #include "snowflake/runtime/worker_slot.hpp"
@@ -73,6 +76,10 @@ struct RouterContext {
   // Passes a strict sequence's requests on to its owner when another
   // daemon owns it (strict_forwarder.hpp); nullptr: refused 503 not_owner.
   StrictForwarder* forwarder = nullptr;
+  // Where worker-ID lease requests go (workers/lease_service.hpp), and the
+  // durations granted; nullptr: leases.enabled is off (503 leases_disabled).
+  const LeaseDesk* leases = nullptr;
+  LeaseLimits lease_limits{};
 };
 
 // The answer to a request: a reply, or (a dense sequence with nothing

@@ -20,6 +20,7 @@
 #include "snowflake/ids/form.hpp"
 #include "snowflake/ids/generator.hpp"
 #include "snowflake/runtime/coordination_gauges.hpp"
+#include "snowflake/runtime/lease_calls.hpp"
 #include "snowflake/runtime/tls_gauges.hpp"
 #include "snowflake/sequences/registry.hpp"
 
@@ -47,9 +48,10 @@ enum class Route : std::uint8_t {
   leaf_id,
   leaf_decode,
   leaf_segment,
+  leases,
   other
 };
-inline constexpr std::size_t kRouteCount = 12;
+inline constexpr std::size_t kRouteCount = 13;
 std::string_view to_string(Route route) noexcept;
 
 class Metrics {
@@ -66,6 +68,9 @@ class Metrics {
   // How long the router took to answer on `route`: fixed buckets, two
   // relaxed adds.
   void observe_duration(Route route, std::chrono::nanoseconds took) noexcept;
+  // A worker-ID lease request answered: taken, renewed, given back, lost
+  // (410: its holder must take a new one) or refused (503).
+  void count_lease(LeaseRequest::Kind kind, const LeaseCall::Outcome& outcome) noexcept;
 
   // Prometheus text exposition format 0.0.4. The generator's and lease's
   // figures are read at render time rather than copied on every request.
@@ -101,7 +106,7 @@ class Metrics {
   // The 503 codes, as docs/api.md lists them (and /health's); the last is
   // "other".
   // scripts/check-doc-facts.py holds the two to each other.
-  static constexpr std::array<std::string_view, 19> kRefusalCodes = {"not_ready",
+  static constexpr std::array<std::string_view, 22> kRefusalCodes = {"not_ready",
                                                                      "lease_expired",
                                                                      "clock_skew",
                                                                      "clock_moved_backwards",
@@ -119,6 +124,9 @@ class Metrics {
                                                                      "sequences_disabled",
                                                                      "stopping",
                                                                      "form_policy_changed",
+                                                                     "leases_disabled",
+                                                                     "pool_exhausted",
+                                                                     "lease_unavailable",
                                                                      "other"};
   // Upper bounds of the request-duration buckets, in seconds (+Inf implied).
   static constexpr std::array<double, 12> kDurationBuckets = {
@@ -133,6 +141,11 @@ class Metrics {
   std::atomic<std::uint64_t> ids_total_{0};
   std::array<std::atomic<std::uint64_t>, kIdFormCount> ids_by_form_{};
   std::atomic<std::uint64_t> ids_untracked_tags_{0};
+  // By LeaseEvent.
+  enum class LeaseEvent : std::uint8_t { taken, renewed, given_back, lost, refused };
+  static constexpr std::array<std::string_view, 5> kLeaseEvents = {"taken", "renewed", "given_back",
+                                                                   "lost", "refused"};
+  std::array<std::atomic<std::uint64_t>, kLeaseEvents.size()> leases_{};
   TlsGauges tls_;
 
   const std::size_t max_tags_;

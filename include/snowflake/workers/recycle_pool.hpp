@@ -98,16 +98,20 @@ class RecyclePool {
   // max_floor_ms), zookeeper (a lost answer is checked first next time).
   // `with`: one more op for the move's multi (leaving the claimers' line
   // in the same transaction).
+  // `alive`: with an alive node for the claim (a daemon's, bound to this
+  // session); a lease for a holder we do not run has none (lease_pool.hpp).
   Result<PoolClaim, CoordError> claim(ZkSession& zk, const InuseData& data,
                                       std::int64_t max_floor_ms,
-                                      const std::optional<ZkOp>& with = std::nullopt);
+                                      const std::optional<ZkOp>& with = std::nullopt,
+                                      bool alive = true);
   // The two halves of one claim attempt. plan_claim: lost (not free),
   // unusable (its floor cannot be read). commit_claim: one multi that moves
   // it only if the pool has not moved since the plan (else lost), creating
   // our alive node (held: another session has it).
   Result<ClaimPlan, CoordError> plan_claim(ZkSession& zk, std::uint32_t worker_id);
   Result<PoolClaim, CoordError> commit_claim(ZkSession& zk, const ClaimPlan& plan, InuseData data,
-                                             const std::optional<ZkOp>& with = std::nullopt);
+                                             const std::optional<ZkOp>& with = std::nullopt,
+                                             bool alive = true);
 
   // After a crash that we can prove (state_dir.hpp): if inuse/<worker_id>
   // still carries `previous`, make it ours (`data.owner`) without going
@@ -157,9 +161,12 @@ class RecyclePool {
   std::string inuse_path(std::uint32_t id) const { return tree::worker_node(inuse_, id); }
   std::string notuse_path(std::uint32_t id) const { return tree::worker_node(notuse_, id); }
   const AliveNodes& alive() const noexcept { return alive_; }
+  const std::string& inuse_dir() const noexcept { return inuse_; }
+
+  // The pool's move count (the version of inuse/'s own data), read now.
+  Result<std::int32_t, CoordError> move_count(ZkSession& zk);
 
  private:
-  Result<std::int32_t, CoordError> move_count(ZkSession& zk);
   // Reads an inuse node and checks `owner` holds it; lost if not.
   Result<std::pair<InuseData, NodeStat>, CoordError> read_owned(ZkSession& zk,
                                                                 const std::string& path,

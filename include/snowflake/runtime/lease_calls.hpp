@@ -1,0 +1,79 @@
+#pragma once
+// A worker-ID lease asked for over HTTP, between the route that reads the
+// request (http/lease_routes.cpp) and the daemon's thread that answers it
+// from ZooKeeper (workers/lease_service.hpp): what is asked, what comes
+// back, and the call both sides share while the connection waits on its
+// event loop.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "snowflake/sequences/replies.hpp"
+
+namespace snowflake {
+
+struct LeaseRequest {
+  enum class Kind : std::uint8_t { take, renew, give_back };
+  Kind kind = Kind::take;
+  std::string holder;                        // take
+  std::uint32_t worker_id = 0;               // renew, give back
+  std::string token;                         // renew, give back
+  std::chrono::milliseconds duration{0};     // take, renew: within the configured limits
+  std::optional<std::int64_t> last_used_ms;  // renew, give back: the holder's last stamp
+};
+
+// A take's or a renewal's terms (a give-back's: the worker ID alone).
+struct LeaseGrant {
+  std::uint32_t worker_id = 0;
+  std::chrono::milliseconds duration{0};  // counted from when the holder sent its request
+  // The first Unix ms the holder may stamp, past anything an earlier holder
+  // of the worker ID could have used, and the last under this grant.
+  std::int64_t first_timestamp_ms = 0;
+  std::int64_t max_timestamp_ms = 0;
+  std::string token;  // a take's only
+};
+
+struct LeaseRefusal {
+  enum class Why : std::uint8_t {
+    lost,            // no such lease (any more), or renewed late: take a new one
+    pool_exhausted,  // no free worker ID
+    unavailable,     // not now (ZooKeeper, our own lease, a floor ahead): ask again
+  };
+  Why why = Why::unavailable;
+  std::string message;
+};
+
+class LeaseCall {
+ public:
+  using Outcome = std::variant<LeaseGrant, LeaseRefusal>;
+  explicit LeaseCall(LeaseRequest request) : request_(std::move(request)) {}
+  const LeaseRequest& request() const noexcept { return request_; }
+  // The outcome, moved out (once); nullopt while under way.
+  std::optional<Outcome> take_outcome();
+  // `wake` is called once the outcome is in (and not again).
+  void subscribe(std::weak_ptr<const std::function<void()>> wake);
+  void finish(Outcome outcome);
+
+ private:
+  const LeaseRequest request_;
+  std::mutex mutex_;
+  std::optional<Outcome> outcome_;
+  WakeList wakes_;
+};
+
+// The durations a holder may ask for (leases.min_duration_ms, .max_duration_ms).
+struct LeaseLimits {
+  std::chrono::milliseconds min_duration{1'000};
+  std::chrono::milliseconds max_duration{0};
+};
+
+// Where a route hands a request: the call it finishes later.
+using LeaseDesk = std::function<std::shared_ptr<LeaseCall>(LeaseRequest)>;
+
+}  // namespace snowflake

@@ -1,0 +1,214 @@
+// Worker-ID leases for holders in other processes (workers/lease_pool.hpp)
+// against a real ZooKeeper server: two LeasePools with sessions of their own
+// stand for two daemons of one cluster.
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "../support/polling.hpp"
+#include "../support/zookeeper_server.hpp"
+#include "snowflake/workers/lease_pool.hpp"
+
+using namespace snowflake;
+using namespace snowflake::coord;
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::int64_t kNow = 1'800'000'000'000;
+const std::string kRoot = "/snowflake/test";
+constexpr auto kLong = 60'000ms;
+
+LeasePool make_leases(ZkSession& s, std::uint32_t size) {
+  LeasePool leases(kRoot, size - 1);
+  REQUIRE(leases.pool().ensure(s, 5s));
+  return leases;
+}
+
+InuseData node_of(ZkSession& s, LeasePool& leases, std::uint32_t id) {
+  return decode_inuse(s.get(leases.pool().inuse_path(id)).value().data).value();
+}
+
+std::int64_t free_floor(ZkSession& s, LeasePool& leases, std::uint32_t id) {
+  return decode_notuse(s.get(leases.pool().notuse_path(id)).value().data).value().floor;
+}
+
+}  // namespace
+
+TEST_CASE("leases: a take writes the holder and the token's digest, no alive node",
+          "[zk][leases]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  LeasePool leases = make_leases(*s, 4);
+  const auto lease = leases.take(*s, "billing-7f9c", kLong, kNow, 5s).value();
+  CHECK(lease.worker_id < 4);
+  CHECK(lease.first_timestamp_ms == 1);  // a fresh pool: floor 0
+  CHECK(lease.max_timestamp_ms == kNow + kLong.count());
+  CHECK(lease.token.size() == 32);
+  const InuseData data = node_of(*s, leases, lease.worker_id);
+  CHECK(data.owner.host == "billing-7f9c");
+  CHECK(LeasePool::is_lease(data.owner));
+  CHECK(data.owner == LeasePool::owner_of("billing-7f9c", lease.token));
+  CHECK(data.owner.instance.find(lease.token) == std::string::npos);  // the secret stays ours
+  CHECK(data.ts == kNow);
+  CHECK(data.lease_ms == kLong.count());
+  CHECK_FALSE(s->exists(kRoot + "/alive/" + std::to_string(lease.worker_id)).value());
+  // Another take gets another worker ID and another token.
+  const auto second = leases.take(*s, "billing-7f9c", kLong, kNow, 5s).value();
+  CHECK(second.worker_id != lease.worker_id);
+  CHECK(second.token != lease.token);
+}
+
+TEST_CASE("leases: any daemon renews, by the token alone, in one request at rest", "[zk][leases]") {
+  ZooKeeperServer zk;
+  auto sa = connect(zk);
+  auto sb = connect(zk);
+  LeasePool a = make_leases(*sa, 4);
+  LeasePool b(kRoot, 3);
+  const auto lease = a.take(*sa, "h", kLong, kNow, 5s).value();
+  const std::uint32_t id = lease.worker_id;
+
+  const auto cost = [&](LeasePool& pool, ZkSession& s, std::int64_t now) {
+    const auto before = s.requests_sent();
+    const auto renewed = pool.renew(s, id, lease.token, kLong, now, now - 10).value();
+    CHECK(renewed.max_timestamp_ms == now + kLong.count());
+    CHECK(renewed.first_timestamp_ms == lease.first_timestamp_ms);
+    CHECK(renewed.token.empty());  // told once, at the take
+    return s.requests_sent() - before;
+  };
+  CHECK(cost(a, *sa, kNow + 1) == 1);  // the daemon that wrote it last: no read
+  CHECK(cost(b, *sb, kNow + 2) == 3);  // another: the count and the node, then the write
+  CHECK(cost(b, *sb, kNow + 3) == 1);
+  CHECK(cost(a, *sa, kNow + 4) == 4);  // its memory is stale: the write fails, read, again
+  CHECK(node_of(*sa, a, id).ts == kNow + 4);
+  CHECK(node_of(*sa, a, id).hwm == kNow + 4 - 10);
+
+  SECTION("a wrong token, or another worker ID, is refused and changes nothing") {
+    const auto version = sa->get(a.pool().inuse_path(id)).value().stat.version;
+    CHECK(b.renew(*sb, id, "0123456789abcdef0123456789abcdef", kLong, kNow + 5, std::nullopt)
+              .error()
+              .code == CoordErrc::lost);
+    CHECK(b.renew(*sb, (id + 1) % 4, lease.token, kLong, kNow + 5, std::nullopt).error().code ==
+          CoordErrc::lost);
+    CHECK(b.renew(*sb, 99, lease.token, kLong, kNow + 5, std::nullopt).error().code ==
+          CoordErrc::lost);
+    CHECK(b.give_back(*sb, id, "0123456789abcdef0123456789abcdef", kNow).error().code ==
+          CoordErrc::lost);
+    CHECK(sa->get(a.pool().inuse_path(id)).value().stat.version == version);
+  }
+}
+
+TEST_CASE("leases: given back with its last stamp, the next holder starts past it",
+          "[zk][leases]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  LeasePool leases = make_leases(*s, 1);
+  const auto first = leases.take(*s, "first", kLong, kNow, 5s).value();
+  REQUIRE(leases.renew(*s, first.worker_id, first.token, kLong, kNow + 100, kNow + 90));
+  REQUIRE(leases.give_back(*s, first.worker_id, first.token, kNow + 150));
+  CHECK(free_floor(*s, leases, first.worker_id) == kNow + 150);
+  // Given back twice: the second finds no lease.
+  CHECK(leases.give_back(*s, first.worker_id, first.token, kNow + 150).error().code ==
+        CoordErrc::lost);
+  const auto next = leases.take(*s, "next", kLong, kNow + 200, 5s).value();
+  CHECK(next.worker_id == first.worker_id);
+  CHECK(next.first_timestamp_ms == kNow + 151);
+
+  SECTION("not saying its last stamp, the floor is the end of its grant") {
+    REQUIRE(leases.give_back(*s, next.worker_id, next.token, std::nullopt));
+    CHECK(free_floor(*s, leases, next.worker_id) == kNow + 200 + kLong.count());
+  }
+  SECTION("a last stamp below what a renewal reported does not lower the floor") {
+    REQUIRE(leases.renew(*s, next.worker_id, next.token, kLong, kNow + 300, kNow + 290));
+    REQUIRE(leases.give_back(*s, next.worker_id, next.token, kNow + 250));
+    CHECK(free_floor(*s, leases, next.worker_id) == kNow + 290);
+  }
+}
+
+TEST_CASE("leases: a silent holder's worker ID is reclaimed past its fence, never while renewed",
+          "[zk][leases][safety]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  auto reaper_session = connect(zk);
+  LeasePool leases = make_leases(*s, 2);
+  RecyclePool reaper(kRoot, 1);
+  constexpr auto kShort = 200ms;
+  constexpr auto kReclaimAfter = 400ms;
+  const auto kept = leases.take(*s, "kept", kShort, kNow, 5s).value();
+  const auto silent = leases.take(*s, "silent", kShort, kNow, 5s).value();
+  const std::int64_t silent_written =
+      s->get(leases.pool().inuse_path(silent.worker_id)).value().stat.mtime_ms;
+  std::int64_t t = kNow;
+  // `kept` renews every 50 ms (its lease 200 ms) while the reaper looks.
+  REQUIRE(eventually([&] {
+    t += 50;
+    REQUIRE(leases.renew(*s, kept.worker_id, kept.token, kShort, t, t));
+    const auto zk_now = reaper_session->time_of_write(reaper.clock_path()).value();
+    const auto moved = reaper.reclaim_stale(*reaper_session, zk_now, kReclaimAfter, std::nullopt);
+    REQUIRE(moved);
+    if (moved.value().moved == 0) {
+      CHECK(zk_now - silent_written <= kReclaimAfter.count() + 50);
+      std::this_thread::sleep_for(50ms);
+      return false;
+    }
+    return true;
+  }));
+  CHECK(s->exists(leases.pool().inuse_path(kept.worker_id)).value());
+  CHECK_FALSE(s->exists(leases.pool().inuse_path(silent.worker_id)).value());
+  // The floor is the silent holder's fence: the last stamp its lease allowed.
+  CHECK(free_floor(*s, leases, silent.worker_id) == silent.max_timestamp_ms);
+  CHECK(leases.renew(*s, silent.worker_id, silent.token, kShort, t, std::nullopt).error().code ==
+        CoordErrc::lost);
+  const auto next = leases.take(*s, "next", kShort, t, 5s).value();
+  CHECK(next.worker_id == silent.worker_id);
+  CHECK(next.first_timestamp_ms == silent.max_timestamp_ms + 1);
+}
+
+TEST_CASE("leases: a renewal after the lease is over by ZooKeeper's records is lost",
+          "[zk][leases][safety]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  LeasePool leases = make_leases(*s, 1);
+  constexpr auto kShort = 100ms;
+  const auto lease = leases.take(*s, "late", kShort, kNow, 5s).value();
+  const std::int64_t written =
+      s->get(leases.pool().inuse_path(lease.worker_id)).value().stat.mtime_ms;
+  REQUIRE(eventually([&] {
+    return s->time_of_write(leases.pool().clock_path()).value() - written > kShort.count();
+  }));
+  const auto late = leases.renew(*s, lease.worker_id, lease.token, kShort, kNow + 1, kNow);
+  REQUIRE(late.has_error());
+  CHECK(late.error().code == CoordErrc::lost);
+  CHECK_THAT(late.error().message, Catch::Contains("after the last grant"));
+  // Back in the pool at once, above the last grant's fence.
+  CHECK(free_floor(*s, leases, lease.worker_id) == lease.max_timestamp_ms);
+}
+
+TEST_CASE("leases: a full pool refuses clearly and hands nothing out twice", "[zk][leases]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  LeasePool leases = make_leases(*s, 4);
+  std::set<std::uint32_t> ids;
+  for (int i = 0; i < 4; ++i) ids.insert(leases.take(*s, "h", kLong, kNow, 5s).value().worker_id);
+  CHECK(ids.size() == 4);
+  const auto refused = leases.take(*s, "h", kLong, kNow, 5s);
+  REQUIRE(refused.has_error());
+  CHECK(refused.error().code == CoordErrc::pool_exhausted);
+}
+
+TEST_CASE("leases: a free worker ID whose floor is past a short lease's end is not handed out",
+          "[zk][leases]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  LeasePool leases = make_leases(*s, 1);
+  const auto lease = leases.take(*s, "h", kLong, kNow, 5s).value();
+  REQUIRE(leases.give_back(*s, lease.worker_id, lease.token, kNow + 3000));
+  // Within the 5 s it may wait, but past a 1 s lease: refused, floor kept.
+  const auto refused = leases.take(*s, "h", 1000ms, kNow, 5s);
+  REQUIRE(refused.has_error());
+  CHECK(refused.error().code == CoordErrc::floors_ahead);
+  CHECK(free_floor(*s, leases, lease.worker_id) == kNow + 3000);
+  CHECK(leases.take(*s, "h", kLong, kNow, 5s).value().first_timestamp_ms == kNow + 3001);
+}
