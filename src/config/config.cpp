@@ -353,7 +353,8 @@ SequenceSettings read_sequences(JsonSection seq) {
   return q;
 }
 
-LeaseSettings read_leases(JsonSection leases, const CoordinatorSettings& coordinator) {
+LeaseSettings read_leases(JsonSection leases, const CoordinatorSettings& coordinator,
+                          std::int64_t pool_size) {
   const LeaseSettings d;
   LeaseSettings l;
   l.enabled = leases.boolean("enabled", d.enabled);
@@ -368,6 +369,8 @@ LeaseSettings read_leases(JsonSection leases, const CoordinatorSettings& coordin
       std::max(std::chrono::milliseconds(0), std::min(coordinator.lease_timeout, room));
   l.max_duration = std::chrono::milliseconds(
       leases.integer("max_duration_ms", fallback.count(), 0, kMaxDurationMs));
+  l.reserved_worker_ids = static_cast<std::uint32_t>(
+      leases.integer("reserved_worker_ids", pool_size / 8, 0, pool_size - 1));
   leases.finish();
   if (!l.enabled) return l;
   if (l.max_duration > coordinator.lease_timeout) {
@@ -429,7 +432,8 @@ Config read_config(const nlohmann::json& document, std::int64_t now_ms,
   c.http = read_http(root.section("http"), credentials_directory);
   c.sequences = read_sequences(root.section("sequences"));
   c.forms = read_forms(root.section("forms"), layout.value(), credentials_directory);
-  c.leases = read_leases(root.section("leases"), c.coordinator);
+  c.leases = read_leases(root.section("leases"), c.coordinator,
+                         std::int64_t{layout.value().max_worker_id()} + 1);
   root.finish();
   return c;
 }

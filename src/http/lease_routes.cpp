@@ -8,8 +8,9 @@
 #include <optional>
 
 #include "id_answer.hpp"
+#include "snowflake/base/clock.hpp"
 #include "snowflake/base/names.hpp"
-#include "snowflake/ids/layout_json.hpp"
+#include "snowflake/ids/layout.hpp"
 
 namespace snowflake::http {
 
@@ -30,7 +31,13 @@ Response bad(std::string_view code, const std::string& message) {
   return error_response(Status::bad_request, code, message);
 }
 
+// Decimal digits, no sign, no leading zero: one spelling for each number
+// (a worker ID in a path names one lease).
 std::optional<std::int64_t> parse_integer(std::string_view text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos ||
+      (text.size() > 1 && text[0] == '0')) {
+    return std::nullopt;
+  }
   std::int64_t n = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
   if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
@@ -60,6 +67,10 @@ Result<LeaseQuery, Response> parse_lease_query(std::string_view query,
           return bad("unknown_parameter", fmt::format("this lease request takes {}; not \"{}\"",
                                                       fmt::join(allowed, ", "), key));
         }
+        const bool again = (key == "holder" && q.holder) || (key == "token" && q.token) ||
+                           (key == "duration_ms" && q.duration_ms) ||
+                           (key == "last_timestamp_ms" && q.last_timestamp_ms);
+        if (again) return bad("bad_request", fmt::format("{} is given more than once", key));
         if (key == "holder") {
           if (!is_valid_name(value)) {
             return bad("bad_holder",
@@ -75,7 +86,7 @@ Result<LeaseQuery, Response> parse_lease_query(std::string_view query,
           q.token = value;
         } else {
           const auto n = parse_integer(value);
-          if (!n || *n < 0) {
+          if (!n) {
             return bad(key == "duration_ms" ? "bad_duration" : "bad_timestamp",
                        fmt::format("{} must be a non-negative integer, got \"{}\"", key, value));
           }
@@ -99,14 +110,24 @@ Result<std::chrono::milliseconds, Response> duration_of(const LeaseQuery& q,
   return std::min(longest, std::chrono::milliseconds(*q.duration_ms));
 }
 
+// The layout a holder composes its IDs in, every field spelled out: the
+// fields from the most significant down in `order`, the epoch as Unix ms.
+nlohmann::ordered_json layout_body(const IdLayout& layout) {
+  const LayoutSettings& s = layout.settings();
+  return {{"time_bits", s.time_bits},     {"datacenter_bits", s.datacenter_bits},
+          {"worker_bits", s.worker_bits}, {"sequence_bits", s.sequence_bits},
+          {"order", to_string(s.order)},  {"time_unit_ms", s.time_unit_ms},
+          {"epoch_ms", s.epoch_ms}};
+}
+
 Response grant_body(const LeaseGrant& grant, const RouterContext& ctx, bool with_token) {
-  nlohmann::json body{{"worker_id", grant.worker_id},
-                      {"datacenter_id", ctx.info.datacenter_id},
-                      {"lease_ms", grant.duration.count()},
-                      {"renew_after_ms", grant.duration.count() / kRenewalsPerLease},
-                      {"first_timestamp_ms", grant.first_timestamp_ms},
-                      {"max_timestamp_ms", grant.max_timestamp_ms},
-                      {"layout", nlohmann::json::parse(encode_layout(ctx.layout.settings()))}};
+  nlohmann::ordered_json body{{"worker_id", grant.worker_id},
+                              {"datacenter_id", ctx.info.datacenter_id},
+                              {"lease_ms", grant.duration.count()},
+                              {"renew_after_ms", grant.duration.count() / kRenewalsPerLease},
+                              {"first_timestamp_ms", grant.first_timestamp_ms},
+                              {"max_timestamp_ms", grant.max_timestamp_ms},
+                              {"layout", layout_body(ctx.layout)}};
   if (with_token) body["token"] = grant.token;
   return json_response(Status::ok, body.dump());
 }
@@ -168,7 +189,7 @@ Answer lease_route(const Request& req, std::string_view path, std::string_view q
   std::optional<std::uint32_t> worker_id;
   if (!collection) {
     const auto id = parse_integer(path.substr(kCollection.size() + 1));
-    if (!id || *id < 0 || *id > ctx.layout.max_worker_id()) {
+    if (!id || *id > ctx.layout.max_worker_id()) {
       return error_response(Status::not_found, "not_found",
                             fmt::format("no lease route for {}: /v1/leases/<worker ID>", path));
     }
@@ -179,17 +200,7 @@ Answer lease_route(const Request& req, std::string_view path, std::string_view q
   if (collection ? method != verb::post : (method != verb::put && method != verb::delete_)) {
     return not_allowed(path, allow);
   }
-  if (!ctx.leases) {
-    return unavailable_response("leases_disabled",
-                                "this daemon grants no worker-ID leases (leases.enabled)",
-                                std::chrono::seconds(60));
-  }
-  // A daemon that may not issue IDs itself vouches for nobody's worker ID.
-  if (!ctx.lease.may_issue()) {
-    const auto code = to_string(ctx.lease.state());
-    return unavailable_response(code, fmt::format("this daemon may not issue IDs now ({})", code),
-                                std::chrono::seconds(1));
-  }
+  // The request read first: bad input gets its 4xx wherever it is sent.
   LeaseRequest request;
   if (collection) {
     auto q = parse_lease_query(query, {"holder", "duration_ms"});
@@ -203,21 +214,50 @@ Answer lease_route(const Request& req, std::string_view path, std::string_view q
                {},
                duration.value(),
                std::nullopt};
-  } else if (method == verb::put) {
-    auto q = parse_lease_query(query, {"token", "duration_ms", "last_timestamp_ms"});
-    if (!q) return std::move(q.error());
-    if (!q.value().token) return bad("bad_token", "token is required: the one the take answered");
-    auto duration = duration_of(q.value(), ctx);
-    if (!duration) return std::move(duration.error());
-    request = {
-        LeaseRequest::Kind::renew,  {}, *worker_id, std::string(*q.value().token), duration.value(),
-        q.value().last_timestamp_ms};
   } else {
-    auto q = parse_lease_query(query, {"token", "last_timestamp_ms"});
+    const bool renew = method == verb::put;
+    auto q = renew ? parse_lease_query(query, {"token", "duration_ms", "last_timestamp_ms"})
+                   : parse_lease_query(query, {"token", "last_timestamp_ms"});
     if (!q) return std::move(q.error());
     if (!q.value().token) return bad("bad_token", "token is required: the one the take answered");
-    request = {LeaseRequest::Kind::give_back, {}, *worker_id,
-               std::string(*q.value().token), {}, q.value().last_timestamp_ms};
+    // No holder can have stamped past its lease's end, at most the longest
+    // lease from now: a larger stamp is a mistake (microseconds?) that would
+    // hold the worker ID's floor up for ever.
+    const std::int64_t latest =
+        SystemClock::instance().wall_ms() + ctx.lease_limits.max_duration.count();
+    if (q.value().last_timestamp_ms && *q.value().last_timestamp_ms > latest) {
+      return bad("bad_timestamp",
+                 fmt::format("last_timestamp_ms {} is past any lease's end (now + the longest "
+                             "lease is {}): a Unix time in ms",
+                             *q.value().last_timestamp_ms, latest));
+    }
+    std::chrono::milliseconds duration{0};
+    if (renew) {
+      auto asked = duration_of(q.value(), ctx);
+      if (!asked) return std::move(asked.error());
+      duration = asked.value();
+    }
+    request = {renew ? LeaseRequest::Kind::renew : LeaseRequest::Kind::give_back,
+               {},
+               *worker_id,
+               std::string(*q.value().token),
+               duration,
+               q.value().last_timestamp_ms};
+  }
+  if (!ctx.leases) {
+    return unavailable_response("leases_disabled",
+                                "this daemon grants no worker-ID leases (leases.enabled)",
+                                std::chrono::seconds(60));
+  }
+  // A daemon that may not issue IDs itself vouches for nobody's worker ID,
+  // nor does one under the cluster's fence; a give-back is always taken.
+  if (request.kind != LeaseRequest::Kind::give_back) {
+    if (!ctx.lease.may_issue()) {
+      const auto code = to_string(ctx.lease.state());
+      return unavailable_response(code, fmt::format("this daemon may not issue IDs now ({})", code),
+                                  std::chrono::seconds(1));
+    }
+    if (auto fenced = fence_refusal(ctx)) return std::move(*fenced);
   }
   return ask(std::move(request), ctx);
 }

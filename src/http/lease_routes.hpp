@@ -9,11 +9,16 @@
 // The answer comes from the daemon's lease thread (workers/lease_service.hpp):
 // the connection waits on its event loop meanwhile.
 
+#include <optional>
 #include <string_view>
 
 #include "snowflake/http/router.hpp"
 
 namespace snowflake::http {
+
+// The cluster's fence while it is up, the 503 /id answers (router.cpp):
+// nothing is vouched for under it.
+std::optional<Response> fence_refusal(const RouterContext& ctx);
 
 // `path` starts with /v1/leases.
 Answer lease_route(const Request& req, std::string_view path, std::string_view query,

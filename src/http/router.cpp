@@ -34,6 +34,8 @@ using beast_http::verb;
 // Longer targets get 414; the header limit bounds the whole request anyway.
 constexpr std::size_t kMaxTargetLength = 2048;
 
+}  // namespace
+
 // The cluster's fence (cluster/cluster_identity.hpp), while it is up: the
 // 503 that says so, until when, and why.
 std::optional<Response> fence_refusal(const RouterContext& ctx) {
@@ -51,6 +53,8 @@ std::optional<Response> fence_refusal(const RouterContext& ctx) {
                          "root (snowflaked cluster create vouches that it is new)"),
       std::chrono::milliseconds(until - now + 1));
 }
+
+namespace {
 
 Response lease_unavailable(LeaseState state, const RouterContext& ctx) {
   switch (state) {

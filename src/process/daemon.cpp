@@ -484,8 +484,8 @@ void Daemon::start_leases() {
   if (!config_.leases.enabled || !coordinator_) return;
   const auto& co = config_.coordinator;
   lease_service_ = std::make_unique<coord::LeaseService>(coord::LeaseServiceOptions{
-      .root = config_.zookeeper.root,
-      .max_worker_id = layout_.max_worker_id(),
+      .pool = {config_.zookeeper.root, layout_, co.safety_margin + co.max_skew,
+               config_.leases.reserved_worker_ids},
       .session = [coordinator = coordinator_.get()] { return coordinator->session(); },
       .own_lease = &lease_,
       .clock = &SystemClock::instance(),

@@ -121,13 +121,17 @@ std::unique_ptr<WorkerStrategy> Coordinator::make_strategy(
     std::optional<state::StateRecord> predecessor) {
   const auto& s = options_.settings;
   if (options_.strategy == CoordinatorType::recycle) {
-    return std::make_unique<RecycleStrategy>(
-        RecycleSettings{
-            options_.root, layout_.max_worker_id(), s.lease_timeout, s.reclaim_after,
-            options_.zookeeper.connect_timeout,
-            2 * options_.zookeeper.session_timeout + options_.zookeeper.connect_timeout,
-            2 * options_.zookeeper.session_timeout + options_.zookeeper.connect_timeout},
-        token_, std::move(predecessor));
+    RecycleSettings settings{
+        options_.root,
+        layout_.max_worker_id(),
+        s.lease_timeout,
+        s.reclaim_after,
+        options_.zookeeper.connect_timeout,
+        2 * options_.zookeeper.session_timeout + options_.zookeeper.connect_timeout,
+        2 * options_.zookeeper.session_timeout + options_.zookeeper.connect_timeout};
+    settings.safety_margin = s.safety_margin;
+    settings.max_skew = s.max_skew;
+    return std::make_unique<RecycleStrategy>(std::move(settings), token_, std::move(predecessor));
   }
   return std::make_unique<SequentialStrategy>(options_.root, options_.advertise,
                                               layout_.max_worker_id(), s.lease_timeout, token_,

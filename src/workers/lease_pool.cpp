@@ -6,13 +6,14 @@
 #include <random>
 
 #include "snowflake/base/sha256.hpp"
+#include "snowflake/cluster/cluster_identity.hpp"
+#include "snowflake/cluster/migration_floor.hpp"
 #include "snowflake/zk/cluster_tree.hpp"
 
 namespace snowflake::coord {
 
 namespace {
 
-constexpr std::string_view kLeaseInstancePrefix = "lease:";
 constexpr int kMaxAttempts = 5;  // re-reads after a race before giving up for now
 
 std::string fresh_token() {
@@ -33,8 +34,8 @@ bool is_race(const ZkError& e) {
 
 }  // namespace
 
-LeasePool::LeasePool(const std::string& root, std::uint32_t max_worker_id)
-    : pool_(root, max_worker_id) {}
+LeasePool::LeasePool(LeasePoolSettings settings)
+    : settings_(std::move(settings)), pool_(settings_.root, settings_.layout.max_worker_id()) {}
 
 OwnerToken LeasePool::owner_of(const std::string& holder, std::string_view token) {
   std::string digest;
@@ -49,6 +50,23 @@ bool LeasePool::is_lease(const OwnerToken& owner) {
 void LeasePool::remember(std::uint32_t worker_id, Written w) {
   // Bounded by the pool's size: one entry per worker ID.
   written_[worker_id] = std::move(w);
+}
+
+std::int64_t LeasePool::first_after(std::int64_t floor) const {
+  const IdLayout& layout = settings_.layout;
+  // Nothing before the epoch: a worker ID never used starts at unit 0.
+  const std::int64_t unit = std::max<std::int64_t>(layout.unit_of_ms(floor) + 1, 0);
+  return layout.unit_start_ms(unit);
+}
+
+Result<std::int64_t, CoordError> LeasePool::root_bound(ZkSession& zk) const {
+  BOOST_OUTCOME_TRY(root, zk.get(settings_.root));
+  std::int64_t bound = INT64_MIN;
+  // The floor's ms is the start of the unit of the largest ID migrated:
+  // nothing in that unit (first_after moves past it).
+  if (const auto floor = recorded_floor(root.data)) bound = std::max(bound, floor->ms);
+  if (const auto fence = recorded_fence(root.data)) bound = std::max(bound, fence->until_ms);
+  return bound;
 }
 
 Result<LeasePool::Written, CoordError> LeasePool::read_lease(ZkSession& zk, std::uint32_t worker_id,
@@ -70,21 +88,42 @@ Result<LeaseTerms, CoordError> LeasePool::take(ZkSession& zk, const std::string&
                                                std::chrono::milliseconds duration,
                                                std::int64_t now_ms,
                                                std::chrono::milliseconds max_wait) {
+  // Daemons that restart give their worker IDs back and claim again: a few
+  // stay theirs, or leases could leave them none.
+  BOOST_OUTCOME_TRY(free, zk.children(tree::notuse_dir(settings_.root)));
+  if (free.size() <= settings_.reserved) {
+    return CoordError{CoordErrc::pool_exhausted,
+                      fmt::format("{} worker ID(s) free, and leases leave {} to the daemons "
+                                  "(leases.reserved_worker_ids)",
+                                  free.size(), settings_.reserved)};
+  }
+  BOOST_OUTCOME_TRY(bound, root_bound(zk));
   std::string token = fresh_token();
-  const InuseData data{owner_of(holder, token), 0, now_ms, 0, duration.count()};
+  const InuseData data{owner_of(holder, token), std::max<std::int64_t>(bound, 0), now_ms, 0,
+                       duration.count()};
   BOOST_OUTCOME_TRY(
       claim, pool_.claim(zk, data, now_ms + max_wait.count(), std::nullopt, /*alive=*/false));
-  // The node's floor is the last instant an earlier owner may have used.
-  LeaseTerms terms{claim.worker_id, duration, claim.data.floor + 1, now_ms + duration.count(),
-                   std::move(token)};
   if (claim.move_count) {
     remember(claim.worker_id, {data.owner.instance, claim.data, claim.version, claim.czxid,
                                claim.mtime_ms, *claim.move_count});
   }
-  if (terms.first_timestamp_ms > terms.max_timestamp_ms) {
-    // A floor within max_wait but beyond this short a lease: nothing could
-    // be stamped under it. Given back as it came.
+  LeaseTerms terms{claim.worker_id, duration, first_after(claim.data.floor),
+                   now_ms + duration.count(), std::move(token)};
+  // Read after our write: a floor or fence recorded before it shows here;
+  // one recorded after it waits for our node (migration_floor.hpp).
+  auto after = root_bound(zk);
+  const bool rose = after && after.value() > claim.data.floor;
+  if (!after || rose ||
+      settings_.layout.unit_of_ms(terms.max_timestamp_ms) <
+          settings_.layout.unit_of_ms(terms.first_timestamp_ms)) {
+    // Given back as it came: nobody was told of it.
     (void)give_back(zk, terms.worker_id, terms.token, claim.data.floor);
+    if (!after) return after.error();
+    if (rose) {
+      return CoordError{CoordErrc::zookeeper,
+                        "the cluster's migration floor or fence rose while the worker ID was "
+                        "taken: ask again"};
+    }
     return CoordError{CoordErrc::floors_ahead,
                       fmt::format("worker ID {}'s floor is past the end of a {} ms lease",
                                   terms.worker_id, duration.count())};
@@ -109,7 +148,11 @@ Result<LeaseTerms, CoordError> LeasePool::renew(ZkSession& zk, std::uint32_t wor
   }
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     InuseData next = w.data;
-    next.ts = now_ms;
+    // The time fence never moves back: not for a shorter lease asked, nor
+    // for a daemon whose clock is behind the last one's. The holder may have
+    // stamped up to the last fence, and a reclaim or a give-back that does
+    // not say its last stamp leaves ts + lease_ms as the floor.
+    next.ts = std::max(now_ms, w.data.ts + w.data.lease_ms - duration.count());
     next.hwm = std::max(w.data.hwm, last_used_ms.value_or(0));
     next.lease_ms = duration.count();
     auto written = zk.multi(
@@ -122,17 +165,29 @@ Result<LeaseTerms, CoordError> LeasePool::renew(ZkSession& zk, std::uint32_t wor
       continue;
     }
     const NodeStat& s = written.value()[1];
-    // Late by ZooKeeper's records: the holder's own deadline, counted from
-    // before the last write, has passed, so it stopped; it must take a new
-    // lease. The worker ID goes back at once, above the last grant's fence.
-    if (s.mtime_ms - w.mtime_ms > w.data.lease_ms) {
+    // Late by ZooKeeper's records, beyond the margin for their clocks: the
+    // holder's own deadline, counted from before the last write, has
+    // passed, so it stopped; it must take a new lease. The worker ID goes
+    // back at once, above the last grant's fence, as a reclaim would.
+    if (s.mtime_ms - w.mtime_ms > w.data.lease_ms + settings_.margin.count()) {
       (void)give_back(zk, worker_id, token,
                       std::max(w.data.last_possible_ms(), last_used_ms.value_or(0)));
-      return lost(worker_id, fmt::format("was renewed {} ms after the last grant of a {} ms lease",
-                                         s.mtime_ms - w.mtime_ms, w.data.lease_ms));
+      return lost(worker_id,
+                  fmt::format("was renewed {} ms after the last grant of a {} ms lease "
+                              "(past its end and the {} ms margin)",
+                              s.mtime_ms - w.mtime_ms, w.data.lease_ms, settings_.margin.count()));
     }
     remember(worker_id, {instance, next, s.version, w.czxid, s.mtime_ms, w.move_count});
-    return LeaseTerms{worker_id, duration, next.floor + 1, now_ms + duration.count(), {}};
+    // A migration floor or a fence recorded since the lease began: its
+    // holder may have stamped below it. Not renewed, so that it runs out
+    // (`pool floor` waits for that; a fence outlasts it).
+    BOOST_OUTCOME_TRY(bound, root_bound(zk));
+    if (bound > next.floor) {
+      return lost(worker_id,
+                  "began at or below the cluster's migration floor or fence, raised since: take "
+                  "a new lease, which starts above it");
+    }
+    return LeaseTerms{worker_id, duration, first_after(next.floor), next.ts + duration.count(), {}};
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("the pool kept moving while renewing worker ID {}", worker_id)};

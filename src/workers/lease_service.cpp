@@ -32,9 +32,7 @@ LeaseCall::Outcome outcome_of(Result<LeaseTerms, CoordError> result) {
 }  // namespace
 
 LeaseService::LeaseService(LeaseServiceOptions options)
-    : options_(std::move(options)),
-      leases_(options_.root, options_.max_worker_id),
-      thread_([this] { run(); }) {}
+    : options_(std::move(options)), leases_(options_.pool), thread_([this] { run(); }) {}
 
 LeaseService::~LeaseService() { stop(); }
 
@@ -78,8 +76,9 @@ void LeaseService::run() {
 
 Result<LeaseTerms, CoordError> LeaseService::serve(const LeaseRequest& request) {
   // Re-judged here, after the wait in the queue: the route judged it when
-  // the request came.
-  if (options_.own_lease && !options_.own_lease->may_issue()) {
+  // the request came. A give-back vouches for nothing: always taken.
+  if (request.kind != LeaseRequest::Kind::give_back && options_.own_lease &&
+      !options_.own_lease->may_issue()) {
     return CoordError{CoordErrc::zookeeper, fmt::format("this daemon may not issue IDs now ({})",
                                                         to_string(options_.own_lease->state()))};
   }
@@ -87,7 +86,7 @@ Result<LeaseTerms, CoordError> LeaseService::serve(const LeaseRequest& request) 
   if (!session || session->gone()) {
     return CoordError{CoordErrc::zookeeper, "no ZooKeeper session"};
   }
-  if (session != session_) {
+  if (session_.lock() != session) {
     leases_.forget_writes();
     session_ = session;
   }

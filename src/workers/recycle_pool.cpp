@@ -482,6 +482,13 @@ Result<std::vector<RecyclePool::StaleNode>, CoordError> RecyclePool::read_stale(
     const NodeStat& s = node.value().stat;
     if (now_ms - s.mtime_ms <= reclaim_after.count()) continue;
     const auto old = decode_inuse(node.value().data);
+    // Its own lease first: one granted under a longer reclaim_after than
+    // ours (a rollout of new timings, a holder's lease) runs to its end.
+    if (old) {
+      const bool holder = old->owner.instance.starts_with(kLeaseInstancePrefix);
+      const auto margin = safety_margin_ + (holder ? max_skew_ : std::chrono::milliseconds(0));
+      if (now_ms - s.mtime_ms <= old->lease_ms + margin.count()) continue;
+    }
     if (!old) {  // no floor to hand on: an operator must look
       if (std::find(result.unreadable.begin(), result.unreadable.end(), id) ==
           result.unreadable.end()) {

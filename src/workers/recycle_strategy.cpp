@@ -12,7 +12,9 @@ RecycleStrategy::RecycleStrategy(RecycleSettings settings, OwnerToken token,
       predecessor_(std::move(predecessor)),
       pool_(settings_.root, settings_.max_worker_id),
       role_(pool_.reapers_dir()),
-      line_(pool_.claimers_dir()) {}
+      line_(pool_.claimers_dir()) {
+  pool_.set_lease_margins(settings_.safety_margin, settings_.max_skew);
+}
 
 Ownership RecycleStrategy::own(PoolClaim claim, const AcquireRequest& request) {
   Ownership o{claim.worker_id,

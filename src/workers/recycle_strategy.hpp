@@ -33,6 +33,10 @@ struct RecycleSettings {
   // with a line that moves all claim beside it at once.
   std::chrono::milliseconds line_patience{};
   std::chrono::milliseconds line_patience_per_claimer{250};
+  // The reaper leaves a node until its own lease and these have passed
+  // (RecyclePool::set_lease_margins).
+  std::chrono::milliseconds safety_margin{0};
+  std::chrono::milliseconds max_skew{0};
 };
 
 class RecycleStrategy final : public WorkerStrategy {

@@ -29,11 +29,12 @@ using nlohmann::json;
 namespace {
 
 const std::string& kRoot = kE2eRoot;
+const std::int64_t kEpochMs = LayoutSettings{}.epoch_ms;
 
 // 8 worker IDs (3 bits), leases of up to 1.5 s (the daemons' own lease),
 // reclaimed 2.5 s after their last write.
 json lease_config(const ZooKeeperServer& zk, const TempDir& state,
-                  const json& leases = {{"enabled", true}}) {
+                  const json& leases = {{"enabled", true}, {"reserved_worker_ids", 0}}) {
   return cluster_config(zk.hosts(), "recycle", state.path(),
                         {{"layout", {{"worker_bits", 3}, {"sequence_bits", 19}}},
                          {"coordinator", {{"max_skew_ms", 200}}},
@@ -96,11 +97,13 @@ TEST_CASE(
   CHECK(lease["lease_ms"] == 1500);
   CHECK(lease["renew_after_ms"] == 500);
   CHECK(lease["datacenter_id"] == 0);
-  CHECK(lease["first_timestamp_ms"] == 1);  // a worker ID never used
+  CHECK(lease["first_timestamp_ms"] == kEpochMs);  // a worker ID never used
   CHECK(lease["max_timestamp_ms"].get<std::int64_t>() >= before + 1500);
   CHECK(lease["layout"]["worker_bits"] == 3);
   CHECK(lease["layout"]["sequence_bits"] == 19);
-  CHECK(lease["layout"].contains("epoch_ms"));
+  CHECK(lease["layout"]["epoch_ms"] == kEpochMs);
+  CHECK(lease["layout"]["order"] == "time,datacenter,worker,sequence");
+  CHECK(lease["layout"]["datacenter_bits"] == 0);
   {
     auto s = connect(zk);
     const auto node =
@@ -119,7 +122,7 @@ TEST_CASE(
   const json terms = json::parse(renewed->body);
   CHECK(terms["worker_id"] == id);
   CHECK_FALSE(terms.contains("token"));
-  CHECK(terms["first_timestamp_ms"] == 1);
+  CHECK(terms["first_timestamp_ms"] == kEpochMs);
   CHECK(terms["max_timestamp_ms"].get<std::int64_t>() >= stamp + 1500);
 
   // A wrong token renews nothing and gives nothing back.

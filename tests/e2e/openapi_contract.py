@@ -482,6 +482,10 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
     probe("/v1/leases", "POST", "/v1/leases?holder=contract", on=forms.admin)
     probe("/v1/leases", "GET", "/v1/leases", on=forms.admin)
     probe("/v1/leases/{worker_id}", "GET", "/v1/leases/x")  # 404 before the method is looked at
+    # 503 leases_disabled from a daemon that grants none (once the request reads well).
+    probe("/v1/leases", "POST", "/v1/leases?holder=contract")
+    for method in ("PUT", "DELETE"):
+        probe("/v1/leases/{worker_id}", method, "/v1/leases/3?token=0123456789abcdef0123456789abcdef")
     probe(None, "GET", "/nowhere")
     deadline = time.monotonic() + 20
     while request(stuck_port, "GET", "/health")[0] != 503 and time.monotonic() < deadline:

@@ -186,6 +186,9 @@ struct LeaseSettings {
   // if reclaim_after_ms leaves less room (a lease + safety_margin_ms +
   // max_skew_ms must end before the reaper may take the worker ID back).
   std::chrono::milliseconds max_duration{0};
+  // Free worker IDs a take leaves to the daemons (restarting ones give
+  // theirs back and claim again). Unset: an eighth of the pool.
+  std::uint32_t reserved_worker_ids = 0;
 };
 
 struct Config {

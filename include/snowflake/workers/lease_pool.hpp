@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 
+#include "snowflake/ids/layout.hpp"
 #include "snowflake/workers/recycle_pool.hpp"
 
 namespace snowflake::coord {
@@ -35,8 +36,10 @@ namespace snowflake::coord {
 struct LeaseTerms {
   std::uint32_t worker_id = 0;
   std::chrono::milliseconds duration{0};  // counted from when the holder sent its request
-  // The first Unix ms it may stamp (past anything an earlier holder of the
-  // worker ID could have used), and the last under this grant.
+  // The first Unix ms it may stamp: the start of the first time unit past
+  // anything an earlier holder of the worker ID could have used, the
+  // cluster's migration floor and its fence. The last: its time fence,
+  // anywhere in whose unit it may still stamp.
   std::int64_t first_timestamp_ms = 0;
   std::int64_t max_timestamp_ms = 0;
   std::string token;  // a take's only: the secret that renews and gives back
@@ -46,20 +49,35 @@ struct LeaseTerms {
 // (renewal) ZooKeeper's records show the lease over before it came.
 inline constexpr std::string_view kLeaseLostPrefix = "lease lost: ";
 
+struct LeasePoolSettings {
+  std::string root;
+  IdLayout layout;
+  // safety_margin + max_skew: how far past its end by ZooKeeper's records
+  // a lease is judged over (the two writes compared may carry two servers'
+  // clocks, and the holder's deadline must surely have passed).
+  std::chrono::milliseconds margin{0};
+  // Free worker IDs a take leaves for daemons (leases.reserved_worker_ids).
+  std::uint32_t reserved = 0;
+};
+
 class LeasePool {
  public:
-  explicit LeasePool(const std::string& root, std::uint32_t max_worker_id);
+  explicit LeasePool(LeasePoolSettings settings);
 
   // A free worker ID for `holder`, for `duration` from `now_ms` (our wall
-  // clock). Errors as RecyclePool::claim (pool_exhausted, floors_ahead
-  // beyond `max_wait`, zookeeper).
+  // clock). Errors as RecyclePool::claim (pool_exhausted, also when only the
+  // reserved IDs are left; floors_ahead beyond `max_wait`; zookeeper, also
+  // when the root's floor or fence rose while it was taken).
   Result<LeaseTerms, CoordError> take(ZkSession& zk, const std::string& holder,
                                       std::chrono::milliseconds duration, std::int64_t now_ms,
                                       std::chrono::milliseconds max_wait);
 
   // The lease on `worker_id` whose token is `token`, extended to now_ms +
-  // duration; `last_used_ms` (the holder's last stamp, if it says) kept as
-  // the node's high-water mark. lost: not that lease (any more), or late.
+  // duration (its time fence never moves back); `last_used_ms` (the
+  // holder's last stamp, if it says) kept as the node's high-water mark.
+  // lost: not that lease (any more); late (its write came over lease_ms +
+  // margin after the last: given back); or started at or below a migration
+  // floor or fence raised since (left to run out).
   Result<LeaseTerms, CoordError> renew(ZkSession& zk, std::uint32_t worker_id,
                                        std::string_view token, std::chrono::milliseconds duration,
                                        std::int64_t now_ms,
@@ -76,7 +94,7 @@ class LeasePool {
   static bool is_lease(const OwnerToken& owner);
 
   RecyclePool& pool() noexcept { return pool_; }
-  // Written nodes remembered for one-request renewals; forgotten on a new
+  // Written nodes remembered for one-write renewals; forgotten on a new
   // session (their move counts are still right, but a cache need not be).
   void forget_writes() { written_.clear(); }
 
@@ -94,8 +112,17 @@ class LeasePool {
   // The node and its move count read now; lost unless `instance`'s.
   Result<Written, CoordError> read_lease(ZkSession& zk, std::uint32_t worker_id,
                                          const std::string& instance);
+  // The last instant the cluster root forbids (its migration floor's unit,
+  // its fence's end); INT64_MIN: none. Read after a write that grants, on
+  // its session, it sees whatever was recorded before that write (a
+  // command recording one after it sees our node: migration_floor.hpp).
+  Result<std::int64_t, CoordError> root_bound(ZkSession& zk) const;
+  // The first stamp past `floor` (a node's floor: an instant someone may
+  // have used), at the start of the next time unit.
+  std::int64_t first_after(std::int64_t floor) const;
   void remember(std::uint32_t worker_id, Written w);
 
+  LeasePoolSettings settings_;
   RecyclePool pool_;
   std::map<std::uint32_t, Written> written_;
 };

@@ -30,8 +30,8 @@
 namespace snowflake::coord {
 
 struct LeaseServiceOptions {
-  std::string root;
-  std::uint32_t max_worker_id = 0;
+  // The pool's root, the cluster's layout, the margin, the reserve.
+  LeasePoolSettings pool;
   // The coordinator's session (nullptr while it has none).
   std::function<std::shared_ptr<ZkSession>()> session;
   const Lease* own_lease = nullptr;  // ours: nothing is vouched for while it is not valid
@@ -60,7 +60,9 @@ class LeaseService {
 
   LeaseServiceOptions options_;
   LeasePool leases_;
-  std::shared_ptr<ZkSession> session_;  // the one leases_'s memory was written in
+  // The session leases_'s memory was written in; weak, so that an expired
+  // one is not kept open.
+  std::weak_ptr<ZkSession> session_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<LeaseCall>> queue_;

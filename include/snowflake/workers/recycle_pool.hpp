@@ -31,6 +31,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,10 @@
 #include "snowflake/zk/zk_session.hpp"
 
 namespace snowflake::coord {
+
+// The owner instance of a worker ID leased to a holder we do not run
+// (lease_pool.hpp): "lease:" and the token's digest.
+inline constexpr std::string_view kLeaseInstancePrefix = "lease:";
 
 struct PoolClaim {
   std::uint32_t worker_id = 0;
@@ -131,8 +136,10 @@ class RecyclePool {
 
   // Returns to notuse every other inuse node whose last write is older than
   // `reclaim_after` by ZooKeeper's clock, measured against `zk_now_ms`, and
-  // whose owner's session has ended. The floor it leaves is the owner's last
-  // possible instant (InuseData::last_possible_ms).
+  // whose owner's session has ended; and older than its own recorded lease
+  // + the margin (a lease granted by a daemon with a longer reclaim_after,
+  // or to a holder we do not run, is never cut short; set_lease_margins). The floor it leaves is
+  // the owner's last possible instant (InuseData::last_possible_ms).
   Result<ReapResult, CoordError> reclaim_stale(ZkSession& zk, std::int64_t zk_now_ms,
                                                std::chrono::milliseconds reclaim_after,
                                                std::optional<std::uint32_t> our_worker_id);
@@ -146,6 +153,14 @@ class RecyclePool {
   // nullopt: nothing read yet.
   std::optional<std::uint32_t> in_use_seen() const noexcept { return in_use_seen_; }
   std::uint32_t size() const noexcept { return max_worker_id_ + 1; }
+  // Past a node's own lease, how long before it may be reclaimed: the
+  // safety margin, and for a holder we do not run (lease_pool.hpp) the skew
+  // bound too, as rule 10 has it. 0 until set.
+  void set_lease_margins(std::chrono::milliseconds safety_margin,
+                         std::chrono::milliseconds max_skew) noexcept {
+    safety_margin_ = safety_margin;
+    max_skew_ = max_skew;
+  }
   const std::string& reapers_dir() const noexcept { return reapers_; }
   const std::string& claimers_dir() const noexcept { return claimers_; }
 
@@ -204,6 +219,8 @@ class RecyclePool {
   std::string claimers_;
   AliveNodes alive_;
   std::uint32_t max_worker_id_;
+  std::chrono::milliseconds safety_margin_{0};
+  std::chrono::milliseconds max_skew_{0};
   std::mt19937_64 random_;
   // A claim whose outcome a lost connection hid: checked first next time.
   std::optional<std::uint32_t> unsure_claim_;
