@@ -61,7 +61,8 @@ out=$(cd "$out" && pwd)
 # ID or a sequence's number twice across ZooKeeper losing its data, 9: a
 # reclaim by a session that does not hold the reaper's role it read under, 10:
 # a daemon refused the period its clock is in, 11: a strict sequence's number
-# not above one a client had received before it asked).
+# not above one a client had received before it asked, 12: a holder we do
+# not run stamping after its worker ID could be given away).
 # "live": no acceptance cycle (property 4); "cycle": one (a liveness mutant).
 checks=(
   "recycle|clean||snowflake.pml|28"
@@ -111,6 +112,11 @@ checks=(
   "strict|clean||strict.pml"
   "strict-early-takeover|violates 11|-DEARLY_TAKEOVER|strict.pml"
   "strict-any-run|violates 11|-DANY_RUN|strict.pml"
+  "lease|clean||lease.pml|26"
+  "lease-deadline-from-answer|violates 12|-DDEADLINE_FROM_ANSWER|lease.pml"
+  "lease-reclaim-without-margin|violates 12|-DRECLAIM_WITHOUT_MARGIN|lease.pml"
+  "lease-late-without-margin|violates 12|-DLATE_WITHOUT_MARGIN|lease.pml"
+  "lease-no-first-timestamp|violates 1|-DNO_FIRST_TIMESTAMP|lease.pml"
 )
 
 if [ -n "$only" ]; then
@@ -212,6 +218,7 @@ run_check() {
       local violated=0
       case "$(grep -m1 'assertion violated' pan.txt)" in
         *order_floor*) violated=11 ;;  # before *floor*
+        *gone*) violated=12 ;;
         *period_left*) violated=10 ;;
         *reaper*) violated=9 ;;
         *lost_*) violated=8 ;;
@@ -228,7 +235,7 @@ run_check() {
         echo "FAILED: a counterexample to property $violated, not ${expect#violates } (see $dir/pan.txt)" >verdict
       else
         story_of_trail "$defines" "$model"
-        echo "ok: a counterexample to property $violated in $(grep -c -E '^(t=|seq:|period:|strict:)' story.txt) steps (story.txt)" >verdict
+        echo "ok: a counterexample to property $violated in $(grep -c -E '^(t=|seq:|period:|strict:|lease:)' story.txt) steps (story.txt)" >verdict
       fi ;;
   esac
 }

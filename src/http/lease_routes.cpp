@@ -204,10 +204,10 @@ Answer lease_route(const Request& req, std::string_view path, std::string_view q
   LeaseRequest request;
   if (collection) {
     auto q = parse_lease_query(query, {"holder", "duration_ms"});
-    if (!q) return std::move(q.error());
+    if (!q) return Reply{std::move(q.error())};
     if (!q.value().holder) return bad("bad_holder", "holder is required: who takes the lease");
     auto duration = duration_of(q.value(), ctx);
-    if (!duration) return std::move(duration.error());
+    if (!duration) return Reply{std::move(duration.error())};
     request = {LeaseRequest::Kind::take,
                std::string(*q.value().holder),
                0,
@@ -218,7 +218,7 @@ Answer lease_route(const Request& req, std::string_view path, std::string_view q
     const bool renew = method == verb::put;
     auto q = renew ? parse_lease_query(query, {"token", "duration_ms", "last_timestamp_ms"})
                    : parse_lease_query(query, {"token", "last_timestamp_ms"});
-    if (!q) return std::move(q.error());
+    if (!q) return Reply{std::move(q.error())};
     if (!q.value().token) return bad("bad_token", "token is required: the one the take answered");
     // No holder can have stamped past its lease's end, at most the longest
     // lease from now: a larger stamp is a mistake (microseconds?) that would
@@ -234,7 +234,7 @@ Answer lease_route(const Request& req, std::string_view path, std::string_view q
     std::chrono::milliseconds duration{0};
     if (renew) {
       auto asked = duration_of(q.value(), ctx);
-      if (!asked) return std::move(asked.error());
+      if (!asked) return Reply{std::move(asked.error())};
       duration = asked.value();
     }
     request = {renew ? LeaseRequest::Kind::renew : LeaseRequest::Kind::give_back,

@@ -473,22 +473,30 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
 
 Result<std::vector<RecyclePool::StaleNode>, CoordError> RecyclePool::read_stale(
     ZkSession& zk, std::span<const std::uint32_t> ids, const std::set<std::uint32_t>& skipped,
-    std::int64_t now_ms, std::chrono::milliseconds reclaim_after, ReapResult& result) const {
+    std::int64_t now_ms, std::chrono::milliseconds reclaim_after, ReapResult& result) {
   std::vector<StaleNode> stale;
   for (const std::uint32_t id : ids) {
     if (skipped.contains(id)) continue;
+    if (const auto it = fresh_until_.find(id); it != fresh_until_.end() && now_ms <= it->second) {
+      continue;  // written since, if at all: fresher still
+    }
     BOOST_OUTCOME_TRY(node, zk.try_get(inuse_path(id)));
     if (!node) continue;
     const NodeStat& s = node.value().stat;
-    if (now_ms - s.mtime_ms <= reclaim_after.count()) continue;
     const auto old = decode_inuse(node.value().data);
-    // Its own lease first: one granted under a longer reclaim_after than
-    // ours (a rollout of new timings, a holder's lease) runs to its end.
+    // Its own lease too: one granted under a longer reclaim_after than ours
+    // (a rollout of new timings, a holder's lease) runs to its end.
+    std::int64_t threshold = reclaim_after.count();
     if (old) {
       const bool holder = old->owner.instance.starts_with(kLeaseInstancePrefix);
       const auto margin = safety_margin_ + (holder ? max_skew_ : std::chrono::milliseconds(0));
-      if (now_ms - s.mtime_ms <= old->lease_ms + margin.count()) continue;
+      threshold = std::max(threshold, old->lease_ms + margin.count());
     }
+    if (now_ms - s.mtime_ms <= threshold) {
+      fresh_until_[id] = s.mtime_ms + threshold;
+      continue;
+    }
+    fresh_until_.erase(id);
     if (!old) {  // no floor to hand on: an operator must look
       if (std::find(result.unreadable.begin(), result.unreadable.end(), id) ==
           result.unreadable.end()) {

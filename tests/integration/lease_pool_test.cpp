@@ -345,3 +345,28 @@ TEST_CASE("leases: a free worker ID whose floor is past a short lease's end is n
   CHECK(leases.take(*s, "h", kLong, kNow, 5s).value().first_timestamp_ms == kNow + 3001);
   (void)other;
 }
+
+TEST_CASE(
+    "leases: the reaper reads a node without an alive node once, then not again until it may be "
+    "stale",
+    "[zk][leases]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  auto r = connect(zk);
+  LeasePool leases = make_leases(*s, 2);
+  RecyclePool reaper(kRoot, 3);
+  for (int i = 0; i < 3; ++i) REQUIRE(leases.take(*s, "h", kLong, kNow, 5s));
+  const std::int64_t zk_now = r->time_of_write(reaper.clock_path()).value();
+  const auto pass = [&](std::int64_t now) {
+    const auto before = r->requests_sent();
+    REQUIRE(reaper.reclaim_stale(*r, now, 100ms, std::nullopt).value().moved == 0);
+    return r->requests_sent() - before;
+  };
+  const auto first = pass(zk_now);
+  CHECK(pass(zk_now + 1000) == first - 3);  // the three nodes not read again
+  // Once they may be stale (their lease, 60 s, has passed), read again,
+  // and taken back.
+  CHECK(
+      reaper.reclaim_stale(*r, zk_now + kLong.count() + 1000, 100ms, std::nullopt).value().moved ==
+      3);
+}

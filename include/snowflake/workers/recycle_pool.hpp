@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -201,7 +202,7 @@ class RecyclePool {
   // at `now_ms` (unreadable ones reported in `result`).
   Result<std::vector<StaleNode>, CoordError> read_stale(
       ZkSession& zk, std::span<const std::uint32_t> ids, const std::set<std::uint32_t>& skipped,
-      std::int64_t now_ms, std::chrono::milliseconds reclaim_after, ReapResult& result) const;
+      std::int64_t now_ms, std::chrono::milliseconds reclaim_after, ReapResult& result);
   // reclaim_stale's moves for up to kReclaimBatch IDs, in one multi: the
   // count read, then the nodes; an ID held or moved meanwhile is left, the
   // others sent again. Counted into `result`.
@@ -226,6 +227,11 @@ class RecyclePool {
   std::optional<std::uint32_t> unsure_claim_;
   std::set<std::uint32_t> unusable_;
   std::optional<std::uint32_t> in_use_seen_;
+  // By worker ID, ZooKeeper's time before which a node read fresh cannot be
+  // stale (its mtime then + its threshold; a later write only moves it on):
+  // a node without an alive node (a lease's, a dead daemon's) is read again
+  // only then, not at every pass. Skipping delays a reclaim, never hastens it.
+  std::map<std::uint32_t, std::int64_t> fresh_until_;
 };
 
 }  // namespace snowflake::coord
