@@ -98,11 +98,13 @@ Result<LeaseQuery, Response> parse_lease_query(std::string_view query,
   return q;
 }
 
-// The duration granted: as asked within the limits, the longest if not asked.
+// The duration granted: as asked within the limits; not asked, `otherwise`
+// (a take: the longest; a renewal: 0, the lease's own).
 Result<std::chrono::milliseconds, Response> duration_of(const LeaseQuery& q,
-                                                        const RouterContext& ctx) {
+                                                        const RouterContext& ctx,
+                                                        std::chrono::milliseconds otherwise) {
   const auto longest = ctx.lease_limits.max_duration;
-  if (!q.duration_ms) return longest;
+  if (!q.duration_ms) return otherwise;
   if (*q.duration_ms < ctx.lease_limits.min_duration.count()) {
     return bad("bad_duration", fmt::format("duration_ms must be at least {}, got {}",
                                            ctx.lease_limits.min_duration.count(), *q.duration_ms));
@@ -149,29 +151,30 @@ Answer ask(LeaseRequest request, RouterContext& ctx) {
   auto call = (*ctx.leases)(std::move(request));
   const bool take = call->request().kind == LeaseRequest::Kind::take;
   const bool give_back = call->request().kind == LeaseRequest::Kind::give_back;
-  return Wait{[call, take, give_back, &ctx](bool last) -> std::optional<Reply> {
-                auto outcome = call->take_outcome();
-                if (!outcome) {
-                  if (!last) return std::nullopt;
-                  return Reply{unavailable_response(
-                      "lease_unavailable",
-                      fmt::format("ZooKeeper did not answer within {} s", kAnswerWait.count()),
-                      std::chrono::seconds(1))};
-                }
-                ctx.metrics.count_lease(call->request().kind, *outcome);
-                if (const auto* refusal = std::get_if<LeaseRefusal>(&*outcome)) {
-                  return Reply{refusal_body(*refusal)};
-                }
-                const auto& grant = std::get<LeaseGrant>(*outcome);
-                if (give_back) {
-                  return Reply{json_response(
-                      Status::ok,
-                      nlohmann::json{{"worker_id", grant.worker_id}, {"given_back", true}}.dump())};
-                }
-                return Reply{grant_body(grant, ctx, take)};
-              },
-              [call](std::weak_ptr<const Wake> wake) { call->subscribe(std::move(wake)); },
-              BootClock::now() + kAnswerWait};
+  return Wait{
+      [call, take, give_back, &ctx](bool last) -> std::optional<Reply> {
+        auto outcome = call->take_outcome();
+        if (!outcome) {
+          if (!last) return std::nullopt;
+          return Reply{unavailable_response(
+              "lease_unavailable",
+              fmt::format("ZooKeeper did not answer within {} s", kAnswerWait.count()),
+              std::chrono::seconds(1))};
+        }
+        ctx.metrics.count_lease(call->request().kind, *outcome);
+        if (const auto* refusal = std::get_if<LeaseRefusal>(&*outcome)) {
+          return Reply{refusal_body(*refusal)};
+        }
+        const auto& grant = std::get<LeaseGrant>(*outcome);
+        if (give_back) {
+          return Reply{json_response(
+              Status::ok,
+              nlohmann::ordered_json{{"worker_id", grant.worker_id}, {"given_back", true}}.dump())};
+        }
+        return Reply{grant_body(grant, ctx, take)};
+      },
+      [call](std::weak_ptr<const Wake> wake) { call->subscribe(std::move(wake)); },
+      BootClock::now() + kAnswerWait};
 }
 
 Response not_allowed(std::string_view path, std::string_view allow) {
@@ -206,7 +209,7 @@ Answer lease_route(const Request& req, std::string_view path, std::string_view q
     auto q = parse_lease_query(query, {"holder", "duration_ms"});
     if (!q) return Reply{std::move(q.error())};
     if (!q.value().holder) return bad("bad_holder", "holder is required: who takes the lease");
-    auto duration = duration_of(q.value(), ctx);
+    auto duration = duration_of(q.value(), ctx, ctx.lease_limits.max_duration);
     if (!duration) return Reply{std::move(duration.error())};
     request = {LeaseRequest::Kind::take,
                std::string(*q.value().holder),
@@ -233,7 +236,7 @@ Answer lease_route(const Request& req, std::string_view path, std::string_view q
     }
     std::chrono::milliseconds duration{0};
     if (renew) {
-      auto asked = duration_of(q.value(), ctx);
+      auto asked = duration_of(q.value(), ctx, std::chrono::milliseconds(0));
       if (!asked) return Reply{std::move(asked.error())};
       duration = asked.value();
     }

@@ -146,7 +146,10 @@ Result<LeaseTerms, CoordError> LeasePool::renew(ZkSession& zk, std::uint32_t wor
     BOOST_OUTCOME_TRY(read, read_lease(zk, worker_id, instance));
     w = std::move(read);
   }
+  const std::chrono::milliseconds asked = duration;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    // Not asked: the lease's own, as granted last.
+    duration = asked.count() > 0 ? asked : std::chrono::milliseconds(w.data.lease_ms);
     InuseData next = w.data;
     // The time fence never moves back: not for a shorter lease asked, nor
     // for a daemon whose clock is behind the last one's. The holder may have

@@ -116,8 +116,11 @@ std::shared_ptr<LeaseCall> answer_lease(LeaseRequest request) {
   const bool ours = request.kind == LeaseRequest::Kind::take ||
                     (request.token == kLeaseToken && request.worker_id == kLeasedWorker);
   if (ours) {
+    // A renewal that asks no duration keeps the lease's own (here the longest).
+    const auto duration =
+        request.duration.count() > 0 ? request.duration : kLeaseLimits.max_duration;
     call->finish(LeaseGrant{
-        kLeasedWorker, request.duration, 1, kStart + request.duration.count(),
+        kLeasedWorker, duration, 1, kStart + duration.count(),
         request.kind == LeaseRequest::Kind::take ? std::string(kLeaseToken) : std::string()});
   } else {
     call->finish(LeaseRefusal{LeaseRefusal::Why::lost, "lease lost: not this token's"});

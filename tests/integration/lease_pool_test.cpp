@@ -165,6 +165,10 @@ TEST_CASE("leases: given back with its last stamp, the next holder starts past i
         CoordErrc::lost);
   const auto next = take_until(leases, *s, first.worker_id, kNow + 200);
   CHECK(next.first_timestamp_ms == kNow + 151);
+  // A renewal that asks no duration keeps the lease's own.
+  const auto own = leases.renew(*s, next.worker_id, next.token, 0ms, kNow + 200, std::nullopt);
+  CHECK(own.value().duration == kLong);
+  CHECK(node_of(*s, leases, next.worker_id).lease_ms == kLong.count());
 
   SECTION("not saying its last stamp, the floor is the end of its grant") {
     REQUIRE(leases.give_back(*s, next.worker_id, next.token, std::nullopt));

@@ -73,7 +73,7 @@ class LeasePool {
                                       std::chrono::milliseconds max_wait);
 
   // The lease on `worker_id` whose token is `token`, extended to now_ms +
-  // duration (its time fence never moves back); `last_used_ms` (the
+  // duration (0: the lease's own; its time fence never moves back); `last_used_ms` (the
   // holder's last stamp, if it says) kept as the node's high-water mark.
   // lost: not that lease (any more); late (its write came over lease_ms +
   // margin after the last: given back); or started at or below a migration
