@@ -58,7 +58,7 @@ EXIT_STATEMENT = r"(?:\(exit|exits?|exited|is exit|exit code) (\d+)((?:(?:,| and
 SECTIONS = {"root": "", "layout": "layout", "gen": "generator", "coord": "coordinator",
             "zk": "zookeeper", "http": "http", "seq": "sequences", "forms": "forms",
             "leases": "leases",
-            "section": None, "by_tag": None}
+            "section": None, "by_tag": None, "by_name": None, "pool": None}
 FIGURE = re.compile(r"\b\d{1,3}(?:,\d{3})+\b|\b\d+\.\d+\b")
 
 

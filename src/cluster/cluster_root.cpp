@@ -178,6 +178,8 @@ std::string_view to_string(CoordErrc code) noexcept {
       return "periodic";
     case CoordErrc::strict:
       return "strict";
+    case CoordErrc::no_pool:
+      return "no_pool";
   }
   return "unknown";
 }

@@ -21,6 +21,7 @@
 #include "snowflake/base/names.hpp"
 #include "snowflake/base/time_format.hpp"
 #include "snowflake/ids/text.hpp"
+#include "snowflake/runtime/lease_calls.hpp"
 #include "snowflake/sequences/buffer.hpp"
 
 namespace snowflake {
@@ -371,7 +372,38 @@ LeaseSettings read_leases(JsonSection leases, const CoordinatorSettings& coordin
       leases.integer("max_duration_ms", fallback.count(), 0, kMaxDurationMs));
   l.reserved_worker_ids = static_cast<std::uint32_t>(
       leases.integer("reserved_worker_ids", pool_size / 8, 0, pool_size - 1));
+  l.new_pools = leases.boolean("new_pools", d.new_pools);
+  constexpr int kWidest = kMaxLeasePoolWorkerBits;
+  l.new_pool_max_worker_bits = static_cast<int>(
+      leases.integer("new_pool_max_worker_bits", d.new_pool_max_worker_bits, 1, kWidest));
+  l.max_pools = static_cast<std::uint32_t>(leases.integer("max_pools", d.max_pools, 1, 256));
+  const auto& pools = leases.raw("pools");
+  if (!pools.is_null() && !pools.is_object()) {
+    leases.fail("pools", "must be an object of name: {\"worker_bits\": N}");
+  }
+  JsonSection by_name = leases.section("pools");
+  if (pools.is_object()) {
+    for (const auto& [name, value] : pools.items()) {
+      if (!is_valid_name(name) || name == kClusterLeasePool) {
+        by_name.fail(name, fmt::format("is not a pool name ([A-Za-z0-9._-]{{1,64}}, not . or .., "
+                                       "not \"{}\": the cluster's own)",
+                                       kClusterLeasePool));
+      }
+      if (!value.is_object()) by_name.fail(name, "must be an object: {\"worker_bits\": N}");
+      JsonSection pool = by_name.section(name);
+      if (pool.raw("worker_bits").is_null()) {
+        pool.fail("worker_bits", "is required: the pool's worker ID bits (1 to 16)");
+      }
+      l.pools[name] = static_cast<int>(pool.integer("worker_bits", 0, 1, kMaxLeasePoolWorkerBits));
+      pool.finish();
+    }
+  }
+  by_name.finish();
   leases.finish();
+  if (l.pools.size() > l.max_pools) {
+    leases.fail("max_pools", fmt::format("must be at least the pools named in leases.pools ({})",
+                                         l.pools.size()));
+  }
   if (!l.enabled) return l;
   if (l.max_duration > coordinator.lease_timeout) {
     leases.fail("max_duration_ms",

@@ -56,7 +56,15 @@ struct LeaseQuery {
   std::optional<std::int64_t> duration_ms;
   std::optional<std::string_view> token;
   std::optional<std::int64_t> last_timestamp_ms;
+  std::optional<std::string_view> pool;  // "cluster" read as none
+  std::optional<std::int64_t> worker_bits;
 };
+
+// The named pool a request is for; empty: the cluster's own.
+std::string named_pool(const LeaseQuery& q) {
+  if (!q.pool || *q.pool == kClusterLeasePool) return {};
+  return std::string(*q.pool);
+}
 
 Result<LeaseQuery, Response> parse_lease_query(std::string_view query,
                                                std::initializer_list<std::string_view> allowed) {
@@ -69,7 +77,8 @@ Result<LeaseQuery, Response> parse_lease_query(std::string_view query,
         }
         const bool again = (key == "holder" && q.holder) || (key == "token" && q.token) ||
                            (key == "duration_ms" && q.duration_ms) ||
-                           (key == "last_timestamp_ms" && q.last_timestamp_ms);
+                           (key == "last_timestamp_ms" && q.last_timestamp_ms) ||
+                           (key == "pool" && q.pool) || (key == "worker_bits" && q.worker_bits);
         if (again) return bad("bad_request", fmt::format("{} is given more than once", key));
         if (key == "holder") {
           if (!is_valid_name(value)) {
@@ -79,6 +88,20 @@ Result<LeaseQuery, Response> parse_lease_query(std::string_view query,
                                    value));
           }
           q.holder = value;
+        } else if (key == "pool") {
+          if (!is_valid_name(value)) {
+            return bad("bad_pool", fmt::format("pool must match [A-Za-z0-9._-]{{1,64}} (not . or "
+                                               ".., \"{}\": the cluster's own), got \"{}\"",
+                                               kClusterLeasePool, value));
+          }
+          q.pool = value;
+        } else if (key == "worker_bits") {
+          const auto n = parse_integer(value);
+          if (!n || *n < 1 || *n > kMaxLeasePoolWorkerBits) {
+            return bad("bad_pool", fmt::format("worker_bits must be 1 to {}, got \"{}\"",
+                                               kMaxLeasePoolWorkerBits, value));
+          }
+          q.worker_bits = *n;
         } else if (key == "token") {
           if (!is_token(value)) {
             return bad("bad_token", "token must be the 32 hex digits the lease was taken with");
@@ -122,14 +145,22 @@ nlohmann::ordered_json layout_body(const IdLayout& layout) {
           {"epoch_ms", s.epoch_ms}};
 }
 
-Response grant_body(const LeaseGrant& grant, const RouterContext& ctx, bool with_token) {
+Response grant_body(const LeaseGrant& grant, const std::string& pool, const RouterContext& ctx,
+                    bool with_token) {
   nlohmann::ordered_json body{{"worker_id", grant.worker_id},
-                              {"datacenter_id", ctx.info.datacenter_id},
-                              {"lease_ms", grant.duration.count()},
-                              {"renew_after_ms", grant.duration.count() / kRenewalsPerLease},
-                              {"first_timestamp_ms", grant.first_timestamp_ms},
-                              {"max_timestamp_ms", grant.max_timestamp_ms},
-                              {"layout", layout_body(ctx.layout)}};
+                              {"pool", pool.empty() ? kClusterLeasePool : pool}};
+  // The cluster's own pool: its layout, every field; a named pool's holders
+  // compose their IDs in their own, of which only the worker ID bits are ours.
+  if (pool.empty()) {
+    body["datacenter_id"] = ctx.info.datacenter_id;
+  } else {
+    body["worker_bits"] = grant.worker_bits;
+  }
+  body["lease_ms"] = grant.duration.count();
+  body["renew_after_ms"] = grant.duration.count() / kRenewalsPerLease;
+  body["first_timestamp_ms"] = grant.first_timestamp_ms;
+  body["max_timestamp_ms"] = grant.max_timestamp_ms;
+  if (pool.empty()) body["layout"] = layout_body(ctx.layout);
   if (with_token) body["token"] = grant.token;
   return json_response(Status::ok, body.dump());
 }
@@ -140,6 +171,10 @@ Response refusal_body(const LeaseRefusal& refusal) {
       return error_response(Status::gone, "lease_lost", refusal.message);
     case LeaseRefusal::Why::pool_exhausted:
       return unavailable_response("pool_exhausted", refusal.message, std::chrono::seconds(5));
+    case LeaseRefusal::Why::no_pool:
+      return error_response(Status::not_found, "no_such_pool", refusal.message);
+    case LeaseRefusal::Why::pool_conflict:
+      return error_response(Status::conflict, "pool_conflict", refusal.message);
     case LeaseRefusal::Why::unavailable:
       break;
   }
@@ -161,17 +196,20 @@ Answer ask(LeaseRequest request, RouterContext& ctx) {
               fmt::format("ZooKeeper did not answer within {} s", kAnswerWait.count()),
               std::chrono::seconds(1))};
         }
-        ctx.metrics.count_lease(call->request().kind, *outcome);
+        ctx.metrics.count_lease(call->request(), *outcome);
         if (const auto* refusal = std::get_if<LeaseRefusal>(&*outcome)) {
           return Reply{refusal_body(*refusal)};
         }
         const auto& grant = std::get<LeaseGrant>(*outcome);
+        const std::string& pool = call->request().pool;
         if (give_back) {
           return Reply{json_response(
-              Status::ok,
-              nlohmann::ordered_json{{"worker_id", grant.worker_id}, {"given_back", true}}.dump())};
+              Status::ok, nlohmann::ordered_json{{"worker_id", grant.worker_id},
+                                                 {"pool", pool.empty() ? kClusterLeasePool : pool},
+                                                 {"given_back", true}}
+                              .dump())};
         }
-        return Reply{grant_body(grant, ctx, take)};
+        return Reply{grant_body(grant, pool, ctx, take)};
       },
       [call](std::weak_ptr<const Wake> wake) { call->subscribe(std::move(wake)); },
       BootClock::now() + kAnswerWait};
@@ -184,6 +222,69 @@ Response not_allowed(std::string_view path, std::string_view allow) {
   return res;
 }
 
+// POST /v1/leases's request, read and checked.
+Result<LeaseRequest, Response> read_take(std::string_view query, const RouterContext& ctx) {
+  auto q = parse_lease_query(query, {"holder", "duration_ms", "pool", "worker_bits"});
+  if (!q) return std::move(q.error());
+  if (!q.value().holder) return bad("bad_holder", "holder is required: who takes the lease");
+  if (q.value().worker_bits && named_pool(q.value()).empty()) {
+    return bad("bad_pool", "worker_bits is a named pool's: the cluster's own has the layout's");
+  }
+  auto duration = duration_of(q.value(), ctx, ctx.lease_limits.max_duration);
+  if (!duration) return std::move(duration.error());
+  return LeaseRequest{LeaseRequest::Kind::take,
+                      std::string(*q.value().holder),
+                      0,
+                      {},
+                      duration.value(),
+                      std::nullopt,
+                      named_pool(q.value()),
+                      q.value().worker_bits
+                          ? std::optional<int>(static_cast<int>(*q.value().worker_bits))
+                          : std::nullopt};
+}
+
+// PUT (renew) or DELETE (give back) /v1/leases/<worker_id>'s request.
+Result<LeaseRequest, Response> read_renewal(bool renew, std::uint32_t worker_id,
+                                            std::string_view path, std::string_view query,
+                                            const RouterContext& ctx) {
+  auto q = renew ? parse_lease_query(query, {"token", "duration_ms", "last_timestamp_ms", "pool"})
+                 : parse_lease_query(query, {"token", "last_timestamp_ms", "pool"});
+  if (!q) return std::move(q.error());
+  if (!q.value().token) return bad("bad_token", "token is required: the one the take answered");
+  // No holder can have stamped past its lease's end, at most the longest
+  // lease from now: a larger stamp is a mistake (microseconds?) that would
+  // hold the worker ID's floor up for ever.
+  const std::int64_t latest =
+      SystemClock::instance().wall_ms() + ctx.lease_limits.max_duration.count();
+  if (q.value().last_timestamp_ms && *q.value().last_timestamp_ms > latest) {
+    return bad("bad_timestamp",
+               fmt::format("last_timestamp_ms {} is past any lease's end (now + the longest "
+                           "lease is {}): a Unix time in ms",
+                           *q.value().last_timestamp_ms, latest));
+  }
+  std::chrono::milliseconds duration{0};
+  if (renew) {
+    auto asked = duration_of(q.value(), ctx, std::chrono::milliseconds(0));
+    if (!asked) return std::move(asked.error());
+    duration = asked.value();
+  }
+  LeaseRequest request{renew ? LeaseRequest::Kind::renew : LeaseRequest::Kind::give_back,
+                       {},
+                       worker_id,
+                       std::string(*q.value().token),
+                       duration,
+                       q.value().last_timestamp_ms,
+                       named_pool(q.value()),
+                       std::nullopt};
+  if (request.pool.empty() && worker_id > ctx.layout.max_worker_id()) {
+    return error_response(Status::not_found, "not_found",
+                          fmt::format("no lease route for {}: the cluster's worker IDs end at {}",
+                                      path, ctx.layout.max_worker_id()));
+  }
+  return request;
+}
+
 }  // namespace
 
 Answer lease_route(const Request& req, std::string_view path, std::string_view query,
@@ -191,8 +292,11 @@ Answer lease_route(const Request& req, std::string_view path, std::string_view q
   const bool collection = path == kCollection;
   std::optional<std::uint32_t> worker_id;
   if (!collection) {
+    // Within the widest pool's: which pool it is in, the query says.
     const auto id = parse_integer(path.substr(kCollection.size() + 1));
-    if (!id || *id > ctx.layout.max_worker_id()) {
+    const std::int64_t widest =
+        std::max<std::int64_t>(ctx.layout.max_worker_id(), (1 << kMaxLeasePoolWorkerBits) - 1);
+    if (!id || *id > widest) {
       return error_response(Status::not_found, "not_found",
                             fmt::format("no lease route for {}: /v1/leases/<worker ID>", path));
     }
@@ -204,49 +308,10 @@ Answer lease_route(const Request& req, std::string_view path, std::string_view q
     return not_allowed(path, allow);
   }
   // The request read first: bad input gets its 4xx wherever it is sent.
-  LeaseRequest request;
-  if (collection) {
-    auto q = parse_lease_query(query, {"holder", "duration_ms"});
-    if (!q) return Reply{std::move(q.error())};
-    if (!q.value().holder) return bad("bad_holder", "holder is required: who takes the lease");
-    auto duration = duration_of(q.value(), ctx, ctx.lease_limits.max_duration);
-    if (!duration) return Reply{std::move(duration.error())};
-    request = {LeaseRequest::Kind::take,
-               std::string(*q.value().holder),
-               0,
-               {},
-               duration.value(),
-               std::nullopt};
-  } else {
-    const bool renew = method == verb::put;
-    auto q = renew ? parse_lease_query(query, {"token", "duration_ms", "last_timestamp_ms"})
-                   : parse_lease_query(query, {"token", "last_timestamp_ms"});
-    if (!q) return Reply{std::move(q.error())};
-    if (!q.value().token) return bad("bad_token", "token is required: the one the take answered");
-    // No holder can have stamped past its lease's end, at most the longest
-    // lease from now: a larger stamp is a mistake (microseconds?) that would
-    // hold the worker ID's floor up for ever.
-    const std::int64_t latest =
-        SystemClock::instance().wall_ms() + ctx.lease_limits.max_duration.count();
-    if (q.value().last_timestamp_ms && *q.value().last_timestamp_ms > latest) {
-      return bad("bad_timestamp",
-                 fmt::format("last_timestamp_ms {} is past any lease's end (now + the longest "
-                             "lease is {}): a Unix time in ms",
-                             *q.value().last_timestamp_ms, latest));
-    }
-    std::chrono::milliseconds duration{0};
-    if (renew) {
-      auto asked = duration_of(q.value(), ctx, std::chrono::milliseconds(0));
-      if (!asked) return Reply{std::move(asked.error())};
-      duration = asked.value();
-    }
-    request = {renew ? LeaseRequest::Kind::renew : LeaseRequest::Kind::give_back,
-               {},
-               *worker_id,
-               std::string(*q.value().token),
-               duration,
-               q.value().last_timestamp_ms};
-  }
+  auto read = collection ? read_take(query, ctx)
+                         : read_renewal(method == verb::put, *worker_id, path, query, ctx);
+  if (!read) return Reply{std::move(read.error())};
+  LeaseRequest request = std::move(read).value();
   if (!ctx.leases) {
     return unavailable_response("leases_disabled",
                                 "this daemon grants no worker-ID leases (leases.enabled)",

@@ -484,8 +484,18 @@ void Daemon::start_leases() {
   if (!config_.leases.enabled || !coordinator_) return;
   const auto& co = config_.coordinator;
   lease_service_ = std::make_unique<coord::LeaseService>(coord::LeaseServiceOptions{
-      .pool = {config_.zookeeper.root, layout_, co.safety_margin + co.max_skew,
-               config_.leases.reserved_worker_ids},
+      .pool = coord::LeasePoolSettings::cluster(config_.zookeeper.root, layout_,
+                                                co.safety_margin + co.max_skew,
+                                                config_.leases.reserved_worker_ids),
+      .named = {.configured = config_.leases.pools,
+                .new_pools = config_.leases.new_pools,
+                .new_pool_max_worker_bits = config_.leases.new_pool_max_worker_bits,
+                .max_pools = config_.leases.max_pools,
+                .reclaim_after = co.reclaim_after,
+                .reap_every = std::max(std::chrono::milliseconds(1'000), co.reclaim_after / 3)},
+      .pool_seen = [metrics = &metrics_](
+                       const std::string& pool, std::uint32_t size,
+                       std::uint32_t in_use) { metrics->set_lease_pool(pool, size, in_use); },
       .session = [coordinator = coordinator_.get()] { return coordinator->session(); },
       .own_lease = &lease_,
       .clock = &SystemClock::instance(),

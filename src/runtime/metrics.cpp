@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "metrics_lines.hpp"
 #include "snowflake/base/clock.hpp"
 #include "snowflake/sequences/periodic.hpp"
 #include "snowflake/sequences/sizing.hpp"
@@ -84,26 +85,6 @@ void Metrics::count_refusal(Route route, std::string_view code) noexcept {
       .fetch_add(1, std::memory_order_relaxed);
 }
 
-void Metrics::count_lease(LeaseRequest::Kind kind, const LeaseCall::Outcome& outcome) noexcept {
-  LeaseEvent event = LeaseEvent::refused;
-  if (const auto* refusal = std::get_if<LeaseRefusal>(&outcome)) {
-    if (refusal->why == LeaseRefusal::Why::lost) event = LeaseEvent::lost;
-  } else {
-    switch (kind) {
-      case LeaseRequest::Kind::take:
-        event = LeaseEvent::taken;
-        break;
-      case LeaseRequest::Kind::renew:
-        event = LeaseEvent::renewed;
-        break;
-      case LeaseRequest::Kind::give_back:
-        event = LeaseEvent::given_back;
-        break;
-    }
-  }
-  leases_[static_cast<std::size_t>(event)].fetch_add(1, std::memory_order_relaxed);
-}
-
 void Metrics::observe_duration(Route route, std::chrono::nanoseconds took) noexcept {
   const double seconds = std::chrono::duration<double>(took).count();
   const auto* bucket = std::lower_bound(kDurationBuckets.begin(), kDurationBuckets.end(), seconds);
@@ -115,16 +96,6 @@ void Metrics::observe_duration(Route route, std::chrono::nanoseconds took) noexc
 }
 
 namespace {
-
-// Writes one line of the exposition format per call.
-struct Lines {
-  fmt::memory_buffer& out;
-  template <class... Args>
-  void operator()(fmt::format_string<Args...> format, Args&&... args) const {
-    fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
-    out.push_back('\n');
-  }
-};
 
 void render_cluster_fence(const CoordinationGauges& c, fmt::memory_buffer& out) {
   const Lines line{out};
@@ -515,15 +486,7 @@ std::string Metrics::render(const Snapshot& s) const {
          static_cast<double>(s.lease_remaining.count()) / 1000.0);
   }
 
-  line(
-      "# HELP snowflake_worker_leases_total Worker-ID lease requests of other processes' "
-      "generators answered, by event: taken, renewed, given_back, lost (410: the holder must "
-      "take a new one), refused (503).");
-  line("# TYPE snowflake_worker_leases_total counter");
-  for (std::size_t i = 0; i < kLeaseEvents.size(); ++i) {
-    line("snowflake_worker_leases_total{{pool=\"cluster\",event=\"{}\"}} {}", kLeaseEvents[i],
-         leases_[i].load(std::memory_order_relaxed));
-  }
+  render_leases(out);
 
   line(
       "# HELP snowflake_refusals_total Requests answered 503, by route and error code (every "

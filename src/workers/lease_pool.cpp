@@ -35,7 +35,11 @@ bool is_race(const ZkError& e) {
 }  // namespace
 
 LeasePool::LeasePool(LeasePoolSettings settings)
-    : settings_(std::move(settings)), pool_(settings_.root, settings_.layout.max_worker_id()) {}
+    : settings_(std::move(settings)), pool_(settings_.pool_root, settings_.max_worker_id) {
+  // A named pool's reaper is the lease service's (lease_service.hpp): a
+  // node stays past its lease + the margin, whatever reclaim_after says.
+  pool_.set_lease_margins(settings_.margin, std::chrono::milliseconds(0));
+}
 
 OwnerToken LeasePool::owner_of(const std::string& holder, std::string_view token) {
   std::string digest;
@@ -53,10 +57,22 @@ void LeasePool::remember(std::uint32_t worker_id, Written w) {
 }
 
 std::int64_t LeasePool::first_after(std::int64_t floor) const {
-  const IdLayout& layout = settings_.layout;
+  if (!settings_.layout) {
+    // The next whole second: no unit of a second or less that the floor's
+    // instant is in starts after it.
+    constexpr std::int64_t kSecond = 1000;
+    return (std::max<std::int64_t>(floor, 0) / kSecond + 1) * kSecond;
+  }
+  const IdLayout& layout = *settings_.layout;
   // Nothing before the epoch: a worker ID never used starts at unit 0.
   const std::int64_t unit = std::max<std::int64_t>(layout.unit_of_ms(floor) + 1, 0);
   return layout.unit_start_ms(unit);
+}
+
+bool LeasePool::too_short(const LeaseTerms& terms) const {
+  if (!settings_.layout) return terms.max_timestamp_ms < terms.first_timestamp_ms;
+  return settings_.layout->unit_of_ms(terms.max_timestamp_ms) <
+         settings_.layout->unit_of_ms(terms.first_timestamp_ms);
 }
 
 Result<std::int64_t, CoordError> LeasePool::root_bound(ZkSession& zk) const {
@@ -64,7 +80,11 @@ Result<std::int64_t, CoordError> LeasePool::root_bound(ZkSession& zk) const {
   std::int64_t bound = INT64_MIN;
   // The floor's ms is the start of the unit of the largest ID migrated:
   // nothing in that unit (first_after moves past it).
-  if (const auto floor = recorded_floor(root.data)) bound = std::max(bound, floor->ms);
+  // A named pool's IDs are in other ID spaces: the migration floor (of the
+  // cluster's) is not theirs.
+  if (const auto floor = recorded_floor(root.data); floor && settings_.layout) {
+    bound = std::max(bound, floor->ms);
+  }
   if (const auto fence = recorded_fence(root.data)) bound = std::max(bound, fence->until_ms);
   return bound;
 }
@@ -90,7 +110,7 @@ Result<LeaseTerms, CoordError> LeasePool::take(ZkSession& zk, const std::string&
                                                std::chrono::milliseconds max_wait) {
   // Daemons that restart give their worker IDs back and claim again: a few
   // stay theirs, or leases could leave them none.
-  BOOST_OUTCOME_TRY(free, zk.children(tree::notuse_dir(settings_.root)));
+  BOOST_OUTCOME_TRY(free, zk.children(tree::notuse_dir(settings_.pool_root)));
   if (free.size() <= settings_.reserved) {
     return CoordError{CoordErrc::pool_exhausted,
                       fmt::format("{} worker ID(s) free, and leases leave {} to the daemons "
@@ -107,15 +127,13 @@ Result<LeaseTerms, CoordError> LeasePool::take(ZkSession& zk, const std::string&
     remember(claim.worker_id, {data.owner.instance, claim.data, claim.version, claim.czxid,
                                claim.mtime_ms, *claim.move_count});
   }
-  LeaseTerms terms{claim.worker_id, duration, first_after(claim.data.floor),
-                   now_ms + duration.count(), std::move(token)};
+  LeaseTerms terms{claim.worker_id,           duration,         first_after(claim.data.floor),
+                   now_ms + duration.count(), std::move(token), settings_.worker_bits};
   // Read after our write: a floor or fence recorded before it shows here;
   // one recorded after it waits for our node (migration_floor.hpp).
   auto after = root_bound(zk);
   const bool rose = after && after.value() > claim.data.floor;
-  if (!after || rose ||
-      settings_.layout.unit_of_ms(terms.max_timestamp_ms) <
-          settings_.layout.unit_of_ms(terms.first_timestamp_ms)) {
+  if (!after || rose || too_short(terms)) {
     // Given back as it came: nobody was told of it.
     (void)give_back(zk, terms.worker_id, terms.token, claim.data.floor);
     if (!after) return after.error();
@@ -190,7 +208,12 @@ Result<LeaseTerms, CoordError> LeasePool::renew(ZkSession& zk, std::uint32_t wor
                   "began at or below the cluster's migration floor or fence, raised since: take "
                   "a new lease, which starts above it");
     }
-    return LeaseTerms{worker_id, duration, first_after(next.floor), next.ts + duration.count(), {}};
+    return LeaseTerms{worker_id,
+                      duration,
+                      first_after(next.floor),
+                      next.ts + duration.count(),
+                      {},
+                      settings_.worker_bits};
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("the pool kept moving while renewing worker ID {}", worker_id)};

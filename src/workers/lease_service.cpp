@@ -3,20 +3,36 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json.hpp>
+
 #include <utility>
 
 #include "snowflake/base/thread_name.hpp"
+#include "snowflake/zk/cluster_tree.hpp"
 
 namespace snowflake::coord {
 
 namespace {
 
+// A named pool's record: {"worker_bits": N}. 0: unreadable.
+int recorded_bits(const std::string& data) {
+  const auto j = nlohmann::json::parse(data, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("worker_bits") || !j["worker_bits"].is_number_integer())
+    return 0;
+  const auto bits = j["worker_bits"].get<std::int64_t>();
+  return bits >= 1 && bits <= kMaxLeasePoolWorkerBits ? static_cast<int>(bits) : 0;
+}
+
+CoordError no_pool(const std::string& name, std::string_view why) {
+  return {CoordErrc::no_pool, fmt::format("no lease pool \"{}\": {}", name, why)};
+}
+
 // What a holder is told: the refusal's kind decides its status code.
 LeaseCall::Outcome outcome_of(Result<LeaseTerms, CoordError> result) {
   if (result) {
     LeaseTerms& t = result.value();
-    return LeaseGrant{t.worker_id, t.duration, t.first_timestamp_ms, t.max_timestamp_ms,
-                      std::move(t.token)};
+    return LeaseGrant{t.worker_id,        t.duration,         t.first_timestamp_ms,
+                      t.max_timestamp_ms, std::move(t.token), t.worker_bits};
   }
   const CoordError& e = result.error();
   switch (e.code) {
@@ -24,6 +40,10 @@ LeaseCall::Outcome outcome_of(Result<LeaseTerms, CoordError> result) {
       return LeaseRefusal{LeaseRefusal::Why::lost, e.message};
     case CoordErrc::pool_exhausted:
       return LeaseRefusal{LeaseRefusal::Why::pool_exhausted, e.message};
+    case CoordErrc::no_pool:
+      return LeaseRefusal{LeaseRefusal::Why::no_pool, e.message};
+    case CoordErrc::layout_mismatch:
+      return LeaseRefusal{LeaseRefusal::Why::pool_conflict, e.message};
     default:
       return LeaseRefusal{LeaseRefusal::Why::unavailable, e.message};
   }
@@ -61,16 +81,165 @@ void LeaseService::stop() {
 
 void LeaseService::run() {
   name_this_thread("leases");
+  auto next_reap = std::chrono::steady_clock::now() + options_.named.reap_every;
   for (;;) {
     std::shared_ptr<LeaseCall> call;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and all answered
-      call = std::move(queue_.front());
-      queue_.pop_front();
+      wake_.wait_until(lock, next_reap, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty() && stopping_) return;  // all answered
+      if (!queue_.empty()) {
+        call = std::move(queue_.front());
+        queue_.pop_front();
+      }
     }
-    call->finish(outcome_of(serve(call->request())));
+    if (call) call->finish(outcome_of(serve(call->request())));
+    if (std::chrono::steady_clock::now() >= next_reap) {
+      next_reap = std::chrono::steady_clock::now() + options_.named.reap_every;
+      // Nothing judged while we may not issue (cut off, fenced): ZooKeeper's
+      // records are read again on the next pass.
+      if (options_.own_lease && !options_.own_lease->may_issue()) continue;
+      if (auto session = current_session()) reap_named(*session.value());
+    }
+  }
+}
+
+Result<std::shared_ptr<ZkSession>, CoordError> LeaseService::current_session() {
+  auto session = options_.session ? options_.session() : nullptr;
+  if (!session || session->gone()) {
+    return CoordError{CoordErrc::zookeeper, "no ZooKeeper session"};
+  }
+  if (session_.lock() != session) {
+    // What was learnt in another session (nodes written, pools made) is
+    // read again: a wipe or a restore may have undone it.
+    leases_.forget_writes();
+    named_.clear();
+    session_ = session;
+  }
+  return session;
+}
+
+Result<int, CoordError> LeaseService::recorded_or_made(ZkSession& zk,
+                                                       const LeaseRequest& request) const {
+  const NamedPoolRules& rules = options_.named;
+  const std::string& name = request.pool;
+  const auto configured = rules.configured.find(name);
+  const std::string path = tree::lease_pool(options_.pool.root, name);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    BOOST_OUTCOME_TRY(node, zk.try_get(path));
+    if (node) {
+      const int bits = recorded_bits(node.value().data);
+      if (bits == 0) {
+        return CoordError{CoordErrc::unusable,
+                          fmt::format("lease pool \"{}\": its record is unreadable", name)};
+      }
+      return bits;
+    }
+    // Only a take makes a pool; a lease in one that is gone is lost.
+    if (request.kind != LeaseRequest::Kind::take) {
+      return CoordError{CoordErrc::lost, fmt::format("{}pool \"{}\" has no record (ZooKeeper "
+                                                     "lost it, or it was never made)",
+                                                     kLeaseLostPrefix, name)};
+    }
+    int want = 0;
+    if (configured != rules.configured.end()) {
+      want = configured->second;
+    } else if (!rules.new_pools) {
+      return no_pool(name, "not in leases.pools, and leases.new_pools is false");
+    } else if (!request.worker_bits) {
+      return no_pool(name, "a take makes one with worker_bits (CosId's machineBit)");
+    } else if (*request.worker_bits > rules.new_pool_max_worker_bits) {
+      return no_pool(name, fmt::format("{} worker ID bits asked, leases.new_pool_max_worker_bits "
+                                       "is {}",
+                                       *request.worker_bits, rules.new_pool_max_worker_bits));
+    } else {
+      want = *request.worker_bits;
+    }
+    const std::string dir = tree::lease_pools_dir(options_.pool.root);
+    BOOST_OUTCOME_TRY(zk.ensure_path(dir));
+    BOOST_OUTCOME_TRY(names, zk.children(dir));
+    // Two daemons making pools at once may both pass: a bound on the
+    // metrics' cardinality and ZooKeeper's nodes, not a rule of safety.
+    if (names.size() >= rules.max_pools) {
+      return no_pool(name, fmt::format("the cluster has {} lease pools, leases.max_pools is {}",
+                                       names.size(), rules.max_pools));
+    }
+    auto made = zk.create(path, nlohmann::json{{"worker_bits", want}}.dump());
+    if (made) {
+      spdlog::info("leases: pool \"{}\" made with {}-bit worker IDs", name, want);
+      return want;
+    }
+    if (made.error().code != ZkErrc::node_exists && !made.error().outcome_unknown()) {
+      return CoordError::from(made.error());
+    }  // else made meanwhile (or by our own lost create): read it
+  }
+  return CoordError{CoordErrc::zookeeper,
+                    fmt::format("lease pool \"{}\" kept changing while it was read", name)};
+}
+
+Result<LeasePool*, CoordError> LeaseService::pool_for(ZkSession& zk, const LeaseRequest& request) {
+  if (request.pool.empty()) return &leases_;
+  const NamedPoolRules& rules = options_.named;
+  const std::string& name = request.pool;
+  const auto configured = rules.configured.find(name);
+  auto known = named_.find(name);
+  if (known == named_.end()) {
+    BOOST_OUTCOME_TRY(bits, recorded_or_made(zk, request));
+    known = named_
+                .emplace(name, NamedPool{bits,
+                                         LeasePool(LeasePoolSettings::named(
+                                             options_.pool.root, name, bits, options_.pool.margin)),
+                                         false})
+                .first;
+  }
+  NamedPool& pool = known->second;
+  // Takes only: a lease already held in it renews and goes back as it was.
+  if (request.kind == LeaseRequest::Kind::take && configured != rules.configured.end() &&
+      configured->second != pool.worker_bits) {
+    return CoordError{CoordErrc::layout_mismatch,
+                      fmt::format("lease pool \"{}\" has {}-bit worker IDs in ZooKeeper, "
+                                  "leases.pools says {}",
+                                  name, pool.worker_bits, configured->second)};
+  }
+  if (request.worker_bits && *request.worker_bits != pool.worker_bits) {
+    return CoordError{CoordErrc::layout_mismatch,
+                      fmt::format("lease pool \"{}\" has {}-bit worker IDs, {} asked", name,
+                                  pool.worker_bits, *request.worker_bits)};
+  }
+  if (!pool.ensured) {
+    // Its nodes made once (a 16-bit pool: 65,536 in batches); another
+    // daemon filling it makes this take ask again later.
+    BOOST_OUTCOME_TRYV(pool.leases.pool().ensure(zk, std::chrono::seconds(2)));
+    pool.ensured = true;
+  }
+  return &pool.leases;
+}
+
+void LeaseService::reap_named(ZkSession& zk) {
+  auto names = zk.children(tree::lease_pools_dir(options_.pool.root));
+  if (!names) return;  // none yet (no_node), or asked again next pass
+  for (const auto& name : names.value()) {
+    LeaseRequest look;
+    look.kind = LeaseRequest::Kind::renew;  // reads the record, never makes a pool
+    look.pool = name;
+    auto leases = pool_for(zk, look);
+    if (!leases) continue;
+    RecyclePool& pool = leases.value()->pool();
+    const auto zk_now = [&]() -> Result<std::int64_t, CoordError> {
+      auto now = zk.time_of_write(pool.clock_path());
+      if (!now) return CoordError::from(now.error());
+      return now.value();
+    };
+    auto reaped = pool.reclaim_stale(zk, zk_now, options_.named.reclaim_after, std::nullopt);
+    if (!reaped) {
+      spdlog::warn("leases: pool \"{}\" not reaped this pass: {}", name, reaped.error().message);
+      continue;
+    }
+    if (reaped.value().moved > 0) {
+      spdlog::info("leases: {} worker ID(s) of pool \"{}\" reclaimed after their lease",
+                   reaped.value().moved, name);
+    }
+    if (options_.pool_seen) options_.pool_seen(name, pool.size(), reaped.value().in_use);
   }
 }
 
@@ -82,32 +251,28 @@ Result<LeaseTerms, CoordError> LeaseService::serve(const LeaseRequest& request) 
     return CoordError{CoordErrc::zookeeper, fmt::format("this daemon may not issue IDs now ({})",
                                                         to_string(options_.own_lease->state()))};
   }
-  auto session = options_.session ? options_.session() : nullptr;
-  if (!session || session->gone()) {
-    return CoordError{CoordErrc::zookeeper, "no ZooKeeper session"};
-  }
-  if (session_.lock() != session) {
-    leases_.forget_writes();
-    session_ = session;
-  }
+  BOOST_OUTCOME_TRY(session, current_session());
   ZkSession& zk = *session;
+  BOOST_OUTCOME_TRY(leases, pool_for(zk, request));
+  const std::string pool_name =
+      request.pool.empty() ? std::string(kClusterLeasePool) : request.pool;
   const std::int64_t now_ms = options_.clock->wall_ms();
   switch (request.kind) {
     case LeaseRequest::Kind::take: {
-      auto taken = leases_.take(zk, request.holder, request.duration, now_ms, options_.max_wait);
+      auto taken = leases->take(zk, request.holder, request.duration, now_ms, options_.max_wait);
       if (taken) {
-        spdlog::info("leases: worker ID {} leased to {} for {} ms", taken.value().worker_id,
-                     request.holder, request.duration.count());
+        spdlog::info("leases: worker ID {} of pool \"{}\" leased to {} for {} ms",
+                     taken.value().worker_id, pool_name, request.holder, request.duration.count());
       }
       return taken;
     }
     case LeaseRequest::Kind::renew:
-      return leases_.renew(zk, request.worker_id, request.token, request.duration, now_ms,
+      return leases->renew(zk, request.worker_id, request.token, request.duration, now_ms,
                            request.last_used_ms);
     case LeaseRequest::Kind::give_back: {
       BOOST_OUTCOME_TRYV(
-          leases_.give_back(zk, request.worker_id, request.token, request.last_used_ms));
-      spdlog::info("leases: worker ID {} given back", request.worker_id);
+          leases->give_back(zk, request.worker_id, request.token, request.last_used_ms));
+      spdlog::info("leases: worker ID {} of pool \"{}\" given back", request.worker_id, pool_name);
       return LeaseTerms{request.worker_id, {}, 0, 0, {}};
     }
   }

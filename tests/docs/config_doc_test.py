@@ -26,7 +26,8 @@ def table(doc):
 
 
 def flattened(value, prefix=""):
-    if isinstance(value, dict):
+    # An empty object is a value of its own (leases.pools: {}), not no key.
+    if isinstance(value, dict) and value:
         out = {}
         for k, v in value.items():
             out.update(flattened(v, f"{prefix}{k}."))

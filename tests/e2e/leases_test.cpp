@@ -18,6 +18,7 @@
 #include "../support/wall_clock.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
+#include "lease_holder.hpp"
 #include "snowflake/zk/node_data.hpp"
 #include "snowflake/zk/zk_session.hpp"
 
@@ -43,16 +44,11 @@ json lease_config(const ZooKeeperServer& zk, const TempDir& state,
 
 std::optional<HttpReply> ask(const Daemon& d, const std::string& method,
                              const std::string& target) {
-  HttpConnection c(d.port());
-  return c.request(target, method);
+  return ask_lease(d, method, target);
 }
 
 json take(const Daemon& d, const std::string& query = "holder=e2e&duration_ms=1500") {
-  const auto r = ask(d, "POST", "/v1/leases?" + query);
-  REQUIRE(r);
-  INFO(r->body);
-  REQUIRE(r->status == 200);
-  return json::parse(r->body);
+  return take_lease(d, query);
 }
 
 std::string lease_path(const json& lease) {
@@ -140,7 +136,8 @@ TEST_CASE(
                                      lease["token"].get<std::string>(), stamp + 7));
   REQUIRE(given);
   CHECK(given->status == 200);
-  CHECK(json::parse(given->body) == json{{"worker_id", id}, {"given_back", true}});
+  CHECK(json::parse(given->body) ==
+        json{{"worker_id", id}, {"pool", "cluster"}, {"given_back", true}});
   CHECK(free_floor(zk, id) == stamp + 7);
   const auto after = renew(a, lease);
   REQUIRE(after);

@@ -165,7 +165,8 @@ std::string log_tail(const Daemon& d) {
 }
 
 // The runbook's sign that a daemon is back after a loss (docs/operations.md,
-// "Before any raise"): after `sequences: frozen`, its holder node published,
+// "ZooKeeper lost or restored its data"): after `sequences: frozen`, its
+// holder node published,
 // or nothing of its own held (tests/e2e/wipe_runbook.py reads it alike).
 bool back_after_loss(const Daemon& d) {
   const std::string log = d.process().stderr_text();

@@ -558,6 +558,22 @@ def walk_leases(probe, port):
     probe("/v1/leases/{worker_id}", "DELETE", f"{one}?token={token}&last_timestamp_ms=5", on=port)
     probe("/v1/leases/{worker_id}", "DELETE", f"{one}?token={token}", on=port)  # 410 given back
     probe("/v1/leases", "PATCH", "/v1/leases", on=port)  # 405
+    # A named pool: made by its first take, then renewed and given back in it.
+    named = probe("/v1/leases", "POST", "/v1/leases?holder=contract&pool=sony&worker_bits=4",
+                  on=port)
+    if named[0] != 200:
+        fail(f"POST /v1/leases?pool=sony: {named[0]} {named[2][:200]!r}")
+        return
+    sony = json.loads(named[2])
+    in_sony = f"/v1/leases/{sony['worker_id']}?pool=sony&token={sony['token']}"
+    probe("/v1/leases", "POST", "/v1/leases?holder=contract&pool=sony&worker_bits=5",
+          on=port)  # 409 pool_conflict
+    probe("/v1/leases", "POST", "/v1/leases?holder=contract&pool=elsewhere",
+          on=port)  # 404 no_such_pool
+    probe("/v1/leases", "POST", "/v1/leases?holder=contract&pool=sony&worker_bits=99",
+          on=port)  # 400 bad_pool
+    probe("/v1/leases/{worker_id}", "PUT", in_sony, on=port)
+    probe("/v1/leases/{worker_id}", "DELETE", in_sony, on=port)
     # Refused before routing, in each of the routes' own methods.
     many_fields = {f"X-{i}": "y" for i in range(101)}
     for template, method, target in (("/v1/leases", "POST", "/v1/leases?holder=contract"),

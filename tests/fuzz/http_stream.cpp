@@ -113,6 +113,16 @@ const LeaseLimits kLeaseLimits{std::chrono::milliseconds(1'000), std::chrono::mi
 // not ZooKeeper's: lease_pool_test.cpp and leases_test.cpp have that).
 std::shared_ptr<LeaseCall> answer_lease(LeaseRequest request) {
   auto call = std::make_shared<LeaseCall>(request);
+  // Named pools: "sony" exists with 16 bits; any other is refused as not
+  // there, and other bits as a conflict.
+  if (!request.pool.empty() && request.pool != "sony") {
+    call->finish(LeaseRefusal{LeaseRefusal::Why::no_pool, "no lease pool"});
+    return call;
+  }
+  if (request.worker_bits && *request.worker_bits != 16) {
+    call->finish(LeaseRefusal{LeaseRefusal::Why::pool_conflict, "16-bit worker IDs"});
+    return call;
+  }
   const bool ours = request.kind == LeaseRequest::Kind::take ||
                     (request.token == kLeaseToken && request.worker_id == kLeasedWorker);
   if (ours) {
@@ -121,7 +131,8 @@ std::shared_ptr<LeaseCall> answer_lease(LeaseRequest request) {
         request.duration.count() > 0 ? request.duration : kLeaseLimits.max_duration;
     call->finish(LeaseGrant{
         kLeasedWorker, duration, 1, kStart + duration.count(),
-        request.kind == LeaseRequest::Kind::take ? std::string(kLeaseToken) : std::string()});
+        request.kind == LeaseRequest::Kind::take ? std::string(kLeaseToken) : std::string(),
+        request.pool.empty() ? 0 : 16});
   } else {
     call->finish(LeaseRefusal{LeaseRefusal::Why::lost, "lease lost: not this token's"});
   }

@@ -34,7 +34,7 @@ LeasePoolSettings settings_of(int worker_bits, std::int64_t unit_ms = 1,
   l.worker_bits = worker_bits;
   l.sequence_bits = 22 - worker_bits;
   l.time_unit_ms = unit_ms;
-  return {kRoot, IdLayout::create(l, kNow).value(), kMargin, reserved};
+  return LeasePoolSettings::cluster(kRoot, IdLayout::create(l, kNow).value(), kMargin, reserved);
 }
 
 LeasePool make_leases(ZkSession& s, int worker_bits, std::int64_t unit_ms = 1,

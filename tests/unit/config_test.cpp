@@ -40,6 +40,19 @@ TEST_CASE("an empty config gives every default", "[config]") {
   CHECK_FALSE(c.leases.enabled);
   CHECK(c.leases.min_duration == std::chrono::milliseconds(1000));
   CHECK(c.leases.max_duration == std::chrono::milliseconds(540'000));  // the daemons' own lease
+  CHECK(c.leases.pools.empty());
+  CHECK(c.leases.new_pools);
+  CHECK(c.leases.new_pool_max_worker_bits == 12);
+  CHECK(c.leases.max_pools == 16);
+}
+
+TEST_CASE("leases.pools: each name's worker ID bits", "[config]") {
+  const Config c = parse_config(json::parse(R"({"leases": {"pools": {"sony": {"worker_bits": 16},
+      "split-5-5": {"worker_bits": 10}}, "new_pools": false}})"),
+                                kConfigNow)
+                       .value();
+  CHECK(c.leases.pools == std::map<std::string, int, std::less<>>{{"sony", 16}, {"split-5-5", 10}});
+  CHECK_FALSE(c.leases.new_pools);
 }
 
 TEST_CASE("leases.max_duration_ms: the daemons' lease, or less where reclaim_after leaves less",
@@ -221,6 +234,21 @@ TEST_CASE("every config error names its key", "[config]") {
        "leases.max_duration_ms", "at least min_duration_ms (4000 < 5000)"},
       {R"({"leases": {"min_duration_ms": 99}})", "leases.min_duration_ms", "from 100 to"},
       {R"({"leases": {"pool": "x"}})", "leases.pool", "unknown key"},
+      {R"({"leases": {"pools": []}})", "leases.pools", "must be an object"},
+      {R"({"leases": {"pools": {"cluster": {"worker_bits": 10}}}})", "leases.pools.cluster",
+       "not \"cluster\""},
+      {R"({"leases": {"pools": {"a b": {"worker_bits": 10}}}})", "leases.pools.\"a b\"",
+       "is not a pool name"},
+      {R"({"leases": {"pools": {"sony": 16}}})", "leases.pools.sony", "must be an object"},
+      {R"({"leases": {"pools": {"sony": {}}}})", "leases.pools.sony.worker_bits", "is required"},
+      {R"({"leases": {"pools": {"sony": {"worker_bits": 17}}}})", "leases.pools.sony.worker_bits",
+       "from 1 to 16"},
+      {R"({"leases": {"pools": {"sony": {"worker_bits": 16, "size": 3}}}})",
+       "leases.pools.sony.size", "unknown key"},
+      {R"({"leases": {"new_pool_max_worker_bits": 0}})", "leases.new_pool_max_worker_bits",
+       "from 1 to 16"},
+      {R"({"leases": {"max_pools": 1, "pools": {"a": {"worker_bits": 1}, "b": {"worker_bits": 1}}}})",
+       "leases.max_pools", "at least the pools named in leases.pools (2)"},
       {R"({"layout": {"worker_bits": 5, "time_bits": 46},
            "coordinator": {"static_worker_id": 32}})",
        "coordinator.static_worker_id", "from 0 to 31"},

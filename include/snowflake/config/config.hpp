@@ -189,6 +189,14 @@ struct LeaseSettings {
   // Free worker IDs a take leaves to the daemons (restarting ones give
   // theirs back and claim again). Unset: an eighth of the pool.
   std::uint32_t reserved_worker_ids = 0;
+  // Named pools for other layouts (lease_pool.hpp): each name's worker ID
+  // bits. A pool a request names that is not here is made on first use with
+  // the bits it asks (CosId's machineBit) when new_pools allows, up to
+  // new_pool_max_worker_bits and max_pools in all; refused otherwise.
+  std::map<std::string, int, std::less<>> pools;
+  bool new_pools = true;
+  int new_pool_max_worker_bits = 12;
+  std::uint32_t max_pools = 16;
 };
 
 struct Config {

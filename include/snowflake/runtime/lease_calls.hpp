@@ -12,11 +12,17 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "snowflake/sequences/replies.hpp"
 
 namespace snowflake {
+
+// The cluster's own pool's name in requests and metrics (a named pool may
+// not take it), and the widest named pool: 65,536 nodes to fill.
+inline constexpr std::string_view kClusterLeasePool = "cluster";
+inline constexpr int kMaxLeasePoolWorkerBits = 16;
 
 struct LeaseRequest {
   enum class Kind : std::uint8_t { take, renew, give_back };
@@ -26,6 +32,10 @@ struct LeaseRequest {
   std::string token;                         // renew, give back
   std::chrono::milliseconds duration{0};     // take, renew: within the configured limits
   std::optional<std::int64_t> last_used_ms;  // renew, give back: the holder's last stamp
+  // A named pool (lease_pool.hpp); empty: the cluster's own.
+  std::string pool;
+  // take: the named pool's worker ID bits, made with them on first use.
+  std::optional<int> worker_bits;
 };
 
 // A take's or a renewal's terms (a give-back's: the worker ID alone).
@@ -37,6 +47,9 @@ struct LeaseGrant {
   std::int64_t first_timestamp_ms = 0;
   std::int64_t max_timestamp_ms = 0;
   std::string token;  // a take's only
+  // A named pool's bit width (its holders' layout is their own); 0: the
+  // cluster's own pool, whose layout the answer spells out.
+  int worker_bits = 0;
 };
 
 struct LeaseRefusal {
@@ -44,6 +57,8 @@ struct LeaseRefusal {
     lost,            // no such lease (any more), or renewed late: take a new one
     pool_exhausted,  // no free worker ID
     unavailable,     // not now (ZooKeeper, our own lease, a floor ahead): ask again
+    no_pool,         // no named pool of that name, and none may be made
+    pool_conflict,   // the named pool exists with another bit width
   };
   Why why = Why::unavailable;
   std::string message;

@@ -4,11 +4,15 @@
 // random tags cannot grow memory (IDs of further tags are still counted, in
 // one series without a tag label).
 
+#include <fmt/format.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -70,7 +74,12 @@ class Metrics {
   void observe_duration(Route route, std::chrono::nanoseconds took) noexcept;
   // A worker-ID lease request answered: taken, renewed, given back, lost
   // (410: its holder must take a new one) or refused (503).
-  void count_lease(LeaseRequest::Kind kind, const LeaseCall::Outcome& outcome) noexcept;
+  // By pool (the request's; a refusal naming no pool that exists is not
+  // counted by pool: its name is the asker's).
+  void count_lease(const LeaseRequest& request, const LeaseCall::Outcome& outcome) noexcept;
+  // A named lease pool's worker IDs and how many are held, as its last
+  // reaping pass saw them (the cluster's own: snowflake_pool_size).
+  void set_lease_pool(const std::string& pool, std::uint32_t size, std::uint32_t in_use) noexcept;
 
   // Prometheus text exposition format 0.0.4. The generator's and lease's
   // figures are read at render time rather than copied on every request.
@@ -145,7 +154,16 @@ class Metrics {
   enum class LeaseEvent : std::uint8_t { taken, renewed, given_back, lost, refused };
   static constexpr std::array<std::string_view, 5> kLeaseEvents = {"taken", "renewed", "given_back",
                                                                    "lost", "refused"};
-  std::array<std::atomic<std::uint64_t>, kLeaseEvents.size()> leases_{};
+  // The lease metrics' lines (metrics_leases.cpp).
+  void render_leases(fmt::memory_buffer& out) const;
+  struct LeasePoolFigures {
+    std::array<std::uint64_t, kLeaseEvents.size()> events{};
+    std::optional<std::uint32_t> size;  // named pools: seen by a reaping pass
+    std::uint32_t in_use = 0;
+  };
+  // Few: the cluster's and the named pools (leases.max_pools at most).
+  mutable std::mutex leases_mutex_;
+  std::map<std::string, LeasePoolFigures, std::less<>> leases_;
   TlsGauges tls_;
 
   const std::size_t max_tags_;

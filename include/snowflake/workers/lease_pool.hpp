@@ -7,6 +7,11 @@
 //                            with owner {host: <holder>, port 0, pid 0,
 //                            instance: "lease:<SHA-256 of the token, hex>"}
 //
+// A named pool (other layouts: sonyflake's 16-bit machine ID, CosId's
+// namespaces) is the same under <root>/lease_pools/<name>, with worker IDs of
+// its own bit width; the cluster's fence bounds it as it does the cluster's
+// pool (a wipe lost its records too).
+//
 // A lease's node has no alive node (the holder has no ZooKeeper session), so
 // the reaper returns it to notuse once its last write is older than
 // reclaim_after by ZooKeeper's clock, as it does a daemon's that died; the
@@ -42,7 +47,8 @@ struct LeaseTerms {
   // anywhere in whose unit it may still stamp.
   std::int64_t first_timestamp_ms = 0;
   std::int64_t max_timestamp_ms = 0;
-  std::string token;  // a take's only: the secret that renews and gives back
+  std::string token;    // a take's only: the secret that renews and gives back
+  int worker_bits = 0;  // a named pool's (LeasePoolSettings::worker_bits)
 };
 
 // Why a renewal or give-back found no lease: the node is gone, another's, or
@@ -50,14 +56,40 @@ struct LeaseTerms {
 inline constexpr std::string_view kLeaseLostPrefix = "lease lost: ";
 
 struct LeasePoolSettings {
-  std::string root;
-  IdLayout layout;
+  std::string root;  // the cluster's: its fence (and, for its own pool, its migration floor)
+  // Where the pool lives: the cluster root for its own pool, a named pool's
+  // node (tree::lease_pool) for the others.
+  std::string pool_root;
+  std::uint32_t max_worker_id = 0;
+  // The cluster's layout, for its own pool: stamps in its time unit, above
+  // its migration floor. nullopt: a named pool, whose holders' layout is
+  // their own: their first stamp at a whole second (right for any time unit
+  // that divides a second, on an epoch at a whole second).
+  std::optional<IdLayout> layout;
   // safety_margin + max_skew: how far past its end by ZooKeeper's records
   // a lease is judged over (the two writes compared may carry two servers'
   // clocks, and the holder's deadline must surely have passed).
   std::chrono::milliseconds margin{0};
   // Free worker IDs a take leaves for daemons (leases.reserved_worker_ids).
   std::uint32_t reserved = 0;
+  int worker_bits = 0;  // a named pool's; 0: the cluster's own
+
+  // The cluster's own pool: one ID space with the daemons.
+  static LeasePoolSettings cluster(const std::string& root, const IdLayout& layout,
+                                   std::chrono::milliseconds margin, std::uint32_t reserved) {
+    return {root, root, layout.max_worker_id(), layout, margin, reserved};
+  }
+  // A named pool of 2^worker_bits worker IDs, none reserved (no daemon takes one).
+  static LeasePoolSettings named(const std::string& root, const std::string& name, int worker_bits,
+                                 std::chrono::milliseconds margin) {
+    return {root,
+            tree::lease_pool(root, name),
+            (std::uint32_t{1} << worker_bits) - 1,
+            std::nullopt,
+            margin,
+            0,
+            worker_bits};
+  }
 };
 
 class LeasePool {
@@ -120,6 +152,8 @@ class LeasePool {
   // The first stamp past `floor` (a node's floor: an instant someone may
   // have used), at the start of the next time unit.
   std::int64_t first_after(std::int64_t floor) const;
+  // A lease whose last stamp comes before its first (a floor ahead).
+  bool too_short(const LeaseTerms& terms) const;
   void remember(std::uint32_t worker_id, Written w);
 
   LeasePoolSettings settings_;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,9 +30,27 @@
 
 namespace snowflake::coord {
 
+// Which named pools a request may lease from (leases.pools and the rest of
+// the config's leases section).
+struct NamedPoolRules {
+  std::map<std::string, int, std::less<>> configured;  // name: worker ID bits
+  bool new_pools = true;  // others made on first use, with the bits a take asks
+  int new_pool_max_worker_bits = 12;
+  std::uint32_t max_pools = 16;  // configured and made, in all
+  // The reaper's threshold for a named pool's nodes (coordinator.reclaim_after:
+  // at least a lease + margin, as for the cluster's), and how often this
+  // daemon reaps them (every daemon that leases does: a reclaim is a
+  // conditional move, so two reapers cost a failed write, never a double).
+  std::chrono::milliseconds reclaim_after{30'000};
+  std::chrono::milliseconds reap_every{10'000};
+};
+
 struct LeaseServiceOptions {
-  // The pool's root, the cluster's layout, the margin, the reserve.
+  // The cluster's pool: its root, the cluster's layout, the margin, the reserve.
   LeasePoolSettings pool;
+  NamedPoolRules named;
+  // A named pool's size and worker IDs held, after each reaping pass of it.
+  std::function<void(const std::string& pool, std::uint32_t size, std::uint32_t in_use)> pool_seen;
   // The coordinator's session (nullptr while it has none).
   std::function<std::shared_ptr<ZkSession>()> session;
   const Lease* own_lease = nullptr;  // ours: nothing is vouched for while it is not valid
@@ -57,9 +76,28 @@ class LeaseService {
  private:
   void run();
   Result<LeaseTerms, CoordError> serve(const LeaseRequest& request);
+  // The pool a request names: the cluster's; a named one known, recorded in
+  // ZooKeeper, or made now (no_pool when it may not be; layout_mismatch when
+  // it exists with other bits than asked or configured).
+  Result<LeasePool*, CoordError> pool_for(ZkSession& zk, const LeaseRequest& request);
+  // A named pool's worker ID bits as ZooKeeper records them, the record
+  // made first by a take where the rules allow.
+  Result<int, CoordError> recorded_or_made(ZkSession& zk, const LeaseRequest& request) const;
+  // Every named pool in ZooKeeper reaped once: a holder gone silent gives
+  // its worker ID back, as a dead daemon's does.
+  void reap_named(ZkSession& zk);
+  // The session to work in, or an error; a new one forgets what the last
+  // one's writes taught.
+  Result<std::shared_ptr<ZkSession>, CoordError> current_session();
 
   LeaseServiceOptions options_;
   LeasePool leases_;
+  struct NamedPool {
+    int worker_bits = 0;
+    LeasePool leases;
+    bool ensured = false;  // its nodes made (in this session)
+  };
+  std::map<std::string, NamedPool, std::less<>> named_;
   // The session leases_'s memory was written in; weak, so that an expired
   // one is not kept open.
   std::weak_ptr<ZkSession> session_;

@@ -26,6 +26,9 @@
 //                                       holders watch it (sequence_supplier.hpp)
 //   <root>/sequence_owners/<tag>     a strict sequence's owner {worker_id, node, token,
 //                                       address, released}, made with it (strict_owner.hpp)
+//   <root>/lease_pools/<name>           a named pool of worker IDs for holders we do not run
+//                                       {worker_bits} (lease_pool.hpp); under it pool/ as the
+//                                       recycle pool's (inuse, notuse, clock, init-lock)
 //   <root>/floor_acks/<session, hex>    ephemeral: a daemon's confirmation of the migration floor
 //   <root>/status-probe-<pid>-<random>  ephemeral, deleted at once: ZooKeeper's time for a
 //                                       reader that writes nothing else (pool status, pool floor)
@@ -49,6 +52,10 @@ inline std::string pool_clock(const std::string& root) { return pool(root) + "/c
 inline std::string pool_reapers(const std::string& root) { return pool(root) + "/reapers"; }
 inline std::string pool_claimers(const std::string& root) { return pool(root) + "/claimers"; }
 inline std::string floor_acks_dir(const std::string& root) { return root + "/floor_acks"; }
+inline std::string lease_pools_dir(const std::string& root) { return root + "/lease_pools"; }
+inline std::string lease_pool(const std::string& root, const std::string& name) {
+  return lease_pools_dir(root) + "/" + name;
+}
 inline std::string sequences_dir(const std::string& root) { return root + "/sequences"; }
 inline std::string sequence_holders_dir(const std::string& root) {
   return root + "/sequence_holders";

@@ -37,6 +37,7 @@ enum class CoordErrc {
   history_lost,        // cluster create: the cluster's history was lost here, it is not new
   periodic,  // a sequence that restarts each period: its numbers are in its periods' nodes
   strict,    // a strict sequence, and this daemon not its owner: its owner hands out
+  no_pool,   // no named lease pool of that name, and none may be made (leases.new_pools)
 };
 
 std::string_view to_string(CoordErrc code) noexcept;

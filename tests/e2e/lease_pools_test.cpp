@@ -1,0 +1,175 @@
+// Named lease pools, over the real snowflaked and a real ZooKeeper: a pool of
+// the config and one made on first use with the bits a take asks, each filled
+// and refused clearly when full, its silent holders reclaimed by the daemon's
+// reaping pass past their fence, the next holder starting at a whole second
+// past it; refusals for a pool that may not be made or exists with other
+// bits; per-pool figures in /metrics; the cluster's own pool untouched.
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <set>
+
+#include "../support/daemon.hpp"
+#include "../support/http_client.hpp"
+#include "../support/polling.hpp"
+#include "../support/zookeeper_server.hpp"
+#include "cluster.hpp"
+#include "lease_holder.hpp"
+#include "snowflake/zk/node_data.hpp"
+#include "snowflake/zk/zk_session.hpp"
+
+using namespace snowflake;
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+// The cluster's 8 worker IDs, pool "sony" of 2 bits from the config, others
+// made on first use with up to 3 bits, 3 pools in all.
+json pools_config(const ZooKeeperServer& zk, const TempDir& state, bool new_pools = true) {
+  return cluster_config(zk.hosts(), "recycle", state.path(),
+                        {{"layout", {{"worker_bits", 3}, {"sequence_bits", 19}}},
+                         {"coordinator", {{"max_skew_ms", 200}}},
+                         {"leases",
+                          {{"enabled", true},
+                           {"reserved_worker_ids", 0},
+                           {"pools", {{"sony", {{"worker_bits", 2}}}}},
+                           {"new_pools", new_pools},
+                           {"new_pool_max_worker_bits", 3},
+                           {"max_pools", 3}}}});
+}
+
+std::pair<unsigned, std::string> refused(const Daemon& d, const std::string& query) {
+  const auto r = ask_lease(d, "POST", "/v1/leases?" + query);
+  REQUIRE(r);
+  return {r->status, json::parse(r->body).value("error", "")};
+}
+
+std::string pool_node(const std::string& pool) { return kE2eRoot + "/lease_pools/" + pool; }
+
+// A named pool's free worker ID's floor; -1 while it is not free.
+std::int64_t free_floor(ZooKeeperServer& zk, const std::string& pool, std::uint32_t id) {
+  auto s = connect(zk);
+  const auto node = s->try_get(fmt::format("{}/pool/notuse/{}", pool_node(pool), id)).value();
+  if (!node) return -1;
+  return coord::decode_notuse(node->data)->floor;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "leases: named pools: the config's and one made on first use, each full on its own bits, a "
+    "silent holder reclaimed past its fence, the next at a whole second past it",
+    "[coord][leases][safety]") {
+  ZooKeeperServer zk;
+  TempDir sa;
+  Daemon a(pools_config(zk, sa).dump());
+  wait_ready(a);
+
+  // The config's pool: 4 worker IDs, each holder told its bits, not a layout.
+  std::vector<json> sony;
+  std::set<std::uint32_t> ids;
+  for (int i = 0; i < 4; ++i) {
+    sony.push_back(take_lease(a, "holder=sony&pool=sony&duration_ms=1500"));
+    const json& l = sony.back();
+    CHECK(l["pool"] == "sony");
+    CHECK(l["worker_bits"] == 2);
+    CHECK_FALSE(l.contains("layout"));
+    CHECK(l["first_timestamp_ms"].get<std::int64_t>() % 1000 == 0);
+    CHECK(ids.insert(l["worker_id"].get<std::uint32_t>()).second);
+  }
+  CHECK(*ids.rbegin() == 3);
+  CHECK(refused(a, "holder=sony&pool=sony") ==
+        std::pair<unsigned, std::string>{503, "pool_exhausted"});
+  // Its bits are its own: asked otherwise, a conflict, nothing taken.
+  CHECK(refused(a, "holder=sony&pool=sony&worker_bits=3") ==
+        std::pair<unsigned, std::string>{409, "pool_conflict"});
+
+  // Made on first use with the bits asked, read from ZooKeeper afterwards.
+  const json made = take_lease(a, "holder=cosid&pool=cosid-ns&worker_bits=3");
+  CHECK(made["worker_bits"] == 3);
+  CHECK(take_lease(a, "holder=cosid&pool=cosid-ns")["worker_bits"] == 3);
+  {
+    auto s = connect(zk);
+    CHECK(json::parse(s->get(pool_node("cosid-ns")).value().data)["worker_bits"] == 3);
+  }
+  // Within the limits: no bits to make it with, too many bits, too many pools.
+  CHECK(refused(a, "holder=x&pool=unknown") ==
+        std::pair<unsigned, std::string>{404, "no_such_pool"});
+  CHECK(refused(a, "holder=x&pool=wide&worker_bits=4") ==
+        std::pair<unsigned, std::string>{404, "no_such_pool"});
+  CHECK(take_lease(a, "holder=x&pool=third&worker_bits=1")["worker_id"].get<std::uint32_t>() <= 1);
+  CHECK(refused(a, "holder=x&pool=fourth&worker_bits=1") ==
+        std::pair<unsigned, std::string>{404, "no_such_pool"});
+  CHECK(refused(a, "holder=x&pool=cluster&worker_bits=1") ==
+        std::pair<unsigned, std::string>{400, "bad_pool"});
+
+  // The cluster's own pool holds only the daemon's worker ID.
+  {
+    auto s = connect(zk);
+    CHECK(s->children(kE2eRoot + "/pool/inuse").value().size() == 1);
+  }
+
+  // Two given back saying their last stamp, two gone silent: the reaping
+  // pass returns these once their lease + margin has passed, above their
+  // fence; a renewal then is lost.
+  const std::int64_t last = sony[0]["first_timestamp_ms"].get<std::int64_t>() + 10;
+  for (int i = 0; i < 2; ++i) {
+    const auto r = ask_lease(a, "DELETE",
+                             fmt::format("/v1/leases/{}?pool=sony&token={}&last_timestamp_ms={}",
+                                         sony[i]["worker_id"].get<std::uint32_t>(),
+                                         sony[i]["token"].get<std::string>(), last));
+    REQUIRE(r);
+    INFO(r->body);
+    CHECK(r->status == 200);
+    CHECK(free_floor(zk, "sony", sony[i]["worker_id"].get<std::uint32_t>()) == last);
+  }
+  for (int i = 2; i < 4; ++i) {
+    const auto id = sony[i]["worker_id"].get<std::uint32_t>();
+    CHECK(eventually([&] { return free_floor(zk, "sony", id) >= 0; }, 30s));
+    CHECK(free_floor(zk, "sony", id) == sony[i]["max_timestamp_ms"].get<std::int64_t>());
+    const auto late = ask_lease(
+        a, "PUT",
+        fmt::format("/v1/leases/{}?pool=sony&token={}", id, sony[i]["token"].get<std::string>()));
+    REQUIRE(late);
+    CHECK(late->status == 410);
+  }
+  // Each next holder starts at the first whole second past its worker ID's floor.
+  std::map<std::uint32_t, std::int64_t> floors;
+  for (int i = 0; i < 4; ++i) {
+    floors[sony[i]["worker_id"].get<std::uint32_t>()] =
+        i < 2 ? last : sony[i]["max_timestamp_ms"].get<std::int64_t>();
+  }
+  for (int i = 0; i < 4; ++i) {
+    const json next = take_lease(a, "holder=sony2&pool=sony");
+    const std::int64_t floor = floors.at(next["worker_id"].get<std::uint32_t>());
+    CHECK(next["first_timestamp_ms"] == (floor / 1000 + 1) * 1000);
+  }
+
+  // Per pool in /metrics: the reaping pass's figures, the requests' counts.
+  CHECK(eventually([&] { return metric(a, "snowflake_lease_pool_in_use{pool=\"sony\"}") == 4; },
+                   30s));
+  CHECK(metric(a, "snowflake_lease_pool_size{pool=\"sony\"}") == 4);
+  CHECK(metric(a, "snowflake_lease_pool_size{pool=\"cosid-ns\"}") == 8);
+  CHECK(metric(a, "snowflake_worker_leases_total{pool=\"sony\",event=\"taken\"}") == 8);
+  CHECK(metric(a, "snowflake_worker_leases_total{pool=\"sony\",event=\"given_back\"}") == 2);
+  CHECK(metric(a, "snowflake_worker_leases_total{pool=\"sony\",event=\"lost\"}") == 2);
+  CHECK(metric(a, "snowflake_worker_leases_total{pool=\"cluster\",event=\"taken\"}") == 0);
+}
+
+TEST_CASE("leases: with leases.new_pools false, only the config's pools are leased from",
+          "[coord][leases]") {
+  ZooKeeperServer zk;
+  TempDir sa;
+  Daemon a(pools_config(zk, sa, false).dump());
+  wait_ready(a);
+  CHECK(refused(a, "holder=x&pool=cosid-ns&worker_bits=2") ==
+        std::pair<unsigned, std::string>{404, "no_such_pool"});
+  CHECK(take_lease(a, "holder=x&pool=sony")["worker_bits"] == 2);
+  auto s = connect(zk);
+  CHECK_FALSE(s->exists(pool_node("cosid-ns")).value());
+}
