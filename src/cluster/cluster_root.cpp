@@ -180,6 +180,8 @@ std::string_view to_string(CoordErrc code) noexcept {
       return "strict";
     case CoordErrc::no_pool:
       return "no_pool";
+    case CoordErrc::no_lease:
+      return "no_lease";
   }
   return "unknown";
 }

@@ -91,7 +91,9 @@ po::options_description visible_options() {
        "get: the IDs as plain, opaque or uuid (default: the tag's form); decode: the ID's "
        "form (default: a UUID if it looks like one, else plain)")
       ("tag", po::value<std::string>()->value_name("TAG"),
-       "decode --form opaque: the tag the opaque ID was issued for");
+       "decode --form opaque: the tag the opaque ID was issued for")
+      ("pool", po::value<std::string>()->value_name("P"),
+       "lease forget: the named lease pool the worker ID is in (default: the cluster's own)");
   // clang-format on
   return options;
 }
@@ -156,6 +158,11 @@ std::string usage_text() {
                                                  (written 10 min ago or more, or --force)
   snowflaked seq import --leaf-alloc FILE --config FILE [--timeout MS]
                                                  Leaf-segment's tags, each from its max_id
+  snowflaked lease list --config FILE [--json]    the worker IDs leased to other processes,
+                                                 every pool: holder, time fence, floor
+  snowflaked lease forget WORKER_ID [--pool P] --config FILE
+                                                 a lease given back without its token: its
+                                                 next holder starts past its time fence
   snowflaked get [TAG] [--count N] [--form FORM] [--servers URL,...] [--cacert FILE]
                  [--timeout MS] [--json] [--seq]
                                                  IDs, one a line, from whichever replica
@@ -170,7 +177,8 @@ std::string usage_text() {
 )" << visible_options()
       << "\nExit codes: 0 success, 1 runtime failure, 2 bad command line or config, 3 refused\n"
          "(cluster create: not a new cluster; cluster forms: the config's forms differ from the\n"
-         "cluster's; seq forget: a holder node written too recently).\n";
+         "cluster's; seq forget: a holder node written too recently; lease forget: no lease on\n"
+         "that worker ID).\n";
   return out.str();
 }
 
@@ -215,6 +223,7 @@ Parsed parse_command_line(int argc, const char* const* argv) {
   if (command == "get") return get_command(options, args);
   if (command == "probe") return probe_command(options, args);
   if (command == "seq") return seq_command(options, args);
+  if (command == "lease") return lease_command(options, args);
   return fmt::format("unknown command \"{}\"", command);
 }
 

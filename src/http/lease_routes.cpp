@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <charconv>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -24,8 +25,9 @@ constexpr std::string_view kCollection = "/v1/leases";
 // of its own: two renewals may fail before the lease runs out.
 constexpr int kRenewalsPerLease = 3;
 // How long a connection waits for ZooKeeper's answer. A take answered after
-// it is never told to anyone: its worker ID comes back by the reaper.
-constexpr auto kAnswerWait = std::chrono::seconds(5);
+// it is never told to anyone: its worker ID comes back by the reaper (one
+// still queued then is not served: LeaseCall::abandoned).
+constexpr auto kAnswerWait = kLeaseAnswerWait;
 
 Response bad(std::string_view code, const std::string& message) {
   return error_response(Status::bad_request, code, message);
@@ -168,6 +170,7 @@ Response grant_body(const LeaseGrant& grant, const std::string& pool, const Rout
 Response refusal_body(const LeaseRefusal& refusal) {
   switch (refusal.why) {
     case LeaseRefusal::Why::lost:
+    case LeaseRefusal::Why::no_lease:  // a CosId machine's: not asked here
       return error_response(Status::gone, "lease_lost", refusal.message);
     case LeaseRefusal::Why::pool_exhausted:
       return unavailable_response("pool_exhausted", refusal.message, std::chrono::seconds(5));
@@ -179,40 +182,6 @@ Response refusal_body(const LeaseRefusal& refusal) {
       break;
   }
   return unavailable_response("lease_unavailable", refusal.message, std::chrono::seconds(1));
-}
-
-// Hands the request to the lease thread; the connection waits for its answer.
-Answer ask(LeaseRequest request, RouterContext& ctx) {
-  auto call = (*ctx.leases)(std::move(request));
-  const bool take = call->request().kind == LeaseRequest::Kind::take;
-  const bool give_back = call->request().kind == LeaseRequest::Kind::give_back;
-  return Wait{
-      [call, take, give_back, &ctx](bool last) -> std::optional<Reply> {
-        auto outcome = call->take_outcome();
-        if (!outcome) {
-          if (!last) return std::nullopt;
-          return Reply{unavailable_response(
-              "lease_unavailable",
-              fmt::format("ZooKeeper did not answer within {} s", kAnswerWait.count()),
-              std::chrono::seconds(1))};
-        }
-        ctx.metrics.count_lease(call->request(), *outcome);
-        if (const auto* refusal = std::get_if<LeaseRefusal>(&*outcome)) {
-          return Reply{refusal_body(*refusal)};
-        }
-        const auto& grant = std::get<LeaseGrant>(*outcome);
-        const std::string& pool = call->request().pool;
-        if (give_back) {
-          return Reply{json_response(
-              Status::ok, nlohmann::ordered_json{{"worker_id", grant.worker_id},
-                                                 {"pool", pool.empty() ? kClusterLeasePool : pool},
-                                                 {"given_back", true}}
-                              .dump())};
-        }
-        return Reply{grant_body(grant, pool, ctx, take)};
-      },
-      [call](std::weak_ptr<const Wake> wake) { call->subscribe(std::move(wake)); },
-      BootClock::now() + kAnswerWait};
 }
 
 Response not_allowed(std::string_view path, std::string_view allow) {
@@ -241,7 +210,8 @@ Result<LeaseRequest, Response> read_take(std::string_view query, const RouterCon
                       named_pool(q.value()),
                       q.value().worker_bits
                           ? std::optional<int>(static_cast<int>(*q.value().worker_bits))
-                          : std::nullopt};
+                          : std::nullopt,
+                      {}};
 }
 
 // PUT (renew) or DELETE (give back) /v1/leases/<worker_id>'s request.
@@ -276,7 +246,8 @@ Result<LeaseRequest, Response> read_renewal(bool renew, std::uint32_t worker_id,
                        duration,
                        q.value().last_timestamp_ms,
                        named_pool(q.value()),
-                       std::nullopt};
+                       std::nullopt,
+                       {}};
   if (request.pool.empty() && worker_id > ctx.layout.max_worker_id()) {
     return error_response(Status::not_found, "not_found",
                           fmt::format("no lease route for {}: the cluster's worker IDs end at {}",
@@ -286,6 +257,43 @@ Result<LeaseRequest, Response> read_renewal(bool renew, std::uint32_t worker_id,
 }
 
 }  // namespace
+
+Answer ask_lease(LeaseRequest request, RouterContext& ctx,
+                 std::function<Response(const LeaseCall::Outcome&)> render) {
+  auto call = (*ctx.leases)(std::move(request));
+  return Wait{[call, render = std::move(render), &ctx](bool last) -> std::optional<Reply> {
+                auto outcome = call->take_outcome();
+                if (!outcome) {
+                  if (!last) return std::nullopt;
+                  return Reply{render(LeaseRefusal{
+                      LeaseRefusal::Why::unavailable,
+                      fmt::format("ZooKeeper did not answer within {} s", kAnswerWait.count())})};
+                }
+                ctx.metrics.count_lease(call->request(), *outcome);
+                return Reply{render(*outcome)};
+              },
+              [call](std::weak_ptr<const Wake> wake) { call->subscribe(std::move(wake)); },
+              BootClock::now() + kAnswerWait};
+}
+
+std::optional<Response> lease_refusal(const LeaseRequest& request, const RouterContext& ctx) {
+  if (!ctx.leases) {
+    return unavailable_response("leases_disabled",
+                                "this daemon grants no worker-ID leases (leases.enabled)",
+                                std::chrono::seconds(60));
+  }
+  // A daemon that may not issue IDs itself vouches for nobody's worker ID,
+  // nor does one under the cluster's fence; a give-back is always taken.
+  if (request.kind != LeaseRequest::Kind::give_back) {
+    if (!ctx.lease.may_issue()) {
+      const auto code = to_string(ctx.lease.state());
+      return unavailable_response(code, fmt::format("this daemon may not issue IDs now ({})", code),
+                                  std::chrono::seconds(1));
+    }
+    if (auto fenced = fence_refusal(ctx)) return fenced;
+  }
+  return std::nullopt;
+}
 
 Answer lease_route(const Request& req, std::string_view path, std::string_view query,
                    RouterContext& ctx) {
@@ -312,22 +320,27 @@ Answer lease_route(const Request& req, std::string_view path, std::string_view q
                          : read_renewal(method == verb::put, *worker_id, path, query, ctx);
   if (!read) return Reply{std::move(read.error())};
   LeaseRequest request = std::move(read).value();
-  if (!ctx.leases) {
-    return unavailable_response("leases_disabled",
-                                "this daemon grants no worker-ID leases (leases.enabled)",
-                                std::chrono::seconds(60));
-  }
-  // A daemon that may not issue IDs itself vouches for nobody's worker ID,
-  // nor does one under the cluster's fence; a give-back is always taken.
-  if (request.kind != LeaseRequest::Kind::give_back) {
-    if (!ctx.lease.may_issue()) {
-      const auto code = to_string(ctx.lease.state());
-      return unavailable_response(code, fmt::format("this daemon may not issue IDs now ({})", code),
-                                  std::chrono::seconds(1));
-    }
-    if (auto fenced = fence_refusal(ctx)) return std::move(*fenced);
-  }
-  return ask(std::move(request), ctx);
+  if (auto refused = lease_refusal(request, ctx)) return std::move(*refused);
+  const bool take = request.kind == LeaseRequest::Kind::take;
+  const bool give_back = request.kind == LeaseRequest::Kind::give_back;
+  std::string pool = request.pool;
+  return ask_lease(std::move(request), ctx,
+                   [take, give_back, pool = std::move(pool),
+                    &ctx](const LeaseCall::Outcome& outcome) -> Response {
+                     if (const auto* refusal = std::get_if<LeaseRefusal>(&outcome)) {
+                       return refusal_body(*refusal);
+                     }
+                     const auto& grant = std::get<LeaseGrant>(outcome);
+                     if (give_back) {
+                       return json_response(
+                           Status::ok,
+                           nlohmann::ordered_json{{"worker_id", grant.worker_id},
+                                                  {"pool", pool.empty() ? kClusterLeasePool : pool},
+                                                  {"given_back", true}}
+                               .dump());
+                     }
+                     return grant_body(grant, pool, ctx, take);
+                   });
 }
 
 }  // namespace snowflake::http

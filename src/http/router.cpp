@@ -9,6 +9,7 @@
 #include <charconv>
 #include <optional>
 
+#include "cosid_routes.hpp"
 #include "decode_routes.hpp"
 #include "id_answer.hpp"
 #include "lease_routes.hpp"
@@ -382,6 +383,7 @@ Route route_of(std::string_view path, const HttpSettings& settings) {
   if (path == "/metrics") return Route::metrics;
   if (path == "/openapi.yaml") return Route::openapi;
   if (path == "/v1/leases" || path.starts_with("/v1/leases/")) return Route::leases;
+  if (path.starts_with("/machines/")) return Route::leases;  // CosId's proxy API
   if (settings.leaf_compat) {
     if (path.starts_with("/api/snowflake/get/")) return Route::leaf_id;
     if (path == "/decodeSnowflakeId") return Route::leaf_decode;
@@ -451,6 +453,7 @@ Routed route(const Request& req, RouterContext& ctx) {
     case Route::leaf_segment:
       return {r, leaf_segment_get(req, path.substr(17), ctx)};
     case Route::leases:
+      if (path.starts_with("/machines/")) return {r, cosid_machine_route(req, path, query, ctx)};
       return {r, lease_route(req, path, query, ctx)};
     case Route::other:
       break;

@@ -13,8 +13,9 @@ namespace snowflake {
 void Metrics::count_lease(const LeaseRequest& request, const LeaseCall::Outcome& outcome) noexcept {
   LeaseEvent event = LeaseEvent::refused;
   if (const auto* refusal = std::get_if<LeaseRefusal>(&outcome)) {
-    if (refusal->why == LeaseRefusal::Why::lost) event = LeaseEvent::lost;
-    if (refusal->why == LeaseRefusal::Why::no_pool) return;
+    if (refusal->why == LeaseRefusal::Why::lost || refusal->why == LeaseRefusal::Why::no_lease) {
+      event = LeaseEvent::lost;
+    }
   } else {
     switch (request.kind) {
       case LeaseRequest::Kind::take:
@@ -28,11 +29,17 @@ void Metrics::count_lease(const LeaseRequest& request, const LeaseCall::Outcome&
         break;
     }
   }
-  const std::string_view pool = request.pool.empty() ? kClusterLeasePool : request.pool;
+  std::string_view pool = request.pool.empty() ? kClusterLeasePool : request.pool;
   std::lock_guard lock(leases_mutex_);
   try {
     auto it = leases_.find(pool);
-    if (it == leases_.end()) it = leases_.emplace(std::string(pool), LeasePoolFigures{}).first;
+    if (it == leases_.end()) {
+      // A pool gets its own series once a lease was granted from it (it
+      // exists: leases.max_pools bounds them); a name anyone may send that
+      // was never granted from is counted under kOtherLeasePools.
+      if (std::holds_alternative<LeaseRefusal>(outcome)) pool = kOtherLeasePools;
+      it = leases_.try_emplace(std::string(pool)).first;
+    }
     ++it->second.events[static_cast<std::size_t>(event)];
   } catch (...) {  // NOLINT(bugprone-empty-catch): a count lost to a failed allocation
   }

@@ -107,18 +107,24 @@ Result<LeasePool::Written, CoordError> LeasePool::read_lease(ZkSession& zk, std:
 Result<LeaseTerms, CoordError> LeasePool::take(ZkSession& zk, const std::string& holder,
                                                std::chrono::milliseconds duration,
                                                std::int64_t now_ms,
-                                               std::chrono::milliseconds max_wait) {
+                                               std::chrono::milliseconds max_wait,
+                                               std::optional<std::string> given_token) {
   // Daemons that restart give their worker IDs back and claim again: a few
   // stay theirs, or leases could leave them none.
-  BOOST_OUTCOME_TRY(free, zk.children(tree::notuse_dir(settings_.pool_root)));
-  if (free.size() <= settings_.reserved) {
-    return CoordError{CoordErrc::pool_exhausted,
-                      fmt::format("{} worker ID(s) free, and leases leave {} to the daemons "
-                                  "(leases.reserved_worker_ids)",
-                                  free.size(), settings_.reserved)};
+  // Counted by the directory's stat, not a listing (65,536 names in a
+  // 16-bit pool); a named pool reserves none.
+  if (settings_.reserved > 0) {
+    BOOST_OUTCOME_TRY(dir, zk.exists(tree::notuse_dir(settings_.pool_root)));
+    const auto free = dir ? static_cast<std::uint32_t>(std::max(0, dir->num_children)) : 0U;
+    if (free <= settings_.reserved) {
+      return CoordError{CoordErrc::pool_exhausted,
+                        fmt::format("{} worker ID(s) free, and leases leave {} to the daemons "
+                                    "(leases.reserved_worker_ids)",
+                                    free, settings_.reserved)};
+    }
   }
   BOOST_OUTCOME_TRY(bound, root_bound(zk));
-  std::string token = fresh_token();
+  std::string token = given_token ? std::move(*given_token) : fresh_token();
   const InuseData data{owner_of(holder, token), std::max<std::int64_t>(bound, 0), now_ms, 0,
                        duration.count()};
   BOOST_OUTCOME_TRY(
@@ -247,6 +253,46 @@ Result<void, CoordError> LeasePool::give_back(ZkSession& zk, std::uint32_t worke
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("the pool kept moving while giving back worker ID {}", worker_id)};
+}
+
+Result<std::vector<LeasePool::Record>, CoordError> LeasePool::list(ZkSession& zk) {
+  BOOST_OUTCOME_TRY(names, zk.children(pool_.inuse_dir()));
+  std::vector<Record> out;
+  for (const auto& name : names) {
+    const auto id = worker_id_of_node(name);
+    if (!id || *id > settings_.max_worker_id) continue;
+    BOOST_OUTCOME_TRY(node, zk.try_get(pool_.inuse_path(*id)));
+    if (!node) continue;  // moved since the listing
+    auto data = decode_inuse(node->data);
+    if (data && is_lease(data->owner)) out.push_back({*id, std::move(*data)});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Record& a, const Record& b) { return a.worker_id < b.worker_id; });
+  return out;
+}
+
+Result<std::int64_t, CoordError> LeasePool::forget(ZkSession& zk, std::uint32_t worker_id) {
+  if (worker_id >= pool_.size()) return lost(worker_id, "is not in the pool");
+  written_.erase(worker_id);
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    BOOST_OUTCOME_TRY(count, pool_.move_count(zk));
+    BOOST_OUTCOME_TRY(node, zk.try_get(pool_.inuse_path(worker_id)));
+    if (!node) return lost(worker_id, "is not leased");
+    const auto data = decode_inuse(node->data);
+    if (!data || !is_lease(data->owner)) {
+      return lost(worker_id, "is held by a daemon, not a lease: its own stop gives it back");
+    }
+    // Its holder may stamp up to its fence whatever we do here: the next
+    // one starts past it, as after a reclaim.
+    const std::int64_t floor = data->last_possible_ms();
+    auto done = zk.multi({ZkOp::set(pool_.inuse_dir(), "", count),
+                          ZkOp::remove(pool_.inuse_path(worker_id), node->stat.version),
+                          ZkOp::create(pool_.notuse_path(worker_id), encode(NotuseData{floor}))});
+    if (done) return floor;
+    if (!is_race(done.error())) return CoordError::from(done.error());
+  }
+  return CoordError{CoordErrc::zookeeper,
+                    fmt::format("the pool kept moving while forgetting worker ID {}", worker_id)};
 }
 
 }  // namespace snowflake::coord

@@ -5,8 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <array>
+#include <charconv>
 #include <utility>
 
+#include "snowflake/base/sha256.hpp"
 #include "snowflake/base/thread_name.hpp"
 #include "snowflake/zk/cluster_tree.hpp"
 
@@ -21,6 +25,24 @@ int recorded_bits(const std::string& data) {
     return 0;
   const auto bits = j["worker_bits"].get<std::int64_t>();
   return bits >= 1 && bits <= kMaxLeasePoolWorkerBits ? static_cast<int>(bits) : 0;
+}
+
+std::string hex(const std::array<std::uint8_t, 32>& digest, std::size_t bytes) {
+  std::string out;
+  for (std::size_t i = 0; i < bytes; ++i) out += fmt::format("{:02x}", digest[i]);
+  return out;
+}
+
+// A CosId machine's token: made from its pool and instance, since CosId's
+// guard and revert name the instance alone (its protocol has no secret).
+std::string machine_token(const std::string& pool, const std::string& instance) {
+  return hex(sha256("cosid\n" + pool + "\n" + instance), 16);
+}
+
+// Where a machine's worker ID is kept, by its token's digest (the owner
+// instance its node carries, without "lease:").
+std::string machine_index(const std::string& pool_root, const std::string& token) {
+  return pool_root + "/instances/" + hex(sha256(token), 32);
 }
 
 CoordError no_pool(const std::string& name, std::string_view why) {
@@ -44,6 +66,8 @@ LeaseCall::Outcome outcome_of(Result<LeaseTerms, CoordError> result) {
       return LeaseRefusal{LeaseRefusal::Why::no_pool, e.message};
     case CoordErrc::layout_mismatch:
       return LeaseRefusal{LeaseRefusal::Why::pool_conflict, e.message};
+    case CoordErrc::no_lease:
+      return LeaseRefusal{LeaseRefusal::Why::no_lease, e.message};
     default:
       return LeaseRefusal{LeaseRefusal::Why::unavailable, e.message};
   }
@@ -93,7 +117,15 @@ void LeaseService::run() {
         queue_.pop_front();
       }
     }
-    if (call) call->finish(outcome_of(serve(call->request())));
+    if (call) {
+      if (call->request().kind == LeaseRequest::Kind::take && call->abandoned()) {
+        // Its asker was told 503 already: a worker ID taken now would be
+        // nobody's until the reaper takes it back.
+        call->finish(LeaseRefusal{LeaseRefusal::Why::unavailable, "asked too long ago"});
+      } else {
+        call->finish(outcome_of(serve(call->request())));
+      }
+    }
     if (std::chrono::steady_clock::now() >= next_reap) {
       next_reap = std::chrono::steady_clock::now() + options_.named.reap_every;
       // Nothing judged while we may not issue (cut off, fenced): ZooKeeper's
@@ -127,6 +159,11 @@ Result<int, CoordError> LeaseService::recorded_or_made(ZkSession& zk,
   const std::string path = tree::lease_pool(options_.pool.root, name);
   for (int attempt = 0; attempt < 3; ++attempt) {
     BOOST_OUTCOME_TRY(node, zk.try_get(path));
+    // Only the config's pools while new_pools is off, whoever made others.
+    if (request.kind == LeaseRequest::Kind::take && !rules.new_pools &&
+        configured == rules.configured.end()) {
+      return no_pool(name, "not in leases.pools, and leases.new_pools is false");
+    }
     if (node) {
       const int bits = recorded_bits(node.value().data);
       if (bits == 0) {
@@ -144,8 +181,6 @@ Result<int, CoordError> LeaseService::recorded_or_made(ZkSession& zk,
     int want = 0;
     if (configured != rules.configured.end()) {
       want = configured->second;
-    } else if (!rules.new_pools) {
-      return no_pool(name, "not in leases.pools, and leases.new_pools is false");
     } else if (!request.worker_bits) {
       return no_pool(name, "a take makes one with worker_bits (CosId's machineBit)");
     } else if (*request.worker_bits > rules.new_pool_max_worker_bits) {
@@ -155,14 +190,34 @@ Result<int, CoordError> LeaseService::recorded_or_made(ZkSession& zk,
     } else {
       want = *request.worker_bits;
     }
+    // Never the cluster's root made here: after a wipe it is the
+    // coordinator's to make again, fenced (a root made bare would let a
+    // take start below what a holder from before the wipe still stamps).
     const std::string dir = tree::lease_pools_dir(options_.pool.root);
-    BOOST_OUTCOME_TRY(zk.ensure_path(dir));
+    if (auto made_dir = zk.create(dir, "");
+        !made_dir && made_dir.error().code != ZkErrc::node_exists) {
+      if (made_dir.error().code == ZkErrc::no_node) {
+        return CoordError{CoordErrc::zookeeper,
+                          fmt::format("the cluster's root {} is missing (ZooKeeper lost it?): no "
+                                      "pool is made until it is there again",
+                                      options_.pool.root)};
+      }
+      return CoordError::from(made_dir.error());
+    }
     BOOST_OUTCOME_TRY(names, zk.children(dir));
-    // Two daemons making pools at once may both pass: a bound on the
-    // metrics' cardinality and ZooKeeper's nodes, not a rule of safety.
-    if (names.size() >= rules.max_pools) {
-      return no_pool(name, fmt::format("the cluster has {} lease pools, leases.max_pools is {}",
-                                       names.size(), rules.max_pools));
+    // The config's pools always have their place; those made on first use
+    // share the rest. Two daemons making pools at once may both pass: a
+    // bound on the metrics' cardinality and ZooKeeper's nodes, not a rule
+    // of safety.
+    const auto made_on_use = static_cast<std::size_t>(
+        std::count_if(names.begin(), names.end(),
+                      [&](const std::string& n) { return !rules.configured.contains(n); }));
+    const std::size_t room =
+        rules.max_pools - std::min<std::size_t>(rules.max_pools, rules.configured.size());
+    if (configured == rules.configured.end() && made_on_use >= room) {
+      return no_pool(name, fmt::format("the cluster has {} lease pools made on first use, "
+                                       "leases.max_pools leaves room for {}",
+                                       made_on_use, room));
     }
     auto made = zk.create(path, nlohmann::json{{"worker_bits", want}}.dump());
     if (made) {
@@ -216,6 +271,17 @@ Result<LeasePool*, CoordError> LeaseService::pool_for(ZkSession& zk, const Lease
 }
 
 void LeaseService::reap_named(ZkSession& zk) {
+  // The config's pools made and filled here, off any request's path (a
+  // 16-bit pool is 65,536 nodes): their first take finds them ready.
+  for (const auto& [name, bits] : options_.named.configured) {
+    if (const auto it = named_.find(name); it != named_.end() && it->second.ensured) continue;
+    LeaseRequest make;
+    make.kind = LeaseRequest::Kind::take;  // makes a configured pool; takes nothing
+    make.pool = name;
+    if (auto made = pool_for(zk, make); !made) {
+      spdlog::warn("leases: pool \"{}\" not made yet: {}", name, made.error().message);
+    }
+  }
   auto names = zk.children(tree::lease_pools_dir(options_.pool.root));
   if (!names) return;  // none yet (no_node), or asked again next pass
   for (const auto& name : names.value()) {
@@ -240,7 +306,120 @@ void LeaseService::reap_named(ZkSession& zk) {
                    reaped.value().moved, name);
     }
     if (options_.pool_seen) options_.pool_seen(name, pool.size(), reaped.value().in_use);
+    // A CosId machine whose lease was reclaimed leaves its instance's entry.
+    sweep_machines(zk, tree::lease_pool(options_.pool.root, name), pool);
   }
+}
+
+Result<void, CoordError> LeaseService::write_machine_index(ZkSession& zk, const std::string& index,
+                                                           std::uint32_t worker_id) {
+  // Only the instance's own requests write it (and the sweep deletes a
+  // stale one at the version it read): no version to keep.
+  const std::string id = std::to_string(worker_id);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto set = zk.set(index, id, -1);
+    if (set) return outcome::success();
+    if (set.error().code != ZkErrc::no_node) return CoordError::from(set.error());
+    BOOST_OUTCOME_TRY(zk.ensure_path(index.substr(0, index.rfind('/'))));
+    auto made = zk.create(index, id);
+    if (made || made.error().code != ZkErrc::node_exists) {
+      if (!made) return CoordError::from(made.error());
+      return outcome::success();
+    }
+  }
+  return CoordError{CoordErrc::zookeeper, fmt::format("{} kept changing", index)};
+}
+
+Result<LeaseTerms, CoordError> LeaseService::serve_machine(ZkSession& zk, LeasePool& leases,
+                                                           const LeaseRequest& request) const {
+  const std::string token = machine_token(request.pool, request.instance);
+  const std::string index =
+      machine_index(tree::lease_pool(options_.pool.root, request.pool), token);
+  BOOST_OUTCOME_TRY(held, zk.try_get(index));
+  std::optional<std::uint32_t> worker_id;
+  if (held) {
+    std::uint32_t id = 0;
+    const std::string& text = held.value().data;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (ec == std::errc() && end == text.data() + text.size()) worker_id = id;
+  }
+  const auto none = [&] {
+    return CoordError{CoordErrc::no_lease,
+                      fmt::format("instance \"{}\" holds no machine ID of \"{}\"", request.instance,
+                                  request.pool)};
+  };
+  switch (request.kind) {
+    case LeaseRequest::Kind::take: {
+      if (worker_id) {
+        // The same instance again (restarted): its old lease ends here, at
+        // its fence, so the new one starts past anything it stamped.
+        auto back = leases.give_back(zk, *worker_id, token, std::nullopt);
+        if (!back && back.error().code != CoordErrc::lost) return back.error();
+      }
+      BOOST_OUTCOME_TRY(terms, leases.take(zk, request.holder, request.duration,
+                                           options_.clock->wall_ms(), options_.max_wait, token));
+      if (auto written = write_machine_index(zk, index, terms.worker_id); !written) {
+        // Unrecorded, the instance could not guard it: given back as it came.
+        (void)leases.give_back(zk, terms.worker_id, token, terms.first_timestamp_ms - 1);
+        return written.error();
+      }
+      spdlog::info("leases: worker ID {} of pool \"{}\" leased to CosId instance {} for {} ms",
+                   terms.worker_id, request.pool, request.instance, request.duration.count());
+      return terms;
+    }
+    case LeaseRequest::Kind::renew: {
+      if (!worker_id) return none();
+      auto renewed = leases.renew(zk, *worker_id, token, request.duration,
+                                  options_.clock->wall_ms(), std::nullopt);
+      if (!renewed && renewed.error().code == CoordErrc::lost) {
+        (void)zk.remove(index, held.value().stat.version);  // lost for good
+      }
+      return renewed;
+    }
+    case LeaseRequest::Kind::give_back: {
+      if (!worker_id) return none();
+      auto back = leases.give_back(zk, *worker_id, token, std::nullopt);
+      if (back || back.error().code == CoordErrc::lost) {
+        (void)zk.remove(index, held.value().stat.version);
+      }
+      BOOST_OUTCOME_TRYV(back);
+      return LeaseTerms{*worker_id, {}, 0, 0, {}};
+    }
+  }
+  return CoordError{CoordErrc::zookeeper, "unknown lease request"};
+}
+
+void LeaseService::sweep_machines(ZkSession& zk, const std::string& pool_root, RecyclePool& pool) {
+  const std::string dir = pool_root + "/instances";
+  auto names = zk.children(dir);
+  if (!names || names.value().empty()) return;  // none (no_node), or next pass
+  // A bounded share a pass: a pool of many machines costs each pass the
+  // same few reads.
+  constexpr std::size_t kPerPass = 32;
+  const std::size_t n = names.value().size();
+  for (std::size_t i = 0; i < std::min(kPerPass, n); ++i) {
+    const std::string& name = names.value()[(sweep_cursor_ + i) % n];
+    const std::string path = tree::child(dir, name);
+    auto entry = zk.try_get(path);
+    if (!entry || !entry.value()) continue;
+    std::uint32_t id = 0;
+    const std::string& text = entry.value()->data;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    bool stale = ec != std::errc() || end != text.data() + text.size() || id >= pool.size();
+    if (!stale) {
+      // Free (reclaimed, not yet leased again): kept, so that the
+      // instance's next guard is told M-03, its machine ID lost. Held by
+      // another: gone (an entry outlives its lease only until its worker
+      // ID is leased again).
+      auto node = zk.try_get(pool.inuse_path(id));
+      if (!node || !node.value()) continue;
+      const auto data = decode_inuse(node.value()->data);
+      stale = !data || data->owner.instance != std::string(kLeaseInstancePrefix) + name;
+    }
+    // At the version read: a take that wrote it again since keeps it.
+    if (stale) (void)zk.remove(path, entry.value()->stat.version);
+  }
+  sweep_cursor_ += kPerPass;
 }
 
 Result<LeaseTerms, CoordError> LeaseService::serve(const LeaseRequest& request) {
@@ -254,6 +433,7 @@ Result<LeaseTerms, CoordError> LeaseService::serve(const LeaseRequest& request) 
   BOOST_OUTCOME_TRY(session, current_session());
   ZkSession& zk = *session;
   BOOST_OUTCOME_TRY(leases, pool_for(zk, request));
+  if (!request.instance.empty()) return serve_machine(zk, *leases, request);
   const std::string pool_name =
       request.pool.empty() ? std::string(kClusterLeasePool) : request.pool;
   const std::int64_t now_ms = options_.clock->wall_ms();

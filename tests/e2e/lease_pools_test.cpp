@@ -3,7 +3,8 @@
 // and refused clearly when full, its silent holders reclaimed by the daemon's
 // reaping pass past their fence, the next holder starting at a whole second
 // past it; refusals for a pool that may not be made or exists with other
-// bits; per-pool figures in /metrics; the cluster's own pool untouched.
+// bits; per-pool figures in /metrics; the cluster's own pool untouched;
+// lease list and lease forget.
 
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
@@ -12,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "../support/child_process.hpp"
 #include "../support/daemon.hpp"
 #include "../support/http_client.hpp"
 #include "../support/polling.hpp"
@@ -161,15 +163,92 @@ TEST_CASE(
   CHECK(metric(a, "snowflake_worker_leases_total{pool=\"cluster\",event=\"taken\"}") == 0);
 }
 
-TEST_CASE("leases: with leases.new_pools false, only the config's pools are leased from",
-          "[coord][leases]") {
+TEST_CASE(
+    "leases: with leases.new_pools false, only the config's pools are leased from, even one "
+    "another daemon made, and names never granted from counted as ~other",
+    "[coord][leases]") {
   ZooKeeperServer zk;
-  TempDir sa;
+  TempDir sa, sb;
+  Daemon maker(pools_config(zk, sb, true).dump());
   Daemon a(pools_config(zk, sa, false).dump());
+  wait_ready(maker);
   wait_ready(a);
-  CHECK(refused(a, "holder=x&pool=cosid-ns&worker_bits=2") ==
+  CHECK(take_lease(maker, "holder=x&pool=cosid-ns&worker_bits=2")["worker_bits"] == 2);
+  CHECK(refused(a, "holder=x&pool=cosid-ns") ==
+        std::pair<unsigned, std::string>{404, "no_such_pool"});
+  CHECK(refused(a, "holder=x&pool=elsewhere&worker_bits=2") ==
         std::pair<unsigned, std::string>{404, "no_such_pool"});
   CHECK(take_lease(a, "holder=x&pool=sony")["worker_bits"] == 2);
-  auto s = connect(zk);
-  CHECK_FALSE(s->exists(pool_node("cosid-ns")).value());
+  // A name anyone may send adds no series of its own.
+  const auto r =
+      ask_lease(a, "PUT", "/v1/leases/0?pool=zz-random&token=0123456789abcdef0123456789abcdef");
+  REQUIRE(r);
+  CHECK(r->status == 410);
+  CHECK(metric(a, "snowflake_worker_leases_total{pool=\"~other\",event=\"lost\"}") == 1);
+  CHECK(metric(a, "snowflake_worker_leases_total{pool=\"zz-random\",event=\"lost\"}") == -1);
+  CHECK(metric(a, "snowflake_worker_leases_total{pool=\"sony\",event=\"taken\"}") == 1);
+}
+
+namespace {
+
+RunResult lease_cli(const Daemon& any, std::vector<std::string> args) {
+  std::vector<std::string> argv{snowflaked_binary(), "lease"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--config", any.config_path().string()});
+  return run_process(argv, std::chrono::seconds(30));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "lease list shows every pool's leases, lease forget gives one back above its time fence, its "
+    "holder's renewal then lost, a daemon's worker ID or a free one is refused (exit 3)",
+    "[coord][leases]") {
+  ZooKeeperServer zk;
+  TempDir sa;
+  Daemon a(pools_config(zk, sa).dump());
+  const auto own = wait_ready(a);
+  const json billing = take_lease(a, "holder=billing-1&duration_ms=1500");
+  const json sony = take_lease(a, "holder=sony-1&pool=sony&duration_ms=1500");
+
+  const auto listed = lease_cli(a, {"list", "--json"});
+  INFO(listed.out << listed.err);
+  REQUIRE(listed.status.code == 0);
+  const json leases = json::parse(listed.out);
+  REQUIRE(leases.size() == 2);
+  CHECK(leases[0]["pool"] == "cluster");
+  CHECK(leases[0]["worker_id"] == billing["worker_id"]);
+  CHECK(leases[0]["holder"] == "billing-1");
+  CHECK(leases[0]["fence_ms"] == billing["max_timestamp_ms"]);
+  CHECK(leases[1]["pool"] == "sony");
+  CHECK(leases[1]["holder"] == "sony-1");
+  const auto table = lease_cli(a, {"list"});
+  CHECK_THAT(table.out, Catch::Contains("billing-1") && Catch::Contains("sony-1"));
+
+  const auto id = billing["worker_id"].get<std::uint32_t>();
+  const auto forgot = lease_cli(a, {"forget", std::to_string(id)});
+  INFO(forgot.out << forgot.err);
+  REQUIRE(forgot.status.code == 0);
+  CHECK_THAT(forgot.out,
+             Catch::Contains(std::to_string(billing["max_timestamp_ms"].get<std::int64_t>())));
+  {
+    auto s = connect(zk);
+    const auto free = s->get(fmt::format("{}/pool/notuse/{}", kE2eRoot, id)).value();
+    CHECK(coord::decode_notuse(free.data)->floor ==
+          billing["max_timestamp_ms"].get<std::int64_t>());
+  }
+  const auto renewed = ask_lease(
+      a, "PUT", fmt::format("/v1/leases/{}?token={}", id, billing["token"].get<std::string>()));
+  REQUIRE(renewed);
+  CHECK(renewed->status == 410);
+  // Nothing there now, a daemon's own, a worker ID of no pool: refused.
+  CHECK(lease_cli(a, {"forget", std::to_string(id)}).status.code == 3);
+  CHECK(lease_cli(a, {"forget", std::to_string(own)}).status.code == 3);
+  CHECK(lease_cli(a, {"forget", "1", "--pool", "nosuch"}).status.code == 1);
+  CHECK(lease_cli(a, {"forget", "x"}).status.code == 2);
+  // A named pool's, with --pool.
+  CHECK(lease_cli(
+            a, {"forget", std::to_string(sony["worker_id"].get<std::uint32_t>()), "--pool", "sony"})
+            .status.code == 0);
+  CHECK(json::parse(lease_cli(a, {"list", "--json"}).out).empty());
 }

@@ -304,6 +304,16 @@ def main():
                       "zookeeper": {"hosts": zk.hosts, "root": "/snowflake/leases"},
                       "http": {"request_timeout_ms": 300},
                       "leases": {"enabled": True}}, work, "leasing")
+    # One for CosId's routes, with short leases: a machine ID reclaimed in
+    # seconds (M-03).
+    cosid = Daemon({"coordinator": {"type": "recycle", "heartbeat_interval_ms": 300,
+                                    "lease_timeout_ms": 1500, "reclaim_after_ms": 2500,
+                                    "safety_margin_ms": 500, "max_skew_ms": 200,
+                                    "max_boot_wait_ms": 5000},
+                    "zookeeper": {"hosts": zk.hosts, "root": "/snowflake/cosid",
+                                  "session_timeout_ms": 2000, "connect_timeout_ms": 2000},
+                    "http": {"request_timeout_ms": 300},
+                    "leases": {"enabled": True}}, work, "cosid")
     # One with every form, an admin listener and an admin token; one with a
     # token but no admin listener (the operators' routes stay, opaque
     # decoding takes the token).
@@ -324,9 +334,10 @@ def main():
     try:
         walk(healthy.port, lapsed.port, floored.port, stuck.port, sequences.port, zk,
              Admin(formed.port, formed.admin_port, tokened.port),
-             lambda: floored.process.send_signal(signal.SIGTERM), leasing.port)
+             lambda: floored.process.send_signal(signal.SIGTERM), leasing.port, cosid.port)
     finally:
         leasing.stop()
+        cosid.stop()
         formed.stop()
         tokened.stop()
         healthy.stop()
@@ -364,6 +375,8 @@ def template_of(target):
         return "/api/segment/get/{key}"
     if path.startswith("/v1/leases/"):
         return "/v1/leases/{worker_id}"
+    if path.startswith("/machines/"):
+        return "/machines/{namespace}"
     return path if path in DOC["paths"] else None
 
 
@@ -380,7 +393,7 @@ class Admin:
 
 
 def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_floored,
-         lease_port):
+         lease_port, cosid_port):
     long_target = "/id/" + "a" * 2100
     many_fields = {f"X-{i}": "y" for i in range(101)}
     produced = set()  # (template, GET or POST, status)
@@ -400,7 +413,8 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
                   "/api/snowflake/get/{key}": "/api/snowflake/get/order",
                   "/seq/{tag}": "/seq/order", "/api/segment/get/{key}": "/api/segment/get/order",
                   "/decodeSnowflakeId": "/decodeSnowflakeId?snowflakeId=123456789",
-                  "/v1/leases/{worker_id}": "/v1/leases/3"}.get(template, template)
+                  "/v1/leases/{worker_id}": "/v1/leases/3",
+                  "/machines/{namespace}": "/machines/ns"}.get(template, template)
         for method in ("GET", "HEAD", "POST", "PUT", "DELETE"):
             probe(template, method, target)
         probe(template, "GET", target, raw=f"GET {target} HTTP/1.1\r\nHost: test\r\nX: a\x01b\r\n\r\n".encode())
@@ -478,6 +492,11 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
     probe("/decodeSnowflakeId", "GET", "/decodeSnowflakeId?id=1")
     walk_forms(probe, port, seq_port, forms)
     walk_leases(probe, lease_port)
+    walk_machines(probe, cosid_port)
+    # 503 leases_disabled, in CosId's words, from a daemon that grants none.
+    probe("/machines/{namespace}", "PATCH", "/machines/ns?instanceId=a&safeGuardDuration=PT5M")
+    probe("/machines/{namespace}", "DELETE", "/machines/ns?instanceId=a")
+    probe("/machines/{namespace}", "GET", "/machines/cluster")  # 404 before the method
     # The admin listener leases nothing.
     probe("/v1/leases", "POST", "/v1/leases?holder=contract", on=forms.admin)
     probe("/v1/leases", "GET", "/v1/leases", on=forms.admin)
@@ -585,6 +604,62 @@ def walk_leases(probe, port):
         probe(template, method, target, on=port, headers=many_fields)
         probe(template, method, target, on=port, headers={"X-Big": "a" * 9000})
         probe(template, method, target + "&" + "a" * 2100, on=port)
+
+
+def walk_machines(probe, port):
+    """CosId's proxy API on a leasing daemon with short leases: distribute,
+    guard and revert, each refusal, and a machine ID lost once reclaimed."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and request(port, "GET", "/ready")[0] != 200:
+        time.sleep(0.05)
+    t = "/machines/{namespace}"
+
+    def machine(instance, bits=None, guard="PT1S", ns="contract"):
+        query = f"instanceId={instance}&stable=false"
+        if bits is not None:
+            query += f"&machineBit={bits}"
+        if guard is not None:
+            query += f"&safeGuardDuration={guard}"
+        return f"/machines/{ns}?{query}"
+
+    for instance in ("a:1", "b:1"):  # machineBit 1: two machine IDs
+        if probe(t, "POST", machine(instance, 1), on=port)[0] != 200:
+            fail(f"POST /machines/contract for {instance}")
+            return
+    probe(t, "POST", machine("c:1", 1), on=port)  # 503 M-01
+    probe(t, "POST", machine("c:1", 2), on=port)  # 409 pool_conflict
+    probe(t, "POST", machine("c:1", 1, ns="cluster"), on=port)  # 404 not_found
+    probe(t, "POST", machine("c:1"), on=port)  # 400: no machineBit
+    probe(t, "PATCH", machine("a:1"), on=port)  # 200
+    probe(t, "PATCH", machine("zz"), on=port)  # 404 M-02
+    probe(t, "PATCH", machine("a:1", guard="5m"), on=port)  # 400
+    probe(t, "DELETE", machine("a:1", guard=None), on=port)  # 200
+    probe(t, "DELETE", machine("zz", guard=None), on=port)  # 404 M-02
+    probe(t, "DELETE", machine("a:1", guard=None) + "&machineBit=1", on=port)  # 400
+    # a's, freed: its floor (a's fence) may lie past a lease this short
+    # (503 lease_unavailable, documented) until it does not.
+    deadline = time.monotonic() + 10
+    while probe(t, "POST", machine("e:1", 1), on=port)[0] != 200 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    # b and e left silent: reclaimed once their lease and the margin are over.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        metrics = request(port, "GET", "/metrics")[2].decode()
+        if 'snowflake_lease_pool_in_use{pool="contract"} 0' in metrics:
+            break
+        time.sleep(0.1)
+    probe(t, "PATCH", machine("b:1"), on=port)  # 410 M-03
+    probe(t, "DELETE", machine("e:1", guard=None), on=port)  # 410 M-03
+    # Refused before routing, in each of its own methods.
+    many_fields = {f"X-{i}": "y" for i in range(101)}
+    for method, target in (("POST", machine("f:1", 1)), ("PATCH", machine("f:1")),
+                           ("DELETE", machine("f:1", guard=None))):
+        probe(t, method, target, on=port,
+              raw=f"{method} {target} HTTP/1.1\r\nHost: test\r\n".encode())  # 408
+        probe(t, method, target, on=port, body=b"abc")
+        probe(t, method, target, on=port, headers=many_fields)
+        probe(t, method, target, on=port, headers={"X-Big": "a" * 9000})
+        probe(t, method, target + "&" + "a" * 2100, on=port)
 
 
 def walk_forms(probe, plain_port, seq_port, forms):

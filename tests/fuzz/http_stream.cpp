@@ -123,7 +123,13 @@ std::shared_ptr<LeaseCall> answer_lease(LeaseRequest request) {
     call->finish(LeaseRefusal{LeaseRefusal::Why::pool_conflict, "16-bit worker IDs"});
     return call;
   }
-  const bool ours = request.kind == LeaseRequest::Kind::take ||
+  // A CosId machine: its instance "10.0.0.7:8080" holds worker ID 6.
+  if (!request.instance.empty() && request.kind != LeaseRequest::Kind::take &&
+      request.instance != "10.0.0.7:8080") {
+    call->finish(LeaseRefusal{LeaseRefusal::Why::no_lease, "holds none"});
+    return call;
+  }
+  const bool ours = request.kind == LeaseRequest::Kind::take || !request.instance.empty() ||
                     (request.token == kLeaseToken && request.worker_id == kLeasedWorker);
   if (ours) {
     // A renewal that asks no duration keeps the lease's own (here the longest).

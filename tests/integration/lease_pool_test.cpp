@@ -374,3 +374,46 @@ TEST_CASE(
       reaper.reclaim_stale(*r, zk_now + kLong.count() + 1000, 100ms, std::nullopt).value().moved ==
       3);
 }
+
+TEST_CASE(
+    "leases: a named pool: its own worker IDs, the first stamp at a whole second past the floor, "
+    "bounded by the cluster's fence and not by its migration floor",
+    "[zk][leases][safety]") {
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  LeasePool cluster = make_leases(*s, 2);  // the cluster's root and pool
+  LeasePool named(LeasePoolSettings::named(kRoot, "sony", 1, kMargin));
+  REQUIRE(named.pool().ensure(*s, 5s));
+  const auto a = named.take(*s, "a", kLong, kNow, 5s).value();
+  const auto b = named.take(*s, "b", kLong, kNow, 5s).value();
+  CHECK(a.worker_bits == 1);
+  CHECK(a.worker_id != b.worker_id);
+  CHECK(a.first_timestamp_ms == 1000);  // never used: past 0, at a whole second
+  CHECK(named.take(*s, "c", kLong, kNow, 5s).error().code == CoordErrc::pool_exhausted);
+  // The cluster's pool is untouched: one ID space each.
+  CHECK(s->children(kRoot + "/pool/inuse").value().empty());
+  // Given back at a stamp inside a second: the next holder starts at the
+  // next whole second (a 10 ms or 1 s unit holding the stamp has ended).
+  const std::int64_t last = kNow + 123;
+  REQUIRE(named.give_back(*s, a.worker_id, a.token, last));
+  const std::int64_t next_second = (last / 1000 + 1) * 1000;
+  const auto root = s->get(kRoot).value();
+  SECTION("the migration floor is the cluster's IDs': not a named pool's") {
+    REQUIRE(s->set(kRoot, with_floor(root.data, MigrationFloor{12345, kNow + 50'000}), -1));
+    const auto c = named.take(*s, "c", kLong, kNow, 5s).value();
+    CHECK(c.worker_id == a.worker_id);
+    CHECK(c.first_timestamp_ms == next_second);
+    CHECK(named.renew(*s, b.worker_id, b.token, kLong, kNow + 1, {}).has_value());
+  }
+  SECTION("the fence binds it, past a whole second") {
+    REQUIRE(s->set(
+        kRoot,
+        with_fence(root.data, ClusterFence{kNow + 3'500, FenceKind::history_lost, kNow, "test"}),
+        -1));
+    const auto c = named.take(*s, "c", kLong, kNow + 600, 5s).value();
+    CHECK(c.first_timestamp_ms == ((kNow + 3'500) / 1000 + 1) * 1000);
+    const auto renewed = named.renew(*s, b.worker_id, b.token, kLong, kNow + 1, {});
+    REQUIRE(renewed.has_error());
+    CHECK(renewed.error().code == CoordErrc::lost);
+  }
+}

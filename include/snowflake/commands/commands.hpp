@@ -34,6 +34,7 @@ int cluster_import(const std::string& config_file, const std::string& export_fil
 Parsed get_command(const Options& options, const Arguments& args);
 Parsed probe_command(const Options& options, const Arguments& args);
 Parsed seq_command(const Options& options, const Arguments& args);
+Parsed lease_command(const Options& options, const Arguments& args);
 // seq raise and seq forget (seq_raise.cpp), --config checked by seq_command.
 Parsed seq_raise_command(const Options& options, const Arguments& args);
 Parsed seq_forget_command(const Options& options, const Arguments& args);

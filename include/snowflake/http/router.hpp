@@ -11,6 +11,7 @@
 //   GET /openapi.yaml                            this API's contract (docs/openapi.yaml)
 //   POST /v1/leases, PUT|DELETE /v1/leases/<worker_id>
 //                                                worker-ID leases (lease_routes.hpp)
+//   POST|PATCH|DELETE /machines/<namespace>      CosId's proxy API (cosid_routes.hpp)
 // With http.leaf_compat, Meituan Leaf's routes too:
 //   GET /api/snowflake/get/<key>                 one ID, the bare number (Leaf's text)
 //   GET /decodeSnowflakeId?snowflakeId=N         an ID's fields with Leaf's names

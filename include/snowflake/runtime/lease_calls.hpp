@@ -20,9 +20,16 @@
 namespace snowflake {
 
 // The cluster's own pool's name in requests and metrics (a named pool may
-// not take it), and the widest named pool: 65,536 nodes to fill.
+// not take it).
 inline constexpr std::string_view kClusterLeasePool = "cluster";
+// The metrics' pool for requests naming a pool nothing was ever granted
+// from: never a pool's name ([A-Za-z0-9._-] has no "~").
+inline constexpr std::string_view kOtherLeasePools = "~other";
+// The widest named pool: 65,536 nodes to fill.
 inline constexpr int kMaxLeasePoolWorkerBits = 16;
+// How long a connection waits for a lease request's answer; a take still
+// queued after it is refused unserved (nobody would be told its worker ID).
+inline constexpr auto kLeaseAnswerWait = std::chrono::seconds(5);
 
 struct LeaseRequest {
   enum class Kind : std::uint8_t { take, renew, give_back };
@@ -36,6 +43,9 @@ struct LeaseRequest {
   std::string pool;
   // take: the named pool's worker ID bits, made with them on first use.
   std::optional<int> worker_bits;
+  // A CosId machine's instanceId (cosid_routes.cpp): its lease is found by
+  // it, not by worker ID and token (worker_id and token are ignored).
+  std::string instance;
 };
 
 // A take's or a renewal's terms (a give-back's: the worker ID alone).
@@ -59,6 +69,7 @@ struct LeaseRefusal {
     unavailable,     // not now (ZooKeeper, our own lease, a floor ahead): ask again
     no_pool,         // no named pool of that name, and none may be made
     pool_conflict,   // the named pool exists with another bit width
+    no_lease,        // a CosId machine: its instance holds no lease there
   };
   Why why = Why::unavailable;
   std::string message;
@@ -67,8 +78,13 @@ struct LeaseRefusal {
 class LeaseCall {
  public:
   using Outcome = std::variant<LeaseGrant, LeaseRefusal>;
-  explicit LeaseCall(LeaseRequest request) : request_(std::move(request)) {}
+  explicit LeaseCall(LeaseRequest request)
+      : request_(std::move(request)), asked_at_(std::chrono::steady_clock::now()) {}
   const LeaseRequest& request() const noexcept { return request_; }
+  // Whether the asker has stopped waiting (kLeaseAnswerWait since it asked).
+  bool abandoned() const noexcept {
+    return std::chrono::steady_clock::now() - asked_at_ >= kLeaseAnswerWait;
+  }
   // The outcome, moved out (once); nullopt while under way.
   std::optional<Outcome> take_outcome();
   // `wake` is called once the outcome is in (and not again).
@@ -77,6 +93,7 @@ class LeaseCall {
 
  private:
   const LeaseRequest request_;
+  const std::chrono::steady_clock::time_point asked_at_;
   std::mutex mutex_;
   std::optional<Outcome> outcome_;
   WakeList wakes_;

@@ -31,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "snowflake/ids/layout.hpp"
 #include "snowflake/workers/recycle_pool.hpp"
@@ -100,9 +101,12 @@ class LeasePool {
   // clock). Errors as RecyclePool::claim (pool_exhausted, also when only the
   // reserved IDs are left; floors_ahead beyond `max_wait`; zookeeper, also
   // when the root's floor or fence rose while it was taken).
+  // `token`: the one to write (a CosId machine's, made from its instance:
+  // lease_service.hpp); none: a fresh random one.
   Result<LeaseTerms, CoordError> take(ZkSession& zk, const std::string& holder,
                                       std::chrono::milliseconds duration, std::int64_t now_ms,
-                                      std::chrono::milliseconds max_wait);
+                                      std::chrono::milliseconds max_wait,
+                                      std::optional<std::string> token = std::nullopt);
 
   // The lease on `worker_id` whose token is `token`, extended to now_ms +
   // duration (0: the lease's own; its time fence never moves back); `last_used_ms` (the
@@ -119,6 +123,19 @@ class LeasePool {
   // leaves (its time fence if it does not say). lost: not that lease.
   Result<void, CoordError> give_back(ZkSession& zk, std::uint32_t worker_id, std::string_view token,
                                      std::optional<std::int64_t> last_used_ms);
+
+  // A lease as its node records it (`lease list`).
+  struct Record {
+    std::uint32_t worker_id = 0;
+    InuseData data;  // owner.host: the holder; ts + lease_ms: its time fence
+  };
+  // Every lease of this pool (a daemon's own worker ID left out), by worker ID.
+  Result<std::vector<Record>, CoordError> list(ZkSession& zk);
+  // An operator's give-back without the token (`lease forget`): the worker
+  // ID back to notuse above the lease's time fence, so that its next holder
+  // starts past anything this one may still stamp. Returns that floor.
+  // lost: no lease on it (free, or a daemon's).
+  Result<std::int64_t, CoordError> forget(ZkSession& zk, std::uint32_t worker_id);
 
   // The owner a token's lease is written with.
   static OwnerToken owner_of(const std::string& holder, std::string_view token);

@@ -83,6 +83,16 @@ class LeaseService {
   // A named pool's worker ID bits as ZooKeeper records them, the record
   // made first by a take where the rules allow.
   Result<int, CoordError> recorded_or_made(ZkSession& zk, const LeaseRequest& request) const;
+  // A CosId machine's request (LeaseRequest::instance): its lease found by
+  // its instance's entry, <pool>/instances/<digest> (its worker ID), kept
+  // with each take and give-back.
+  Result<LeaseTerms, CoordError> serve_machine(ZkSession& zk, LeasePool& leases,
+                                               const LeaseRequest& request) const;
+  static Result<void, CoordError> write_machine_index(ZkSession& zk, const std::string& index,
+                                                      std::uint32_t worker_id);
+  // Instances' entries whose lease is over (reclaimed, or held by another
+  // now) removed, a few each pass.
+  void sweep_machines(ZkSession& zk, const std::string& pool_root, RecyclePool& pool);
   // Every named pool in ZooKeeper reaped once: a holder gone silent gives
   // its worker ID back, as a dead daemon's does.
   void reap_named(ZkSession& zk);
@@ -98,6 +108,7 @@ class LeaseService {
     bool ensured = false;  // its nodes made (in this session)
   };
   std::map<std::string, NamedPool, std::less<>> named_;
+  std::size_t sweep_cursor_ = 0;  // where sweep_machines goes on
   // The session leases_'s memory was written in; weak, so that an expired
   // one is not kept open.
   std::weak_ptr<ZkSession> session_;

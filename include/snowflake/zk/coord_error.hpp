@@ -38,6 +38,7 @@ enum class CoordErrc {
   periodic,  // a sequence that restarts each period: its numbers are in its periods' nodes
   strict,    // a strict sequence, and this daemon not its owner: its owner hands out
   no_pool,   // no named lease pool of that name, and none may be made (leases.new_pools)
+  no_lease,  // a CosId machine: its instance holds no lease in that pool
 };
 
 std::string_view to_string(CoordErrc code) noexcept;

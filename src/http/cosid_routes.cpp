@@ -1,0 +1,246 @@
+// CosId's proxy API, answered as its ProxyMachineIdDistributor asks it
+// (docs/api.md, "CosId's proxy API"): a namespace is a named lease pool
+// (workers/lease_service.hpp), its machine ID a worker-ID lease found by the
+// instance's ID, since CosId's guard and revert name nothing else.
+//
+//   POST   /machines/<ns>?instanceId=I&stable=B&machineBit=N&safeGuardDuration=PT..  distribute
+//   PATCH  /machines/<ns>?instanceId=I&stable=B&safeGuardDuration=PT..              guard
+//   DELETE /machines/<ns>?instanceId=I&stable=B                                     revert
+//
+// A success answers {"machineId": N, "lastTimeStamp": MS} (CosId waits until
+// its clock passes lastTimeStamp: the lease's first timestamp); a refusal
+// {"code": .., "msg": ..}: M-01 (no machine ID free), M-02 (the instance
+// holds none), M-03 (its lease is lost), "400" for a bad request as CosId's
+// own proxy says it, our codes otherwise.
+
+#include "cosid_routes.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <optional>
+
+#include "id_answer.hpp"
+#include "lease_routes.hpp"
+#include "snowflake/base/names.hpp"
+
+namespace snowflake::http {
+
+namespace {
+
+using beast_http::field;
+using beast_http::verb;
+
+constexpr std::string_view kMachines = "/machines/";
+constexpr std::size_t kMaxInstance = 128;
+
+Response cosid_error(Status status, std::string_view code, const std::string& message) {
+  Response res =
+      json_response(status, nlohmann::ordered_json{{"code", code}, {"msg", message}}.dump());
+  return res;
+}
+
+Response bad(const std::string& message) {
+  return cosid_error(Status::bad_request, "400", message);
+}
+
+// An instance ID as CosId makes them (host:port, a pod's name or IP, a
+// number): [A-Za-z0-9._:@~-]{1,128}, taken as it comes (no percent-decoding).
+bool is_instance(std::string_view s) {
+  return !s.empty() && s.size() <= kMaxInstance &&
+         s.find_first_not_of(
+             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:@~-") ==
+             std::string_view::npos;
+}
+
+// An ISO-8601 duration as java.time.Duration prints it (PT10M, PT0.5S,
+// PT1H30M, P1DT2H), in whole ms; nullopt: not one, or negative.
+std::optional<std::int64_t> iso_duration_ms(std::string_view text) {
+  if (!text.starts_with('P')) return std::nullopt;
+  text.remove_prefix(1);
+  std::int64_t ms = 0;
+  bool in_time = false;
+  bool any = false;
+  while (!text.empty()) {
+    if (text.front() == 'T') {
+      if (in_time) return std::nullopt;
+      in_time = true;
+      text.remove_prefix(1);
+      continue;
+    }
+    std::int64_t whole = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), whole);
+    if (ec != std::errc() || whole < 0 || whole > 1'000'000'000) return std::nullopt;
+    text.remove_prefix(static_cast<std::size_t>(end - text.data()));
+    std::int64_t fraction_ms = 0;
+    if (!text.empty() && text.front() == '.') {  // seconds only
+      text.remove_prefix(1);
+      std::int64_t scale = 100;
+      std::size_t digits = 0;
+      while (!text.empty() && text.front() >= '0' && text.front() <= '9') {
+        fraction_ms += (text.front() - '0') * scale;
+        scale /= 10;
+        text.remove_prefix(1);
+        ++digits;
+      }
+      if (digits == 0 || text.empty() || text.front() != 'S') return std::nullopt;
+    }
+    if (text.empty()) return std::nullopt;
+    const char unit = text.front();
+    text.remove_prefix(1);
+    if (!in_time && unit == 'D') {
+      ms += whole * 86'400'000;
+    } else if (in_time && unit == 'H') {
+      ms += whole * 3'600'000;
+    } else if (in_time && unit == 'M') {
+      ms += whole * 60'000;
+    } else if (in_time && unit == 'S') {
+      ms += whole * 1000 + fraction_ms;
+    } else {
+      return std::nullopt;
+    }
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  return ms;
+}
+
+struct MachineQuery {
+  std::optional<std::string_view> instance;
+  std::optional<bool> stable;
+  std::optional<std::int64_t> machine_bit;
+  std::optional<std::int64_t> guard_ms;
+};
+
+Result<MachineQuery, Response> parse_machine_query(std::string_view query, bool distribute,
+                                                   bool revert) {
+  MachineQuery q;
+  auto refused = visit_parameters(
+      query, [&](std::string_view key, std::string_view value) -> std::optional<Response> {
+        if (key == "instanceId" && !q.instance) {
+          if (!is_instance(value)) {
+            return bad(fmt::format("instanceId must be [A-Za-z0-9._:@~-]{{1,{}}}, got \"{}\"",
+                                   kMaxInstance, value));
+          }
+          q.instance = value;
+        } else if (key == "stable" && !q.stable) {
+          if (value != "true" && value != "false") return bad("stable must be true or false");
+          q.stable = value == "true";
+        } else if (key == "machineBit" && distribute && !q.machine_bit) {
+          std::int64_t n = 0;
+          const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+          if (ec != std::errc() || end != value.data() + value.size() || n < 1 ||
+              n > kMaxLeasePoolWorkerBits) {
+            return bad(fmt::format("machineBit must be 1 to {}, got \"{}\"",
+                                   kMaxLeasePoolWorkerBits, value));
+          }
+          q.machine_bit = n;
+        } else if (key == "safeGuardDuration" && !revert && !q.guard_ms) {
+          q.guard_ms = iso_duration_ms(value);
+          if (!q.guard_ms) {
+            return bad(
+                fmt::format("safeGuardDuration must be an ISO-8601 duration (PT5M), got "
+                            "\"{}\"",
+                            value));
+          }
+        } else {
+          return bad(fmt::format("this request does not take \"{}\" (or takes it once)", key));
+        }
+        return std::nullopt;
+      });
+  if (refused) return std::move(*refused);
+  if (!q.instance) return bad("instanceId is required");
+  if (distribute && !q.machine_bit) return bad("machineBit is required");
+  if (!revert && !q.guard_ms) return bad("safeGuardDuration is required");
+  return q;
+}
+
+// One of our refusals ({"error","message"}) as CosId's proxy words them
+// ({"code","msg"}), its status and Retry-After kept.
+Response in_cosid_shape(Response ours) {
+  const auto body = nlohmann::json::parse(ours.body(), nullptr, /*allow_exceptions=*/false);
+  Response res = cosid_error(ours.result(), body.value("error", "unavailable"),
+                             body.value("message", std::string()));
+  if (const auto retry = ours.find(field::retry_after); retry != ours.end()) {
+    res.set(field::retry_after, retry->value());
+  }
+  return res;
+}
+
+Response machine_body(const LeaseCall::Outcome& outcome, bool revert) {
+  if (const auto* refusal = std::get_if<LeaseRefusal>(&outcome)) {
+    switch (refusal->why) {
+      case LeaseRefusal::Why::pool_exhausted: {
+        Response res = cosid_error(Status::service_unavailable, "M-01", refusal->message);
+        res.set(field::retry_after, "5");
+        return res;
+      }
+      case LeaseRefusal::Why::no_lease:
+        return cosid_error(Status::not_found, "M-02", refusal->message);
+      case LeaseRefusal::Why::lost:
+        return cosid_error(Status::gone, "M-03", refusal->message);
+      case LeaseRefusal::Why::no_pool:
+        return cosid_error(Status::not_found, "no_such_pool", refusal->message);
+      case LeaseRefusal::Why::pool_conflict:
+        return cosid_error(Status::conflict, "pool_conflict", refusal->message);
+      case LeaseRefusal::Why::unavailable:
+        break;
+    }
+    Response res = cosid_error(Status::service_unavailable, "lease_unavailable", refusal->message);
+    res.set(field::retry_after, "1");
+    return res;
+  }
+  const auto& grant = std::get<LeaseGrant>(outcome);
+  nlohmann::ordered_json body{{"machineId", grant.worker_id}};
+  if (!revert) body["lastTimeStamp"] = grant.first_timestamp_ms;
+  return json_response(Status::ok, body.dump());
+}
+
+}  // namespace
+
+Answer cosid_machine_route(const Request& req, std::string_view path, std::string_view query,
+                           RouterContext& ctx) {
+  const std::string_view ns = path.substr(kMachines.size());
+  if (!is_valid_name(ns) || ns == kClusterLeasePool) {
+    return cosid_error(Status::not_found, "not_found",
+                       fmt::format("no route for {}: /machines/<namespace>, a namespace "
+                                   "[A-Za-z0-9._-]{{1,64}} other than \"{}\"",
+                                   path, kClusterLeasePool));
+  }
+  const verb method = req.method();
+  if (method != verb::post && method != verb::patch && method != verb::delete_) {
+    Response res = cosid_error(Status::method_not_allowed, "method_not_allowed",
+                               fmt::format("{} only answers POST, PATCH and DELETE", path));
+    res.set(field::allow, "POST, PATCH, DELETE");
+    return res;
+  }
+  const bool distribute = method == verb::post;
+  const bool revert = method == verb::delete_;
+  auto q = parse_machine_query(query, distribute, revert);
+  if (!q) return Reply{std::move(q.error())};
+  // CosId's safe-guard duration is its lease, within ours.
+  std::chrono::milliseconds duration{0};
+  if (q.value().guard_ms) {
+    duration = std::clamp(std::chrono::milliseconds(*q.value().guard_ms),
+                          ctx.lease_limits.min_duration, ctx.lease_limits.max_duration);
+  }
+  LeaseRequest request{
+      distribute ? LeaseRequest::Kind::take
+                 : (revert ? LeaseRequest::Kind::give_back : LeaseRequest::Kind::renew),
+      std::string(*q.value().instance),
+      0,
+      {},
+      duration,
+      std::nullopt,
+      std::string(ns),
+      q.value().machine_bit ? std::optional<int>(static_cast<int>(*q.value().machine_bit))
+                            : std::nullopt,
+      std::string(*q.value().instance)};
+  if (auto refused = lease_refusal(request, ctx)) return in_cosid_shape(std::move(*refused));
+  return ask_lease(std::move(request), ctx, [revert](const LeaseCall::Outcome& outcome) {
+    return machine_body(outcome, revert);
+  });
+}
+
+}  // namespace snowflake::http

@@ -1,0 +1,179 @@
+// CosId's proxy API, from the requests CosId's ProxyMachineIdDistributor
+// sends (cosid-proxy: distributeRemote, guardRemote, revertRemote): the
+// URL shapes, java.time.Duration's spelling of safeGuardDuration, and the
+// answers and error codes it reads ({"machineId","lastTimeStamp"}; M-01
+// overflow, M-02 not found, M-03 lost), over the real snowflaked and a real
+// ZooKeeper.
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "../support/daemon.hpp"
+#include "../support/http_client.hpp"
+#include "../support/polling.hpp"
+#include "../support/wall_clock.hpp"
+#include "../support/zookeeper_server.hpp"
+#include "cluster.hpp"
+#include "lease_holder.hpp"
+
+using namespace snowflake;
+using namespace snowflake::test;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+json cosid_config(const ZooKeeperServer& zk, const TempDir& state) {
+  return cluster_config(zk.hosts(), "recycle", state.path(),
+                        {{"layout", {{"worker_bits", 3}, {"sequence_bits", 19}}},
+                         {"coordinator", {{"max_skew_ms", 200}}},
+                         {"leases", {{"enabled", true}, {"reserved_worker_ids", 0}}}});
+}
+
+// As CosId formats them:
+// "%s/machines/%s?instanceId=%s&stable=%s&machineBit=%s&safeGuardDuration=%s".
+std::string distribute(const std::string& ns, const std::string& instance, int bits,
+                       const std::string& guard = "PT1.5S") {
+  return fmt::format("/machines/{}?instanceId={}&stable=false&machineBit={}&safeGuardDuration={}",
+                     ns, instance, bits, guard);
+}
+std::string guard(const std::string& ns, const std::string& instance) {
+  return fmt::format("/machines/{}?instanceId={}&stable=false&safeGuardDuration=PT1.5S", ns,
+                     instance);
+}
+std::string revert(const std::string& ns, const std::string& instance) {
+  return fmt::format("/machines/{}?instanceId={}&stable=false", ns, instance);
+}
+
+struct Answer {
+  unsigned status = 0;
+  json body;
+};
+
+Answer send(const Daemon& d, const std::string& method, const std::string& target) {
+  const auto r = ask_lease(d, method, target);
+  REQUIRE(r);
+  INFO(method << " " << target << ": " << r->body);
+  return {r->status, json::parse(r->body)};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "CosId's proxy API: distribute, guard and revert as CosId sends them, M-01 when full, M-02 "
+    "for an instance without one, M-03 once its lease was reclaimed",
+    "[coord][leases][cosid]") {
+  ZooKeeperServer zk;
+  TempDir sa;
+  Daemon a(cosid_config(zk, sa).dump());
+  wait_ready(a);
+  const std::int64_t asked_at = wall_ms_now();
+
+  // A namespace of 2 machine IDs (machineBit 1), made by its first distribute.
+  const Answer first = send(a, "POST", distribute("order-service", "10.0.0.7:8080", 1));
+  REQUIRE(first.status == 200);
+  CHECK(first.body.size() == 2);
+  const auto first_id = first.body["machineId"].get<std::uint32_t>();
+  CHECK(first_id <= 1);
+  // CosId waits until its clock passes lastTimeStamp: at a whole second.
+  CHECK(first.body["lastTimeStamp"].get<std::int64_t>() % 1000 == 0);
+  const Answer second = send(a, "POST", distribute("order-service", "10.0.0.8:8080", 1));
+  REQUIRE(second.status == 200);
+  CHECK(second.body["machineId"].get<std::uint32_t>() == 1 - first_id);
+  // Full: M-01 (MachineIdOverflowException).
+  const Answer full = send(a, "POST", distribute("order-service", "10.0.0.9:8080", 1));
+  CHECK(full.status == 503);
+  CHECK(full.body["code"] == "M-01");
+  CHECK(full.body.contains("msg"));
+
+  // Guarded: its lease goes on. An instance that holds none: M-02.
+  CHECK(send(a, "PATCH", guard("order-service", "10.0.0.7:8080")).status == 200);
+  const Answer unknown = send(a, "PATCH", guard("order-service", "10.0.0.99:8080"));
+  CHECK(unknown.status == 404);
+  CHECK(unknown.body["code"] == "M-02");
+
+  // Reverted: its machine ID is free for the next instance, which starts
+  // past the first one's lease; guarding it again is M-02.
+  CHECK(send(a, "DELETE", revert("order-service", "10.0.0.7:8080")).status == 200);
+  CHECK(send(a, "PATCH", guard("order-service", "10.0.0.7:8080")).body["code"] == "M-02");
+  // (Right after the revert the freed ID's floor, the first one's fence, may
+  // lie past the end of a lease as short as this test's 1.5 s: 503
+  // lease_unavailable until it does not.)
+  Answer third;
+  REQUIRE(eventually(
+      [&] {
+        third = send(a, "POST", distribute("order-service", "10.0.0.9:8080", 1));
+        if (third.status == 503) CHECK(third.body["code"] == "lease_unavailable");
+        return third.status == 200;
+      },
+      10s));
+  CHECK(third.body["machineId"] == first_id);
+  CHECK(third.body["lastTimeStamp"].get<std::int64_t>() > asked_at + 1500);
+
+  // The second goes silent: reclaimed once its lease and the margin are
+  // over, its next guard is M-03 (MachineIdLostException), then M-02.
+  const auto second_id = second.body["machineId"].get<std::uint32_t>();
+  REQUIRE(eventually(
+      [&] {
+        auto s = connect(zk);
+        return s
+            ->exists(
+                fmt::format("{}/lease_pools/order-service/pool/notuse/{}", kE2eRoot, second_id))
+            .value()
+            .has_value();
+      },
+      30s));
+  const Answer lost = send(a, "PATCH", guard("order-service", "10.0.0.8:8080"));
+  CHECK(lost.status == 410);
+  CHECK(lost.body["code"] == "M-03");
+  CHECK(send(a, "PATCH", guard("order-service", "10.0.0.8:8080")).body["code"] == "M-02");
+
+  // The same instance distributed again (restarted): a new lease, past its
+  // old one (the other machine ID taken first, so that it is the same).
+  CHECK(send(a, "POST", distribute("order-service", "10.0.0.10:8080", 1)).body["machineId"] ==
+        second_id);
+  Answer again;
+  REQUIRE(eventually(
+      [&] {
+        again = send(a, "POST", distribute("order-service", "10.0.0.9:8080", 1));
+        return again.status == 200;
+      },
+      10s));
+  CHECK(again.body["machineId"] == first_id);
+  CHECK(again.body["lastTimeStamp"].get<std::int64_t>() >
+        third.body["lastTimeStamp"].get<std::int64_t>());
+}
+
+TEST_CASE("CosId's proxy API: bad requests get CosId's 400 and change nothing",
+          "[coord][leases][cosid]") {
+  ZooKeeperServer zk;
+  TempDir sa;
+  Daemon a(cosid_config(zk, sa).dump());
+  wait_ready(a);
+  for (const std::string target :
+       {"/machines/ns?stable=false&machineBit=4&safeGuardDuration=PT5M",  // no instanceId
+        "/machines/ns?instanceId=i&stable=false&safeGuardDuration=PT5M",  // no machineBit
+        "/machines/ns?instanceId=i&stable=false&machineBit=4",            // no guard
+        "/machines/ns?instanceId=i&stable=maybe&machineBit=4&safeGuardDuration=PT5M",
+        "/machines/ns?instanceId=i&stable=false&machineBit=17&safeGuardDuration=PT5M",
+        "/machines/ns?instanceId=i&stable=false&machineBit=4&safeGuardDuration=5m",
+        "/machines/ns?instanceId=i&stable=false&machineBit=4&safeGuardDuration=PT-5S",
+        "/machines/ns?instanceId=a%20b&stable=false&machineBit=4&safeGuardDuration=PT5M",
+        "/machines/ns?instanceId=i&instanceId=j&machineBit=4&safeGuardDuration=PT5M"}) {
+    const Answer r = send(a, "POST", target);
+    CHECK(r.status == 400);
+    CHECK(r.body["code"] == "400");
+  }
+  CHECK(send(a, "GET", "/machines/ns").status == 405);
+  CHECK(send(a, "POST", distribute("cluster", "i", 4)).status == 404);
+  auto s = connect(zk);
+  CHECK_FALSE(s->exists(kE2eRoot + "/lease_pools/ns").value());
+  // Java's spellings of a duration are all read: minutes, fractions of a
+  // second, hours and minutes, days.
+  int instance = 0;
+  for (const std::string d : {"PT5M", "PT0.5S", "PT1H30M", "P1DT2H", "PT1.25S"}) {
+    INFO(d);
+    CHECK(send(a, "POST", distribute("ns", fmt::format("i-{}", ++instance), 4, d)).status == 200);
+  }
+}
