@@ -18,8 +18,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <charconv>
 #include <optional>
+#include <utility>
 
 #include "id_answer.hpp"
 #include "lease_routes.hpp"
@@ -36,9 +38,10 @@ constexpr std::string_view kMachines = "/machines/";
 constexpr std::size_t kMaxInstance = 128;
 
 Response cosid_error(Status status, std::string_view code, const std::string& message) {
-  Response res =
-      json_response(status, nlohmann::ordered_json{{"code", code}, {"msg", message}}.dump());
-  return res;
+  // Messages may quote the request, which may not be valid UTF-8: replace
+  // such bytes rather than throw (as error_response does).
+  return json_response(status, nlohmann::ordered_json{{"code", code}, {"msg", message}}.dump(
+                                   -1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 Response bad(const std::string& message) {
@@ -55,26 +58,36 @@ bool is_instance(std::string_view s) {
 }
 
 // An ISO-8601 duration as java.time.Duration prints it (PT10M, PT0.5S,
-// PT1H30M, P1DT2H), in whole ms; nullopt: not one, or negative.
+// PT1H30M, P1DT2H): days, then T and hours, minutes, seconds (with a
+// fraction), each at most once and in that order, no sign; in whole ms.
+// nullopt: not one, zero, or longer than a year (no lease is: CosId's
+// FOREVER, sent when its guard is off, among them).
 std::optional<std::int64_t> iso_duration_ms(std::string_view text) {
+  constexpr std::int64_t kYearMs = 366LL * 86'400'000;
   if (!text.starts_with('P')) return std::nullopt;
   text.remove_prefix(1);
-  std::int64_t ms = 0;
+  constexpr std::array<std::pair<char, std::int64_t>, 4> kUnits{
+      {{'D', 86'400'000}, {'H', 3'600'000}, {'M', 60'000}, {'S', 1000}}};
+  std::size_t next_unit = 0;  // units come in kUnits' order, each once
   bool in_time = false;
-  bool any = false;
+  std::int64_t ms = 0;
   while (!text.empty()) {
     if (text.front() == 'T') {
       if (in_time) return std::nullopt;
       in_time = true;
+      next_unit = 1;
       text.remove_prefix(1);
+      if (text.empty()) return std::nullopt;  // "P1DT"
       continue;
     }
+    if (text.front() < '0' || text.front() > '9') return std::nullopt;  // a sign
     std::int64_t whole = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), whole);
-    if (ec != std::errc() || whole < 0 || whole > 1'000'000'000) return std::nullopt;
+    if (ec != std::errc() || whole > kYearMs / 1000) return std::nullopt;
     text.remove_prefix(static_cast<std::size_t>(end - text.data()));
     std::int64_t fraction_ms = 0;
-    if (!text.empty() && text.front() == '.') {  // seconds only
+    const bool fraction = !text.empty() && text.front() == '.';
+    if (fraction) {  // seconds only; beyond ms, cut
       text.remove_prefix(1);
       std::int64_t scale = 100;
       std::size_t digits = 0;
@@ -84,25 +97,22 @@ std::optional<std::int64_t> iso_duration_ms(std::string_view text) {
         text.remove_prefix(1);
         ++digits;
       }
-      if (digits == 0 || text.empty() || text.front() != 'S') return std::nullopt;
+      if (digits == 0) return std::nullopt;
     }
     if (text.empty()) return std::nullopt;
     const char unit = text.front();
     text.remove_prefix(1);
-    if (!in_time && unit == 'D') {
-      ms += whole * 86'400'000;
-    } else if (in_time && unit == 'H') {
-      ms += whole * 3'600'000;
-    } else if (in_time && unit == 'M') {
-      ms += whole * 60'000;
-    } else if (in_time && unit == 'S') {
-      ms += whole * 1000 + fraction_ms;
-    } else {
+    std::size_t i = next_unit;
+    while (i < kUnits.size() && kUnits[i].first != unit) ++i;
+    // Days before T only, the rest after it; a fraction on seconds only.
+    if (i == kUnits.size() || (i == 0) == in_time || (fraction && unit != 'S')) {
       return std::nullopt;
     }
-    any = true;
+    next_unit = i + 1;
+    ms += whole * kUnits[i].second + fraction_ms;
+    if (ms > kYearMs) return std::nullopt;
   }
-  if (!any) return std::nullopt;
+  if (ms <= 0) return std::nullopt;
   return ms;
 }
 
@@ -140,8 +150,8 @@ Result<MachineQuery, Response> parse_machine_query(std::string_view query, bool 
           q.guard_ms = iso_duration_ms(value);
           if (!q.guard_ms) {
             return bad(
-                fmt::format("safeGuardDuration must be an ISO-8601 duration (PT5M), got "
-                            "\"{}\"",
+                fmt::format("safeGuardDuration must be a positive ISO-8601 duration of a "
+                            "year at most (PT5M), got \"{}\"",
                             value));
           }
         } else {
@@ -219,11 +229,20 @@ Answer cosid_machine_route(const Request& req, std::string_view path, std::strin
   const bool revert = method == verb::delete_;
   auto q = parse_machine_query(query, distribute, revert);
   if (!q) return Reply{std::move(q.error())};
-  // CosId's safe-guard duration is its lease, within ours.
+  // CosId's safe-guard duration is its lease: it stamps for that long after
+  // each guard, so a lease is never shorter than it asks (longer is safe:
+  // it stops first). Longer than ours may be: refused.
   std::chrono::milliseconds duration{0};
   if (q.value().guard_ms) {
-    duration = std::clamp(std::chrono::milliseconds(*q.value().guard_ms),
-                          ctx.lease_limits.min_duration, ctx.lease_limits.max_duration);
+    const std::chrono::milliseconds asked(*q.value().guard_ms);
+    // (A daemon that leases nothing has no limits: leases_disabled below.)
+    if (ctx.leases && asked > ctx.lease_limits.max_duration) {
+      return bad(
+          fmt::format("safeGuardDuration is {} ms, and this cluster's leases last at most "
+                      "{} ms (leases.max_duration_ms): ask for that or less",
+                      asked.count(), ctx.lease_limits.max_duration.count()));
+    }
+    duration = std::max(asked, ctx.lease_limits.min_duration);
   }
   LeaseRequest request{
       distribute ? LeaseRequest::Kind::take

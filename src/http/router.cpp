@@ -361,6 +361,13 @@ Response metrics(RouterContext& ctx) {
 // (error_response writes "error" first).
 std::string_view error_code_of(std::string_view body) {
   constexpr std::string_view kPrefix = R"({"error":")";
+  // CosId's routes word it as CosId does; its M-01 is our pool_exhausted.
+  constexpr std::string_view kCosIdPrefix = R"({"code":")";
+  if (body.starts_with(kCosIdPrefix)) {
+    body.remove_prefix(kCosIdPrefix.size());
+    const std::string_view code = body.substr(0, body.find('"'));
+    return code == "M-01" ? std::string_view("pool_exhausted") : code;
+  }
   if (!body.starts_with(kPrefix)) return {};
   body.remove_prefix(kPrefix.size());
   return body.substr(0, body.find('"'));

@@ -248,6 +248,12 @@ Result<LeasePool*, CoordError> LeaseService::pool_for(ZkSession& zk, const Lease
                 .first;
   }
   NamedPool& pool = known->second;
+  // Only the config's pools while new_pools is off, whoever made others
+  // (and however this daemon came to know them: its reaping pass reads all).
+  if (request.kind == LeaseRequest::Kind::take && !rules.new_pools &&
+      configured == rules.configured.end()) {
+    return no_pool(name, "not in leases.pools, and leases.new_pools is false");
+  }
   // Takes only: a lease already held in it renews and goes back as it was.
   if (request.kind == LeaseRequest::Kind::take && configured != rules.configured.end() &&
       configured->second != pool.worker_bits) {
@@ -312,22 +318,35 @@ void LeaseService::reap_named(ZkSession& zk) {
 }
 
 Result<void, CoordError> LeaseService::write_machine_index(ZkSession& zk, const std::string& index,
-                                                           std::uint32_t worker_id) {
-  // Only the instance's own requests write it (and the sweep deletes a
-  // stale one at the version it read): no version to keep.
+                                                           std::uint32_t worker_id,
+                                                           std::optional<std::int32_t> read_at) {
+  // Conditional on what this request read: two daemons serving one
+  // instance at once (a retry after a slow answer) cannot both record a
+  // worker ID for it; the one that loses gives its take back.
   const std::string id = std::to_string(worker_id);
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    auto set = zk.set(index, id, -1);
+  const auto raced = [&] {
+    return CoordError{CoordErrc::zookeeper,
+                      "another request for this instance was served meanwhile: ask again"};
+  };
+  if (read_at) {
+    auto set = zk.set(index, id, *read_at);
     if (set) return outcome::success();
-    if (set.error().code != ZkErrc::no_node) return CoordError::from(set.error());
-    BOOST_OUTCOME_TRY(zk.ensure_path(index.substr(0, index.rfind('/'))));
-    auto made = zk.create(index, id);
-    if (made || made.error().code != ZkErrc::node_exists) {
-      if (!made) return CoordError::from(made.error());
-      return outcome::success();
+    if (set.error().code == ZkErrc::bad_version || set.error().code == ZkErrc::no_node) {
+      return raced();
     }
+    return CoordError::from(set.error());
   }
-  return CoordError{CoordErrc::zookeeper, fmt::format("{} kept changing", index)};
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto made = zk.create(index, id);
+    if (made) return outcome::success();
+    if (made.error().code == ZkErrc::node_exists) return raced();
+    if (made.error().code != ZkErrc::no_node) return CoordError::from(made.error());
+    // The pool's instances/ (pools made before it was): made under the
+    // pool's node only, never the tree above it (gone after a wipe).
+    auto dir = zk.create(index.substr(0, index.rfind('/')), "");
+    if (!dir && dir.error().code != ZkErrc::node_exists) return CoordError::from(dir.error());
+  }
+  return raced();
 }
 
 Result<LeaseTerms, CoordError> LeaseService::serve_machine(ZkSession& zk, LeasePool& leases,
@@ -356,9 +375,15 @@ Result<LeaseTerms, CoordError> LeaseService::serve_machine(ZkSession& zk, LeaseP
         auto back = leases.give_back(zk, *worker_id, token, std::nullopt);
         if (!back && back.error().code != CoordErrc::lost) return back.error();
       }
-      BOOST_OUTCOME_TRY(terms, leases.take(zk, request.holder, request.duration,
-                                           options_.clock->wall_ms(), options_.max_wait, token));
-      if (auto written = write_machine_index(zk, index, terms.worker_id); !written) {
+      // Only a worker ID whose first timestamp is already past: CosId does
+      // not wait a clock out (beyond its brokenThreshold, 500 ms by
+      // default, it fails), so none whose floor is within the last second.
+      BOOST_OUTCOME_TRY(terms,
+                        leases.take(zk, request.holder, request.duration, options_.clock->wall_ms(),
+                                    -std::chrono::milliseconds(1000), token));
+      const auto read_at =
+          held ? std::optional<std::int32_t>(held.value().stat.version) : std::nullopt;
+      if (auto written = write_machine_index(zk, index, terms.worker_id, read_at); !written) {
         // Unrecorded, the instance could not guard it: given back as it came.
         (void)leases.give_back(zk, terms.worker_id, token, terms.first_timestamp_ms - 1);
         return written.error();
@@ -397,8 +422,9 @@ void LeaseService::sweep_machines(ZkSession& zk, const std::string& pool_root, R
   // same few reads.
   constexpr std::size_t kPerPass = 32;
   const std::size_t n = names.value().size();
+  std::size_t& cursor = sweep_cursors_[pool_root];
   for (std::size_t i = 0; i < std::min(kPerPass, n); ++i) {
-    const std::string& name = names.value()[(sweep_cursor_ + i) % n];
+    const std::string& name = names.value()[(cursor + i) % n];
     const std::string path = tree::child(dir, name);
     auto entry = zk.try_get(path);
     if (!entry || !entry.value()) continue;
@@ -419,7 +445,7 @@ void LeaseService::sweep_machines(ZkSession& zk, const std::string& pool_root, R
     // At the version read: a take that wrote it again since keeps it.
     if (stale) (void)zk.remove(path, entry.value()->stat.version);
   }
-  sweep_cursor_ += kPerPass;
+  cursor = (cursor + kPerPass) % n;
 }
 
 Result<LeaseTerms, CoordError> LeaseService::serve(const LeaseRequest& request) {

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "../support/child_process.hpp"
 #include "../support/daemon.hpp"
 #include "../support/http_client.hpp"
 #include "../support/polling.hpp"
@@ -16,6 +17,8 @@
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
 #include "lease_holder.hpp"
+#include "snowflake/zk/node_data.hpp"
+#include "snowflake/zk/zk_session.hpp"
 
 using namespace snowflake;
 using namespace snowflake::test;
@@ -76,8 +79,9 @@ TEST_CASE(
   CHECK(first.body.size() == 2);
   const auto first_id = first.body["machineId"].get<std::uint32_t>();
   CHECK(first_id <= 1);
-  // CosId waits until its clock passes lastTimeStamp: at a whole second.
+  // At a whole second, and already past: CosId checks its clock against it.
   CHECK(first.body["lastTimeStamp"].get<std::int64_t>() % 1000 == 0);
+  CHECK(first.body["lastTimeStamp"].get<std::int64_t>() <= wall_ms_now());
   const Answer second = send(a, "POST", distribute("order-service", "10.0.0.8:8080", 1));
   REQUIRE(second.status == 200);
   CHECK(second.body["machineId"].get<std::uint32_t>() == 1 - first_id);
@@ -87,8 +91,22 @@ TEST_CASE(
   CHECK(full.body["code"] == "M-01");
   CHECK(full.body.contains("msg"));
 
-  // Guarded: its lease goes on. An instance that holds none: M-02.
+  // Guarded: its lease goes on (its time fence moves on). An instance that
+  // holds none: M-02.
+  const auto fence_of = [&](std::uint32_t id) -> std::int64_t {
+    const auto listed = run_process(
+        {snowflaked_binary(), "lease", "list", "--json", "--config", a.config_path().string()},
+        30s);
+    for (const auto& l : json::parse(listed.out)) {
+      if (l["pool"] == "order-service" && l["worker_id"] == id) return l["fence_ms"];
+    }
+    return -1;
+  };
+  const std::int64_t fence_before = fence_of(first_id);
+  REQUIRE(fence_before > 0);
+  REQUIRE(eventually([&] { return wall_ms_now() > fence_before - 1400; }, 5s));
   CHECK(send(a, "PATCH", guard("order-service", "10.0.0.7:8080")).status == 200);
+  CHECK(fence_of(first_id) > fence_before);
   const Answer unknown = send(a, "PATCH", guard("order-service", "10.0.0.99:8080"));
   CHECK(unknown.status == 404);
   CHECK(unknown.body["code"] == "M-02");
@@ -103,6 +121,8 @@ TEST_CASE(
   Answer third;
   REQUIRE(eventually(
       [&] {
+        // The second guarded meanwhile: its machine ID stays its own.
+        CHECK(send(a, "PATCH", guard("order-service", "10.0.0.8:8080")).status == 200);
         third = send(a, "POST", distribute("order-service", "10.0.0.9:8080", 1));
         if (third.status == 503) CHECK(third.body["code"] == "lease_unavailable");
         return third.status == 200;
@@ -128,21 +148,31 @@ TEST_CASE(
   CHECK(lost.status == 410);
   CHECK(lost.body["code"] == "M-03");
   CHECK(send(a, "PATCH", guard("order-service", "10.0.0.8:8080")).body["code"] == "M-02");
+}
 
-  // The same instance distributed again (restarted): a new lease, past its
-  // old one (the other machine ID taken first, so that it is the same).
-  CHECK(send(a, "POST", distribute("order-service", "10.0.0.10:8080", 1)).body["machineId"] ==
-        second_id);
-  Answer again;
-  REQUIRE(eventually(
-      [&] {
-        again = send(a, "POST", distribute("order-service", "10.0.0.9:8080", 1));
-        return again.status == 200;
-      },
-      10s));
-  CHECK(again.body["machineId"] == first_id);
-  CHECK(again.body["lastTimeStamp"].get<std::int64_t>() >
-        third.body["lastTimeStamp"].get<std::int64_t>());
+TEST_CASE(
+    "CosId's proxy API: an instance distributed again while its lease runs gives the old machine "
+    "ID back at its lease's end, not now",
+    "[coord][leases][cosid]") {
+  ZooKeeperServer zk;
+  TempDir sa;
+  Daemon a(cosid_config(zk, sa).dump());
+  wait_ready(a);
+  const Answer before = send(a, "POST", distribute("restart-ns", "pod-1", 1));
+  REQUIRE(before.status == 200);
+  const auto old_id = before.body["machineId"].get<std::uint32_t>();
+  const std::int64_t asked = wall_ms_now();
+  const Answer after = send(a, "POST", distribute("restart-ns", "pod-1", 1));
+  REQUIRE(after.status == 200);
+  // The old one's floor is its fence, still ahead: not handed out again
+  // yet (CosId would have to wait it out), so the other one is.
+  CHECK(after.body["machineId"] != old_id);
+  auto s = connect(zk);
+  const auto freed =
+      s->get(fmt::format("{}/lease_pools/restart-ns/pool/notuse/{}", kE2eRoot, old_id)).value();
+  CHECK(coord::decode_notuse(freed.data)->floor >= asked + 1000);
+  // Guarded, it renews the new one.
+  CHECK(send(a, "PATCH", guard("restart-ns", "pod-1")).status == 200);
 }
 
 TEST_CASE("CosId's proxy API: bad requests get CosId's 400 and change nothing",
@@ -152,27 +182,40 @@ TEST_CASE("CosId's proxy API: bad requests get CosId's 400 and change nothing",
   Daemon a(cosid_config(zk, sa).dump());
   wait_ready(a);
   for (const std::string target :
-       {"/machines/ns?stable=false&machineBit=4&safeGuardDuration=PT5M",  // no instanceId
-        "/machines/ns?instanceId=i&stable=false&safeGuardDuration=PT5M",  // no machineBit
+       {"/machines/ns?stable=false&machineBit=4&safeGuardDuration=PT1S",  // no instanceId
+        "/machines/ns?instanceId=i&stable=false&safeGuardDuration=PT1S",  // no machineBit
         "/machines/ns?instanceId=i&stable=false&machineBit=4",            // no guard
-        "/machines/ns?instanceId=i&stable=maybe&machineBit=4&safeGuardDuration=PT5M",
-        "/machines/ns?instanceId=i&stable=false&machineBit=17&safeGuardDuration=PT5M",
-        "/machines/ns?instanceId=i&stable=false&machineBit=4&safeGuardDuration=5m",
-        "/machines/ns?instanceId=i&stable=false&machineBit=4&safeGuardDuration=PT-5S",
-        "/machines/ns?instanceId=a%20b&stable=false&machineBit=4&safeGuardDuration=PT5M",
-        "/machines/ns?instanceId=i&instanceId=j&machineBit=4&safeGuardDuration=PT5M"}) {
+        "/machines/ns?instanceId=i&stable=maybe&machineBit=4&safeGuardDuration=PT1S",
+        "/machines/ns?instanceId=i&stable=false&machineBit=17&safeGuardDuration=PT1S",
+        "/machines/ns?instanceId=a%20b&stable=false&machineBit=4&safeGuardDuration=PT1S",
+        "/machines/ns?instanceId=i&instanceId=j&machineBit=4&safeGuardDuration=PT1S"}) {
+    INFO(target);
     const Answer r = send(a, "POST", target);
     CHECK(r.status == 400);
     CHECK(r.body["code"] == "400");
   }
+  // Durations: not Java's spelling, zero, signed, out of order, twice, a
+  // trailing T, CosId's FOREVER, and longer than this cluster's leases
+  // (1.5 s here: CosId would stamp past the lease) are refused.
+  for (const std::string d :
+       {"5m", "P", "PT", "PT0S", "PT-0S", "PT1S1S", "PT1S1H", "P1DT", "P1H", "PT1D", "PT1.S",
+        "PT0.5M", "PT2562047788015H59M59.999999999S", "PT5M", "PT1.501S"}) {
+    INFO(d);
+    const Answer r = send(a, "POST", distribute("ns", "i", 4, d));
+    CHECK(r.status == 400);
+    CHECK(r.body["code"] == "400");
+  }
   CHECK(send(a, "GET", "/machines/ns").status == 405);
+  // A namespace that is not UTF-8 is quoted in the refusal, replaced, not
+  // a crash (found by the fuzzer).
+  CHECK(send(a, "POST", distribute("order-s\xff\xffrce", "i", 4, "PT1S")).status == 404);
   CHECK(send(a, "POST", distribute("cluster", "i", 4)).status == 404);
   auto s = connect(zk);
   CHECK_FALSE(s->exists(kE2eRoot + "/lease_pools/ns").value());
-  // Java's spellings of a duration are all read: minutes, fractions of a
-  // second, hours and minutes, days.
+  // Java's spellings within the cluster's leases are read (shorter than
+  // its shortest: lengthened).
   int instance = 0;
-  for (const std::string d : {"PT5M", "PT0.5S", "PT1H30M", "P1DT2H", "PT1.25S"}) {
+  for (const std::string d : {"PT1S", "PT1.5S", "PT1.25S", "PT0.5S", "PT0.001S"}) {
     INFO(d);
     CHECK(send(a, "POST", distribute("ns", fmt::format("i-{}", ++instance), 4, d)).status == 200);
   }

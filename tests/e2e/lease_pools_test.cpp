@@ -174,6 +174,9 @@ TEST_CASE(
   wait_ready(maker);
   wait_ready(a);
   CHECK(take_lease(maker, "holder=x&pool=cosid-ns&worker_bits=2")["worker_bits"] == 2);
+  // Once this daemon's reaping pass has read that pool too (it reads all).
+  REQUIRE(eventually([&] { return metric(a, "snowflake_lease_pool_size{pool=\"cosid-ns\"}") == 4; },
+                     20s));
   CHECK(refused(a, "holder=x&pool=cosid-ns") ==
         std::pair<unsigned, std::string>{404, "no_such_pool"});
   CHECK(refused(a, "holder=x&pool=elsewhere&worker_bits=2") ==

@@ -100,9 +100,14 @@ const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "lease_lost",
                                                           "pool_exhausted",
                                                           "lease_unavailable",
-                                                          "leases_disabled"};
-const std::set<unsigned> kDocumentedStatuses{200, 400, 401, 403, 404, 405,
-                                             408, 410, 413, 414, 431, 503};
+                                                          "leases_disabled",
+                                                          "bad_pool",
+                                                          "no_such_pool",
+                                                          "pool_conflict"};
+// CosId's proxy API's own codes (docs/api.md, "CosId's proxy API").
+const std::set<std::string, std::less<>> kCosIdCodes{"400", "M-01", "M-02", "M-03"};
+const std::set<unsigned> kDocumentedStatuses{200, 400, 401, 403, 404, 405, 408,
+                                             409, 410, 413, 414, 431, 503};
 constexpr std::string_view kToken = "fuzz-admin-token-0123456789abcdef0123";
 // The one worker-ID lease the desk knows: renewed and given back by this token.
 constexpr std::string_view kLeaseToken = "0123456789abcdef0123456789abcdef";
@@ -275,7 +280,7 @@ struct Daemon {
   std::int64_t last_chat = 0;  // the strict tag owned here
 };
 
-void check_error(const Response& res, bool head, std::string_view input) {
+void check_error(const Response& res, bool head, bool cosid, std::string_view input) {
   FUZZ_CHECK(res[field::content_type] == "application/json", input);
   if (res.result_int() == 503) {
     unsigned seconds = 0;
@@ -285,6 +290,14 @@ void check_error(const Response& res, bool head, std::string_view input) {
   }
   if (head) return;
   const auto body = nlohmann::json::parse(res.body(), nullptr, false);
+  // CosId's routes answer in CosId's words (a listener that does not serve
+  // them, in ours).
+  if (cosid && body.is_object() && body.contains("code")) {
+    FUZZ_CHECK(body["code"].is_string() && body.contains("msg") && body["msg"].is_string(), input);
+    const std::string code = body["code"].get<std::string>();
+    FUZZ_CHECK(kCosIdCodes.contains(code) || kDocumentedCodes.contains(code), input);
+    return;
+  }
   FUZZ_CHECK(body.is_object() && body.contains("error") && body["error"].is_string(), input);
   FUZZ_CHECK(kDocumentedCodes.contains(body["error"].get<std::string>()), input);
   FUZZ_CHECK(body.contains("message") && body["message"].is_string() &&
@@ -477,14 +490,26 @@ void check_lease(Daemon& d, const Request& req, const Response& res, std::string
                  lease_ms <= kLeaseLimits.max_duration.count(),
              input);
   FUZZ_CHECK(body.value("renew_after_ms", std::int64_t{-1}) == lease_ms / 3, input);
-  FUZZ_CHECK(body.contains("layout") && body["layout"].is_object(), input);
+  // The cluster's pool spells its layout out; a named pool says its bits.
+  const bool named = body.value("pool", std::string()) != "cluster";
+  FUZZ_CHECK(body.contains("layout") == !named && body.contains("worker_bits") == named, input);
+}
+
+// CosId's machine state: its machine ID, and but for a revert the instant
+// CosId waits its clock past.
+void check_machine(const Request& req, const Response& res, std::string_view input) {
+  const auto body = nlohmann::json::parse(res.body(), nullptr, false);
+  FUZZ_CHECK(body.is_object() && body.value("machineId", -1) == kLeasedWorker, input);
+  FUZZ_CHECK(body.contains("lastTimeStamp") == (req.method() != verb::delete_), input);
 }
 
 void check_answer(Daemon& d, const Request& req, const Response& res, std::string_view input) {
   FUZZ_CHECK(kDocumentedStatuses.contains(res.result_int()), input);
   const bool head = req.method() == verb::head;
   if (head) FUZZ_CHECK(res.body().empty(), input);
-  if (res.result_int() >= 400) return check_error(res, head, input);
+  if (res.result_int() >= 400) {
+    return check_error(res, head, to_std(req.target()).starts_with("/machines/"), input);
+  }
   if (head || res.result_int() != 200) return;
   const std::string_view target = to_std(req.target());
   // The operators' routes beside an admin listener, and opaque decoding on
@@ -506,6 +531,7 @@ void check_answer(Daemon& d, const Request& req, const Response& res, std::strin
     return;
   }
   if (target.starts_with("/v1/leases")) return check_lease(d, req, res, input);
+  if (target.starts_with("/machines/")) return check_machine(req, res, input);
   if (target.starts_with("/id/")) return check_ids(d, req, res, input);
   if (target.starts_with("/seq/") || target.starts_with("/api/segment/get/"))
     return check_numbers(d, req, res, input);

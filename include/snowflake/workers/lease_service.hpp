@@ -88,8 +88,11 @@ class LeaseService {
   // with each take and give-back.
   Result<LeaseTerms, CoordError> serve_machine(ZkSession& zk, LeasePool& leases,
                                                const LeaseRequest& request) const;
+  // The instance's entry written: made, or set at the version it was read
+  // at (`read_at`); zookeeper (ask again) if another request wrote it since.
   static Result<void, CoordError> write_machine_index(ZkSession& zk, const std::string& index,
-                                                      std::uint32_t worker_id);
+                                                      std::uint32_t worker_id,
+                                                      std::optional<std::int32_t> read_at);
   // Instances' entries whose lease is over (reclaimed, or held by another
   // now) removed, a few each pass.
   void sweep_machines(ZkSession& zk, const std::string& pool_root, RecyclePool& pool);
@@ -108,7 +111,8 @@ class LeaseService {
     bool ensured = false;  // its nodes made (in this session)
   };
   std::map<std::string, NamedPool, std::less<>> named_;
-  std::size_t sweep_cursor_ = 0;  // where sweep_machines goes on
+  // By pool, where sweep_machines goes on (bounded: one per named pool).
+  std::map<std::string, std::size_t, std::less<>> sweep_cursors_;
   // The session leases_'s memory was written in; weak, so that an expired
   // one is not kept open.
   std::weak_ptr<ZkSession> session_;
