@@ -194,13 +194,13 @@ Response not_allowed(std::string_view path, std::string_view allow) {
 // POST /v1/leases's request, read and checked.
 Result<LeaseRequest, Response> read_take(std::string_view query, const RouterContext& ctx) {
   auto q = parse_lease_query(query, {"holder", "duration_ms", "pool", "worker_bits"});
-  if (!q) return std::move(q.error());
+  if (!q) return Response{std::move(q.error())};
   if (!q.value().holder) return bad("bad_holder", "holder is required: who takes the lease");
   if (q.value().worker_bits && named_pool(q.value()).empty()) {
     return bad("bad_pool", "worker_bits is a named pool's: the cluster's own has the layout's");
   }
   auto duration = duration_of(q.value(), ctx, ctx.lease_limits.max_duration);
-  if (!duration) return std::move(duration.error());
+  if (!duration) return Response{std::move(duration.error())};
   return LeaseRequest{LeaseRequest::Kind::take,
                       std::string(*q.value().holder),
                       0,
@@ -220,7 +220,7 @@ Result<LeaseRequest, Response> read_renewal(bool renew, std::uint32_t worker_id,
                                             const RouterContext& ctx) {
   auto q = renew ? parse_lease_query(query, {"token", "duration_ms", "last_timestamp_ms", "pool"})
                  : parse_lease_query(query, {"token", "last_timestamp_ms", "pool"});
-  if (!q) return std::move(q.error());
+  if (!q) return Response{std::move(q.error())};
   if (!q.value().token) return bad("bad_token", "token is required: the one the take answered");
   // No holder can have stamped past its lease's end, at most the longest
   // lease from now: a larger stamp is a mistake (microseconds?) that would
@@ -236,7 +236,7 @@ Result<LeaseRequest, Response> read_renewal(bool renew, std::uint32_t worker_id,
   std::chrono::milliseconds duration{0};
   if (renew) {
     auto asked = duration_of(q.value(), ctx, std::chrono::milliseconds(0));
-    if (!asked) return std::move(asked.error());
+    if (!asked) return Response{std::move(asked.error())};
     duration = asked.value();
   }
   LeaseRequest request{renew ? LeaseRequest::Kind::renew : LeaseRequest::Kind::give_back,
