@@ -105,12 +105,13 @@ void LeaseService::stop() {
 
 void LeaseService::run() {
   name_this_thread("leases");
-  auto next_reap = std::chrono::steady_clock::now() + options_.named.reap_every;
+  auto next_reap = BootClock::now() + options_.named.reap_every;
   for (;;) {
     std::shared_ptr<LeaseCall> call;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait_until(lock, next_reap, [this] { return stopping_ || !queue_.empty(); });
+      const auto until_reap = std::max(BootClock::duration::zero(), next_reap - BootClock::now());
+      wake_.wait_for(lock, until_reap, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty() && stopping_) return;  // all answered
       if (!queue_.empty()) {
         call = std::move(queue_.front());
@@ -126,8 +127,8 @@ void LeaseService::run() {
         call->finish(outcome_of(serve(call->request())));
       }
     }
-    if (std::chrono::steady_clock::now() >= next_reap) {
-      next_reap = std::chrono::steady_clock::now() + options_.named.reap_every;
+    if (BootClock::now() >= next_reap) {
+      next_reap = BootClock::now() + options_.named.reap_every;
       // Nothing judged while we may not issue (cut off, fenced): ZooKeeper's
       // records are read again on the next pass.
       if (options_.own_lease && !options_.own_lease->may_issue()) continue;

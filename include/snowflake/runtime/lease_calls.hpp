@@ -15,6 +15,7 @@
 #include <string_view>
 #include <variant>
 
+#include "snowflake/base/clock.hpp"
 #include "snowflake/sequences/replies.hpp"
 
 namespace snowflake {
@@ -79,12 +80,10 @@ class LeaseCall {
  public:
   using Outcome = std::variant<LeaseGrant, LeaseRefusal>;
   explicit LeaseCall(LeaseRequest request)
-      : request_(std::move(request)), asked_at_(std::chrono::steady_clock::now()) {}
+      : request_(std::move(request)), asked_at_(BootClock::now()) {}
   const LeaseRequest& request() const noexcept { return request_; }
   // Whether the asker has stopped waiting (kLeaseAnswerWait since it asked).
-  bool abandoned() const noexcept {
-    return std::chrono::steady_clock::now() - asked_at_ >= kLeaseAnswerWait;
-  }
+  bool abandoned() const noexcept { return BootClock::now() - asked_at_ >= kLeaseAnswerWait; }
   // The outcome, moved out (once); nullopt while under way.
   std::optional<Outcome> take_outcome();
   // `wake` is called once the outcome is in (and not again).
@@ -93,7 +92,7 @@ class LeaseCall {
 
  private:
   const LeaseRequest request_;
-  const std::chrono::steady_clock::time_point asked_at_;
+  const BootClock::time_point asked_at_;
   std::mutex mutex_;
   std::optional<Outcome> outcome_;
   WakeList wakes_;
