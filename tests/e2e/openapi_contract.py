@@ -594,10 +594,17 @@ def walk_leases(probe, port):
     probe("/v1/leases/{worker_id}", "PUT", in_sony, on=port)
     probe("/v1/leases/{worker_id}", "DELETE", in_sony, on=port)
     # Refused before routing, in each of the routes' own methods.
+    refused_before_routing(probe, port, (("/v1/leases", "POST", "/v1/leases?holder=contract"),
+                                         ("/v1/leases/{worker_id}", "PUT", f"{one}?token={token}"),
+                                         ("/v1/leases/{worker_id}", "DELETE",
+                                          f"{one}?token={token}")))
+
+
+def refused_before_routing(probe, port, requests):
+    """408, 413, 431 (twice) and 414 for each (template, method, target), in
+    that route's own method."""
     many_fields = {f"X-{i}": "y" for i in range(101)}
-    for template, method, target in (("/v1/leases", "POST", "/v1/leases?holder=contract"),
-                                     ("/v1/leases/{worker_id}", "PUT", f"{one}?token={token}"),
-                                     ("/v1/leases/{worker_id}", "DELETE", f"{one}?token={token}")):
+    for template, method, target in requests:
         probe(template, method, target, on=port,
               raw=f"{method} {target} HTTP/1.1\r\nHost: test\r\n".encode())  # 408
         probe(template, method, target, on=port, body=b"abc")
@@ -651,15 +658,9 @@ def walk_machines(probe, port):
     probe(t, "PATCH", machine("b:1"), on=port)  # 410 M-03
     probe(t, "DELETE", machine("e:1", guard=None), on=port)  # 410 M-03
     # Refused before routing, in each of its own methods.
-    many_fields = {f"X-{i}": "y" for i in range(101)}
-    for method, target in (("POST", machine("f:1", 1)), ("PATCH", machine("f:1")),
-                           ("DELETE", machine("f:1", guard=None))):
-        probe(t, method, target, on=port,
-              raw=f"{method} {target} HTTP/1.1\r\nHost: test\r\n".encode())  # 408
-        probe(t, method, target, on=port, body=b"abc")
-        probe(t, method, target, on=port, headers=many_fields)
-        probe(t, method, target, on=port, headers={"X-Big": "a" * 9000})
-        probe(t, method, target + "&" + "a" * 2100, on=port)
+    refused_before_routing(probe, port, ((t, "POST", machine("f:1", 1)),
+                                         (t, "PATCH", machine("f:1")),
+                                         (t, "DELETE", machine("f:1", guard=None))))
 
 
 def walk_forms(probe, plain_port, seq_port, forms):
