@@ -164,6 +164,24 @@ std::string log_tail(const Daemon& d) {
   return log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
 }
 
+// How long each phase of a test took, for a failure's message.
+class Phases {
+ public:
+  void done(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    text_ += std::string(name) + " after " +
+             std::to_string(
+                 std::chrono::duration_cast<std::chrono::milliseconds>(now - last_).count()) +
+             " ms; ";
+    last_ = now;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::string text_;
+};
+
 // The runbook's sign that a daemon is back after a loss (docs/operations.md,
 // "ZooKeeper lost or restored its data"): after `sequences: frozen`, its
 // holder node published,
@@ -280,12 +298,17 @@ TEST_CASE(
                        [](const auto& l) { return l->numbers.issued() > 20; });
   }));
 
+  // A failure names the phase it stopped in, how long each took, and the
+  // elders' logs (a CI run once timed out here with none of it).
+  Phases phases;
+  const auto elders_logs = [&] { return log_tail(a) + "\n--- b:\n" + log_tail(b); };
   zk.restore(backup);
   // Right after the restore, as the runbook runs it: ZooKeeper may still be
   // loading its copy (a loaded machine takes longer than a connect timeout).
   const auto fenced = cli(a, {"cluster", "fence", "--wait", "30000", "--timeout", "30000"});
   INFO(fenced.out << fenced.err);
   REQUIRE(fenced.status.code == 0);
+  phases.done("cluster fence");
   CHECK_THAT(fenced.out, Catch::Contains("fenced until") && Catch::Contains("invoice"));
   Daemon c(lost_data_config(zk, sc).dump(), "127.0.0.1:0", {}, Genesis::as_found);
   Daemon d(lost_data_config(zk, sd).dump(), "127.0.0.1:0", {}, Genesis::as_found);
@@ -293,6 +316,7 @@ TEST_CASE(
   loads.push_back(std::make_unique<Loaded>(d));
 
   const std::int64_t until = history_fence_then_two_issue(c, {&a, &b, &c, &d});
+  phases.done("two issue");
   // The application's data: the largest number it has seen.
   std::uint64_t largest = 0;
   for (const auto& l : loads) largest = std::max(largest, l->numbers.highest());
@@ -300,32 +324,42 @@ TEST_CASE(
   // restore says so once it has noticed (until then its session is refused
   // and it answers sequence_unavailable, handing out nothing either way).
   for (auto* x : {&a, &b, &c, &d}) {
-    CHECK(eventually(
-        [&] { return error_of(http_get(x->port(), "/seq/invoice")) == "sequence_frozen"; }, 30s));
+    if (!eventually(
+            [&] { return error_of(http_get(x->port(), "/seq/invoice")) == "sequence_frozen"; },
+            20s)) {
+      FAIL("a daemon not frozen; " << phases.text() << elders_logs());
+    }
   }
+  phases.done("all frozen");
   // And back, as the runbook asks before any raise: a daemon that lived
   // through the restore freezes the tag above what it held once it reaches
   // ZooKeeper again, undoing a raise made before (seen in a CI run's
   // ThreadSanitizer stage: frozen again for good).
   for (const auto* elder : {&a, &b}) {
-    INFO(log_tail(*elder));
-    CHECK(eventually([&] { return back_after_loss(*elder); }, 120s));
+    if (!eventually([&] { return back_after_loss(*elder); }, 30s)) {
+      FAIL("an elder never said it was back; " << phases.text() << elders_logs());
+    }
   }
+  phases.done("elders back");
   const auto raised = cli(a, {"seq", "raise", "invoice", "--above", std::to_string(largest)});
   INFO(raised.out << raised.err);
   REQUIRE(raised.status.code == 0);
+  phases.done("seq raise");
   // As long as the fence may last (a lease and the restore grace, longer on
   // a loaded machine): a daemon still settling the loss keeps the tag
   // frozen until it has settled (sequence_supplier_losses.cpp).
-  REQUIRE(eventually(
-      [&] {
-        std::size_t after = 0;
-        for (const auto& l : loads) after += l->numbers.issued();
-        return after > 0 && std::any_of(loads.begin(), loads.end(), [&](const auto& l) {
-                 return l->numbers.highest() > largest;
-               });
-      },
-      60s));
+  if (!eventually(
+          [&] {
+            std::size_t after = 0;
+            for (const auto& l : loads) after += l->numbers.issued();
+            return after > 0 && std::any_of(loads.begin(), loads.end(), [&](const auto& l) {
+                     return l->numbers.highest() > largest;
+                   });
+          },
+          40s)) {
+    FAIL("no number above the largest after the raise; " << phases.text() << elders_logs());
+  }
+  phases.done("numbers again");
   // And IDs again once the fence is over (the raise may come first).
   CHECK(eventually(
       [&] {
@@ -333,7 +367,7 @@ TEST_CASE(
           return l->ids.highest() > 0 && issued_above({l->ids.highest()}, until) > 0;
         });
       },
-      30s));
+      20s));
   for (auto& l : loads) l->stop();
 
   const auto ids = all_of(loads, true);
