@@ -499,7 +499,8 @@ void Daemon::start_leases() {
       .session = [coordinator = coordinator_.get()] { return coordinator->session(); },
       .own_lease = &lease_,
       .clock = &SystemClock::instance(),
-      .max_wait = co.max_boot_wait});
+      .max_wait = co.max_boot_wait,
+      .restore_grace = co.restore_grace});
   lease_desk_ = [service = lease_service_.get()](LeaseRequest request) {
     return service->submit(std::move(request));
   };

@@ -24,6 +24,7 @@ SequenceSupplier::SequenceSupplier(SequenceSupplierOptions options, SequenceRegi
     : options_(std::move(options)),
       registry_(registry),
       taker_{options_.run, 0},
+      grace_(options_.restore_grace, options_.root),
       refusal_watch_(options_.zookeeper, [this] { registry_.request_refill(); }),
       record_{options_.owner, {}} {}
 

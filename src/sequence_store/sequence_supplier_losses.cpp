@@ -144,24 +144,7 @@ bool SequenceSupplier::restore_held() {
 }
 
 bool SequenceSupplier::held_for_grace(BootClock::time_point read_at) {
-  if (options_.restore_grace.count() == 0) return false;
-  const auto since = zk_->connection_answering_since();
-  if (!since) return true;
-  return read_at < *since + options_.restore_grace && !vouched_in_this_run();
-}
-
-bool SequenceSupplier::vouched_in_this_run() {
-  if (!zk_->on_first_connection()) return false;
-  if (vouch_session_ != zk_->session_id()) {
-    auto root = zk_->get(options_.root);
-    if (!root) return false;  // unread: held, judged again at the grace's end
-    vouch_ = recorded_vouch(root.value().data);
-    vouch_session_ = zk_->session_id();
-  }
-  const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count();
-  return vouch_reaches(vouch_, zk_->session_id(), now_ms);
+  return grace_.holds(*zk_, read_at);
 }
 
 }  // namespace snowflake::coord

@@ -76,7 +76,10 @@ LeaseCall::Outcome outcome_of(Result<LeaseTerms, CoordError> result) {
 }  // namespace
 
 LeaseService::LeaseService(LeaseServiceOptions options)
-    : options_(std::move(options)), leases_(options_.pool), thread_([this] { run(); }) {}
+    : options_(std::move(options)),
+      leases_(options_.pool),
+      grace_(options_.restore_grace, options_.pool.root),
+      thread_([this] { run(); }) {}
 
 LeaseService::~LeaseService() { stop(); }
 
@@ -124,7 +127,7 @@ void LeaseService::run() {
         // nobody's until the reaper takes it back.
         call->finish(LeaseRefusal{LeaseRefusal::Why::unavailable, "asked too long ago"});
       } else {
-        call->finish(outcome_of(serve(call->request())));
+        call->finish(outcome_of(serve(call->request(), call->answer_by())));
       }
     }
     if (BootClock::now() >= next_reap) {
@@ -449,7 +452,29 @@ void LeaseService::sweep_machines(ZkSession& zk, const std::string& pool_root, R
   cursor = (cursor + kPerPass) % n;
 }
 
-Result<LeaseTerms, CoordError> LeaseService::serve(const LeaseRequest& request) {
+Result<void, CoordError> LeaseService::wait_out_grace(ZkSession& zk,
+                                                      BootClock::time_point answer_by) {
+  // The take's reads (the pool, the root's fence and floors) come after
+  // the grace; room is left for them before the asker gives up.
+  constexpr auto kRoomToTake = std::chrono::seconds(1);
+  for (auto left = grace_.left(zk); left > BootClock::duration::zero(); left = grace_.left(zk)) {
+    if (BootClock::now() + left + kRoomToTake > answer_by) {
+      return CoordError{CoordErrc::zookeeper,
+                        fmt::format("the ZooKeeper connection is younger than "
+                                    "coordinator.restore_grace_ms ({} ms): ask again in {} ms",
+                                    options_.restore_grace.count(),
+                                    std::chrono::ceil<std::chrono::milliseconds>(left).count())};
+    }
+    std::unique_lock lock(mutex_);
+    if (wake_.wait_for(lock, left, [this] { return stopping_; })) {
+      return CoordError{CoordErrc::zookeeper, "the daemon is stopping"};
+    }
+  }
+  return outcome::success();
+}
+
+Result<LeaseTerms, CoordError> LeaseService::serve(const LeaseRequest& request,
+                                                   BootClock::time_point answer_by) {
   // Re-judged here, after the wait in the queue: the route judged it when
   // the request came. A give-back vouches for nothing: always taken.
   if (request.kind != LeaseRequest::Kind::give_back && options_.own_lease &&
@@ -459,6 +484,13 @@ Result<LeaseTerms, CoordError> LeaseService::serve(const LeaseRequest& request) 
   }
   BOOST_OUTCOME_TRY(session, current_session());
   ZkSession& zk = *session;
+  // Over a connection younger than the grace, a restored ZooKeeper's
+  // records may show free a worker ID that a holder of the lost history
+  // stamps with, and no fence yet (docs/design.md, "A restore, and the
+  // grace"): the take reads them once the fence has had its time.
+  if (request.kind == LeaseRequest::Kind::take) {
+    BOOST_OUTCOME_TRYV(wait_out_grace(zk, answer_by));
+  }
   BOOST_OUTCOME_TRY(leases, pool_for(zk, request));
   if (!request.instance.empty()) return serve_machine(zk, *leases, request);
   const std::string pool_name =

@@ -27,8 +27,11 @@
 #include <algorithm>
 #include <csignal>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include <unistd.h>
 
@@ -39,6 +42,7 @@
 #include "../support/polling.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
+#include "lease_holder.hpp"
 #include "snowflake/base/clock.hpp"
 #include "snowflake/cluster/cluster_fence.hpp"
 #include "snowflake/cluster/cluster_identity.hpp"
@@ -169,10 +173,10 @@ class Phases {
  public:
   void done(const char* name) {
     const auto now = std::chrono::steady_clock::now();
-    text_ += std::string(name) + " after " +
-             std::to_string(
-                 std::chrono::duration_cast<std::chrono::milliseconds>(now - last_).count()) +
-             " ms; ";
+    text_ +=
+        std::string(name) + " after " +
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - last_).count()) +
+        " ms; ";
     last_ = now;
   }
   const std::string& text() const { return text_; }
@@ -1098,4 +1102,98 @@ TEST_CASE(
     CHECK_THAT(daemons[static_cast<std::size_t>(i)]->process().stderr_text(),
                Catch::Contains("no restore grace: cluster create vouched"));
   }
+}
+
+TEST_CASE(
+    "back from a backup as cluster fence runs: a worker-ID lease taken from a daemon that saw "
+    "nothing newer waits out its grace, and starts past what the lost history's holder stamps",
+    "[lost_data][leases]") {
+  // As the test above, for a holder we do not run (DESIGN.md rules 9 and
+  // 10): b is paused before the backup, its own lease long enough to run
+  // through the restore, so it may still vouch for others when it is back
+  // and nothing shows it a restore. A holder took both worker IDs of pool
+  // "p" from a after the backup; the restored records show them free (or
+  // no pool: b makes it again, free). A
+  // second holder asks b at once; the runbook's command starts once b has
+  // answered it (a grace longer than a lease call waits is refused: "ask
+  // again"), so inside the grace. Its lease must start past the command's
+  // fence, past where the first holder may stamp (b refuses takes with
+  // cluster_fenced until the fence is over). (Without the grace on
+  // takes, b grants one at once from the restored records, starting below
+  // the first holder's max_timestamp_ms.)
+  ZooKeeperServer zk;
+  TempDir sa, sb;
+  set_up_cluster(zk);
+  const auto config = [&](const TempDir& state) {
+    auto c = lost_data_config(zk, state);
+    c["coordinator"]["lease_timeout_ms"] = 20000;
+    c["coordinator"]["reclaim_after_ms"] = 24000;
+    c["coordinator"]["restore_grace_ms"] = 6000;
+    c["leases"] = {
+        {"enabled", true}, {"reserved_worker_ids", 0}, {"pools", {{"p", {{"worker_bits", 1}}}}}};
+    return c.dump();
+  };
+  Daemon a(config(sa));
+  Daemon b(config(sb));
+  wait_ready(a, 40s);
+  wait_ready(b, 40s);
+  b.process().send_signal(SIGSTOP);
+  const auto backup = zk.back_up();
+  // a's connection is new too (the backup restarted ZooKeeper): asked again
+  // on 503, as a client does, until its grace is over.
+  std::map<std::uint32_t, std::int64_t> stamps_to;  // worker ID: the first holder's max
+  for (int i = 0; i < 2; ++i) {
+    std::optional<HttpReply> r;
+    REQUIRE(eventually(
+        [&] {
+          r = ask_lease(a, "POST", "/v1/leases?holder=first&pool=p&duration_ms=10000");
+          return r && r->status == 200;
+        },
+        30s));
+    const json l = json::parse(r->body);
+    stamps_to[l["worker_id"].get<std::uint32_t>()] = l["max_timestamp_ms"].get<std::int64_t>();
+  }
+  REQUIRE(stamps_to.size() == 2);
+  a.process().send_signal(SIGSTOP);
+
+  zk.restore(backup);
+  b.process().send_signal(SIGCONT);
+  std::mutex mutex;
+  std::optional<HttpReply> granted;
+  std::vector<std::string> refusals;  // under mutex, as granted
+  std::thread holder([&] {
+    const auto until = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < until) {
+      auto r = ask_lease(b, "POST", "/v1/leases?holder=second&pool=p&duration_ms=10000");
+      std::lock_guard lock(mutex);
+      if (r && r->status == 200) {
+        granted = std::move(r);
+        return;
+      }
+      refusals.push_back(r ? r->body : "no answer");
+      std::this_thread::sleep_for(50ms);  // a client's back-off between polls
+    }
+  });
+  // b has answered: granted, or told to wait for the grace.
+  const auto answered = [&] {
+    std::lock_guard lock(mutex);
+    return granted.has_value() ||
+           std::any_of(refusals.begin(), refusals.end(), [](const std::string& body) {
+             return body.find("restore_grace_ms") != std::string::npos;
+           });
+  };
+  const bool b_answered = eventually(answered, 30s);
+  // a, paused, never confirms it: the command says so (exit 1) after
+  // writing the fence.
+  const auto fenced = cli(b, {"cluster", "fence", "--wait", "30000", "--timeout", "2000"});
+  holder.join();
+  a.process().send_signal(SIGCONT);
+  INFO(fenced.out << fenced.err);
+  CHECK_THAT(fenced.out, Catch::Contains("fenced until"));
+  REQUIRE(b_answered);
+  INFO("refused " << refusals.size() << " times; b's log: " << log_tail(b));
+  REQUIRE(granted);
+  const json second = json::parse(granted->body);
+  const auto id = second["worker_id"].get<std::uint32_t>();
+  CHECK(second["first_timestamp_ms"].get<std::int64_t>() > stamps_to.at(id));
 }

@@ -83,7 +83,8 @@ class LeaseCall {
       : request_(std::move(request)), asked_at_(BootClock::now()) {}
   const LeaseRequest& request() const noexcept { return request_; }
   // Whether the asker has stopped waiting (kLeaseAnswerWait since it asked).
-  bool abandoned() const noexcept { return BootClock::now() - asked_at_ >= kLeaseAnswerWait; }
+  bool abandoned() const noexcept { return BootClock::now() >= answer_by(); }
+  BootClock::time_point answer_by() const noexcept { return asked_at_ + kLeaseAnswerWait; }
   // The outcome, moved out (once); nullopt while under way.
   std::optional<Outcome> take_outcome();
   // `wake` is called once the outcome is in (and not again).

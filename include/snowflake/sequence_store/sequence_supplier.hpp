@@ -56,7 +56,7 @@
 #include "snowflake/base/clock.hpp"
 #include "snowflake/base/lease.hpp"
 #include "snowflake/cluster/cluster_history.hpp"
-#include "snowflake/cluster/cluster_vouch.hpp"
+#include "snowflake/cluster/restore_grace.hpp"
 #include "snowflake/sequence_store/sequence_holders.hpp"
 #include "snowflake/sequence_store/sequence_ranges.hpp"
 #include "snowflake/sequence_store/strict_owner.hpp"
@@ -316,13 +316,9 @@ class SequenceSupplier {
   // False: still waiting (or the node could not be read).
   bool settle(SequenceEntry& entry, TagState& state);
   // A range whose node read was sent at `read_at` waits if that read went
-  // out before the grace of the connection that answered it was over,
-  // unless vouched_in_this_run().
+  // out before the grace of the connection that answered it was over
+  // (restore_grace.hpp).
   bool held_for_grace(BootClock::time_point read_at);
-  // cluster create vouched for the cluster in the ZooKeeper run this session
-  // was made in and has not left (its first connection; cluster_vouch.hpp).
-  // The root is read once per session.
-  bool vouched_in_this_run();
   void forget_previous_run();
   // Watches the tag's floor child, then reads the tag's node again (watching
   // it only while the tag is exhausted): a floor above what the buffer
@@ -370,9 +366,8 @@ class SequenceSupplier {
   SequenceRegistry& registry_;
   SequenceTaker taker_;
   std::shared_ptr<ZkSession> zk_;
-  int watcher_id_ = 0;                 // our node watcher on zk_
-  std::optional<ClusterVouch> vouch_;  // the root's, read over session vouch_session_
-  std::int64_t vouch_session_ = 0;
+  int watcher_id_ = 0;  // our node watcher on zk_
+  RestoreGrace grace_;
   RefusedSessionWatch refusal_watch_;
   std::map<std::string, TagState, std::less<>> tags_;  // the thread's own
   std::map<std::string, PeriodicState, std::less<>> periodics_;

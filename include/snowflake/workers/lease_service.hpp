@@ -25,6 +25,7 @@
 
 #include "snowflake/base/clock.hpp"
 #include "snowflake/base/lease.hpp"
+#include "snowflake/cluster/restore_grace.hpp"
 #include "snowflake/runtime/lease_calls.hpp"
 #include "snowflake/workers/lease_pool.hpp"
 
@@ -58,6 +59,10 @@ struct LeaseServiceOptions {
   // How far ahead of our clock a free worker ID's floor may be and still be
   // handed out (coordinator.max_boot_wait): the holder waits it out.
   std::chrono::milliseconds max_wait{5'000};
+  // coordinator.restore_grace_ms: a take over a connection younger than it
+  // waits until it is that old (restore_grace.hpp), so that a restored
+  // ZooKeeper's fence is in before the first timestamp is read.
+  std::chrono::milliseconds restore_grace{0};
 };
 
 class LeaseService {
@@ -75,7 +80,13 @@ class LeaseService {
 
  private:
   void run();
-  Result<LeaseTerms, CoordError> serve(const LeaseRequest& request);
+  // `answer_by`: when the asker stops waiting (a take refuses rather than
+  // wait out a grace past it).
+  Result<LeaseTerms, CoordError> serve(const LeaseRequest& request,
+                                       BootClock::time_point answer_by);
+  // A take waits out the restore grace of the session it is served over:
+  // an error when the grace outlasts `answer_by`, or the daemon stops.
+  Result<void, CoordError> wait_out_grace(ZkSession& zk, BootClock::time_point answer_by);
   // The pool a request names: the cluster's; a named one known, recorded in
   // ZooKeeper, or made now (no_pool when it may not be; layout_mismatch when
   // it exists with other bits than asked or configured).
@@ -105,6 +116,7 @@ class LeaseService {
 
   LeaseServiceOptions options_;
   LeasePool leases_;
+  RestoreGrace grace_;  // the lease thread's
   struct NamedPool {
     int worker_bits = 0;
     LeasePool leases;
