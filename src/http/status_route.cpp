@@ -59,6 +59,19 @@ nlohmann::ordered_json cluster_json(const RouterContext& ctx) {
           {"form_policy_differs", forms}};
 }
 
+// The worker-ID leases this daemon grants: their bounds, and the named
+// pools as its reaping passes saw them.
+nlohmann::ordered_json leases_json(const RouterContext& ctx) {
+  if (!ctx.leases) return nullptr;
+  auto pools = nlohmann::ordered_json::array();
+  for (const auto& p : ctx.metrics.lease_pools_seen()) {
+    pools.push_back({{"name", p.name}, {"size", p.size}, {"in_use", p.in_use}});
+  }
+  return {{"min_duration_ms", ctx.lease_limits.min_duration.count()},
+          {"max_duration_ms", ctx.lease_limits.max_duration.count()},
+          {"pools", std::move(pools)}};
+}
+
 }  // namespace
 
 Response status(RouterContext& ctx) {
@@ -99,11 +112,7 @@ Response status(RouterContext& ctx) {
       {"high_water_mark_ms",
        generator ? nlohmann::json(generator->high_water_mark_ms()) : nlohmann::json(nullptr)},
       {"sequences", sequences_json(ctx)},
-      {"leases",
-       ctx.leases
-           ? nlohmann::ordered_json{{"min_duration_ms", ctx.lease_limits.min_duration.count()},
-                                    {"max_duration_ms", ctx.lease_limits.max_duration.count()}}
-           : nlohmann::ordered_json(nullptr)},
+      {"leases", leases_json(ctx)},
       {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},
       {"io_threads", ctx.info.io_threads}};
   return json_response(Status::ok, body.dump());

@@ -56,6 +56,15 @@ void Metrics::set_lease_pool(const std::string& pool, std::uint32_t size,
   }
 }
 
+std::vector<Metrics::LeasePoolSeen> Metrics::lease_pools_seen() const {
+  std::vector<LeasePoolSeen> seen;
+  std::lock_guard lock(leases_mutex_);
+  for (const auto& [pool, figures] : leases_) {
+    if (figures.size) seen.push_back({pool, *figures.size, figures.in_use});
+  }
+  return seen;
+}
+
 void Metrics::render_leases(fmt::memory_buffer& out) const {
   const Lines line{out};
   line(

@@ -157,6 +157,15 @@ TEST_CASE(
                    30s));
   CHECK(metric(a, "snowflake_lease_pool_size{pool=\"sony\"}") == 4);
   CHECK(metric(a, "snowflake_lease_pool_size{pool=\"cosid-ns\"}") == 8);
+  // And in /status, by name, as the same pass saw them.
+  {
+    const json pools = json::parse(http_get(a.port(), "/status")->body)["leases"]["pools"];
+    std::map<std::string, std::pair<int, int>> seen;
+    for (const auto& p : pools) seen[p["name"]] = {p["size"], p["in_use"]};
+    CHECK(seen.at("sony") == std::pair<int, int>{4, 4});
+    CHECK(seen.at("cosid-ns").first == 8);
+    CHECK_FALSE(seen.contains("cluster"));
+  }
   CHECK(metric(a, "snowflake_worker_leases_total{pool=\"sony\",event=\"taken\"}") == 8);
   CHECK(metric(a, "snowflake_worker_leases_total{pool=\"sony\",event=\"given_back\"}") == 2);
   CHECK(metric(a, "snowflake_worker_leases_total{pool=\"sony\",event=\"lost\"}") == 2);

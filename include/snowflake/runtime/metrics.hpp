@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "snowflake/base/clock.hpp"
 #include "snowflake/base/lease.hpp"
@@ -80,6 +81,13 @@ class Metrics {
   // A named lease pool's worker IDs and how many are held, as its last
   // reaping pass saw them (the cluster's own: snowflake_pool_size).
   void set_lease_pool(const std::string& pool, std::uint32_t size, std::uint32_t in_use) noexcept;
+  // The named lease pools a reaping pass has seen, by name (for /status).
+  struct LeasePoolSeen {
+    std::string name;
+    std::uint32_t size = 0;
+    std::uint32_t in_use = 0;
+  };
+  std::vector<LeasePoolSeen> lease_pools_seen() const;
 
   // Prometheus text exposition format 0.0.4. The generator's and lease's
   // figures are read at render time rather than copied on every request.
