@@ -9,6 +9,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
+#include <memory>
+
 #include "../support/child_process.hpp"
 #include "../support/daemon.hpp"
 #include "../support/http_client.hpp"
@@ -219,4 +222,38 @@ TEST_CASE("CosId's proxy API: bad requests get CosId's 400 and change nothing",
     INFO(d);
     CHECK(send(a, "POST", distribute("ns", fmt::format("i-{}", ++instance), 4, d)).status == 200);
   }
+}
+
+TEST_CASE(
+    "CosId's proxy API: an instance's machine ID is guarded and reverted through another daemon, "
+    "also once the daemon that distributed it is killed",
+    "[coord][leases][cosid]") {
+  // CosId's proxy URL may name a load balancer: each request may reach
+  // another replica. The lease lives in ZooKeeper, found by the instance.
+  ZooKeeperServer zk;
+  TempDir sa, sb;
+  auto a = std::make_unique<Daemon>(cosid_config(zk, sa).dump());
+  Daemon b(cosid_config(zk, sb).dump());
+  wait_ready(*a);
+  wait_ready(b);
+  const Answer first = send(*a, "POST", distribute("failover-ns", "pod-1", 1));
+  REQUIRE(first.status == 200);
+  const auto id = first.body["machineId"].get<std::uint32_t>();
+  const Answer guarded = send(b, "PATCH", guard("failover-ns", "pod-1"));
+  CHECK(guarded.status == 200);
+  CHECK(guarded.body["machineId"] == id);
+
+  a->process().send_signal(SIGKILL);
+  a.reset();
+  const Answer after_kill = send(b, "PATCH", guard("failover-ns", "pod-1"));
+  CHECK(after_kill.status == 200);
+  CHECK(after_kill.body["machineId"] == id);
+  // The other machine ID for another instance; then none is free.
+  const Answer other = send(b, "POST", distribute("failover-ns", "pod-2", 1));
+  REQUIRE(other.status == 200);
+  CHECK(other.body["machineId"].get<std::uint32_t>() == 1 - id);
+  CHECK(send(b, "POST", distribute("failover-ns", "pod-3", 1)).body["code"] == "M-01");
+  // Reverted through b: gone, and the instance holds nothing there.
+  CHECK(send(b, "DELETE", revert("failover-ns", "pod-1")).status == 200);
+  CHECK(send(b, "PATCH", guard("failover-ns", "pod-1")).body["code"] == "M-02");
 }
