@@ -13,13 +13,12 @@ bool RestoreGrace::holds(ZkSession& zk, BootClock::time_point read_at) {
   return read_at < *since + length_ && !vouched(zk);
 }
 
-BootClock::duration RestoreGrace::left(ZkSession& zk) {
+BootClock::duration RestoreGrace::left_known(ZkSession& zk) {
+  if (length_.count() == 0) return BootClock::duration::zero();
   const auto now = BootClock::now();
-  if (!holds(zk, now)) return BootClock::duration::zero();
-  const auto since = zk.connection_answering_since();
-  // None answering yet: a whole grace from now, at least.
-  return since ? std::max(BootClock::duration::zero(), *since + length_ - now)
-               : BootClock::duration(length_);
+  const auto end = zk.connected_since() + length_;
+  if (now >= end || vouched(zk)) return BootClock::duration::zero();
+  return end - now;
 }
 
 bool RestoreGrace::vouched(ZkSession& zk) {

@@ -127,7 +127,7 @@ void LeaseService::run() {
         // nobody's until the reaper takes it back.
         call->finish(LeaseRefusal{LeaseRefusal::Why::unavailable, "asked too long ago"});
       } else {
-        call->finish(outcome_of(serve(call->request(), call->answer_by())));
+        call->finish(outcome_of(serve(call->request())));
       }
     }
     if (BootClock::now() >= next_reap) {
@@ -354,7 +354,8 @@ Result<void, CoordError> LeaseService::write_machine_index(ZkSession& zk, const 
 }
 
 Result<LeaseTerms, CoordError> LeaseService::serve_machine(ZkSession& zk, LeasePool& leases,
-                                                           const LeaseRequest& request) const {
+                                                           const LeaseRequest& request,
+                                                           BootClock::time_point read_at) {
   const std::string token = machine_token(request.pool, request.instance);
   const std::string index =
       machine_index(tree::lease_pool(options_.pool.root, request.pool), token);
@@ -385,9 +386,13 @@ Result<LeaseTerms, CoordError> LeaseService::serve_machine(ZkSession& zk, LeaseP
       BOOST_OUTCOME_TRY(terms,
                         leases.take(zk, request.holder, request.duration, options_.clock->wall_ms(),
                                     -std::chrono::milliseconds(1000), token));
-      const auto read_at =
+      if (auto young = read_in_grace(zk, read_at); !young) {
+        (void)leases.give_back(zk, terms.worker_id, token, terms.first_timestamp_ms - 1);
+        return young.error();
+      }
+      const auto index_version =
           held ? std::optional<std::int32_t>(held.value().stat.version) : std::nullopt;
-      if (auto written = write_machine_index(zk, index, terms.worker_id, read_at); !written) {
+      if (auto written = write_machine_index(zk, index, terms.worker_id, index_version); !written) {
         // Unrecorded, the instance could not guard it: given back as it came.
         (void)leases.give_back(zk, terms.worker_id, token, terms.first_timestamp_ms - 1);
         return written.error();
@@ -452,29 +457,27 @@ void LeaseService::sweep_machines(ZkSession& zk, const std::string& pool_root, R
   cursor = (cursor + kPerPass) % n;
 }
 
-Result<void, CoordError> LeaseService::wait_out_grace(ZkSession& zk,
-                                                      BootClock::time_point answer_by) {
-  // The take's reads (the pool, the root's fence and floors) come after
-  // the grace; room is left for them before the asker gives up.
-  constexpr auto kRoomToTake = std::chrono::seconds(1);
-  for (auto left = grace_.left(zk); left > BootClock::duration::zero(); left = grace_.left(zk)) {
-    if (BootClock::now() + left + kRoomToTake > answer_by) {
-      return CoordError{CoordErrc::zookeeper,
-                        fmt::format("the ZooKeeper connection is younger than "
-                                    "coordinator.restore_grace_ms ({} ms): ask again in {} ms",
-                                    options_.restore_grace.count(),
-                                    std::chrono::ceil<std::chrono::milliseconds>(left).count())};
-    }
-    std::unique_lock lock(mutex_);
-    if (wake_.wait_for(lock, left, [this] { return stopping_; })) {
-      return CoordError{CoordErrc::zookeeper, "the daemon is stopping"};
-    }
-  }
-  return outcome::success();
+Result<void, CoordError> LeaseService::refuse_in_grace(ZkSession& zk) {
+  // Refused, not waited out: renewals and give-backs queue behind a take,
+  // and a holder with a short lease would miss its deadline meanwhile.
+  const auto left = grace_.left_known(zk);
+  if (left <= BootClock::duration::zero()) return outcome::success();
+  return CoordError{CoordErrc::zookeeper,
+                    fmt::format("the ZooKeeper connection is younger than "
+                                "coordinator.restore_grace_ms ({} ms), over in {} ms: ask again",
+                                options_.restore_grace.count(),
+                                std::chrono::ceil<std::chrono::milliseconds>(left).count())};
 }
 
-Result<LeaseTerms, CoordError> LeaseService::serve(const LeaseRequest& request,
-                                                   BootClock::time_point answer_by) {
+Result<void, CoordError> LeaseService::read_in_grace(ZkSession& zk, BootClock::time_point read_at) {
+  if (!grace_.holds(zk, read_at)) return outcome::success();
+  return CoordError{CoordErrc::zookeeper,
+                    fmt::format("the take's reads came over a ZooKeeper connection younger than "
+                                "coordinator.restore_grace_ms ({} ms): given back, ask again",
+                                options_.restore_grace.count())};
+}
+
+Result<LeaseTerms, CoordError> LeaseService::serve(const LeaseRequest& request) {
   // Re-judged here, after the wait in the queue: the route judged it when
   // the request came. A give-back vouches for nothing: always taken.
   if (request.kind != LeaseRequest::Kind::give_back && options_.own_lease &&
@@ -487,12 +490,13 @@ Result<LeaseTerms, CoordError> LeaseService::serve(const LeaseRequest& request,
   // Over a connection younger than the grace, a restored ZooKeeper's
   // records may show free a worker ID that a holder of the lost history
   // stamps with, and no fence yet (docs/design.md, "A restore, and the
-  // grace"): the take reads them once the fence has had its time.
+  // grace"): a take is refused until the fence has had its time.
   if (request.kind == LeaseRequest::Kind::take) {
-    BOOST_OUTCOME_TRYV(wait_out_grace(zk, answer_by));
+    BOOST_OUTCOME_TRYV(refuse_in_grace(zk));
   }
+  const auto read_at = BootClock::now();  // the take's reads, from here
   BOOST_OUTCOME_TRY(leases, pool_for(zk, request));
-  if (!request.instance.empty()) return serve_machine(zk, *leases, request);
+  if (!request.instance.empty()) return serve_machine(zk, *leases, request, read_at);
   const std::string pool_name =
       request.pool.empty() ? std::string(kClusterLeasePool) : request.pool;
   const std::int64_t now_ms = options_.clock->wall_ms();
@@ -500,6 +504,12 @@ Result<LeaseTerms, CoordError> LeaseService::serve(const LeaseRequest& request,
     case LeaseRequest::Kind::take: {
       auto taken = leases->take(zk, request.holder, request.duration, now_ms, options_.max_wait);
       if (taken) {
+        if (auto young = read_in_grace(zk, read_at); !young) {
+          // Nobody was told of it: given back as it came.
+          const LeaseTerms& t = taken.value();
+          (void)leases->give_back(zk, t.worker_id, t.token, t.first_timestamp_ms - 1);
+          return young.error();
+        }
         spdlog::info("leases: worker ID {} of pool \"{}\" leased to {} for {} ms",
                      taken.value().worker_id, pool_name, request.holder, request.duration.count());
       }

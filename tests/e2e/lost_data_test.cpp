@@ -340,7 +340,7 @@ TEST_CASE(
   // ZooKeeper again, undoing a raise made before (seen in a CI run's
   // ThreadSanitizer stage: frozen again for good).
   for (const auto* elder : {&a, &b}) {
-    if (!eventually([&] { return back_after_loss(*elder); }, 30s)) {
+    if (!eventually([&] { return back_after_loss(*elder); }, 60s)) {
       FAIL("an elder never said it was back; " << phases.text() << elders_logs());
     }
   }
@@ -1105,8 +1105,9 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "back from a backup as cluster fence runs: a worker-ID lease taken from a daemon that saw "
-    "nothing newer waits out its grace, and starts past what the lost history's holder stamps",
+    "back from a backup as cluster fence runs: a worker-ID lease asked of a daemon that saw "
+    "nothing newer is refused in its grace, then starts past what the lost history's holder "
+    "stamps",
     "[lost_data][leases]") {
   // As the test above, for a holder we do not run (DESIGN.md rules 9 and
   // 10): b is paused before the backup, its own lease long enough to run
@@ -1115,12 +1116,10 @@ TEST_CASE(
   // "p" from a after the backup; the restored records show them free (or
   // no pool: b makes it again, free). A
   // second holder asks b at once; the runbook's command starts once b has
-  // answered it (a grace longer than a lease call waits is refused: "ask
-  // again"), so inside the grace. Its lease must start past the command's
-  // fence, past where the first holder may stamp (b refuses takes with
-  // cluster_fenced until the fence is over). (Without the grace on
-  // takes, b grants one at once from the restored records, starting below
-  // the first holder's max_timestamp_ms.)
+  // refused it for its grace ("ask again"), so it lands inside the grace. Its lease must start past
+  // the command's fence, past where the first holder may stamp (b refuses takes with cluster_fenced
+  // until the fence is over). (Without the grace on takes, b grants one at once from the restored
+  // records, starting below the first holder's max_timestamp_ms.)
   ZooKeeperServer zk;
   TempDir sa, sb;
   set_up_cluster(zk);
@@ -1128,7 +1127,7 @@ TEST_CASE(
     auto c = lost_data_config(zk, state);
     c["coordinator"]["lease_timeout_ms"] = 20000;
     c["coordinator"]["reclaim_after_ms"] = 24000;
-    c["coordinator"]["restore_grace_ms"] = 6000;
+    c["coordinator"]["restore_grace_ms"] = 4000;
     c["leases"] = {
         {"enabled", true}, {"reserved_worker_ids", 0}, {"pools", {{"p", {{"worker_bits", 1}}}}}};
     return c.dump();
@@ -1161,10 +1160,14 @@ TEST_CASE(
   std::mutex mutex;
   std::optional<HttpReply> granted;
   std::vector<std::string> refusals;  // under mutex, as granted
-  std::thread holder([&] {
+  std::jthread holder([&] {           // joined however the test ends
     const auto until = std::chrono::steady_clock::now() + 60s;
     while (std::chrono::steady_clock::now() < until) {
-      auto r = ask_lease(b, "POST", "/v1/leases?holder=second&pool=p&duration_ms=10000");
+      std::optional<HttpReply> r;
+      try {
+        r = ask_lease(b, "POST", "/v1/leases?holder=second&pool=p&duration_ms=10000");
+      } catch (const std::exception&) {  // b gone: the main thread's checks say so
+      }
       std::lock_guard lock(mutex);
       if (r && r->status == 200) {
         granted = std::move(r);
@@ -1174,7 +1177,9 @@ TEST_CASE(
       std::this_thread::sleep_for(50ms);  // a client's back-off between polls
     }
   });
-  // b has answered: granted, or told to wait for the grace.
+  // b has answered: granted, or refused for its grace. (Any other first
+  // refusal, lease_expired say, means b's own lease ran out in its pause:
+  // a slow machine, not what this test is about; b_answered says so.)
   const auto answered = [&] {
     std::lock_guard lock(mutex);
     return granted.has_value() ||
@@ -1190,7 +1195,11 @@ TEST_CASE(
   a.process().send_signal(SIGCONT);
   INFO(fenced.out << fenced.err);
   CHECK_THAT(fenced.out, Catch::Contains("fenced until"));
-  REQUIRE(b_answered);
+  {
+    std::lock_guard lock(mutex);
+    INFO("b's refusals before its grace's: " << (refusals.empty() ? "" : refusals.front()));
+    REQUIRE(b_answered);
+  }
   INFO("refused " << refusals.size() << " times; b's log: " << log_tail(b));
   REQUIRE(granted);
   const json second = json::parse(granted->body);

@@ -29,8 +29,10 @@ class RestoreGrace {
   // a vouch of this ZooKeeper run. Reads the root (once per session) only
   // while the connection is young.
   bool holds(ZkSession& zk, BootClock::time_point read_at);
-  // How long what is read now waits: zero once the grace is over or spared.
-  BootClock::duration left(ZkSession& zk);
+  // How long what is read now waits, as far as the connection events
+  // delivered so far tell (no round trip: holds() after the reads decides):
+  // zero once the grace is over or spared.
+  BootClock::duration left_known(ZkSession& zk);
 
  private:
   bool vouched(ZkSession& zk);

@@ -80,13 +80,14 @@ class LeaseService {
 
  private:
   void run();
-  // `answer_by`: when the asker stops waiting (a take refuses rather than
-  // wait out a grace past it).
-  Result<LeaseTerms, CoordError> serve(const LeaseRequest& request,
-                                       BootClock::time_point answer_by);
-  // A take waits out the restore grace of the session it is served over:
-  // an error when the grace outlasts `answer_by`, or the daemon stops.
-  Result<void, CoordError> wait_out_grace(ZkSession& zk, BootClock::time_point answer_by);
+  Result<LeaseTerms, CoordError> serve(const LeaseRequest& request);
+  // A take is not served over a ZooKeeper connection younger than the
+  // restore grace (restore_grace.hpp): refused before any write as far as
+  // the connection events delivered so far tell, and, its reads sent at
+  // `read_at`, given back after them if they came over such a connection
+  // after all (a reconnect while they were out). Both refusals: "ask again".
+  Result<void, CoordError> refuse_in_grace(ZkSession& zk);
+  Result<void, CoordError> read_in_grace(ZkSession& zk, BootClock::time_point read_at);
   // The pool a request names: the cluster's; a named one known, recorded in
   // ZooKeeper, or made now (no_pool when it may not be; layout_mismatch when
   // it exists with other bits than asked or configured).
@@ -98,7 +99,8 @@ class LeaseService {
   // its instance's entry, <pool>/instances/<digest> (its worker ID), kept
   // with each take and give-back.
   Result<LeaseTerms, CoordError> serve_machine(ZkSession& zk, LeasePool& leases,
-                                               const LeaseRequest& request) const;
+                                               const LeaseRequest& request,
+                                               BootClock::time_point read_at);
   // The instance's entry written: made, or set at the version it was read
   // at (`read_at`); zookeeper (ask again) if another request wrote it since.
   static Result<void, CoordError> write_machine_index(ZkSession& zk, const std::string& index,
