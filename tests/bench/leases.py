@@ -38,10 +38,10 @@ def main():
         daemon = BenchDaemon(a.snowflaked, work, {
             "service": "leases",
             "coordinator": {"type": "recycle", "heartbeat_interval_ms": 500,
-                            "lease_timeout_ms": 3000, "reclaim_after_ms": 60000,
+                            "lease_timeout_ms": 10000, "reclaim_after_ms": 60000,
                             "safety_margin_ms": 1000, "max_skew_ms": 500},
             "zookeeper": {"hosts": zk.hosts},
-            "leases": {"enabled": True, "max_duration_ms": 3000}})
+            "leases": {"enabled": True, "max_duration_ms": 10000}})
         try:
             # A new cluster nobody vouched for is fenced for a lease first.
             daemon.wait_until(lambda: daemon.get("/ready")[0] == 200, "ready", 60)
@@ -73,7 +73,7 @@ def main():
                 return out, len(calls) / took, own
 
             leases, take_rate, take_cost = phase(
-                [lambda i=i: ask("POST", f"/v1/leases?holder=bench-{i}&duration_ms=3000")
+                [lambda i=i: ask("POST", f"/v1/leases?holder=bench-{i}&duration_ms=10000")
                  for i in range(a.leases)])
             _, renew_rate, renew_cost = phase(
                 [lambda l=l: ask("PUT", f"/v1/leases/{l['worker_id']}?token={l['token']}")
