@@ -389,8 +389,17 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
     if (claim.move_count && attempt == 0) {
       count = *claim.move_count;
     } else {
-      BOOST_OUTCOME_TRY(now, move_count(zk));
-      count = now;
+      auto now = move_count(zk);
+      if (!now) {
+        // The pool's directory gone: our node went with it (only a wipe or
+        // a restore deletes it), as lost as a node deleted on its own; not
+        // a failure to retry until our lease is out.
+        if (auto dir = zk.exists(inuse_); dir && !dir.value()) {
+          return lost(claim.path, "does not exist any more (nor does its pool)");
+        }
+        return now.error();
+      }
+      count = now.value();
       BOOST_OUTCOME_TRY(node, read_owned(zk, claim.path, claim.data.owner));
       // Same path but another create: reclaimed and claimed again since.
       if (node.second.czxid != claim.czxid) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -743,6 +744,31 @@ TEST_CASE(
   CHECK(cost(kNow + 4) == 4);
   CHECK(cost(kNow + 5) == 1);
   CHECK(decode_inuse(s->get(mine.path).value().data)->ts == kNow + 5);
+}
+
+TEST_CASE(
+    "recycle: a heartbeat that finds the pool's directory gone (a wipe) finds its node lost, "
+    "not a failure to retry",
+    "[zk][recycle][safety]") {
+  // A daemon's session that outlived a wipe, or one ended by it, reaches a
+  // tree without the pool: the coordinator reports a loss of history
+  // (vanished while the lease runs), which a retry until the lease is out
+  // never did (seen in a CI run: an elder that never noticed the wipe).
+  ZooKeeperServer zk;
+  auto s = connect(zk);
+  RecyclePool pool = make_pool(*s, 4);
+  auto mine = claim(pool, *s, owner_data("mine")).value();
+  REQUIRE(pool.heartbeat(*s, mine, kNow + 1, kNow + 1));
+  auto other = connect(zk);
+  const std::function<void(const std::string&)> remove_tree = [&](const std::string& path) {
+    const auto children = other->children(path).value();
+    for (const auto& child : children) remove_tree(path + "/" + child);
+    REQUIRE(other->remove(path, -1));
+  };
+  remove_tree(kRoot + "/pool");
+  const auto beat = pool.heartbeat(*s, mine, kNow + 2, kNow + 2);
+  REQUIRE(beat.has_error());
+  CHECK(beat.error().code == CoordErrc::lost);
 }
 
 TEST_CASE("recycle: takeover by our old token, only once that run's session has ended",
