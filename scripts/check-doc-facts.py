@@ -170,10 +170,11 @@ def routes(wrong):
     documented = re.findall(r"^  (/\S*):\s*$", read("docs/openapi.yaml"), re.M)
     if not served or not documented:
         wrong.append("no routes found in src/http/router.cpp's route_of or docs/openapi.yaml")
-    # The router matches /id/ as a prefix; OpenAPI spells it /id/{tag}.
+    # The router matches /id/ as a prefix; OpenAPI spells it /id/{tag} (and
+    # /segments/ as /segments/{namespace}/{name} and /segments/distributor/...).
     for path in served:
         if not any(p == path or (path.endswith("/") and re.fullmatch(
-                re.escape(path) + r"\{\w+\}", p)) for p in documented):
+                re.escape(path) + r"(?:\w+/)?\{\w+\}(?:/\{\w+\})*", p)) for p in documented):
             wrong.append(f"src/http/router.cpp serves {path}, which docs/openapi.yaml lacks")
     for p in documented:
         if not any(p == s or p.startswith(s) and s.endswith("/") for s in served):

@@ -37,13 +37,6 @@ using beast_http::verb;
 constexpr std::string_view kMachines = "/machines/";
 constexpr std::size_t kMaxInstance = 128;
 
-Response cosid_error(Status status, std::string_view code, const std::string& message) {
-  // Messages may quote the request, which may not be valid UTF-8: replace
-  // such bytes rather than throw (as error_response does).
-  return json_response(status, nlohmann::ordered_json{{"code", code}, {"msg", message}}.dump(
-                                   -1, ' ', false, nlohmann::json::error_handler_t::replace));
-}
-
 Response bad(const std::string& message) {
   return cosid_error(Status::bad_request, "400", message);
 }
@@ -166,18 +159,6 @@ Result<MachineQuery, Response> parse_machine_query(std::string_view query, bool 
   return q;
 }
 
-// One of our refusals ({"error","message"}) as CosId's proxy words them
-// ({"code","msg"}), its status and Retry-After kept.
-Response in_cosid_shape(Response ours) {
-  const auto body = nlohmann::json::parse(ours.body(), nullptr, /*allow_exceptions=*/false);
-  Response res = cosid_error(ours.result(), body.value("error", "unavailable"),
-                             body.value("message", std::string()));
-  if (const auto retry = ours.find(field::retry_after); retry != ours.end()) {
-    res.set(field::retry_after, retry->value());
-  }
-  return res;
-}
-
 Response machine_body(const LeaseCall::Outcome& outcome, bool revert) {
   if (const auto* refusal = std::get_if<LeaseRefusal>(&outcome)) {
     switch (refusal->why) {
@@ -208,6 +189,23 @@ Response machine_body(const LeaseCall::Outcome& outcome, bool revert) {
 }
 
 }  // namespace
+
+Response cosid_error(Status status, std::string_view code, const std::string& message) {
+  // Messages may quote the request, which may not be valid UTF-8: replace
+  // such bytes rather than throw (as error_response does).
+  return json_response(status, nlohmann::ordered_json{{"code", code}, {"msg", message}}.dump(
+                                   -1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+Response in_cosid_shape(Response ours) {
+  const auto body = nlohmann::json::parse(ours.body(), nullptr, /*allow_exceptions=*/false);
+  Response res = cosid_error(ours.result(), body.value("error", "unavailable"),
+                             body.value("message", std::string()));
+  if (const auto retry = ours.find(field::retry_after); retry != ours.end()) {
+    res.set(field::retry_after, retry->value());
+  }
+  return res;
+}
 
 Answer cosid_machine_route(const Request& req, std::string_view path, std::string_view query,
                            RouterContext& ctx) {

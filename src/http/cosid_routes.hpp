@@ -1,7 +1,9 @@
 #pragma once
-// CosId's proxy API for its ProxyMachineIdDistributor (docs/api.md, "CosId's
-// proxy API"): POST, PATCH and DELETE /machines/<namespace>, a namespace
-// being a named lease pool. Internal to the router.
+// CosId's proxy API (docs/api.md, "CosId's proxy API"), for its
+// ProxyMachineIdDistributor: POST, PATCH and DELETE /machines/<namespace>,
+// a namespace being a named lease pool; and for its segment distributor
+// (cosid_segments.cpp): PATCH /segments/<namespace>/<name>. Internal to the
+// router.
 
 #include <string_view>
 
@@ -9,8 +11,18 @@
 
 namespace snowflake::http {
 
+// A refusal in CosId's proxy's shape: {"code": .., "msg": ..}.
+Response cosid_error(Status status, std::string_view code, const std::string& message);
+// One of our refusals ({"error","message"}) in that shape, its status and
+// Retry-After kept.
+Response in_cosid_shape(Response ours);
+
 // `path` starts with /machines/.
 Answer cosid_machine_route(const Request& req, std::string_view path, std::string_view query,
+                           RouterContext& ctx);
+
+// `path` starts with /segments/.
+Answer cosid_segment_route(const Request& req, std::string_view path, std::string_view query,
                            RouterContext& ctx);
 
 }  // namespace snowflake::http

@@ -391,6 +391,7 @@ Route route_of(std::string_view path, const HttpSettings& settings) {
   if (path == "/openapi.yaml") return Route::openapi;
   if (path == "/v1/leases" || path.starts_with("/v1/leases/")) return Route::leases;
   if (path.starts_with("/machines/")) return Route::leases;  // CosId's proxy API
+  if (path.starts_with("/segments/")) return Route::seq;     // CosId's segment distributor
   if (settings.leaf_compat) {
     if (path.starts_with("/api/snowflake/get/")) return Route::leaf_id;
     if (path == "/decodeSnowflakeId") return Route::leaf_decode;
@@ -421,8 +422,10 @@ Routed route(const Request& req, RouterContext& ctx) {
             error_response(Status::not_found, "not_found", fmt::format("no route for {}", path))};
   }
 
-  // The lease routes take POST, PUT and DELETE, and say which (lease_routes.cpp).
-  if (r != Route::leases && req.method() != verb::get && req.method() != verb::head) {
+  // The lease routes take POST, PUT and DELETE, and CosId's segments PATCH
+  // and POST, and say which (lease_routes.cpp, cosid_segments.cpp).
+  const bool own_methods = r == Route::leases || path.starts_with("/segments/");
+  if (!own_methods && req.method() != verb::get && req.method() != verb::head) {
     Response res = error_response(Status::method_not_allowed, "method_not_allowed",
                                   fmt::format("{} only answers GET and HEAD", path));
     res.set(field::allow, "GET, HEAD");
@@ -440,6 +443,7 @@ Routed route(const Request& req, RouterContext& ctx) {
     case Route::id:
       return {r, issue_ids(req, path.substr(4), query, ctx)};
     case Route::seq:
+      if (path.starts_with("/segments/")) return {r, cosid_segment_route(req, path, query, ctx)};
       return {r, issue_sequence(req, path.substr(5), query, ctx)};
     case Route::decode:
       return {r, decode(req, path.substr(8), query, ctx)};

@@ -32,28 +32,6 @@ namespace beast = boost::beast;
 using tcp = net::ip::tcp;
 using error_code = boost::system::error_code;
 
-bool ForwardCall::done() const {
-  std::lock_guard lock(mutex_);
-  return outcome_.has_value();
-}
-
-std::optional<ForwardCall::Outcome> ForwardCall::take_outcome() {
-  std::lock_guard lock(mutex_);
-  return std::exchange(outcome_, std::nullopt);
-}
-
-void ForwardCall::subscribe(std::weak_ptr<const std::function<void()>> wake) {
-  wakes_.add(std::move(wake));
-}
-
-void ForwardCall::finish(Outcome outcome) {
-  {
-    std::lock_guard lock(mutex_);
-    outcome_ = std::move(outcome);
-  }
-  wakes_.wake_all();
-}
-
 namespace {
 
 // The largest answer passed back: the owner is a peer bounded by its own

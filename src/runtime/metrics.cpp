@@ -334,6 +334,10 @@ void render_sequences(const SequenceRegistry& registry, bool lease_valid, fmt::m
   per_tag("snowflake_seq_numbers_total", "counter",
           "Sequence numbers handed out, per tag (and period, for a tag that restarts each one).",
           [&](const SequenceEntry& e) { return e.gauges.handed_out.load(relaxed); });
+  per_tag("snowflake_seq_segment_numbers_total", "counter",
+          "Sequence numbers handed out whole in segments to generators in other processes "
+          "(CosId's segment distributor: PATCH /segments/<namespace>/<name>), per tag.",
+          [&](const SequenceEntry& e) { return e.gauges.segment_numbers.load(relaxed); });
   per_tag("snowflake_seq_numbers_dropped_total", "counter",
           "Sequence numbers taken for a request that was then refused (a batch the buffer could "
           "not fill in time, or a refusal that came after some were taken): a gap, left out of "

@@ -24,6 +24,7 @@ SequenceSupplier::SequenceSupplier(SequenceSupplierOptions options, SequenceRegi
     : options_(std::move(options)),
       registry_(registry),
       taker_{options_.run, 0},
+      segment_taker_{options_.run + ".segments", 0},
       grace_(options_.restore_grace, options_.root),
       refusal_watch_(options_.zookeeper, [this] { registry_.request_refill(); }),
       record_{options_.owner, {}} {}
@@ -57,6 +58,7 @@ void SequenceSupplier::run() {
       }
       forget_previous_run();
       check_changed_floors();
+      serve_segments();
       for (SequenceEntry* entry : registry_.entries()) {
         if (stopping_.load(std::memory_order_acquire)) break;
         if (entry->periodic.load(std::memory_order_relaxed)) {
@@ -69,6 +71,8 @@ void SequenceSupplier::run() {
       }
       let_go_of_over_periods();
       publish_if_due();
+    } else {
+      serve_segments();  // refused at once: no session
     }
     registry_.wait_for_request(backoff_.count() > 0 ? backoff_ : options_.period);
   }

@@ -290,6 +290,12 @@ def main():
     # (503 not_owner, with no owner to name).
     subprocess.run([BINARY, "seq", "create", "chat", "--order", "strict", "--config", admin_path],
                    check=True, capture_output=True)
+    # CosId's segments: "cosid.orders" plain, "cosid.strict", "cosid.few"
+    # with one number (a step of 2 is 410).
+    for tag, extra in (("cosid.orders", []), ("cosid.strict", ["--order", "strict"]),
+                       ("cosid.few", ["--max", "1"])):
+        subprocess.run([BINARY, "seq", "create", tag, *extra, "--config", admin_path],
+                       check=True, capture_output=True)
     # "retired": raised past the last number (410 sequence_exhausted).
     subprocess.run([BINARY, "seq", "raise", "retired", "--above", "9223372036854775807",
                     "--config", admin_path], check=True, capture_output=True)
@@ -377,6 +383,11 @@ def template_of(target):
         return "/v1/leases/{worker_id}"
     if path.startswith("/machines/"):
         return "/machines/{namespace}"
+    if path.startswith("/segments/"):
+        rest = path[len("/segments/"):]
+        if rest.startswith("distributor/") and "/" in rest[len("distributor/"):]:
+            return "/segments/distributor/{namespace}/{name}"
+        return "/segments/{namespace}/{name}"
     return path if path in DOC["paths"] else None
 
 
@@ -414,7 +425,10 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
                   "/seq/{tag}": "/seq/order", "/api/segment/get/{key}": "/api/segment/get/order",
                   "/decodeSnowflakeId": "/decodeSnowflakeId?snowflakeId=123456789",
                   "/v1/leases/{worker_id}": "/v1/leases/3",
-                  "/machines/{namespace}": "/machines/ns"}.get(template, template)
+                  "/machines/{namespace}": "/machines/ns",
+                  "/segments/{namespace}/{name}": "/segments/cosid/orders",
+                  "/segments/distributor/{namespace}/{name}":
+                      "/segments/distributor/cosid/orders"}.get(template, template)
         for method in ("GET", "HEAD", "POST", "PUT", "DELETE"):
             probe(template, method, target)
         probe(template, "GET", target, raw=f"GET {target} HTTP/1.1\r\nHost: test\r\nX: a\x01b\r\n\r\n".encode())
@@ -485,6 +499,9 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
         probe("/seq/{tag}", "GET", "/seq/cold", on=seq_port)  # 503 sequence_unavailable
         probe("/api/segment/get/{key}", "GET", "/api/segment/get/cold", on=seq_port)
         probe("/seq/{tag}", "GET", "/seq/order", on=seq_port)  # still served from the buffer
+        # A segment needs ZooKeeper: 503 sequence_unavailable.
+        probe("/segments/{namespace}/{name}", "PATCH", "/segments/cosid/orders?step=1",
+              on=seq_port)
         probe("/ready", "GET", "/ready?for=seq", on=seq_port)  # and ready for it
     finally:
         zk.resume()
@@ -493,6 +510,7 @@ def walk(port, lapsed_port, floored_port, stuck_port, seq_port, zk, forms, stop_
     walk_forms(probe, port, seq_port, forms)
     walk_leases(probe, lease_port)
     walk_machines(probe, cosid_port)
+    walk_segments(probe, seq_port, forms.admin, port)
     # 503 leases_disabled, in CosId's words, from a daemon that grants none.
     probe("/machines/{namespace}", "PATCH", "/machines/ns?instanceId=a&safeGuardDuration=PT5M")
     probe("/machines/{namespace}", "DELETE", "/machines/ns?instanceId=a")
@@ -661,6 +679,36 @@ def walk_machines(probe, port):
     refused_before_routing(probe, port, ((t, "POST", machine("f:1", 1)),
                                          (t, "PATCH", machine("f:1")),
                                          (t, "DELETE", machine("f:1", guard=None))))
+
+
+def walk_segments(probe, port, admin_port, quick_port):
+    """CosId's segments on a daemon serving sequences: a segment, the
+    factory's call, each refusal; those before routing on `quick_port`, whose
+    request timeout is short."""
+    t = "/segments/{namespace}/{name}"
+    f = "/segments/distributor/{namespace}/{name}"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and request(port, "PATCH",
+                                                  "/segments/cosid/orders?step=10")[0] != 200:
+        time.sleep(0.05)
+    answer = probe(t, "PATCH", "/segments/cosid/orders?step=10", on=port)
+    if answer[0] != 200 or not answer[2].decode().isdigit():
+        fail(f"PATCH /segments/cosid/orders?step=10: {answer[0]} {answer[2][:80]!r}")
+    probe(t, "PATCH", "/segments/cosid/orders?step=0", on=port)  # 400
+    probe(t, "PATCH", "/segments/cosid/none?step=1", on=port)  # 404 no_such_sequence
+    probe(t, "PATCH", "/segments/cosid?step=1", on=port)  # 404 not_found
+    probe(t, "PATCH", "/segments/cosid/strict?step=1", on=port)  # 409 not_segmentable
+    probe(t, "PATCH", "/segments/cosid/few?step=2", on=port)  # 410 sequence_exhausted
+    probe(t, "GET", "/segments/cosid/orders?step=1", on=port)  # 405
+    probe(t, "GET", "/segments/cosid/orders?step=1", on=admin_port)  # 404: not served there
+    probe(f, "POST", "/segments/distributor/cosid/orders?offset=0&step=10", on=port)  # 200
+    probe(f, "POST", "/segments/distributor/cosid/none?offset=0&step=10", on=port)  # 404
+    probe(f, "POST", "/segments/distributor/cosid/orders?offset=-1&step=10", on=port)  # 400
+    probe(f, "GET", "/segments/distributor/cosid/orders", on=port)  # 405
+    probe(f, "GET", "/segments/distributor/cosid/orders", on=admin_port)  # 404
+    refused_before_routing(probe, quick_port,
+                           ((t, "PATCH", "/segments/cosid/orders?step=1"),
+                            (f, "POST", "/segments/distributor/cosid/orders?step=1")))
 
 
 def walk_forms(probe, plain_port, seq_port, forms):

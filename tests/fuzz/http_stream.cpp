@@ -105,7 +105,8 @@ const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "no_such_pool",
                                                           "pool_conflict"};
 // CosId's proxy API's own codes (docs/api.md, "CosId's proxy API").
-const std::set<std::string, std::less<>> kCosIdCodes{"400", "M-01", "M-02", "M-03"};
+const std::set<std::string, std::less<>> kCosIdCodes{
+    "400", "M-01", "M-02", "M-03", "no_such_sequence", "not_segmentable"};
 const std::set<unsigned> kDocumentedStatuses{200, 400, 401, 403, 404, 405, 408,
                                              409, 410, 413, 414, 431, 503};
 constexpr std::string_view kToken = "fuzz-admin-token-0123456789abcdef0123";
@@ -236,7 +237,8 @@ struct Daemon {
     SequenceEntry* memo = sequences.add("memo");
     memo->strict.set_strict();
     memo->strict.set_owner_address("10.0.0.6:8443", /*tls=*/true);
-    sequences.listed = true;  // the tags read: another tag is unknown (404)
+    sequences.add("cosid.orders");  // CosId's segments (granted by grant_segments)
+    sequences.listed = true;        // the tags read: another tag is unknown (404)
     // Leases granted beside Leaf's routes; without them, leases_disabled.
     if (variant != 0) {
       context.leases = &lease_desk;
@@ -252,7 +254,7 @@ struct Daemon {
   Liveness liveness;
   Metrics metrics{1};
   HttpSettings settings;
-  SequenceRegistry sequences{8};
+  SequenceRegistry sequences{9};
   Listener listener;
   std::atomic<bool> stopped;
   RouteTable routes;
@@ -278,6 +280,16 @@ struct Daemon {
   std::int64_t last_number = kSequenceStart - 1;
   std::int64_t last_invoice = 0;
   std::int64_t last_chat = 0;  // the strict tag owned here
+  // CosId's segments, as the supplier grants them: each from the next number on.
+  std::int64_t next_segment = 1;
+  std::int64_t last_segment_max = 0;
+  void grant_segments() {
+    for (const auto& call : sequences.segments.take_all()) {
+      last_segment_max = next_segment + call->step() - 1;
+      call->finish(SegmentGrant{next_segment, last_segment_max});
+      next_segment = last_segment_max + 1;
+    }
+  }
 };
 
 void check_error(const Response& res, bool head, bool cosid, std::string_view input) {
@@ -503,12 +515,28 @@ void check_machine(const Request& req, const Response& res, std::string_view inp
   FUZZ_CHECK(body.contains("lastTimeStamp") == (req.method() != verb::delete_), input);
 }
 
+// CosId's segments: the maximum granted, as text; the factory's call, JSON.
+void check_segment(const Daemon& d, const Request& req, const Response& res,
+                   std::string_view input) {
+  FUZZ_CHECK(d.listener != Listener::admin, input);
+  if (req.method() == verb::post) {
+    const auto body = nlohmann::json::parse(res.body(), nullptr, false);
+    FUZZ_CHECK(body.is_object() && body.value("sequence", "") == "cosid.orders", input);
+    return;
+  }
+  FUZZ_CHECK(req.method() == verb::patch, input);
+  FUZZ_CHECK(to_std(res[field::content_type]).starts_with("text/plain"), input);
+  FUZZ_CHECK(res.body() == std::to_string(d.last_segment_max), input);
+}
+
 void check_answer(Daemon& d, const Request& req, const Response& res, std::string_view input) {
   FUZZ_CHECK(kDocumentedStatuses.contains(res.result_int()), input);
   const bool head = req.method() == verb::head;
   if (head) FUZZ_CHECK(res.body().empty(), input);
   if (res.result_int() >= 400) {
-    return check_error(res, head, to_std(req.target()).starts_with("/machines/"), input);
+    const std::string_view target = to_std(req.target());
+    return check_error(res, head,
+                       target.starts_with("/machines/") || target.starts_with("/segments/"), input);
   }
   if (head || res.result_int() != 200) return;
   const std::string_view target = to_std(req.target());
@@ -532,6 +560,7 @@ void check_answer(Daemon& d, const Request& req, const Response& res, std::strin
   }
   if (target.starts_with("/v1/leases")) return check_lease(d, req, res, input);
   if (target.starts_with("/machines/")) return check_machine(req, res, input);
+  if (target.starts_with("/segments/")) return check_segment(d, req, res, input);
   if (target.starts_with("/id/")) return check_ids(d, req, res, input);
   if (target.starts_with("/seq/") || target.starts_with("/api/segment/get/"))
     return check_numbers(d, req, res, input);
@@ -590,7 +619,9 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
       refuse(*refusal);
       return 0;
     }
-    const Response response = answer_at_once(handle_request(request, daemon.context));
+    Answer answer = handle_request(request, daemon.context);
+    daemon.grant_segments();  // the supplier's part, before the wait's last try
+    const Response response = answer_at_once(std::move(answer));
     check_answer(daemon, request, response, input);
     if (!response.keep_alive()) return 0;
   }

@@ -780,3 +780,61 @@ TEST_CASE(
   }));
   supplier.stop();
 }
+
+TEST_CASE(
+    "sequence supplier: a segment handed to another process is named in its holder node, so a "
+    "ZooKeeper rolled back below it is a loss that freezes the tag above the segment",
+    "[sequence][cosid]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "seg", 1, 10));
+  const std::string path = sequence_path(kSupplierRoot, "seg");
+  const auto backup = admin->get(path);  // the node as a backup taken now holds it
+  REQUIRE(backup);
+  ClusterHistory history;
+  std::mutex current_mutex;
+  std::shared_ptr<ZkSession> current = connect(zk);
+  auto options = options_for(zk, "runA");
+  options.history = &history;
+  options.shared_session = [&] {
+    std::lock_guard lock(current_mutex);
+    return current;
+  };
+  SequenceRegistry registry(4);
+  SequenceSupplier supplier(options, registry);
+  supplier.start();
+  REQUIRE(eventually([&] { return registry.find("seg") != nullptr; }));
+
+  auto call = std::make_shared<SegmentCall>("seg", 100);
+  REQUIRE(registry.segments.queue(call));
+  registry.request_refill();
+  REQUIRE(eventually([&] { return call->done(); }));
+  const auto outcome = call->take_outcome();
+  REQUIRE(outcome);
+  const auto* grant = std::get_if<SegmentGrant>(&*outcome);
+  REQUIRE(grant);
+  CHECK(grant->first == 1);
+  CHECK(grant->last == 100);
+  // Named before it was answered.
+  const auto holders = read_holders(*admin, kSupplierRoot);
+  REQUIRE(holders);
+  REQUIRE(holders.value().size() == 1);
+  REQUIRE(holders.value()[0].record);
+  CHECK(holders.value()[0].record->tags.at("seg").to == 101);
+
+  // ZooKeeper back from the backup: the node as it was before the segment,
+  // read on the next session the supplier takes up.
+  REQUIRE(admin->set(path, backup.value().data, -1));
+  {
+    std::lock_guard lock(current_mutex);
+    current = connect(zk);
+  }
+  registry.request_refill();
+  REQUIRE(eventually([&] { return registry.find("seg")->frozen.load(); }));
+  CHECK(history.open());
+  REQUIRE(eventually([&] {
+    const auto node = read_sequence(*admin, kSupplierRoot, "seg");
+    return node && node.value().node.frozen && node.value().node.floor >= 100;
+  }));
+  supplier.stop();
+}

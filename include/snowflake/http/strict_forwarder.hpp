@@ -25,7 +25,7 @@
 #include "snowflake/base/clock.hpp"
 #include "snowflake/base/result.hpp"
 #include "snowflake/http/responses.hpp"
-#include "snowflake/sequences/replies.hpp"
+#include "snowflake/sequences/pending_outcome.hpp"
 #include "snowflake/sequences/strict_gate.hpp"
 
 namespace snowflake::http {
@@ -42,20 +42,9 @@ struct OwnerAnswer {
 
 // One forwarded request, shared by the forwarder's thread and the waiting
 // connection's.
-class ForwardCall {
+class ForwardCall : public PendingOutcome<Result<OwnerAnswer, std::string>> {
  public:
   using Outcome = Result<OwnerAnswer, std::string>;  // the error: why no answer came
-  bool done() const;
-  // The outcome, moved out (once); nullopt while the request is under way.
-  std::optional<Outcome> take_outcome();
-  // `wake` is called once the outcome is in (and not again).
-  void subscribe(std::weak_ptr<const std::function<void()>> wake);
-  void finish(Outcome outcome);
-
- private:
-  mutable std::mutex mutex_;
-  std::optional<Outcome> outcome_;
-  WakeList wakes_;
 };
 
 // How owners are reached over TLS: the client context (make_peer_tls: the

@@ -16,7 +16,7 @@
 #include <variant>
 
 #include "snowflake/base/clock.hpp"
-#include "snowflake/sequences/replies.hpp"
+#include "snowflake/sequences/pending_outcome.hpp"
 
 namespace snowflake {
 
@@ -76,7 +76,7 @@ struct LeaseRefusal {
   std::string message;
 };
 
-class LeaseCall {
+class LeaseCall : public PendingOutcome<std::variant<LeaseGrant, LeaseRefusal>> {
  public:
   using Outcome = std::variant<LeaseGrant, LeaseRefusal>;
   explicit LeaseCall(LeaseRequest request)
@@ -85,18 +85,10 @@ class LeaseCall {
   // Whether the asker has stopped waiting (kLeaseAnswerWait since it asked).
   bool abandoned() const noexcept { return BootClock::now() >= answer_by(); }
   BootClock::time_point answer_by() const noexcept { return asked_at_ + kLeaseAnswerWait; }
-  // The outcome, moved out (once); nullopt while under way.
-  std::optional<Outcome> take_outcome();
-  // `wake` is called once the outcome is in (and not again).
-  void subscribe(std::weak_ptr<const std::function<void()>> wake);
-  void finish(Outcome outcome);
 
  private:
   const LeaseRequest request_;
   const BootClock::time_point asked_at_;
-  std::mutex mutex_;
-  std::optional<Outcome> outcome_;
-  WakeList wakes_;
 };
 
 // The durations a holder may ask for (leases.min_duration_ms, .max_duration_ms).

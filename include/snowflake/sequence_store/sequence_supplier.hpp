@@ -243,6 +243,10 @@ class SequenceSupplier {
   // multi, so the next owner starts where we stopped. False: not released.
   bool release_strict(SequenceEntry& entry, std::optional<std::int64_t> first_unused);
   void run();
+  // sequence_segments.cpp: the segments other processes asked for
+  // (registry_.segments), each taken and answered, or refused.
+  void serve_segments();
+  SegmentCall::Outcome take_segment(const std::string& tag, std::int64_t step);
   // Every entry it supplies: the registry's tags and the periods' slots.
   std::vector<SequenceEntry*> supplied_entries() const;
   // A tag's entry, or a period's ("<tag>@<key>") while it holds one.
@@ -365,6 +369,7 @@ class SequenceSupplier {
   const SequenceSupplierOptions options_;
   SequenceRegistry& registry_;
   SequenceTaker taker_;
+  SequenceTaker segment_taker_;  // "<run>.segments": never given back at a clean stop
   std::shared_ptr<ZkSession> zk_;
   int watcher_id_ = 0;  // our node watcher on zk_
   RestoreGrace grace_;

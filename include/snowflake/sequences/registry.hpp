@@ -19,6 +19,7 @@
 #include "snowflake/sequences/buffer.hpp"
 #include "snowflake/sequences/number_template.hpp"
 #include "snowflake/sequences/replies.hpp"
+#include "snowflake/sequences/segment_calls.hpp"
 #include "snowflake/sequences/strict_gate.hpp"
 
 namespace snowflake {
@@ -33,6 +34,9 @@ struct SequenceGauges {
   std::atomic<std::int64_t> left{0};             // numbers buffered, at the last look
   std::atomic<double> rate{0};                   // numbers per second handed out, smoothed
   std::atomic<std::uint64_t> handed_out{0};      // numbers handed out (the router counts)
+  // Numbers handed out whole to other processes (CosId's segments): not in
+  // the rate, which sizes this daemon's own ranges.
+  std::atomic<std::uint64_t> segment_numbers{0};
   // Numbers taken for a request that was then refused (a batch the buffer
   // could not fill in time): a gap, not counted in the rate.
   std::atomic<std::uint64_t> dropped{0};
@@ -115,6 +119,9 @@ class SequenceRegistry {
   // The supplier has read the tags from ZooKeeper once: from then on a tag
   // not found is unknown (404); before, it may exist (a 503: not known yet).
   std::atomic<bool> listed{false};
+  // Segments other processes asked for (CosId's segment distributor),
+  // which the supplier takes on its next pass (request_refill wakes it).
+  SegmentDesk segments;
 
   // A request that found a buffer dry asks the supplier to hurry; the
   // supplier waits for it (or its own period) between passes.
