@@ -12,6 +12,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include "snowflake/sequence_store/sequence_supplier.hpp"
 
 namespace snowflake::coord {
@@ -38,10 +40,18 @@ void SequenceSupplier::serve_segments() {
 
 SegmentCall::Outcome SequenceSupplier::take_segment(const std::string& tag, std::int64_t step) {
   using Why = SegmentRefusal::Why;
+  const bool connected = zk_ && zk_->connected();
   SequenceEntry* entry = registry_.find(tag);
-  if (!entry && zk_ && zk_->connected()) {
+  if (!entry && connected) {
     list_tags();  // made since the last listing, its watch not in yet
     entry = registry_.find(tag);
+  }
+  if (!entry && (!connected || !registry_.listed.load(std::memory_order_acquire))) {
+    // Not read from ZooKeeper yet: it may well exist (GET /seq answers 503 too).
+    return refusal(Why::unavailable,
+                   fmt::format("the sequences are not read from ZooKeeper yet: no segment of "
+                               "\"{}\" now",
+                               tag));
   }
   if (!entry) {
     return refusal(Why::no_sequence,
@@ -63,9 +73,17 @@ SegmentCall::Outcome SequenceSupplier::take_segment(const std::string& tag, std:
                                "the cluster's history (seq raise thaws it)",
                                tag));
   }
-  if (state.shape_conflict || !zk_ || !zk_->connected()) {
+  if (state.shape_conflict || !connected) {
     return refusal(Why::unavailable,
                    fmt::format("no segment of \"{}\" can be taken now (ZooKeeper away)", tag));
+  }
+  // A new connection's grace: refused before anything is taken (the
+  // buffer's range would wait it out; a segment's caller asks again).
+  if (const auto left = grace_.left_known(*zk_); left > BootClock::duration::zero()) {
+    return refusal(Why::unavailable,
+                   fmt::format("a new ZooKeeper connection, in its restore grace for {} ms more "
+                               "(coordinator.restore_grace_ms): ask again",
+                               std::chrono::ceil<std::chrono::milliseconds>(left).count()));
   }
   const std::int64_t before = options_.history ? options_.history->highest_zxid() : 0;
   SequenceNode taken_from;
@@ -73,6 +91,12 @@ SegmentCall::Outcome SequenceSupplier::take_segment(const std::string& tag, std:
   if (!taken) {
     const CoordError& e = taken.error();
     take_refused(*entry, state, e);  // learns what a buffer's take would (frozen, strict, ...)
+    // Gone though we held some: a loss, which froze it (not "make it").
+    if (entry->frozen.load(std::memory_order_acquire)) {
+      return refusal(Why::frozen, fmt::format("sequence \"{}\" is frozen: ZooKeeper lost some of "
+                                              "the cluster's history (seq raise thaws it)",
+                                              tag));
+    }
     switch (e.code) {
       case CoordErrc::frozen:
         return refusal(Why::frozen, e.message);
@@ -103,19 +127,20 @@ SegmentCall::Outcome SequenceSupplier::take_segment(const std::string& tag, std:
                             range.start, range.end, state.taken_to));
     return gap("ZooKeeper's counter went back");
   }
-  state.taken_to = range.end;
   if (range.end - range.start < step) {
     // At the end of a bounded sequence: CosId counts its segment down from
     // the maximum it is told, so a shorter one would reach below it. Given
     // back if it is still the newest take (else a gap), for a smaller step.
-    auto back = give_back(*zk_, options_.root, tag, segment_taker_.run, range.start);
-    if (back && back.value()) state.taken_to = range.start;
+    // (taken_to stays: a give-back whose reply was lost may have landed,
+    // and the next take then starts at range.start, no rollback.)
+    (void)give_back(*zk_, options_.root, tag, segment_taker_.run, range.start);
     check_floor(*entry, state);
     return refusal(Why::exhausted,
                    fmt::format("sequence \"{}\" has {} number(s) left, fewer than the step of {}: "
                                "ask for {} at most",
                                tag, range.end - range.start, step, range.end - range.start));
   }
+  state.taken_to = range.end;
   HeldSequence& held = record_.tags[tag];
   if (held.to == 0) held.from = range.start;
   held.to = range.end;
@@ -127,6 +152,10 @@ SegmentCall::Outcome SequenceSupplier::take_segment(const std::string& tag, std:
   update_exhausted(*entry, state);
   if (!named) return gap("the holder node or the floor could not be read");
   if (entry->frozen.load(std::memory_order_acquire)) return gap("frozen meanwhile");
+  // A raise that landed between the take and the floor's read: acknowledged
+  // by check_floor (the buffer dropped through it), so nothing at or below
+  // it may go out now.
+  if (state.dropped_through >= range.start) return gap("seq raise lifted the floor into it");
   if (held_for_grace(read_at)) {
     return gap(
         "taken over a ZooKeeper connection still in coordinator.restore_grace_ms, whose counter "
@@ -137,7 +166,9 @@ SegmentCall::Outcome SequenceSupplier::take_segment(const std::string& tag, std:
   entry->gauges.segment_numbers.fetch_add(static_cast<std::uint64_t>(step),
                                           std::memory_order_relaxed);
   entry->gauges.fetches.fetch_add(1, std::memory_order_relaxed);
-  spdlog::debug("sequences: \"{}\": segment [{}, {}] handed out", tag, grant.first, grant.last);
+  // Said for the restore runbook: a segment's numbers are used from the
+  // caller's memory, after this run (and its holder node) may be gone.
+  spdlog::info("sequences: \"{}\": segment [{}, {}] handed out", tag, grant.first, grant.last);
   return grant;
 }
 

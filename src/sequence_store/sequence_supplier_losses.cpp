@@ -121,11 +121,14 @@ bool SequenceSupplier::restore_held() {
       it = restore_owed_.erase(it);
       continue;
     }
-    // Made again if gone: as this daemon knew it (its template and end), in
-    // ranges of what it held.
+    // Made again if gone: as this daemon knew it (its template, end and
+    // step), else in ranges of what it held (not for a tag known from a
+    // segment: a billion numbers each would be every take's least).
     const auto known = tags_.find(tag);
+    const bool shape_known = known != tags_.end() && known->second.shape_known;
     SequenceNode like = known != tags_.end() ? known->second.shape : SequenceNode{};
-    like.step = std::max<std::int64_t>(1, held.to - held.from);
+    like.step = shape_known ? std::max<std::int64_t>(1, like.step)
+                            : std::max<std::int64_t>(1, held.to - held.from);
     auto frozen = freeze_sequence_above(*zk_, options_.root, tag, held.to - 1, like);
     if (!frozen) {
       failed(frozen.error(), fmt::format("cannot freeze \"{}\"", tag));

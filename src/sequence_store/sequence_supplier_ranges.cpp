@@ -309,6 +309,7 @@ bool SequenceSupplier::learn_shape(SequenceEntry& entry, TagState& state,
     return false;
   }
   state.shape.end = node.end;
+  state.shape.step = node.step;      // a tag made again after a loss takes the same ranges
   state.shape.strict = node.strict;  // a strict tag made again after a loss is strict too
   if (state.shape_known) return true;
   state.shape_known = true;

@@ -103,7 +103,9 @@ const std::set<std::string, std::less<>> kDocumentedCodes{"bad_tag",
                                                           "leases_disabled",
                                                           "bad_pool",
                                                           "no_such_pool",
-                                                          "pool_conflict"};
+                                                          "pool_conflict",
+                                                          "sequence_frozen",
+                                                          "sequences_disabled"};
 // CosId's proxy API's own codes (docs/api.md, "CosId's proxy API").
 const std::set<std::string, std::less<>> kCosIdCodes{
     "400", "M-01", "M-02", "M-03", "no_such_sequence", "not_segmentable"};
@@ -285,6 +287,12 @@ struct Daemon {
   std::int64_t last_segment_max = 0;
   void grant_segments() {
     for (const auto& call : sequences.segments.take_all()) {
+      const SequenceEntry* e = sequences.find(call->tag());
+      if (!e || e->strict.strict() || e->periodic.load()) {
+        call->finish(SegmentRefusal{
+            e ? SegmentRefusal::Why::not_plain : SegmentRefusal::Why::no_sequence, "refused"});
+        continue;
+      }
       last_segment_max = next_segment + call->step() - 1;
       call->finish(SegmentGrant{next_segment, last_segment_max});
       next_segment = last_segment_max + 1;

@@ -838,3 +838,81 @@ TEST_CASE(
   }));
   supplier.stop();
 }
+
+namespace {
+
+// A segment of `step` numbers of `tag`, as the route asks the supplier.
+SegmentCall::Outcome ask_segment(SequenceRegistry& registry, const std::string& tag,
+                                 std::int64_t step) {
+  auto call = std::make_shared<SegmentCall>(tag, step);
+  REQUIRE(registry.segments.queue(call));
+  registry.request_refill();
+  REQUIRE(eventually([&] { return call->done(); }));
+  return *call->take_outcome();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sequence supplier: a segment asked over a connection in its restore grace is refused "
+    "before anything is taken, then served from where the counter stood",
+    "[sequence][cosid]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "seg", 1, 10));
+  auto options = options_for(zk, "runA");
+  options.restore_grace = 1500ms;
+  SequenceRegistry registry(4);
+  SequenceSupplier supplier(options, registry);
+  supplier.start();
+  REQUIRE(eventually([&] { return registry.find("seg") != nullptr; }));
+  const auto early = ask_segment(registry, "seg", 100);
+  const auto* refused = std::get_if<SegmentRefusal>(&early);
+  REQUIRE(refused);
+  CHECK(refused->why == SegmentRefusal::Why::unavailable);
+  CHECK(refused->message.find("restore grace") != std::string::npos);
+  const auto node = read_sequence(*admin, kSupplierRoot, "seg");
+  REQUIRE(node);
+  CHECK(node.value().node.next == 1);  // nothing taken, nothing spent
+  SegmentCall::Outcome later;
+  REQUIRE(eventually(
+      [&] {
+        later = ask_segment(registry, "seg", 100);
+        return std::holds_alternative<SegmentGrant>(later);
+      },
+      5s));
+  CHECK(std::get<SegmentGrant>(later).first == 1);
+  CHECK(std::get<SegmentGrant>(later).last == 100);
+  supplier.stop();
+}
+
+TEST_CASE(
+    "sequence supplier: a tag it held by a segment of a million, gone with ZooKeeper's data, is "
+    "made again frozen above it with the tag's own step",
+    "[sequence][cosid]") {
+  ZooKeeperServer zk;
+  auto admin = connect(zk);
+  REQUIRE(create_sequence(*admin, kSupplierRoot, "seg", 1, 10));
+  ClusterHistory history;
+  auto options = options_for(zk, "runA");
+  options.history = &history;
+  SequenceRegistry registry(4);
+  SequenceSupplier supplier(options, registry);
+  supplier.start();
+  REQUIRE(eventually([&] { return registry.find("seg") != nullptr; }));
+  const auto granted = ask_segment(registry, "seg", 1'000'000);
+  REQUIRE(std::holds_alternative<SegmentGrant>(granted));
+  CHECK(std::get<SegmentGrant>(granted).last == 1'000'000);
+  // As a wipe leaves it: the node and its floor child gone.
+  const std::string node = sequence_path(kSupplierRoot, "seg");
+  REQUIRE(admin->remove(node + "/floor", -1));
+  REQUIRE(admin->remove(node, -1));
+  REQUIRE(history.report(HistoryLoss::wiped, "a test's loss", 0));
+  REQUIRE(eventually([&] {
+    const auto again = read_sequence(*admin, kSupplierRoot, "seg");
+    return again && again.value().node.frozen && again.value().node.floor >= 1'000'000;
+  }));
+  const auto again = read_sequence(*admin, kSupplierRoot, "seg");
+  CHECK(again.value().node.step == 10);
+  supplier.stop();
+}
