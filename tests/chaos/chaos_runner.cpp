@@ -6,7 +6,8 @@
 // and the report.
 //
 //   chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K] [--worker-bits B]
-//                [--ensemble] [--strategy recycle|sequential|static] [--suspended K] [--out DIR]
+//                [--ensemble] [--strategy recycle|sequential|static] [--suspended K]
+//                [--holders H] [--out DIR]
 //
 // --strategy static: each daemon's worker ID from its config (0, 1, ...),
 // its sequences from ZooKeeper (sequences.enabled): what ZooKeeper's loss
@@ -18,6 +19,12 @@
 // --suspended K: the first K daemons run as on hosts that were suspended
 // (their CLOCK_BOOTTIME far ahead of CLOCK_MONOTONIC); needs root, else
 // they run as the others (plan.txt says so).
+//
+// --holders H: H lease holders (chaos/holders.hpp), generators in other
+// processes that lease worker IDs of the pool from the daemons and make IDs
+// in-process; their faults are drawn too (killed, frozen past the lease,
+// cut off from every daemon), and every ID they made is checked with the
+// daemons' (one ID space: nothing twice). Recycle mode only.
 //
 // Exit 0: every rule held; 1: a rule broken or a daemon crashed; 2: usage.
 
@@ -37,6 +44,7 @@
 #include "../support/wall_clock.hpp"
 #include "check.hpp"
 #include "cluster.hpp"
+#include "holders.hpp"
 #include "load.hpp"
 #include "nemesis.hpp"
 #include "runbook.hpp"
@@ -59,6 +67,7 @@ struct Options {
   bool ensemble = false;
   std::string strategy = "recycle";
   int suspended = 0;
+  int holders = 0;
   std::vector<std::string> faults;  // empty: every kind
   std::int64_t mean_gap_ms = 1200;
   std::filesystem::path out;
@@ -69,7 +78,7 @@ struct Options {
       << "chaos_runner: " << why
       << "\nusage: chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K>=4] "
          "[--worker-bits 2-4] [--ensemble] [--strategy recycle|sequential|static] [--suspended K] "
-         "[--faults KIND,...] "
+         "[--holders H] [--faults KIND,...] "
          "[--mean-gap-ms MS] [--out DIR]\n";
   std::exit(2);
 }
@@ -117,6 +126,8 @@ Options parse(int argc, char** argv) {
         o.strategy = value();
       else if (arg == "--suspended")
         o.suspended = std::stoi(value());
+      else if (arg == "--holders")
+        o.holders = std::stoi(value());
       else if (arg == "--faults")
         o.faults = split_kinds(value());
       else if (arg == "--mean-gap-ms")
@@ -141,6 +152,11 @@ Options parse(int argc, char** argv) {
   if (o.length < 20s) usage("a run is at least 20 seconds");
   if (o.suspended < 0 || o.suspended > o.daemons) usage("--suspended: 0 to --daemons");
   if (o.mean_gap_ms < 50) usage("--mean-gap-ms: at least 50");
+  if (o.holders < 0 || o.holders > 8) usage("--holders: 0 to 8");
+  if (o.holders > 0 && o.strategy != "recycle") usage("--holders: recycle mode only");
+  // The holders' worker IDs come from the daemons' pool, one kept free.
+  if (o.holders > 0 && o.daemons + o.holders + 1 > (1 << o.worker_bits))
+    usage("--holders: the pool (2^worker-bits) must hold the daemons, the holders and one more");
   if (o.out.empty())
     o.out = std::filesystem::path("build/chaos") /
             fmt::format("seed{}-{}", o.seed, wall_us_now() / 1'000'000);
@@ -150,15 +166,25 @@ Options parse(int argc, char** argv) {
 // Does the plan to the cluster, writing the schedule as it happened.
 class Nemesis {
  public:
-  Nemesis(ChaosCluster& cluster, const ChaosLoad& load, std::ofstream& schedule)
-      : cluster_(cluster), load_(load), schedule_(schedule), runbook_(cluster, load) {}
+  Nemesis(ChaosCluster& cluster, const ChaosLoad& load, std::ofstream& schedule,
+          ChaosHolders* holders, std::ofstream& holder_schedule)
+      : cluster_(cluster),
+        load_(load),
+        schedule_(schedule),
+        holders_(holders),
+        holder_schedule_(holder_schedule),
+        runbook_(cluster, load) {}
 
   void start(std::size_t i, const PlannedFault& f) {
     Applied a{f, wall_us_now(), 0, 0, nullptr, 0};
     if (f.kind == "floor_raise") start_floor(a, i);
     if (f.kind == "seq_raise") start_seq_raise(a, i);
     const int d = f.target;
-    if (f.kind == "net_stall")
+    if (f.kind.starts_with("holder_")) {
+      if (f.kind == "holder_kill") holders_->kill(d);
+      if (f.kind == "holder_pause") holders_->freeze(d, true);
+      if (f.kind == "holder_cut") holders_->cut_off(d, true);
+    } else if (f.kind == "net_stall")
       cluster_.stall(d, true);
     else if (f.kind == "net_delay")
       cluster_.delay(d, std::chrono::milliseconds(f.amount));
@@ -200,6 +226,19 @@ class Nemesis {
     Applied& a = it->second;
     const PlannedFault& f = a.plan;
     const int d = f.target;
+    if (f.kind.starts_with("holder_")) {
+      // Not the daemons' schedule, which the checker reads for their faults.
+      if (f.kind == "holder_kill") holders_->start(d);
+      if (f.kind == "holder_pause") holders_->freeze(d, false);
+      if (f.kind == "holder_cut") holders_->cut_off(d, false);
+      holder_schedule_ << to_json_line(Fault{f.kind, fmt::format("h{}", d), a.start_us,
+                                             wall_us_now(), f.describe()})
+                       << '\n';
+      holder_schedule_.flush();
+      ++applied_;
+      active_.erase(it);
+      return;
+    }
     if (f.kind == "net_stall")
       cluster_.stall(d, false);
     else if (f.kind == "net_delay")
@@ -304,6 +343,7 @@ class Nemesis {
           a.plan.kind, a.start_us,
           std::chrono::steady_clock::now() + std::chrono::milliseconds(a.plan.duration_ms), i);
     };
+    runbook_.take_baseline();  // before the loss: a loss counted after is this one
     if (a.plan.kind == "zk_wipe") {
       cluster_.zk_wipe();
       start_runbook();
@@ -393,6 +433,8 @@ class Nemesis {
   ChaosCluster& cluster_;
   const ChaosLoad& load_;
   std::ofstream& schedule_;
+  ChaosHolders* holders_;  // nullptr: none (no holder_* fault is planned then)
+  std::ofstream& holder_schedule_;
   std::map<std::size_t, Applied> active_;
   int applied_ = 0;
   LostDataRunbook runbook_;
@@ -430,18 +472,23 @@ int main(int argc, char** argv) {
   const int suspended = ::geteuid() == 0 ? o.suspended : 0;
   // The plan is the seed's alone: without root, disk-full faults are in it
   // but do nothing (plan.txt says so), so a seed replays the same elsewhere.
-  const NemesisOptions nemesis{
-      o.seed, o.length, o.daemons,     o.ensemble,
-      true,   o.faults, o.mean_gap_ms, /*static_workers=*/o.strategy == "static"};
+  const NemesisOptions nemesis{o.seed,
+                               o.length,
+                               o.daemons,
+                               o.ensemble,
+                               true,
+                               o.faults,
+                               o.mean_gap_ms,
+                               /*static_workers=*/o.strategy == "static",
+                               o.holders};
   const auto plan = plan_faults(nemesis);
   {
     std::ofstream p(o.out / "plan.txt");
     p << fmt::format(
-        "seed {} length {} s daemons {} ({} of {} on suspended hosts{}) {} {} disk_full {} faults "
-        "{} "
-        "mean gap {} ms\n",
+        "seed {} length {} s daemons {} ({} of {} on suspended hosts{}) holders {} {} {} disk_full "
+        "{} faults {} mean gap {} ms\n",
         o.seed, o.length.count() / 1000, o.daemons, suspended, o.suspended,
-        suspended < o.suspended ? ": the rest needs root" : "", o.strategy,
+        suspended < o.suspended ? ": the rest needs root" : "", o.holders, o.strategy,
         o.ensemble ? "ensemble" : "standalone",
         tmpfs ? "yes" : "no: needs root, disk_full faults do nothing",
         o.faults.empty() ? std::string("all") : fmt::format("{}", fmt::join(o.faults, ",")),
@@ -456,6 +503,8 @@ int main(int argc, char** argv) {
             << std::flush;
 
   std::vector<std::string> crashes;
+  std::vector<Answer> holder_answers;
+  std::int64_t reclaim_after_ms = kChaosReclaimAfterMs;
   // The daily sequence's midnight in the middle of the load (which starts
   // once the cluster is ready, a few seconds on).
   const auto midnight_in = 5s + o.length / 2;
@@ -463,8 +512,9 @@ int main(int argc, char** argv) {
   std::int64_t midnight_ms = 0;              // real time
   std::int64_t load_from_ms = 0;
   {
-    ChaosCluster cluster(
-        {o.daemons, o.ensemble, o.strategy, o.out, tmpfs, o.worker_bits, midnight_in, suspended});
+    ChaosCluster cluster({o.daemons, o.ensemble, o.strategy, o.out, tmpfs, o.worker_bits,
+                          midnight_in, suspended, /*lease_holders=*/o.holders > 0});
+    reclaim_after_ms = cluster.reclaim_after_ms();
     days = days_around_midnight(cluster);
     midnight_ms = cluster.midnight_real_ms();
     std::ofstream(o.out / "plan.txt", std::ios::app)
@@ -480,8 +530,11 @@ int main(int argc, char** argv) {
     load_from_ms = test::wall_ms_now();
     HistoryWriter history(o.out / "history.jsonl", cluster.layout());
     std::ofstream schedule(o.out / "schedule.jsonl");
+    std::ofstream holder_schedule(o.out / "holder_schedule.jsonl");
+    std::unique_ptr<ChaosHolders> holders;
+    if (o.holders > 0) holders = std::make_unique<ChaosHolders>(cluster, o.holders, o.out);
     ChaosLoad load(cluster, history, o.seed);
-    Nemesis nemesis_runner(cluster, load, schedule);
+    Nemesis nemesis_runner(cluster, load, schedule, holders.get(), holder_schedule);
 
     struct Event {
       std::int64_t at_ms;
@@ -519,23 +572,40 @@ int main(int argc, char** argv) {
     }
     nemesis_runner.finish();
     load.stop();
-    crashes = cluster.shut_down();
+    if (holders) {
+      // Before the daemons: a holder gives its lease back at SIGTERM.
+      crashes = holders->shut_down();
+      holder_answers = holders->answers();
+    }
+    for (auto& c : cluster.shut_down()) crashes.push_back(std::move(c));
   }
 
   std::ifstream history_in(o.out / "history.jsonl");
   std::ifstream schedule_in(o.out / "schedule.jsonl");
-  const History history = read_history(history_in);
+  History history = read_history(history_in);
+  // The holders' IDs with the daemons': one ID space.
+  std::uint64_t holder_ids = 0;
+  for (Answer& a : holder_answers) {
+    for (const IdRun& r : a.ids) holder_ids += r.count;
+    history.answers.push_back(std::move(a));
+  }
   const auto schedule = read_schedule(schedule_in);
   const auto layout =
       IdLayout::create(chaos_layout(o.worker_bits), chaos_layout(o.worker_bits).epoch_ms).value();
   // A killed daemon's worker ID serves again within its down time, the
   // session's end and reclaim_after, plus 5 s for a start and the reaper's
   // and the standbys' heartbeats on two cores busy with ASan daemons.
-  const ReclaimBound reclaim{kChaosSessionTimeoutMs + kChaosReclaimAfterMs + 5000,
+  const ReclaimBound reclaim{kChaosSessionTimeoutMs + reclaim_after_ms + 5000,
                              kChaosSessionTimeoutMs};
   const CheckReport report = check(history, schedule, layout, reclaim);
   std::string text =
       fmt::format("seed {}: {} faults applied\n", o.seed, schedule.size()) + to_text(report);
+  if (o.holders > 0) {
+    text += fmt::format("holders: {} IDs made in {} holder run(s), checked with the daemons'\n",
+                        holder_ids, holder_answers.size());
+    // A run with holders that made no ID checked nothing of them.
+    if (holder_ids == 0) text += "FAILED: the lease holders made no ID\n";
+  }
   for (const auto& c : crashes) text += "CRASH: " + c + "\n";
   std::string crossed = crossed_midnight(report, days);
   if (!crossed.empty() && load_from_ms > midnight_ms) {
@@ -545,5 +615,6 @@ int main(int argc, char** argv) {
   text += crossed;
   std::ofstream(o.out / "report.txt") << text;
   std::cout << text << "record: " << o.out.string() << '\n';
-  return report.ok() && crashes.empty() && crossed.empty() ? 0 : 1;
+  const bool holders_ok = o.holders == 0 || holder_ids > 0;
+  return report.ok() && crashes.empty() && crossed.empty() && holders_ok ? 0 : 1;
 }

@@ -152,7 +152,8 @@ void ChaosCluster::write_config_file(const std::filesystem::path& path, const st
         {"advertise", fmt::format("chaos-d{}:9000", index)},
         {"heartbeat_interval_ms", 300},
         {"lease_timeout_ms", 1500},
-        {"reclaim_after_ms", kChaosReclaimAfterMs},
+        {"reclaim_after_ms",
+         options_.lease_holders ? kChaosHolderReclaimAfterMs : kChaosReclaimAfterMs},
         {"safety_margin_ms", 500},
         {"max_skew_ms", 2000},
         {"max_boot_wait_ms", 2000},
@@ -179,6 +180,11 @@ void ChaosCluster::write_config_file(const std::filesystem::path& path, const st
     // issues nothing: 0); sequences from ZooKeeper, asked for.
     c["coordinator"]["static_worker_id"] = index < (1 << options_.worker_bits) ? index : 0;
     c["sequences"]["enabled"] = true;
+  }
+  if (options_.lease_holders) {
+    // One free worker ID kept for a daemon that restarts on a fresh state
+    // dir (the others hold theirs).
+    c["leases"] = {{"enabled", true}, {"reserved_worker_ids", 1}, {"max_duration_ms", 1500}};
   }
   // The epoch as Unix ms: the layout's JSON spells it epoch_ms.
   c["layout"]["epoch"] = c["layout"]["epoch_ms"];

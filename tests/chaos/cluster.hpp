@@ -45,12 +45,19 @@ struct ClusterOptions {
   // (kSuspendedForEnv: CLOCK_BOOTTIME 1000 s, 1100 s, ... ahead of
   // CLOCK_MONOTONIC; root only).
   int suspended = 0;
+  // The daemons lease worker IDs to generators in other processes
+  // (chaos/holders.hpp): leases.enabled, the pool's first `daemons` worker
+  // IDs left to them, and a reclaim long enough for a lease (the longest,
+  // 1.5 s, must end before the reaper's reclaim_after less the margin and
+  // the skew bound: kChaosHolderReclaimAfterMs).
+  bool lease_holders = false;
 };
 
 // The daemons' timings that bound how soon a dead one's worker ID serves
 // again (ReclaimBound).
 constexpr std::int64_t kChaosSessionTimeoutMs = 2000;
 constexpr std::int64_t kChaosReclaimAfterMs = 2500;
+constexpr std::int64_t kChaosHolderReclaimAfterMs = 4000;
 
 // The layout chaos daemons use: 2 worker bits by default, so the pool is
 // small and worker IDs pass between daemons often; the sequence field takes
@@ -118,6 +125,13 @@ class ChaosCluster {
   // How far ahead of real time daemon `d`'s wall clock was, at most, during
   // [from_us, to_us] (real clock, us): the base offset and the faults'.
   std::int64_t max_clock_offset_ms(int d, std::int64_t from_us, std::int64_t to_us) const;
+  // coordinator.reclaim_after_ms, as configured.
+  std::int64_t reclaim_after_ms() const {
+    return options_.lease_holders ? kChaosHolderReclaimAfterMs : kChaosReclaimAfterMs;
+  }
+  // What a lease holder runs with: the cluster's clock (its leases' first
+  // and last timestamps are by it), as an operator's command does.
+  std::map<std::string, std::string> holder_env() const { return command_env(); }
   // How far every clock of the cluster is ahead of real time (ms; behind
   // if negative), and the real time (Unix ms) at which they read midnight.
   std::int64_t base_offset_ms() const { return base_offset_ms_; }

@@ -38,14 +38,25 @@ constexpr Kind kKinds[] = {
     // lost or restored its data"): rare, as each fences the cluster.
     {"zk_wipe", 1},
     {"zk_restore", 1},
+    // A lease holder (chaos/holders.hpp) killed without giving back, frozen
+    // past its lease, or cut off from every daemon while it runs: drawn
+    // only when there are holders.
+    {"holder_kill", 2},
+    {"holder_pause", 2},
+    {"holder_cut", 2},
 };
 
-bool is_process(const std::string& k) { return k == "kill" || k == "pause" || k == "term"; }
+bool is_process(const std::string& k) {
+  return k == "kill" || k == "pause" || k == "term" || k == "holder_kill" || k == "holder_pause";
+}
+bool is_holder(const std::string& k) { return k.starts_with("holder_"); }
+// The busy map's key of holder `h`, apart from the daemons'.
+constexpr int kHolderKeys = 1'000'000;
 bool is_zk(const std::string& k) { return k.starts_with("zk_"); }
 // Faults of one class on one daemon do not overlap.
 std::string fault_class(const std::string& k) {
   if (is_process(k)) return "process";
-  if (k == "seq_lose_reply") return "net";
+  if (k == "seq_lose_reply" || k == "holder_cut") return "net";
   return k.substr(0, k.find('_'));  // net, clock, disk
 }
 
@@ -59,7 +70,9 @@ class Planner {
     if (!any_allowed()) return {};
     for (std::int64_t at = gap(); at < end; at += gap()) {
       const std::string kind = draw_kind();
-      for (auto& f : make(kind, at, end)) out.push_back(std::move(f));
+      for (auto& f : make(kind, at, end)) {
+        if (!f.kind.empty()) out.push_back(std::move(f));
+      }
     }
     std::stable_sort(out.begin(), out.end(), [](const PlannedFault& a, const PlannedFault& b) {
       return a.at_ms < b.at_ms;
@@ -102,6 +115,7 @@ class Planner {
   bool allowed(const std::string& kind) const {
     if (kind == "disk_full" && !o_.disk_full) return false;
     if (kind == "floor_raise" && o_.static_workers) return false;
+    if (is_holder(kind) && o_.holders <= 0) return false;
     return o_.only_kinds.empty() ||
            std::find(o_.only_kinds.begin(), o_.only_kinds.end(), kind) != o_.only_kinds.end();
   }
@@ -156,6 +170,7 @@ class Planner {
       seq_raise_busy_until_ = at + f.duration_ms;
       return {f};
     }
+    if (is_holder(kind)) return {make_holder_fault(kind, at, end)};
     if (kind == "cut_off_and_jump") {  // the fault that broke the first build
       const std::int64_t duration = clamp(uniform(2000, 6000));
       const int d = free_daemon("net_stall", at, duration);
@@ -186,6 +201,24 @@ class Planner {
     f.target = free_daemon(kind, at, f.duration_ms);
     if (f.target < 0) return {};
     return {f};
+  }
+
+  // A holder's fault (none, kind "", if every holder is busy then). Its
+  // lease is 1.5 s: a pause of up to 4 s outlasts it about half the time.
+  PlannedFault make_holder_fault(const std::string& kind, std::int64_t at, std::int64_t end) {
+    std::int64_t duration = kind == "holder_kill"    ? uniform(100, 3000)
+                            : kind == "holder_pause" ? uniform(300, 4000)
+                                                     : uniform(500, 5000);
+    duration = std::min(duration, end - at);
+    const int first = static_cast<int>(uniform(0, o_.holders - 1));
+    for (int i = 0; i < o_.holders; ++i) {
+      const int h = (first + i) % o_.holders;
+      if (is_free(kHolderKeys + h, kind, at)) {
+        book(kHolderKeys + h, kind, at + duration);
+        return PlannedFault{at, duration, kind, h};
+      }
+    }
+    return PlannedFault{at, 0, "", -1};
   }
 
   // A wipe: ZooKeeper back empty at `at`. A restore: a backup taken at
@@ -240,7 +273,8 @@ std::string PlannedFault::describe() const {
   std::string what = fmt::format(
       "{} {}", kind,
       kind.starts_with("zk_") ? (target < 0 ? std::string("leader") : fmt::format("zk{}", target))
-                              : fmt::format("d{}", target));
+      : kind.starts_with("holder_") ? fmt::format("h{}", target)
+                                    : fmt::format("d{}", target));
   if (duration_ms > 0) what += fmt::format(" for {} ms", duration_ms);
   if (kind == "clock_step") what += fmt::format(", {:+} ms", amount);
   if (kind == "clock_slew") what += fmt::format(", {:+} ppm", amount);

@@ -15,7 +15,8 @@ struct PlannedFault {
   std::int64_t at_ms = 0;        // from the start of the load
   std::int64_t duration_ms = 0;  // 0: instant
   std::string kind;
-  int target = 0;           // a daemon's index; for zk_*: a server's index, -1 the leader
+  int target = 0;           // a daemon's index; for holder_*: a lease holder's; for zk_*: a
+                            // server's index, -1 the leader
                             // (zk_wipe, zk_restore, zk_backup: every server);
                             // floor_raise: -1 (the cluster); seq_raise: which of the load's
                             // sequences (0 or 1)
@@ -43,13 +44,18 @@ struct NemesisOptions {
   // of, and no kill that restarts on a fresh state dir (their state file is
   // all that remembers the last time used: docs/configuration.md).
   bool static_workers = false;
+  // Lease holders (generators in other processes leasing worker IDs:
+  // chaos/holders.hpp): with any, their faults are drawn too (holder_kill,
+  // holder_pause, holder_cut); with none, none is, and a seed's plan is
+  // what it always was.
+  int holders = 0;
 };
 
 // Every kind the plan may hold.
 const std::vector<std::string>& fault_kinds();
 // The kinds a plan draws (NemesisOptions::only_kinds picks among them):
 // cut_off_and_jump is drawn and planned as a net_stall and a clock_step;
-// zk_backup comes with each zk_restore.
+// zk_backup comes with each zk_restore. holder_* only with holders.
 const std::vector<std::string>& drawn_kinds();
 
 // Deterministic in the options. No two process faults (kill, pause, term) on

@@ -171,6 +171,24 @@ void LostDataRunbook::raise_daily(const std::string& after, std::size_t index,
   out.note += fmt::format(", \"{}\" thawed: exit {}", tag, thawed);
 }
 
+void LostDataRunbook::take_baseline() {
+  for (int d = 0; d < cluster_.daemons(); ++d) {
+    if (!cluster_.is_up(d)) continue;  // judged by its run, or counted when back
+    std::optional<test::HttpReply> reply;
+    try {
+      reply = test::http_get(cluster_.port(d), "/status");
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (!reply || reply->status != 200) continue;
+    const auto status = nlohmann::json::parse(reply->body, nullptr, false);
+    const auto& losses = cluster_field(status, "history_losses");
+    if (!losses.is_number_unsigned()) continue;
+    std::lock_guard lock(mutex_);
+    losses_seen_[d] = {cluster_.run(d), losses.get<std::uint64_t>()};
+  }
+}
+
 std::string LostDataRunbook::await_noticed(std::int64_t loss_us,
                                            const std::vector<int>& runs_at_loss) {
   const auto deadline = std::chrono::steady_clock::now() + kNoticeWithin;

@@ -41,6 +41,12 @@ class LostDataRunbook {
 
   // Starts the runbook for a loss of `kind` (zk_wipe, zk_restore) that
   // happened at `loss_us` (real clock); the sequences wait for `planned_end`.
+  // Each daemon's count of losses as its /status says it now, just before
+  // ZooKeeper loses its data: a loss counted later is this one. (Counted
+  // lazily instead, a daemon the last runbook judged by the fence it saw,
+  // whose count of that loss came later, passed for having noticed the next
+  // one while cut off from ZooKeeper: seed 29 with holders.)
+  void take_baseline();
   std::future<RunbookOutcome> start(const std::string& kind, std::int64_t loss_us,
                                     std::chrono::steady_clock::time_point planned_end,
                                     std::size_t index);

@@ -9,7 +9,12 @@
 // gives the lease back with its last stamp.
 //
 //   lease_holder --servers PORT[,PORT...] --out FILE [--holder NAME]
-//                [--duration-ms N] [--batch N] [--pause-ms N]
+//                [--duration-ms N] [--batch N] [--pause-ms N] [--timeout-ms N]
+//
+// --timeout-ms: how long one request waits for a daemon before the next is
+// tried (2000); a holder cut off from every daemon waits that long for
+// each, making no ID meanwhile, so the chaos runner's holders wait little
+// and make IDs between their attempts up to their deadline.
 //
 // Exit 0 after SIGTERM; 2: usage. What it did is on stderr, a line an event.
 
@@ -46,6 +51,7 @@ struct Options {
   std::int64_t duration_ms = 1500;
   int batch = 20;
   std::int64_t pause_ms = 5;
+  std::int64_t timeout_ms = 2000;
 };
 
 std::optional<Options> parse(int argc, char** argv) {
@@ -72,6 +78,8 @@ std::optional<Options> parse(int argc, char** argv) {
       o.batch = std::stoi(value);
     } else if (key == "--pause-ms") {
       o.pause_ms = std::stoll(value);
+    } else if (key == "--timeout-ms") {
+      o.timeout_ms = std::stoll(value);
     } else {
       return std::nullopt;
     }
@@ -125,7 +133,7 @@ class Holder {
     for (std::size_t i = 0; i < o_.servers.size(); ++i) {
       const unsigned short port = o_.servers[(next_ + i) % o_.servers.size()];
       try {
-        test::HttpConnection c(port, "127.0.0.1", std::chrono::milliseconds(2000));
+        test::HttpConnection c(port, "127.0.0.1", std::chrono::milliseconds(o_.timeout_ms));
         auto r = c.request(target, method);
         if (r && r->status != 503) {
           next_ = (next_ + i) % o_.servers.size();
@@ -247,7 +255,7 @@ int main(int argc, char** argv) {
   const auto options = parse(argc, argv);
   if (!options) {
     std::cerr << "usage: lease_holder --servers PORT[,PORT...] --out FILE [--holder NAME] "
-                 "[--duration-ms N] [--batch N] [--pause-ms N]\n";
+                 "[--duration-ms N] [--batch N] [--pause-ms N] [--timeout-ms N]\n";
     return 2;
   }
   std::signal(SIGTERM, on_term);

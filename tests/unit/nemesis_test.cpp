@@ -100,7 +100,8 @@ TEST_CASE("nemesis: a long plan holds every kind, disk_full only where it can be
           "[nemesis]") {
   std::set<std::string> kinds;
   bool stalled_and_jumped = false;
-  const auto plan = plan_faults({.seed = 3, .length = 30min, .daemons = 4, .ensemble = true});
+  const auto plan =
+      plan_faults({.seed = 3, .length = 30min, .daemons = 4, .ensemble = true, .holders = 2});
   for (const auto& f : plan) kinds.insert(f.kind);
   for (std::size_t i = 0; i + 1 < plan.size(); ++i) {
     for (std::size_t j = i + 1;
@@ -142,4 +143,24 @@ TEST_CASE("nemesis: only the kinds asked for, as far apart as asked", "[nemesis]
                      .disk_full = false,
                      .only_kinds = {"disk_full"}})
             .empty());
+}
+
+TEST_CASE(
+    "nemesis: holder faults only with holders, each on a holder, one holder's never overlapping",
+    "[nemesis]") {
+  for (const auto& f : plan_faults({.seed = 7, .length = 10min, .daemons = 4})) {
+    CHECK_FALSE(f.kind.starts_with("holder_"));
+  }
+  std::map<int, std::int64_t> busy_until;
+  int drawn = 0;
+  for (const auto& f : plan_faults({.seed = 7, .length = 10min, .daemons = 4, .holders = 2})) {
+    if (!f.kind.starts_with("holder_")) continue;
+    ++drawn;
+    INFO(f.describe());
+    CHECK((f.target == 0 || f.target == 1));
+    CHECK(f.duration_ms > 0);
+    CHECK(f.at_ms >= busy_until[f.target]);
+    busy_until[f.target] = f.at_ms + f.duration_ms;
+  }
+  CHECK(drawn >= 20);
 }
