@@ -48,7 +48,12 @@ case "${1:-}" in
 esac
 has_suite() { [[ " ${suites[*]} " == *" $1 "* ]]; }
 
+# Each suite's wall time, said as it ends (CI keeps a fresh machine's run
+# under 50 minutes: where it goes is the first thing to know).
+run_started=$SECONDS
+suite_started=$SECONDS
 bash scripts/install-deps.sh
+echo "== test: set-up took $((SECONDS - run_started)) s"
 # The live suite's Debian root (debootstrap, once per machine: mostly
 # downloads) is made in the background meanwhile, so that it overlaps the
 # builds instead of following them; the live suite waits for it (a lock) or
@@ -94,7 +99,9 @@ stop_background() {
   for pid in $model_pid "${build_pid[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
 }
 trap stop_background EXIT
+took() { echo "== test: $1 took $((SECONDS - suite_started)) s ($((SECONDS - run_started)) s in all)"; suite_started=$SECONDS; }
 for suite in "${suites[@]}"; do
+  suite_started=$SECONDS
   if [ "$suite" = model ]; then
     mapfile -d '' -t args < <(alone_args "$@")
     if has_suite live && [ "$(id -u)" -eq 0 ]; then
@@ -103,21 +110,25 @@ for suite in "${suites[@]}"; do
       model_pid=$!
     else
       bash scripts/model-check.sh "${args[@]}"
+      took model
     fi
     continue
   fi
   if [ "$suite" = lint ]; then
     bash scripts/lint.sh
+    took lint
     continue
   fi
   if [ "$suite" = live ]; then
     if [ ${#suites[@]} -eq 1 ]; then bash scripts/live-test.sh "$@"; else bash scripts/live-test.sh; fi
+    took live
     continue
   fi
   if [ "$suite" = fuzz ]; then
     # ARGS are ctest's unless --fuzz asked for this suite alone.
     await_build fuzz
     if [ ${#suites[@]} -eq 1 ]; then bash scripts/fuzz.sh "$@"; else bash scripts/fuzz.sh; fi
+    took fuzz
     continue
   fi
   await_build "$suite"
@@ -132,6 +143,7 @@ for suite in "${suites[@]}"; do
     export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/tsan.supp"
     (cd build/tsan && ctest --output-on-failure -j"$(nproc)" -L 'unit|integration|e2e' "$@")
   fi
+  took "$suite (its build and tests)"
 done
 if [ -n "$model_pid" ]; then
   echo "== the model check (it ran beside the live suite):"
@@ -140,4 +152,6 @@ if [ -n "$model_pid" ]; then
   model_pid=
   cat build/model-check.log
   [ "$model_status" -eq 0 ] || { echo "test: the model check failed"; exit 1; }
+  took "the wait for the model check"
 fi
+echo "== test: every suite passed in $((SECONDS - run_started)) s"

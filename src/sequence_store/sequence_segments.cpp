@@ -38,7 +38,8 @@ void SequenceSupplier::serve_segments() {
   }
 }
 
-SegmentCall::Outcome SequenceSupplier::take_segment(const std::string& tag, std::int64_t step) {
+std::variant<SequenceEntry*, SegmentRefusal> SequenceSupplier::segment_entry(
+    const std::string& tag) {
   using Why = SegmentRefusal::Why;
   const bool connected = zk_ && zk_->connected();
   SequenceEntry* entry = registry_.find(tag);
@@ -66,7 +67,7 @@ SegmentCall::Outcome SequenceSupplier::take_segment(const std::string& tag, std:
                                                       : "restarts each period",
                                tag));
   }
-  TagState& state = tags_[tag];
+  const TagState& state = tags_[tag];
   if (entry->frozen.load(std::memory_order_acquire)) {
     return refusal(Why::frozen,
                    fmt::format("sequence \"{}\" is frozen: ZooKeeper lost or rolled back some of "
@@ -85,32 +86,45 @@ SegmentCall::Outcome SequenceSupplier::take_segment(const std::string& tag, std:
                                "(coordinator.restore_grace_ms): ask again",
                                std::chrono::ceil<std::chrono::milliseconds>(left).count()));
   }
+  return entry;
+}
+
+SegmentRefusal SequenceSupplier::segment_refused(SequenceEntry& entry, TagState& state,
+                                                 const CoordError& e) {
+  using Why = SegmentRefusal::Why;
+  const std::string& tag = entry.tag;
+  take_refused(entry, state, e);  // learns what a buffer's take would (frozen, strict, ...)
+  // Gone though we held some: a loss, which froze it (not "make it").
+  if (entry.frozen.load(std::memory_order_acquire)) {
+    return refusal(Why::frozen, fmt::format("sequence \"{}\" is frozen: ZooKeeper lost some of "
+                                            "the cluster's history (seq raise thaws it)",
+                                            tag));
+  }
+  switch (e.code) {
+    case CoordErrc::frozen:
+      return refusal(Why::frozen, e.message);
+    case CoordErrc::sequence_exhausted:
+      return refusal(Why::exhausted, e.message);
+    case CoordErrc::no_sequence:
+      return refusal(Why::no_sequence, e.message);
+    case CoordErrc::periodic:
+    case CoordErrc::strict:
+      return refusal(Why::not_plain, e.message);
+    default:
+      return refusal(Why::unavailable, e.message);
+  }
+}
+
+SegmentCall::Outcome SequenceSupplier::take_segment(const std::string& tag, std::int64_t step) {
+  using Why = SegmentRefusal::Why;
+  auto found = segment_entry(tag);
+  if (auto* no = std::get_if<SegmentRefusal>(&found)) return std::move(*no);
+  SequenceEntry* entry = std::get<SequenceEntry*>(found);
+  TagState& state = tags_[tag];
   const std::int64_t before = options_.history ? options_.history->highest_zxid() : 0;
   SequenceNode taken_from;
   auto taken = take_range(*zk_, options_.root, tag, segment_taker_, step, &taken_from);
-  if (!taken) {
-    const CoordError& e = taken.error();
-    take_refused(*entry, state, e);  // learns what a buffer's take would (frozen, strict, ...)
-    // Gone though we held some: a loss, which froze it (not "make it").
-    if (entry->frozen.load(std::memory_order_acquire)) {
-      return refusal(Why::frozen, fmt::format("sequence \"{}\" is frozen: ZooKeeper lost some of "
-                                              "the cluster's history (seq raise thaws it)",
-                                              tag));
-    }
-    switch (e.code) {
-      case CoordErrc::frozen:
-        return refusal(Why::frozen, e.message);
-      case CoordErrc::sequence_exhausted:
-        return refusal(Why::exhausted, e.message);
-      case CoordErrc::no_sequence:
-        return refusal(Why::no_sequence, e.message);
-      case CoordErrc::periodic:
-      case CoordErrc::strict:
-        return refusal(Why::not_plain, e.message);
-      default:
-        return refusal(Why::unavailable, e.message);
-    }
-  }
+  if (!taken) return segment_refused(*entry, state, taken.error());
   const SequenceTake& range = taken.value();
   const auto gap = [&](std::string why) {
     spdlog::warn("sequences: \"{}\": the segment [{}, {}) is not handed out ({}): a gap", tag,

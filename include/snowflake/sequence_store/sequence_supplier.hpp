@@ -51,6 +51,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "snowflake/base/clock.hpp"
@@ -247,6 +248,10 @@ class SequenceSupplier {
   // (registry_.segments), each taken and answered, or refused.
   void serve_segments();
   SegmentCall::Outcome take_segment(const std::string& tag, std::int64_t step);
+  // The tag's entry, if a segment of it may be taken now (else why not).
+  std::variant<SequenceEntry*, SegmentRefusal> segment_entry(const std::string& tag);
+  // A take refused: what the caller is told (and learned as a buffer's take would).
+  SegmentRefusal segment_refused(SequenceEntry& entry, TagState& state, const CoordError& e);
   // Every entry it supplies: the registry's tags and the periods' slots.
   std::vector<SequenceEntry*> supplied_entries() const;
   // A tag's entry, or a period's ("<tag>@<key>") while it holds one.
