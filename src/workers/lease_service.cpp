@@ -121,15 +121,7 @@ void LeaseService::run() {
         queue_.pop_front();
       }
     }
-    if (call) {
-      if (call->request().kind == LeaseRequest::Kind::take && call->abandoned()) {
-        // Its asker was told 503 already: a worker ID taken now would be
-        // nobody's until the reaper takes it back.
-        call->finish(LeaseRefusal{LeaseRefusal::Why::unavailable, "asked too long ago"});
-      } else {
-        call->finish(outcome_of(serve(call->request())));
-      }
-    }
+    if (call) answer(*call);
     if (BootClock::now() >= next_reap) {
       next_reap = BootClock::now() + options_.named.reap_every;
       // Nothing judged while we may not issue (cut off, fenced): ZooKeeper's
@@ -138,6 +130,31 @@ void LeaseService::run() {
       if (auto session = current_session()) reap_named(*session.value());
     }
   }
+}
+
+void LeaseService::answer(LeaseCall& call) {
+  if (call.request().kind == LeaseRequest::Kind::take && call.abandoned()) {
+    // Its asker was told 503 already: a worker ID taken now would be
+    // nobody's until the reaper takes it back.
+    call.finish(LeaseRefusal{LeaseRefusal::Why::unavailable, "asked too long ago"});
+    return;
+  }
+  call.finish(outcome_of(serve(call.request())));
+}
+
+bool LeaseService::answer_queued(const ZkSession& reaping) {
+  // Only over the session the pass reads with: a new one would drop the
+  // pools the pass holds (current_session forgets them).
+  const auto session = options_.session ? options_.session() : nullptr;
+  const bool same_session = session.get() == &reaping && !session->gone();
+  std::deque<std::shared_ptr<LeaseCall>> queued;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return false;  // the pass ends here; run() answers the rest
+    if (same_session) queued.swap(queue_);
+  }
+  for (const auto& call : queued) answer(*call);
+  return true;
 }
 
 Result<std::shared_ptr<ZkSession>, CoordError> LeaseService::current_session() {
@@ -306,7 +323,11 @@ void LeaseService::reap_named(ZkSession& zk) {
       if (!now) return CoordError::from(now.error());
       return now.value();
     };
-    auto reaped = pool.reclaim_stale(zk, zk_now, options_.named.reclaim_after, std::nullopt);
+    // Takes and renewals are answered between its batches: a pass over a
+    // 16-bit pool's leases reads up to 65,536 nodes (seconds), and a
+    // renewal that waited it out would come too late.
+    auto reaped = pool.reclaim_stale(zk, zk_now, options_.named.reclaim_after, std::nullopt,
+                                     [&] { return answer_queued(zk); });
     if (!reaped) {
       spdlog::warn("leases: pool \"{}\" not reaped this pass: {}", name, reaped.error().message);
       continue;

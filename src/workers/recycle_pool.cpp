@@ -445,7 +445,8 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
 
 Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
     ZkSession& zk, const std::function<Result<std::int64_t, CoordError>()>& zk_now,
-    std::chrono::milliseconds reclaim_after, std::optional<std::uint32_t> our_worker_id) {
+    std::chrono::milliseconds reclaim_after, std::optional<std::uint32_t> our_worker_id,
+    const std::function<bool()>& between_batches) {
   // Candidates first, by two listings: an inuse node whose owner's session
   // holds its alive node is not reclaimable, however old its last write
   // (rule 6), so only the others are read. At rest that is none: two reads
@@ -472,6 +473,7 @@ Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
   // fails each once. Each batch reads the count, then its nodes, so a move
   // elsewhere costs that batch a reading, not the pass.
   for (std::size_t first = 0; first < candidates.size(); first += kReclaimBatch) {
+    if (first > 0 && between_batches && !between_batches()) break;
     const std::size_t n = std::min(kReclaimBatch, candidates.size() - first);
     BOOST_OUTCOME_TRY(
         reclaim_batch(zk, {candidates.data() + first, n}, now_ms, reclaim_after, result));

@@ -17,6 +17,7 @@
 #include "../support/daemon.hpp"
 #include "../support/http_client.hpp"
 #include "../support/polling.hpp"
+#include "../support/wall_clock.hpp"
 #include "../support/zookeeper_server.hpp"
 #include "cluster.hpp"
 #include "lease_holder.hpp"
@@ -263,4 +264,60 @@ TEST_CASE(
             a, {"forget", std::to_string(sony["worker_id"].get<std::uint32_t>()), "--pool", "sony"})
             .status.code == 0);
   CHECK(json::parse(lease_cli(a, {"list", "--json"}).out).empty());
+}
+
+TEST_CASE(
+    "leases: a 16-bit pool (sonyflake's machine ID) is made by its first take, leases up to worker "
+    "ID 65535, then refuses pool_exhausted",
+    "[coord][leases]") {
+  ZooKeeperServer zk;
+  TempDir state;
+  json config = pools_config(zk, state, /*new_pools=*/false);
+  config["leases"]["pools"] = {{"sonyflake", {{"worker_bits", 16}}}};
+  Daemon a(config.dump());
+  wait_ready(a);
+  // The first take makes the pool's 65,536 nodes (in multis): answered, if
+  // not within the answer's wait then at a later ask.
+  json first;
+  REQUIRE(eventually(
+      [&] {
+        const auto r = ask_lease(a, "POST", "/v1/leases?holder=first&pool=sonyflake");
+        if (!r || r->status != 200) return false;
+        first = json::parse(r->body);
+        return true;
+      },
+      60s));
+  CHECK(first["worker_bits"] == 16);
+  const auto first_id = first["worker_id"].get<std::uint32_t>();
+  // Every other worker ID but one at the top taken by holders of long
+  // leases, written straight into ZooKeeper as a take writes them.
+  const std::uint32_t last_free = first_id == 65535 ? 65534 : 65535;
+  auto admin = connect(zk);
+  const std::string pool = pool_node("sonyflake") + "/pool";
+  coord::InuseData held;
+  held.owner = {"filler", 0, 0, "lease:filler"};
+  held.ts = test::wall_ms_now();
+  held.lease_ms = 600'000;
+  const std::string data = coord::encode(held);
+  std::vector<coord::ZkOp> batch;
+  for (std::uint32_t id = 0; id <= 65535; ++id) {
+    if (id != first_id && id != last_free) {
+      batch.push_back(coord::ZkOp::remove(fmt::format("{}/notuse/{}", pool, id), -1));
+      batch.push_back(coord::ZkOp::create(fmt::format("{}/inuse/{}", pool, id), data));
+    }
+    if (batch.size() >= 1000 || (id == 65535 && !batch.empty())) {
+      REQUIRE(admin->multi(batch));
+      batch.clear();
+    }
+  }
+  const json top = take_lease(a, "holder=top&pool=sonyflake");
+  CHECK(top["worker_id"] == last_free);
+  CHECK(refused(a, "holder=none&pool=sonyflake") ==
+        std::pair<unsigned, std::string>{503, "pool_exhausted"});
+  // The one at the top renews and gives back as any other.
+  const std::string one = fmt::format("/v1/leases/{}?pool=sonyflake&token={}", last_free,
+                                      top["token"].get<std::string>());
+  CHECK(ask_lease(a, "PUT", one)->status == 200);
+  CHECK(ask_lease(a, "DELETE", one)->status == 200);
+  stop(a);
 }

@@ -80,6 +80,12 @@ class LeaseService {
 
  private:
   void run();
+  // One call answered (a take whose asker gave up, refused unserved).
+  void answer(LeaseCall& call);
+  // Every call queued now answered, if the session is still `reaping`'s:
+  // the reaping pass's pause between two batches of reads. False: stopping
+  // (the pass ends).
+  bool answer_queued(const ZkSession& reaping);
   Result<LeaseTerms, CoordError> serve(const LeaseRequest& request);
   // A take is not served over a ZooKeeper connection younger than the
   // restore grace (restore_grace.hpp): refused before any write as far as

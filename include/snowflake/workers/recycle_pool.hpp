@@ -146,9 +146,14 @@ class RecyclePool {
                                                std::optional<std::uint32_t> our_worker_id);
   // The same, asking `zk_now` for ZooKeeper's time only if some inuse node
   // has no alive node (it may cost a write: ZkSession::time_of_write).
+  // `between_batches`, if given, is called between two batches of reads: a
+  // pass over a large pool's leases (65,536 in a 16-bit pool, each read)
+  // lets its thread's other work in meanwhile; false ends the pass there
+  // (the daemon is stopping).
   Result<ReapResult, CoordError> reclaim_stale(
       ZkSession& zk, const std::function<Result<std::int64_t, CoordError>()>& zk_now,
-      std::chrono::milliseconds reclaim_after, std::optional<std::uint32_t> our_worker_id);
+      std::chrono::milliseconds reclaim_after, std::optional<std::uint32_t> our_worker_id,
+      const std::function<bool()>& between_batches = {});
   // Worker IDs in use as last seen by any read of the pool (a heartbeat's,
   // a claim's, a pass's): the metrics' view on a daemon that does not reap.
   // nullopt: nothing read yet.
