@@ -126,7 +126,7 @@ void LeaseService::run() {
       next_reap = BootClock::now() + options_.named.reap_every;
       // Nothing judged while we may not issue (cut off, fenced): ZooKeeper's
       // records are read again on the next pass.
-      if (options_.own_lease && !options_.own_lease->may_issue()) continue;
+      if (!may_go_on()) continue;
       if (auto session = current_session()) reap_named(*session.value());
     }
   }
@@ -142,16 +142,23 @@ void LeaseService::answer(LeaseCall& call) {
   call.finish(outcome_of(serve(call.request())));
 }
 
+bool LeaseService::may_go_on() {
+  // Nothing judged while we may not issue (cut off, fenced), as at a pass's start.
+  if (options_.own_lease && !options_.own_lease->may_issue()) return false;
+  std::lock_guard lock(mutex_);
+  return !stopping_;
+}
+
 bool LeaseService::answer_queued(const ZkSession& reaping) {
   // Only over the session the pass reads with: a new one would drop the
   // pools the pass holds (current_session forgets them).
+  if (!may_go_on()) return false;  // the pass ends here; run() answers the rest
   const auto session = options_.session ? options_.session() : nullptr;
   const bool same_session = session.get() == &reaping && !session->gone();
   std::deque<std::shared_ptr<LeaseCall>> queued;
-  {
+  if (same_session) {
     std::lock_guard lock(mutex_);
-    if (stopping_) return false;  // the pass ends here; run() answers the rest
-    if (same_session) queued.swap(queue_);
+    queued.swap(queue_);
   }
   for (const auto& call : queued) answer(*call);
   return true;
@@ -163,6 +170,11 @@ Result<std::shared_ptr<ZkSession>, CoordError> LeaseService::current_session() {
     return CoordError{CoordErrc::zookeeper, "no ZooKeeper session"};
   }
   if (session_.lock() != session) {
+    // A call answered inside a reaping pass (answer_queued) must not drop
+    // the pool the pass is reading: asked again, after the pass.
+    if (reaping_) {
+      return CoordError{CoordErrc::zookeeper, "a new ZooKeeper session: ask again"};
+    }
     // What was learnt in another session (nodes written, pools made) is
     // read again: a wipe or a restore may have undone it.
     leases_.forget_writes();
@@ -298,6 +310,11 @@ Result<LeasePool*, CoordError> LeaseService::pool_for(ZkSession& zk, const Lease
 }
 
 void LeaseService::reap_named(ZkSession& zk) {
+  reaping_ = true;
+  const struct Done {
+    bool& flag;
+    ~Done() { flag = false; }
+  } done{reaping_};
   // The config's pools made and filled here, off any request's path (a
   // 16-bit pool is 65,536 nodes): their first take finds them ready.
   for (const auto& [name, bits] : options_.named.configured) {
@@ -312,6 +329,7 @@ void LeaseService::reap_named(ZkSession& zk) {
   auto names = zk.children(tree::lease_pools_dir(options_.pool.root));
   if (!names) return;  // none yet (no_node), or asked again next pass
   for (const auto& name : names.value()) {
+    if (!may_go_on()) return;
     LeaseRequest look;
     look.kind = LeaseRequest::Kind::renew;  // reads the record, never makes a pool
     look.pool = name;
@@ -332,6 +350,7 @@ void LeaseService::reap_named(ZkSession& zk) {
       spdlog::warn("leases: pool \"{}\" not reaped this pass: {}", name, reaped.error().message);
       continue;
     }
+    if (!may_go_on()) return;  // cut short: its figures are a part's
     if (reaped.value().moved > 0) {
       spdlog::info("leases: {} worker ID(s) of pool \"{}\" reclaimed after their lease",
                    reaped.value().moved, name);

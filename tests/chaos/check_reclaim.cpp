@@ -38,7 +38,10 @@ bool quiet(const std::vector<Fault>& schedule, const Fault& kill, std::int64_t f
 void check_reclaims(const History& h, const std::vector<Fault>& schedule, const IdLayout& layout,
                     const ReclaimBound& bound, CheckReport& r) {
   if (h.answers.empty()) return;
-  const std::int64_t history_end = h.answers.back().received_us;
+  // The last answer received: answers without times (a lease holder's IDs,
+  // a plain list) come after the load's and say nothing of when it ended.
+  std::int64_t history_end = 0;
+  for (const Answer& a : h.answers) history_end = std::max(history_end, a.received_us);
   std::vector<std::optional<std::uint32_t>> workers;  // of each answer, once
   workers.reserve(h.answers.size());
   for (const Answer& a : h.answers) workers.push_back(worker_of(a, layout));

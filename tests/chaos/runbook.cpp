@@ -173,19 +173,21 @@ void LostDataRunbook::raise_daily(const std::string& after, std::size_t index,
 
 void LostDataRunbook::take_baseline() {
   for (int d = 0; d < cluster_.daemons(); ++d) {
-    if (!cluster_.is_up(d)) continue;  // judged by its run, or counted when back
+    // Unknown (down, frozen, no answer): its count proves nothing for this
+    // loss, only its run or the fence it sees (noticed()).
+    LossesSeen seen{cluster_.run(d), kCountUnknown};
     std::optional<test::HttpReply> reply;
     try {
-      reply = test::http_get(cluster_.port(d), "/status");
+      if (cluster_.is_up(d)) reply = test::http_get(cluster_.port(d), "/status");
     } catch (const std::exception&) {
-      continue;
     }
-    if (!reply || reply->status != 200) continue;
-    const auto status = nlohmann::json::parse(reply->body, nullptr, false);
-    const auto& losses = cluster_field(status, "history_losses");
-    if (!losses.is_number_unsigned()) continue;
+    if (reply && reply->status == 200) {
+      const auto status = nlohmann::json::parse(reply->body, nullptr, false);
+      const auto& losses = cluster_field(status, "history_losses");
+      if (losses.is_number_unsigned()) seen.losses = losses.get<std::uint64_t>();
+    }
     std::lock_guard lock(mutex_);
-    losses_seen_[d] = {cluster_.run(d), losses.get<std::uint64_t>()};
+    losses_seen_[d] = seen;
   }
 }
 

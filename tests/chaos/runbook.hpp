@@ -54,8 +54,9 @@ class LostDataRunbook {
  private:
   struct LossesSeen {  // what a daemon's /status said, last time it counted a loss
     int run = -1;
-    std::uint64_t losses = 0;
+    std::uint64_t losses = 0;  // kCountUnknown: its count is no sign of this loss
   };
+  static constexpr std::uint64_t kCountUnknown = UINT64_MAX;
   RunbookOutcome run(const std::string& kind, std::int64_t loss_us, std::vector<int> runs_at_loss,
                      std::chrono::steady_clock::time_point planned_end, std::size_t index);
   std::string await_noticed(std::int64_t loss_us, const std::vector<int>& runs_at_loss);

@@ -204,15 +204,17 @@ class Holder {
     const IdLayout& layout = *lease_->layout;
     std::string lines;
     for (int i = 0; i < o_.batch; ++i) {
-      // The deadline first: a holder that was frozen past it stops here
-      // whatever its wall clock says.
+      // The stamp read first, then the deadline: a holder frozen between
+      // the two (or past its deadline) stops here, whatever its wall clock
+      // says; read the other way round, a stop between them would stamp a
+      // time read after the deadline.
+      const std::int64_t now = wall_ms();
       if (BootClock::now() >= lease_->deadline) {
         std::cerr << fmt::format("worker ID {}: deadline passed, not stamping\n",
                                  lease_->worker_id);
         lease_.reset();
         break;
       }
-      const std::int64_t now = wall_ms();
       const std::int64_t unit = layout.unit_of_ms(now);
       if (now < lease_->first_ms || now < last_ms_) break;  // wait for the clock
       if (unit > layout.unit_of_ms(lease_->max_ms)) break;  // past the fence: renew first

@@ -86,6 +86,8 @@ class LeaseService {
   // the reaping pass's pause between two batches of reads. False: stopping
   // (the pass ends).
   bool answer_queued(const ZkSession& reaping);
+  // Neither stopping nor barred from issuing: a reaping pass goes on.
+  bool may_go_on();
   Result<LeaseTerms, CoordError> serve(const LeaseRequest& request);
   // A take is not served over a ZooKeeper connection younger than the
   // restore grace (restore_grace.hpp): refused before any write as far as
@@ -139,6 +141,9 @@ class LeaseService {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<LeaseCall>> queue_;
+  // The lease thread's own: a reaping pass is under way (a call answered
+  // between its batches may not drop the pools it reads).
+  bool reaping_ = false;
   bool stopping_ = false;
   std::thread thread_;
 };
