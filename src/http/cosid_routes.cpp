@@ -37,10 +37,6 @@ using beast_http::verb;
 constexpr std::string_view kMachines = "/machines/";
 constexpr std::size_t kMaxInstance = 128;
 
-Response bad(const std::string& message) {
-  return cosid_error(Status::bad_request, "400", message);
-}
-
 // An instance ID as CosId makes them (host:port, a pod's name or IP, a
 // number): [A-Za-z0-9._:@~-]{1,128}, taken as it comes (no percent-decoding).
 bool is_instance(std::string_view s) {
@@ -123,39 +119,41 @@ Result<MachineQuery, Response> parse_machine_query(std::string_view query, bool 
       query, [&](std::string_view key, std::string_view value) -> std::optional<Response> {
         if (key == "instanceId" && !q.instance) {
           if (!is_instance(value)) {
-            return bad(fmt::format("instanceId must be [A-Za-z0-9._:@~-]{{1,{}}}, got \"{}\"",
-                                   kMaxInstance, value));
+            return cosid_bad_request(fmt::format(
+                "instanceId must be [A-Za-z0-9._:@~-]{{1,{}}}, got \"{}\"", kMaxInstance, value));
           }
           q.instance = value;
         } else if (key == "stable" && !q.stable) {
-          if (value != "true" && value != "false") return bad("stable must be true or false");
+          if (value != "true" && value != "false")
+            return cosid_bad_request("stable must be true or false");
           q.stable = value == "true";
         } else if (key == "machineBit" && distribute && !q.machine_bit) {
           std::int64_t n = 0;
           const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
           if (ec != std::errc() || end != value.data() + value.size() || n < 1 ||
               n > kMaxLeasePoolWorkerBits) {
-            return bad(fmt::format("machineBit must be 1 to {}, got \"{}\"",
-                                   kMaxLeasePoolWorkerBits, value));
+            return cosid_bad_request(fmt::format("machineBit must be 1 to {}, got \"{}\"",
+                                                 kMaxLeasePoolWorkerBits, value));
           }
           q.machine_bit = n;
         } else if (key == "safeGuardDuration" && !revert && !q.guard_ms) {
           q.guard_ms = iso_duration_ms(value);
           if (!q.guard_ms) {
-            return bad(
+            return cosid_bad_request(
                 fmt::format("safeGuardDuration must be a positive ISO-8601 duration of a "
                             "year at most (PT5M), got \"{}\"",
                             value));
           }
         } else {
-          return bad(fmt::format("this request does not take \"{}\" (or takes it once)", key));
+          return cosid_bad_request(
+              fmt::format("this request does not take \"{}\" (or takes it once)", key));
         }
         return std::nullopt;
       });
   if (refused) return std::move(*refused);
-  if (!q.instance) return bad("instanceId is required");
-  if (distribute && !q.machine_bit) return bad("machineBit is required");
-  if (!revert && !q.guard_ms) return bad("safeGuardDuration is required");
+  if (!q.instance) return cosid_bad_request("instanceId is required");
+  if (distribute && !q.machine_bit) return cosid_bad_request("machineBit is required");
+  if (!revert && !q.guard_ms) return cosid_bad_request("safeGuardDuration is required");
   return q;
 }
 
@@ -197,6 +195,10 @@ Response cosid_error(Status status, std::string_view code, const std::string& me
                                    -1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+Response cosid_bad_request(const std::string& message) {
+  return cosid_error(Status::bad_request, "400", message);
+}
+
 Response in_cosid_shape(Response ours) {
   const auto body = nlohmann::json::parse(ours.body(), nullptr, /*allow_exceptions=*/false);
   Response res = cosid_error(ours.result(), body.value("error", "unavailable"),
@@ -235,7 +237,7 @@ Answer cosid_machine_route(const Request& req, std::string_view path, std::strin
     const std::chrono::milliseconds asked(*q.value().guard_ms);
     // (A daemon that leases nothing has no limits: leases_disabled below.)
     if (ctx.leases && asked > ctx.lease_limits.max_duration) {
-      return bad(
+      return cosid_bad_request(
           fmt::format("safeGuardDuration is {} ms, and this cluster's leases last at most "
                       "{} ms (leases.max_duration_ms): ask for that or less",
                       asked.count(), ctx.lease_limits.max_duration.count()));

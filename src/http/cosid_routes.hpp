@@ -13,6 +13,8 @@ namespace snowflake::http {
 
 // A refusal in CosId's proxy's shape: {"code": .., "msg": ..}.
 Response cosid_error(Status status, std::string_view code, const std::string& message);
+// CosId's bad request: code "400" (nothing changed).
+Response cosid_bad_request(const std::string& message);
 // One of our refusals ({"error","message"}) in that shape, its status and
 // Retry-After kept.
 Response in_cosid_shape(Response ours);

@@ -35,10 +35,6 @@ using beast_http::verb;
 constexpr std::string_view kSegments = "/segments/";
 constexpr std::string_view kDistributor = "distributor/";
 
-Response bad(const std::string& message) {
-  return cosid_error(Status::bad_request, "400", message);
-}
-
 // "<ns>/<name>", each a name: the sequence "<ns>.<name>", if it is one.
 std::optional<std::string> sequence_of(std::string_view rest) {
   const auto slash = rest.find('/');
@@ -67,21 +63,24 @@ Result<std::int64_t, Response> parse_step(std::string_view query, bool distribut
         if (key == "step" && !step) {
           step = whole_number(value);
           if (!step || *step < 1 || *step > kMaxSegmentStep) {
-            return bad(fmt::format("step must be 1 to {}, got \"{}\"", kMaxSegmentStep, value));
+            return cosid_bad_request(
+                fmt::format("step must be 1 to {}, got \"{}\"", kMaxSegmentStep, value));
           }
         } else if (key == "offset" && distributor && !offset_seen) {
           const auto offset = whole_number(value);
           if (!offset || *offset < 0) {
-            return bad(fmt::format("offset must be a whole number from 0, got \"{}\"", value));
+            return cosid_bad_request(
+                fmt::format("offset must be a whole number from 0, got \"{}\"", value));
           }
           offset_seen = true;
         } else {
-          return bad(fmt::format("this request does not take \"{}\" (or takes it once)", key));
+          return cosid_bad_request(
+              fmt::format("this request does not take \"{}\" (or takes it once)", key));
         }
         return std::nullopt;
       });
   if (refused) return std::move(*refused);
-  if (!step) return bad("step is required");
+  if (!step) return cosid_bad_request("step is required");
   return *step;
 }
 

@@ -120,12 +120,4 @@ std::vector<Answer> ChaosHolders::answers() const {
   return out;
 }
 
-std::uint64_t ChaosHolders::ids() const {
-  std::uint64_t n = 0;
-  for (const Answer& a : answers()) {
-    for (const IdRun& r : a.ids) n += r.count;
-  }
-  return n;
-}
-
 }  // namespace snowflake::chaos

@@ -46,8 +46,6 @@ class ChaosHolders {
   // kHolderDaemons + h, its run; no times: holders stamp by their own clock,
   // checked against their lease by the contract, not by the load's rules).
   std::vector<Answer> answers() const;
-  // IDs made, over every run.
-  std::uint64_t ids() const;
 
  private:
   struct Holder {

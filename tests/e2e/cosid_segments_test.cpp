@@ -65,6 +65,20 @@ std::int64_t seq_number(const Daemon& d, const std::string& tag) {
   return std::stoll(json::parse(r->body)["id"].get<std::string>());
 }
 
+// The next number of `tag` from /seq, once `d` serves it (within 10 s).
+std::int64_t number_once_served(const Daemon& d, const std::string& tag) {
+  std::int64_t n = 0;
+  REQUIRE(eventually(
+      [&] {
+        const auto r = http_get(d.port(), "/seq/" + tag);
+        if (!r || r->status != 200) return false;
+        n = std::stoll(json::parse(r->body)["id"].get<std::string>());
+        return true;
+      },
+      10s));
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -174,30 +188,13 @@ TEST_CASE(
           0);
   // Its buffer's first range, then a segment above it, both this run's:
   // a give-back of the buffer's rest would move the counter below the segment.
-  std::int64_t from_buffer = 0;
-  REQUIRE(eventually(
-      [&] {
-        const auto r = http_get(a.port(), "/seq/orders.invoice");
-        if (!r || r->status != 200) return false;
-        from_buffer = std::stoll(json::parse(r->body)["id"].get<std::string>());
-        return true;
-      },
-      10s));
-  CHECK(from_buffer == 1);
+  CHECK(number_once_served(a, "orders.invoice") == 1);
   const std::int64_t max = next_max(a, "orders", "invoice", 100);
   stop(a);
 
   Daemon b(cluster_config(zk.hosts(), "recycle", sb.path()).dump());
   wait_ready(b);
-  std::int64_t next = 0;
-  REQUIRE(eventually(
-      [&] {
-        const auto r = http_get(b.port(), "/seq/orders.invoice");
-        if (!r || r->status != 200) return false;
-        next = std::stoll(json::parse(r->body)["id"].get<std::string>());
-        return true;
-      },
-      10s));
+  const std::int64_t next = number_once_served(b, "orders.invoice");
   INFO("the segment was (" << max - 100 << ", " << max << "]");
   CHECK(next > max);
   stop(b);
