@@ -73,7 +73,8 @@ def main():
                 continue  # http:, https:, mailto:
             check_target(doc.parent, target, doc, wrong)
     citing = tracked("src/*", "include/*", "tests/*", "contrib/*", "docs/openapi.yaml",
-                     "systemd/*", "packaging/*", "scripts/*", "model/*", "conf/*", ".ci/*")
+                     "systemd/*", "packaging/*", "scripts/*", "model/*", "conf/*", ".ci/*",
+                     "clients/*")
     cited = 0
     for source in citing:
         try:

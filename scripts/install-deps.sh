@@ -46,6 +46,9 @@ packages=(
   mariadb-server
   # a load balancer with health checks in front of replicas (tests/e2e/load_balancer.py)
   haproxy
+  # the client libraries' tests and packages, built offline (clients/): Python's
+  # wheel, Go's module
+  python3-pytest python3-pip python3-setuptools python3-wheel golang-go
 )
 if [ "${1:-}" = --run ]; then packages=("${run_packages[@]}"); fi
 if [ "${1:-}" = --live ]; then

@@ -7,7 +7,7 @@
 //
 //   chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K] [--worker-bits B]
 //                [--ensemble] [--strategy recycle|sequential|static] [--suspended K]
-//                [--holders H] [--out DIR]
+//                [--holders H [--holder-program CMD]...] [--out DIR]
 //
 // --strategy static: each daemon's worker ID from its config (0, 1, ...),
 // its sequences from ZooKeeper (sequences.enabled): what ZooKeeper's loss
@@ -26,6 +26,11 @@
 // cut off from every daemon), and every ID they made is checked with the
 // daemons' (one ID space: nothing twice). Recycle mode only.
 //
+// --holder-program CMD: the program a holder runs, words split at spaces
+// (the lease tests' tests/holders/lease_holder by default); given more than
+// once, holder h runs the (h mod n)th: a client library's generator beside
+// another's (clients/*/ chaos holders take lease_holder's arguments).
+//
 // Exit 0: every rule held; 1: a rule broken or a daemon crashed; 2: usage.
 
 #include <fmt/format.h>
@@ -37,6 +42,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include <unistd.h>
@@ -68,7 +74,8 @@ struct Options {
   std::string strategy = "recycle";
   int suspended = 0;
   int holders = 0;
-  std::vector<std::string> faults;  // empty: every kind
+  std::vector<std::vector<std::string>> holder_programs;  // empty: lease_holder
+  std::vector<std::string> faults;                        // empty: every kind
   std::int64_t mean_gap_ms = 1200;
   std::filesystem::path out;
 };
@@ -78,9 +85,18 @@ struct Options {
       << "chaos_runner: " << why
       << "\nusage: chaos_runner [--seed N] [--seconds S | --minutes M] [--daemons K>=4] "
          "[--worker-bits 2-4] [--ensemble] [--strategy recycle|sequential|static] [--suspended K] "
-         "[--holders H] [--faults KIND,...] "
+         "[--holders H [--holder-program CMD]...] [--faults KIND,...] "
          "[--mean-gap-ms MS] [--out DIR]\n";
   std::exit(2);
+}
+
+// "/usr/bin/python3 holder.py": a command's words.
+std::vector<std::string> split_words(const std::string& line) {
+  std::vector<std::string> words;
+  std::istringstream in(line);
+  for (std::string word; in >> word;) words.push_back(word);
+  if (words.empty()) usage("--holder-program: a command");
+  return words;
 }
 
 // "kill,pause": each one of nemesis.hpp's drawn_kinds().
@@ -128,6 +144,8 @@ Options parse(int argc, char** argv) {
         o.suspended = std::stoi(value());
       else if (arg == "--holders")
         o.holders = std::stoi(value());
+      else if (arg == "--holder-program")
+        o.holder_programs.push_back(split_words(value()));
       else if (arg == "--faults")
         o.faults = split_kinds(value());
       else if (arg == "--mean-gap-ms")
@@ -532,7 +550,9 @@ int main(int argc, char** argv) {
     std::ofstream schedule(o.out / "schedule.jsonl");
     std::ofstream holder_schedule(o.out / "holder_schedule.jsonl");
     std::unique_ptr<ChaosHolders> holders;
-    if (o.holders > 0) holders = std::make_unique<ChaosHolders>(cluster, o.holders, o.out);
+    if (o.holders > 0) {
+      holders = std::make_unique<ChaosHolders>(cluster, o.holders, o.holder_programs, o.out);
+    }
     ChaosLoad load(cluster, history, o.seed);
     Nemesis nemesis_runner(cluster, load, schedule, holders.get(), holder_schedule);
 

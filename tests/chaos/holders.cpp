@@ -9,8 +9,14 @@
 
 namespace snowflake::chaos {
 
-ChaosHolders::ChaosHolders(const ChaosCluster& cluster, int count, std::filesystem::path out)
-    : cluster_(cluster), out_(std::move(out)), holders_(static_cast<std::size_t>(count)) {
+ChaosHolders::ChaosHolders(const ChaosCluster& cluster, int count,
+                           std::vector<std::vector<std::string>> programs,
+                           std::filesystem::path out)
+    : cluster_(cluster),
+      programs_(std::move(programs)),
+      out_(std::move(out)),
+      holders_(static_cast<std::size_t>(count)) {
+  if (programs_.empty()) programs_.push_back({LEASE_HOLDER_PATH});
   // A holder appends to its run's file: one left by an earlier run in this
   // --out (CTest's seeds reuse theirs) would count its IDs again, and the
   // same seed makes the same cluster times, so the same IDs.
@@ -44,11 +50,16 @@ void ChaosHolders::start(int h) {
   // Its lease 1.5 s, the longest these daemons grant; a request waits 250
   // ms for a daemon, so that a holder cut off from all of them goes on
   // making IDs between its attempts, up to its deadline.
-  holder.process = std::make_unique<test::ChildProcess>(
-      std::vector<std::string>{LEASE_HOLDER_PATH, "--servers", servers, "--out",
-                               ids_file(h, run).string(), "--holder", fmt::format("chaos-h{}", h),
-                               "--duration-ms", "1500", "--timeout-ms", "250"},
-      cluster_.holder_env(), out_ / "logs" / fmt::format("holder-h{}-run{}", h, run));
+  std::vector<std::string> command = programs_[static_cast<std::size_t>(h) % programs_.size()];
+  for (const std::string& arg :
+       {std::string("--servers"), servers, std::string("--out"), ids_file(h, run).string(),
+        std::string("--holder"), fmt::format("chaos-h{}", h), std::string("--duration-ms"),
+        std::string("1500"), std::string("--timeout-ms"), std::string("250")}) {
+    command.push_back(arg);
+  }
+  holder.process =
+      std::make_unique<test::ChildProcess>(std::move(command), cluster_.holder_env(),
+                                           out_ / "logs" / fmt::format("holder-h{}-run{}", h, run));
   holder.frozen = false;
 }
 

@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "../support/child_process.hpp"
@@ -27,8 +28,11 @@ inline constexpr int kHolderDaemons = 1000;
 
 class ChaosHolders {
  public:
-  // `count` holders, started now against every daemon of `cluster`.
-  ChaosHolders(const ChaosCluster& cluster, int count, std::filesystem::path out);
+  // `count` holders, started now against every daemon of `cluster`; holder
+  // h runs programs[h % programs.size()] (none: tests/holders/lease_holder),
+  // with lease_holder's arguments.
+  ChaosHolders(const ChaosCluster& cluster, int count,
+               std::vector<std::vector<std::string>> programs, std::filesystem::path out);
   ~ChaosHolders();
   ChaosHolders(const ChaosHolders&) = delete;
   ChaosHolders& operator=(const ChaosHolders&) = delete;
@@ -57,6 +61,7 @@ class ChaosHolders {
   std::filesystem::path ids_file(int h, int run) const;
 
   const ChaosCluster& cluster_;
+  std::vector<std::vector<std::string>> programs_;
   std::filesystem::path out_;
   std::vector<Holder> holders_;
 };

@@ -1,0 +1,3 @@
+module snowflaked/client
+
+go 1.19
