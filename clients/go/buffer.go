@@ -37,7 +37,8 @@ type buffer[T any] struct {
 	fetch    func(ctx context.Context, n int) ([]T, error)
 	cfg      BufferConfig
 	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced at each change: a broadcast
+	changed  chan struct{} // closed and replaced by the refill and Close: wakes the waiters
+	wake     chan struct{} // one slot: a take or a waiter wakes the refill goroutine
 	batches  []batch[T]
 	next     int // into batches[0].values
 	count    int
@@ -55,7 +56,7 @@ func newBuffer[T any](c *Client, cfg BufferConfig, fetch func(context.Context, i
 		cfg.LowWater = 0
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	b := &buffer[T]{client: c, fetch: fetch, cfg: cfg, changed: make(chan struct{}), stop: stop, finished: make(chan struct{}), wanted: true}
+	b := &buffer[T]{client: c, fetch: fetch, cfg: cfg, changed: make(chan struct{}), wake: make(chan struct{}, 1), stop: stop, finished: make(chan struct{}), wanted: true}
 	go b.refill(ctx)
 	return b
 }
@@ -64,6 +65,14 @@ func newBuffer[T any](c *Client, cfg BufferConfig, fetch func(context.Context, i
 func (b *buffer[T]) broadcast() {
 	close(b.changed)
 	b.changed = make(chan struct{})
+}
+
+// wakeRefill wakes the refill goroutine, if it waits (never blocks).
+func (b *buffer[T]) wakeRefill() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (b *buffer[T]) dropStale(now time.Time) {
@@ -98,16 +107,16 @@ func (b *buffer[T]) Next(ctx context.Context) (T, error) {
 				b.next = 0
 			}
 			if b.count <= b.cfg.LowWater {
-				b.broadcast()
+				b.wakeRefill()
 			}
 			b.mu.Unlock()
 			return v, nil
 		}
-		b.broadcast() // the refill goroutine, if it waits
+		b.wakeRefill()
 		changed, lastErr := b.changed, b.lastErr
 		b.mu.Unlock()
 		var refused *RequestError
-		if errors.As(lastErr, &refused) {
+		if errors.As(lastErr, &refused) || errors.Is(lastErr, ErrClosed) {
 			return zero, lastErr // waiting would not help
 		}
 		if timeout == nil {
@@ -149,11 +158,10 @@ func (b *buffer[T]) refill(ctx context.Context) {
 					wait = 10 * time.Millisecond
 				}
 			}
-			changed := b.changed
 			b.mu.Unlock()
 			timer := time.NewTimer(wait)
 			select {
-			case <-changed:
+			case <-b.wake:
 			case <-timer.C:
 			case <-ctx.Done():
 			}
@@ -175,6 +183,9 @@ func (b *buffer[T]) refill(ctx context.Context) {
 			b.wanted = true
 			b.broadcast()
 			b.mu.Unlock()
+			if errors.Is(err, ErrClosed) { // the client was closed: nothing more to fetch
+				return
+			}
 			select {
 			case <-time.After(backoff):
 			case <-ctx.Done():
@@ -207,6 +218,7 @@ func (b *buffer[T]) Close() {
 	b.closed = true
 	b.broadcast()
 	b.mu.Unlock()
+	b.wakeRefill()
 	b.stop()
 	<-b.finished
 }

@@ -28,6 +28,18 @@ import (
 // Version is the server's version this client was made with.
 const Version = "0.5.0"
 
+// shuffle orders the replicas of a round (a test fixes it): each process
+// its own order (Go 1.19's global source starts the same in every process).
+var shuffle = func() func(int) []int {
+	var mu sync.Mutex
+	source := rand.New(rand.NewSource(time.Now().UnixNano() ^ int64(os.Getpid())<<32))
+	return func(n int) []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return source.Perm(n)
+	}
+}()
+
 // DefaultServer is asked when neither Config.Servers nor
 // $SNOWFLAKED_SERVERS names a replica.
 const DefaultServer = "http://127.0.0.1:8080"
@@ -80,7 +92,7 @@ type Client struct {
 
 // New makes a Client.
 func New(cfg Config) (*Client, error) {
-	servers := cfg.Servers
+	servers := append([]string(nil), cfg.Servers...)
 	if len(servers) == 0 {
 		for _, s := range strings.Split(os.Getenv("SNOWFLAKED_SERVERS"), ",") {
 			if s = strings.TrimSpace(s); s != "" {
@@ -105,6 +117,9 @@ func New(cfg Config) (*Client, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.Proxy = nil
 	transport.MaxIdleConnsPerHost = 64
+	// Under the daemons' http.idle_timeout_ms (60 s): a request is never
+	// sent on a connection the daemon is closing as idle.
+	transport.IdleConnTimeout = 50 * time.Second
 	if cacert != "" {
 		pem, err := os.ReadFile(cacert)
 		if err != nil {
@@ -121,7 +136,9 @@ func New(cfg Config) (*Client, error) {
 		timeout = 5 * time.Second
 	}
 	return &Client{servers: append([]string(nil), servers...), timeout: timeout,
-		http: &http.Client{Transport: transport}, closing: make(chan struct{})}, nil
+		http: &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse // the daemons never redirect; a POST is never turned into a GET
+		}}, closing: make(chan struct{})}, nil
 }
 
 // Servers are the replicas this client asks.
@@ -171,6 +188,9 @@ func (c *Client) idTexts(ctx context.Context, tag string, count int, form string
 	if err := c.getJSON(ctx, target, &body); err != nil {
 		return nil, err
 	}
+	if len(body.IDs) != count {
+		return nil, fmt.Errorf("snowflaked: %d IDs asked for, %d answered", count, len(body.IDs))
+	}
 	return body.IDs, nil
 }
 
@@ -187,6 +207,9 @@ func (c *Client) Seq(ctx context.Context, tag string, count int) ([]SeqNumber, e
 	numbers := body.Numbers
 	if numbers == nil {
 		numbers = body.IDs
+	}
+	if len(body.IDs) != count || len(numbers) != count {
+		return nil, fmt.Errorf("snowflaked: %d numbers asked for, %d answered", count, len(body.IDs))
 	}
 	out := make([]SeqNumber, len(body.IDs))
 	for i := range body.IDs {
@@ -238,7 +261,7 @@ func (c *Client) request(ctx context.Context, method, target string, timeout tim
 	}
 	failures := map[string]string{}
 	for {
-		order := rand.Perm(len(c.servers))
+		order := shuffle(len(c.servers))
 		var retryAfter time.Duration = -1 // the shortest Retry-After of this round
 		for i, at := range order {
 			left := time.Until(deadline)
@@ -250,14 +273,21 @@ func (c *Client) request(ctx context.Context, method, target string, timeout tim
 			share := left / time.Duration(len(order)-i)
 			server := c.servers[at]
 			status, header, body, err := c.send(ctx, method, server+target, share)
+			ownerError := ""
 			if err == nil {
 				if owner := namedOwner(status, body); owner != "" {
-					// A strict sequence's owner: asked once, within the share.
-					status, header, body, err = c.send(ctx, method, owner+target, time.Until(deadline.Add(-left+share)))
+					// A strict sequence's owner: asked once, within the share;
+					// when it does not answer, the refusal stands.
+					s, h, b, ownerErr := c.send(ctx, method, owner+target, time.Until(deadline.Add(-left+share)))
+					if ownerErr == nil {
+						status, header, body = s, h, b
+					} else {
+						ownerError = fmt.Sprintf(" (its owner %s: %s)", owner, describe(ownerErr))
+					}
 				}
 			}
 			if err != nil {
-				if ctx.Err() != nil {
+				if errors.Is(ctx.Err(), context.Canceled) {
 					return nil, ctx.Err()
 				}
 				failures[server] = describe(err)
@@ -272,7 +302,7 @@ func (c *Client) request(ctx context.Context, method, target string, timeout tim
 			}
 			code, message := errorOf(status, body)
 			if status == http.StatusServiceUnavailable {
-				failures[server] = code
+				failures[server] = code + ownerError
 				if wait := retryAfterOf(header); retryAfter < 0 || wait < retryAfter {
 					retryAfter = wait
 				}

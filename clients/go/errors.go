@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// The errors of the client: the same names and meanings in the Java, Go
-// and Python clients (clients/README.md).
+// The errors of the client: the same names and meanings in every client
+// library (clients/README.md).
 
 // RequestError is a 4xx answer: the request is one every replica refuses
 // the same way (a bad tag or count, an unknown sequence, one with no number

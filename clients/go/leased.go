@@ -149,8 +149,8 @@ func (g *LeasedGenerator) take(ctx context.Context) (*grant, Layout, error) {
 		return nil, layout, err
 	}
 	var a leaseAnswer
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, layout, fmt.Errorf("snowflaked: lease answer: %w", err)
+	if err := json.Unmarshal(body, &a); err != nil || a.Token == "" || a.LeaseMs <= 0 || a.FirstTimestampMs <= 0 || a.MaxTimestampMs <= 0 {
+		return nil, layout, fmt.Errorf("snowflaked: a lease answer without its terms: %s", body)
 	}
 	if g.cfg.Pool != "" {
 		if a.WorkerBits != layout.WorkerBits {
@@ -159,6 +159,10 @@ func (g *LeasedGenerator) take(ctx context.Context) (*grant, Layout, error) {
 		}
 	} else if a.Layout != nil {
 		layout = *a.Layout
+	}
+	if a.WorkerID>>layout.WorkerBits != 0 || a.DatacenterID>>layout.DatacenterBits != 0 {
+		_ = g.giveBack(ctx, &grant{workerID: a.WorkerID, token: a.Token}, 0)
+		return nil, layout, fmt.Errorf("snowflaked: worker ID %d or datacenter ID %d does not fit the layout", a.WorkerID, a.DatacenterID)
 	}
 	unit := layout.TimeUnitMs
 	return &grant{workerID: a.WorkerID, datacenterID: a.DatacenterID, token: a.Token,
@@ -184,8 +188,13 @@ func (g *LeasedGenerator) NextID() (uint64, error) {
 			g.mu.Unlock()
 			return 0, fmt.Errorf("%w (worker ID %d)", ErrLeaseLost, gr.workerID)
 		}
-		nowMs := g.cfg.Now().UnixMilli()
+		now := g.cfg.Now()
+		nowMs := now.UnixMilli()
 		unit := g.layout.UnitOf(nowMs)
+		if unit < 0 {
+			g.mu.Unlock()
+			return 0, fmt.Errorf("%w: the clock reads earlier than the layout's epoch", ErrLeaseExpired)
+		}
 		if unit != g.lastUnit && bootNow() >= gr.deadline {
 			// Checked as each unit is first stamped: a unit stamped before the
 			// deadline is within the fence, which the next holder starts past.
@@ -197,7 +206,7 @@ func (g *LeasedGenerator) NextID() (uint64, error) {
 			floor = gr.firstUnit
 		}
 		if unit < floor {
-			wait := time.Duration(g.layout.UnitStart(floor)-nowMs) * time.Millisecond
+			wait := time.UnixMilli(g.layout.UnitStart(floor)).Sub(now)
 			if wait > g.cfg.MaxBackwardWait {
 				g.mu.Unlock()
 				return 0, fmt.Errorf("%w: the clock is %v behind the last or first timestamp this worker ID may use", ErrLeaseExpired, wait)
@@ -218,7 +227,7 @@ func (g *LeasedGenerator) NextID() (uint64, error) {
 		if unit == g.lastUnit {
 			if g.seq == g.maxSeq { // this unit is used up: the next one
 				g.mu.Unlock()
-				pause(time.Duration(g.layout.UnitStart(unit+1)-nowMs) * time.Millisecond)
+				pause(time.UnixMilli(g.layout.UnitStart(unit + 1)).Sub(now))
 				g.mu.Lock()
 				continue
 			}
@@ -233,18 +242,19 @@ func (g *LeasedGenerator) NextID() (uint64, error) {
 	}
 }
 
-// pause waits d: the rest of a time unit, or a clock stepped back. Under a
-// millisecond it spins on the clock (a timer oversleeps that by up to a
-// millisecond: a quarter of the layout's limit lost). Not a loop of
-// runtime.Gosched: a goroutine yielding in a tight loop delayed the renewal
-// goroutine's timer by a second at a time (seen in
+// pause waits d: the rest of a time unit, or a clock stepped back. A timer
+// oversleeps by up to a millisecond (a quarter of the layout's limit lost
+// at each unit's end), so the last 1.5 ms are spent spinning on the clock.
+// Not a loop of runtime.Gosched: a goroutine yielding in a tight loop
+// delayed the renewal goroutine's timer by a second at a time (seen in
 // TestRenewedThroughAKilledDaemon), past the lease.
 func pause(d time.Duration) {
-	if d >= time.Millisecond {
-		time.Sleep(d)
-		return
+	const spin = 1500 * time.Microsecond
+	end := time.Now().Add(d)
+	if d > spin {
+		time.Sleep(d - spin)
 	}
-	for end := time.Now().Add(d); time.Now().Before(end); {
+	for time.Now().Before(end) {
 	}
 }
 
@@ -259,7 +269,7 @@ func (g *LeasedGenerator) lastStampMs() int64 {
 }
 
 func (g *LeasedGenerator) leaseTarget(gr *grant, lastMs int64) string {
-	return fmt.Sprintf("/v1/leases/%d?token=%s%s&last_timestamp_ms=%d", gr.workerID, gr.token, g.poolQuery(), lastMs)
+	return fmt.Sprintf("/v1/leases/%d?token=%s%s&last_timestamp_ms=%d", gr.workerID, url.QueryEscape(gr.token), g.poolQuery(), lastMs)
 }
 
 // keep renews on time and replaces a lost or expired lease.
@@ -290,8 +300,9 @@ func (g *LeasedGenerator) keep() {
 		over, expired := gr.lost || bootNow() >= gr.deadline, !gr.lost
 		g.mu.Unlock()
 		if over {
-			if expired { // given back with its last stamp: its worker ID comes back sooner
-				_ = g.giveBack(g.stopped, gr, lastMs)
+			if expired && g.giveBack(g.stopped, gr, lastMs) == nil {
+				// Given back with its last stamp: its worker ID comes back
+				// sooner, and Close has nothing more to give.
 				g.mu.Lock()
 				gr.lost = true
 				g.mu.Unlock()
@@ -339,6 +350,10 @@ func (g *LeasedGenerator) keep() {
 // replace takes a new lease in place of a lost or expired one.
 func (g *LeasedGenerator) replace() {
 	fresh, layout, err := g.take(g.stopped)
+	if errors.Is(err, ErrClosed) { // the client was closed: nothing more to take
+		<-g.wake
+		return
+	}
 	if err == nil && layout != g.layout {
 		_ = g.giveBack(context.Background(), fresh, 0)
 		err = errors.New("snowflaked: the cluster's layout changed under the generator")

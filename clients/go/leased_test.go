@@ -33,7 +33,7 @@ func lease(t *testing.T, c *Client, holder string, cfg LeaseConfig) *LeasedGener
 	return g
 }
 
-func TestLeasedIDsAtTheLayoutsLimitInTheClustersIDSpace(t *testing.T) {
+func TestLeasedIDsRisingNoMoreThanTheLayoutAllowsInTheClustersIDSpace(t *testing.T) {
 	c := newClient(t, cluster(t, "plain").Servers, 5*time.Second)
 	g := lease(t, c, "go-test", LeaseConfig{})
 	defer g.Close(context.Background())
@@ -90,25 +90,32 @@ func TestRenewedThroughAKilledDaemon(t *testing.T) {
 	}
 }
 
-func TestGivenBackOnCloseTheNextHolderStartsAbove(t *testing.T) {
+func TestGivenBackOnCloseTheNextHolderStartsRightAbove(t *testing.T) {
 	c := newClient(t, cluster(t, "plain").Servers, 5*time.Second)
 	other := lease(t, c, "go-other", LeaseConfig{Pool: "two", Layout: &two})
 	defer other.Close(context.Background())
 	first := lease(t, c, "go-first", LeaseConfig{Pool: "two", Layout: &two})
 	var last uint64
 	for i := 0; i < 5000; i++ {
-		last, _ = first.NextID()
+		id, err := first.NextID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = id
 	}
 	worker := first.WorkerID()
 	if err := first.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// The only free worker ID: the one given back, with its last stamp: the
+	// next holder starts right above it (a named pool's first timestamp is a
+	// whole second: it does not know the pool's unit), not at the lease's
+	// fence (a whole lease ahead).
 	next := lease(t, c, "go-next", LeaseConfig{Pool: "two", Layout: &two})
 	defer next.Close(context.Background())
-	id, err := next.NextID()
 	lastMs, _ := decode(last, two)
-	if ms, _ := decode(id, two); err != nil || next.WorkerID() != worker || ms <= lastMs {
-		t.Fatalf("worker %d (given back %d), %d ms after %d: %v", next.WorkerID(), worker, ms, lastMs, err)
+	if firstMs := two.UnitStart(next.grant.firstUnit); next.WorkerID() != worker || firstMs != (lastMs/1000+1)*1000 {
+		t.Fatalf("worker %d (given back %d), first timestamp %d after a last stamp at %d", next.WorkerID(), worker, firstMs, lastMs)
 	}
 }
 

@@ -2,6 +2,7 @@
 TLS."""
 
 import os
+import random
 import threading
 import time
 
@@ -82,19 +83,18 @@ def test_a_killed_replica_is_passed_over(cluster):
             cluster.command("ready")
 
 
-def test_a_frozen_replica_costs_its_share_of_the_time_only(cluster):
-    with Client(cluster.servers, timeout=2) as client:
-        cluster.command("stop 1")
+def test_a_frozen_replica_costs_its_share_of_the_time_only(cluster, monkeypatch):
+    # The frozen one asked first (the order fixed for this test): it gets
+    # half of the 4 s, then the other answers at once.
+    monkeypatch.setattr(random, "sample", lambda replicas, k: list(replicas))
+    with Client(cluster.servers, timeout=4) as client:
+        cluster.command("stop 0")
         try:
-            slowest = 0
-            for _ in range(10):  # the frozen one asked first about half the time
-                started = time.monotonic()
-                client.id("frozen")
-                slowest = max(slowest, time.monotonic() - started)
-            # Its share: half of the 2 s, then the other answers at once.
-            assert 0.9 < slowest < 1.5
+            started = time.monotonic()
+            assert client.id("frozen") > 0
+            assert 1.9 < time.monotonic() - started < 3.0
         finally:
-            cluster.command("cont 1")
+            cluster.command("cont 0")
             cluster.command("ready")
 
 

@@ -33,7 +33,9 @@ class _Buffer:
         self._next = 0      # index into the first entry's values
         self._count = 0
         self._wanted = True  # a take since the last fetch (or none yet): refill
-        self._lock = threading.Condition(threading.Lock())
+        lock = threading.Lock()
+        self._lock = threading.Condition(lock)     # the takers wait on it: a batch came
+        self._wanted_cv = threading.Condition(lock)  # the refill thread waits on it: a take
         self._closed = False
         self._error = None
         self._thread = threading.Thread(target=self._refill, name=name, daemon=True)
@@ -72,10 +74,10 @@ class _Buffer:
                         self._entries.pop(0)
                         self._next = 0
                     if self._count <= self.low_water:
-                        self._lock.notify_all()
+                        self._wanted_cv.notify()
                     return value
-                self._lock.notify_all()  # the refill thread, if it waits
-                if isinstance(self._error, RequestError):
+                self._wanted_cv.notify()  # the refill thread, if it waits
+                if isinstance(self._error, (RequestError, ClosedError)):
                     raise copy.copy(self._error)  # waiting would not help
                 if now >= deadline:
                     if isinstance(self._error, SnowflakedError):
@@ -97,7 +99,7 @@ class _Buffer:
                     # Wakes for a take, and when the oldest batch goes stale.
                     oldest = self._entries[0][0] if self._entries else None
                     wait = None if oldest is None else max(0.01, oldest + self.max_age - time.monotonic())
-                    self._lock.wait(wait)
+                    self._wanted_cv.wait(wait)
                     self._drop_stale(time.monotonic())
                 if self._closed:
                     return
@@ -110,14 +112,16 @@ class _Buffer:
                     self._error = e
                     self._wanted = True
                     self._lock.notify_all()
-                    self._lock.wait(backoff)
+                    if isinstance(e, ClosedError):  # the client was closed: nothing more to fetch
+                        return
+                    self._wanted_cv.wait(backoff)
                 backoff = min(_MAX_BACKOFF_S, backoff * 2)
                 continue
             except Exception as e:  # noqa: BLE001 - the thread must not die
                 with self._lock:
                     self._error = UnavailableError(f"a fetch failed: {e!r}", {})
                     self._wanted = True
-                    self._lock.wait(_MAX_BACKOFF_S)
+                    self._wanted_cv.wait(_MAX_BACKOFF_S)
                 continue
             backoff = _FIRST_BACKOFF_S
             with self._lock:
@@ -138,6 +142,7 @@ class _Buffer:
         with self._lock:
             self._closed = True
             self._lock.notify_all()
+            self._wanted_cv.notify()
         self._thread.join()
 
     def __enter__(self):

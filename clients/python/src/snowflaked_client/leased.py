@@ -159,6 +159,8 @@ class LeasedGenerator:
                     raise LeaseExpiredError(f"the lease of worker ID {grant.worker_id} ran "
                                             "out unrenewed; a new one is being taken")
                 unit = layout.unit_of(now_ms)
+                if unit < 0:
+                    raise LeaseExpiredError("the clock reads earlier than the layout's epoch")
                 floor = max(self._last_unit, grant.first_unit)
                 if unit < floor:
                     wait_s = (layout.unit_start(floor) - now_ms) / 1000
@@ -265,6 +267,11 @@ class LeasedGenerator:
                 old.lost = True  # nothing more is made or given back on it
         try:
             grant, _ = self._take()
+        except ClosedError:  # the client was closed: nothing more to take
+            with self._lock:
+                while not self._closed:
+                    self._lock.wait()
+            return
         except SnowflakedError as e:
             log.warning("snowflaked_client: no new lease yet: %s", e)
             with self._lock:
