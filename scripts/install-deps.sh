@@ -47,8 +47,9 @@ packages=(
   # a load balancer with health checks in front of replicas (tests/e2e/load_balancer.py)
   haproxy
   # the client libraries' tests and packages, built offline (clients/): Python's
-  # wheel, Go's module
+  # wheel, Go's module, Java's jar (JUnit 5 from Debian)
   python3-pytest python3-pip python3-setuptools python3-wheel golang-go
+  openjdk-17-jdk-headless junit5
 )
 if [ "${1:-}" = --run ]; then packages=("${run_packages[@]}"); fi
 if [ "${1:-}" = --live ]; then

@@ -179,8 +179,7 @@ func (b *buffer[T]) refill(ctx context.Context) {
 		values, err := b.fetch(ctx, b.cfg.Batch)
 		b.mu.Lock()
 		if err != nil {
-			b.lastErr = err
-			b.wanted = true
+			b.lastErr = err // a waiting taker asks again (wanted): an idle buffer does not
 			b.broadcast()
 			b.mu.Unlock()
 			if errors.Is(err, ErrClosed) { // the client was closed: nothing more to fetch

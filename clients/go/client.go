@@ -275,7 +275,7 @@ func (c *Client) request(ctx context.Context, method, target string, timeout tim
 			status, header, body, err := c.send(ctx, method, server+target, share)
 			ownerError := ""
 			if err == nil {
-				if owner := namedOwner(status, body); owner != "" {
+				if owner := namedOwner(status, body, server); owner != "" {
 					// A strict sequence's owner: asked once, within the share;
 					// when it does not answer, the refusal stands.
 					s, h, b, ownerErr := c.send(ctx, method, owner+target, time.Until(deadline.Add(-left+share)))
@@ -334,8 +334,9 @@ func (c *Client) request(ctx context.Context, method, target string, timeout tim
 	}
 }
 
-// namedOwner is the URL of the owner a strict tag's 503 not_owner names.
-func namedOwner(status int, body []byte) string {
+// namedOwner is the URL of the owner a strict tag's 503 not_owner names
+// (without "owner_url", in the scheme of the replica that refused).
+func namedOwner(status int, body []byte, refusedBy string) string {
 	if status != http.StatusServiceUnavailable {
 		return ""
 	}
@@ -351,7 +352,7 @@ func namedOwner(status int, body []byte) string {
 	case refusal.OwnerURL != nil && *refusal.OwnerURL != "":
 		return strings.TrimRight(*refusal.OwnerURL, "/")
 	case refusal.Owner != nil && *refusal.Owner != "":
-		return "http://" + *refusal.Owner
+		return refusedBy[:strings.Index(refusedBy, "://")+3] + *refusal.Owner
 	}
 	return ""
 }

@@ -2,7 +2,8 @@
 """The client libraries, measured against the plain HTTP call in the same
 run: a real cluster (clients/testing/cluster.py: ZooKeeper and one
 snowflaked, two for Go's benchmarks), one process asking for IDs one at a
-time for --seconds each way, in Python, then in Go (go test -bench):
+time for --seconds each way, in Python, then in Go (go test -bench), then
+in Java (clients/java's Bench, the JIT warmed for a second first):
   remote     Client.id(): one kept-alive HTTP call an ID (the baseline);
   buffered   IdBuffer.next(): fetched ahead in batches of 1000;
   leased     LeasedGenerator.next_id(): made in the process, against the
@@ -63,6 +64,33 @@ def main():
     print(f"  leased               {leased:12,.0f} IDs/s  {leased / remote:8.1f} x remote, "
           f"{leased / LIMIT:.1%} of the layout's limit ({LIMIT:,}/s)")
     go_benchmarks(args)
+    java_benchmarks(args)
+
+
+def java_benchmarks(args):
+    """clients/java's Bench: one thread each way, against a cluster of one daemon."""
+    out = os.path.join(os.path.dirname(os.path.abspath(args.snowflaked)), "java-bench")
+    subprocess.run(["bash", os.path.join(TOP, "clients", "java", "build.sh"), "test-classes"],
+                   env=dict(os.environ, OUT=out), check=True, capture_output=True)
+    harness = subprocess.Popen(
+        [sys.executable, os.path.join(TOP, "clients", "testing", "cluster.py"), "--binary",
+         args.snowflaked, "--daemons", "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True)
+    try:
+        servers = json.loads(harness.stdout.readline())["servers"]
+        done = subprocess.run(["java", "-cp", f"{out}/classes:{out}/test-classes",
+                               "snowflaked.client.Bench", ",".join(servers), f"{args.seconds:g}"],
+                              capture_output=True, text=True, timeout=600, check=True)
+    finally:
+        harness.stdin.close()
+        harness.wait(60)
+    remote, buffered, leased = (float(x) for x in done.stdout.split())
+    version = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.split('"')[1]
+    print(f"Java {version}, one thread, {args.seconds:g} s each:")
+    print(f"  remote   (baseline)  {remote:12,.0f} IDs/s")
+    print(f"  buffered             {buffered:12,.0f} IDs/s  {buffered / remote:8.1f} x remote")
+    print(f"  leased               {leased:12,.0f} IDs/s  {leased / remote:8.1f} x remote, "
+          f"{leased / LIMIT:.1%} of the layout's limit ({LIMIT:,}/s)")
 
 
 def go_benchmarks(args):

@@ -110,18 +110,18 @@ class _Buffer:
             except SnowflakedError as e:
                 with self._lock:
                     self._error = e
-                    self._wanted = True
+                    # A waiting taker asks again (_wanted): an idle buffer does not.
                     self._lock.notify_all()
                     if isinstance(e, ClosedError):  # the client was closed: nothing more to fetch
                         return
-                    self._wanted_cv.wait(backoff)
+                    self._backoff(backoff)
                 backoff = min(_MAX_BACKOFF_S, backoff * 2)
                 continue
             except Exception as e:  # noqa: BLE001 - the thread must not die
                 with self._lock:
                     self._error = UnavailableError(f"a fetch failed: {e!r}", {})
-                    self._wanted = True
-                    self._wanted_cv.wait(_MAX_BACKOFF_S)
+                    self._lock.notify_all()
+                    self._backoff(_MAX_BACKOFF_S)
                 continue
             backoff = _FIRST_BACKOFF_S
             with self._lock:
@@ -130,6 +130,13 @@ class _Buffer:
                     self._entries.append((asked_at, values))
                     self._count += len(values)
                 self._lock.notify_all()
+
+    def _backoff(self, seconds):
+        """After a failed fetch: the whole pause, whatever takers ask meanwhile
+        (a refusing cluster is not hammered); close() ends it. Lock held."""
+        end = time.monotonic() + seconds
+        while not self._closed and time.monotonic() < end:
+            self._wanted_cv.wait(end - time.monotonic())
 
     def _forget(self):
         """In a forked child: what the parent fetched is the parent's."""

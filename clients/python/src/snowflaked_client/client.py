@@ -233,7 +233,7 @@ class Client:
                 share_end = now + (deadline - now) / (len(order) - index)
                 try:
                     reply = replica.send(method, target, share_end)
-                    owner = _named_owner(reply)
+                    owner = _named_owner(reply, replica.url)
                     if owner is not None:
                         reply = self._ask_owner(owner, method, target, share_end, reply)
                 except (OSError, http.client.HTTPException) as e:
@@ -297,8 +297,9 @@ class Client:
         self.close()
 
 
-def _named_owner(reply):
-    """The URL of the owner a strict tag's 503 not_owner names, if any."""
+def _named_owner(reply, refused_by):
+    """The URL of the owner a strict tag's 503 not_owner names, if any
+    (without "owner_url", in the scheme of the replica that refused)."""
     if reply.status != 503:
         return None
     try:
@@ -309,7 +310,9 @@ def _named_owner(reply):
         return None
     if isinstance(body.get("owner_url"), str):
         return body["owner_url"]
-    return f"http://{body['owner']}" if isinstance(body.get("owner"), str) else None
+    if isinstance(body.get("owner"), str) and body["owner"]:
+        return refused_by.split("://", 1)[0] + "://" + body["owner"]
+    return None
 
 
 def _id_value(text):
