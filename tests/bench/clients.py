@@ -13,6 +13,7 @@ in Java (clients/java's Bench, the JIT warmed for a second first):
 Usage: clients.py SNOWFLAKED [--seconds S]"""
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -25,6 +26,19 @@ sys.path.insert(0, os.path.join(TOP, "clients", "python", "src"))
 from snowflaked_client import Client, IdBuffer, LeasedGenerator  # noqa: E402
 
 LIMIT = 4_096_000
+
+
+@contextlib.contextmanager
+def one_daemon(snowflaked):
+    """A cluster of one daemon (clients/testing/cluster.py): its URLs."""
+    harness = subprocess.Popen(
+        [sys.executable, os.path.join(TOP, "clients", "testing", "cluster.py"), "--binary",
+         snowflaked, "--daemons", "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        yield json.loads(harness.stdout.readline())["servers"]
+    finally:
+        harness.stdin.close()
+        harness.wait(60)
 
 
 def rate(next_id, seconds):
@@ -42,12 +56,7 @@ def main():
     parser.add_argument("snowflaked")
     parser.add_argument("--seconds", type=float, default=5)
     args = parser.parse_args()
-    harness = subprocess.Popen(
-        [sys.executable, os.path.join(TOP, "clients", "testing", "cluster.py"), "--binary",
-         args.snowflaked, "--daemons", "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        text=True)
-    try:
-        servers = json.loads(harness.stdout.readline())["servers"]
+    with one_daemon(args.snowflaked) as servers:
         with Client(servers) as client:
             client.id("warm-up")
             remote = rate(lambda: client.id("bench"), args.seconds)
@@ -55,9 +64,6 @@ def main():
                 buffered = rate(buffer.next, args.seconds)
             with LeasedGenerator(client, "bench") as generator:
                 leased = rate(generator.next_id, args.seconds)
-    finally:
-        harness.stdin.close()
-        harness.wait(60)
     print(f"Python {sys.version.split()[0]}, one thread, {args.seconds:g} s each:")
     print(f"  remote   (baseline)  {remote:12,.0f} IDs/s")
     print(f"  buffered             {buffered:12,.0f} IDs/s  {buffered / remote:8.1f} x remote")
@@ -72,18 +78,10 @@ def java_benchmarks(args):
     out = os.path.join(os.path.dirname(os.path.abspath(args.snowflaked)), "java-bench")
     subprocess.run(["bash", os.path.join(TOP, "clients", "java", "build.sh"), "test-classes"],
                    env=dict(os.environ, OUT=out), check=True, capture_output=True)
-    harness = subprocess.Popen(
-        [sys.executable, os.path.join(TOP, "clients", "testing", "cluster.py"), "--binary",
-         args.snowflaked, "--daemons", "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        text=True)
-    try:
-        servers = json.loads(harness.stdout.readline())["servers"]
+    with one_daemon(args.snowflaked) as servers:
         done = subprocess.run(["java", "-cp", f"{out}/classes:{out}/test-classes",
                                "snowflaked.client.Bench", ",".join(servers), f"{args.seconds:g}"],
                               capture_output=True, text=True, timeout=600, check=True)
-    finally:
-        harness.stdin.close()
-        harness.wait(60)
     remote, buffered, leased = (float(x) for x in done.stdout.split())
     version = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.split('"')[1]
     print(f"Java {version}, one thread, {args.seconds:g} s each:")

@@ -13,23 +13,11 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** IdBuffer and SeqBuffer against a real cluster. */
-class BufferTest {
-  static Cluster cluster;
+class BufferTest extends WithCluster {
 
-  @BeforeAll
-  static void start() throws Exception {
-    cluster = new Cluster(false);
-  }
-
-  @AfterAll
-  static void stop() {
-    cluster.close();
-  }
 
   @Test
   void idsComeFromTheBufferUniqueAndRisingPerDaemon() throws Exception {

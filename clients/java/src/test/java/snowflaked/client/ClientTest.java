@@ -11,24 +11,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Client: IDs and sequence numbers from a real cluster; failover, refusals, TLS. */
-class ClientTest {
+class ClientTest extends WithCluster {
   static final long EPOCH_MS = 1735689600000L;
-  static Cluster cluster;
 
-  @BeforeAll
-  static void start() throws Exception {
-    cluster = new Cluster(false);
-  }
-
-  @AfterAll
-  static void stop() {
-    cluster.close();
-  }
 
   static Client client(List<String> servers, long timeoutMs) throws SnowflakedException {
     return new Client(servers, null, Duration.ofMillis(timeoutMs));

@@ -6,23 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The example as its README says to run it, in each mode. */
-class ExampleTest {
-  static Cluster cluster;
+class ExampleTest extends WithCluster {
 
-  @BeforeAll
-  static void start() throws Exception {
-    cluster = new Cluster(false);
-  }
-
-  @AfterAll
-  static void stop() {
-    cluster.close();
-  }
 
   static Process run(String servers, String... args) throws Exception {
     String[] command = new String[args.length + 1];

@@ -13,26 +13,14 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** LeasedGenerator against a real cluster: the holder's side of the lease contract. */
-class LeasedTest {
+class LeasedTest extends WithCluster {
   /** A named pool of two worker IDs: a test sees who gets which. */
   static final Layout TWO = new Layout(41, 0, 1, 12, "time,datacenter,worker,sequence", 1, ClientTest.EPOCH_MS);
 
-  static Cluster cluster;
 
-  @BeforeAll
-  static void start() throws Exception {
-    cluster = new Cluster(false);
-  }
-
-  @AfterAll
-  static void stop() {
-    cluster.close();
-  }
 
   static long msOf(long id, Layout l) {
     return l.unitStart(id >>> l.shifts()[0]);
