@@ -1,7 +1,6 @@
 """LeasedGenerator against a real cluster: the holder's side of the lease
 contract (docs/api.md)."""
 
-import json
 import os
 import signal
 import subprocess
@@ -10,7 +9,7 @@ import time
 
 import pytest
 
-from snowflaked_client import (Client, Layout, LeasedGenerator, LeaseExpiredError,
+from snowflaked_client import (Client, Layout, LeasedGenerator,
                                LeaseLostError)
 
 from conftest import eventually
