@@ -24,5 +24,18 @@ cd "$here"  # the tests find clients/testing and the CMakeLists.txt from here
 export SNOWFLAKED_TEST_CLASSPATH="$out/classes:$out/test-classes"
 selectors=("$@")
 [ ${#selectors[@]} -gt 0 ] || selectors=(--select-package snowflaked.client)
-exec java -jar "$junit" --disable-banner --disable-ansi-colors --details=tree --fail-if-no-tests \
-  -cp "$out/classes:$out/test-classes" "${selectors[@]}"
+rm -rf "$out/reports"
+status=0
+java -jar "$junit" --disable-banner --disable-ansi-colors --details=tree --fail-if-no-tests \
+  --reports-dir="$out/reports" -cp "$out/classes:$out/test-classes" "${selectors[@]}" || status=$?
+# The failed tests and their messages last, one a line: a log cut to its head and tail (CI's)
+# still names them.
+[ "$status" -eq 0 ] || python3 - "$out/reports" <<'PY'
+import glob, sys, xml.etree.ElementTree as ET
+for path in glob.glob(sys.argv[1] + "/*.xml"):
+    for case in ET.parse(path).iter("testcase"):
+        for bad in list(case.findall("failure")) + list(case.findall("error")):
+            why = " ".join((bad.get("message") or bad.get("type") or "").split())
+            print(f"FAILED {case.get('classname')}.{case.get('name')}: {why[:400]}")
+PY
+exit "$status"

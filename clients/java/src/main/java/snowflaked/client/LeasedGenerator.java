@@ -217,6 +217,16 @@ public final class LeasedGenerator implements AutoCloseable {
     }
   }
 
+  /** The first time unit the current lease may stamp (the tests read the daemon's answer). */
+  long firstUnit() {
+    lock.lock();
+    try {
+      return grant.firstUnit;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   private long lastStampMs() {
     return lastUnit < 0 ? 0 : layout.unitStart(lastUnit + 1) - 1;
   }
