@@ -15,6 +15,9 @@
 #define free notuse
 
 #define go (!stall[m])
+/* the reaper may return the node: stale by ZooKeeper's time, or marked by
+ * its owner's clean stop (RecyclePool::read_stale) */
+#define reclaimable (in_released || now - in_mtime > RECLAIM)
 /* `pool floor`'s check of the worker ID: no owner, or the session holding
  * its alive node confirmed the floor, or none holds it and the lease of
  * the node's last write has run out (ZooKeeper's time) */
@@ -22,7 +25,7 @@
                          (alive == 0 && now >= in_mtime + LEASE))
 /* what daemon m still has to do in this tick (the world's clock waits); the
  * reaper's pass: only the daemon whose session holds the role */
-#define reap_due(m) (reaper == sess[m] && inuse && !(own[m] && in_inc == inc[m]) && now - in_mtime > RECLAIM && \
+#define reap_due(m) (reaper == sess[m] && inuse && !(own[m] && in_inc == inc[m]) && reclaimable && \
                      !(did[m] & REAPED))
 #define due(m) (up[m] && !stall[m] && (may_issue(m) || pending[m] || (!sess_live[sess[m]] && !cut[m]) || \
                  (conn(m) && ((own[m] && !(did[m] & BEAT)) || (!own[m] && !(did[m] & CLAIMED)) || reap_due(m)))))
@@ -47,13 +50,14 @@ inline new_session() {
     printf("MSC: t=%d machine %d connects again: session %d\n", now, m, sess[m]) }
 }
 
-inline clear() { c = 0; v = 0; f = 0; got = false; rts = 0; rhwm = 0; rfloor = 0; rsess = 0; rgen = 0 }
+inline clear() { c = 0; v = 0; f = 0; got = false; rts = 0; rhwm = 0; rfloor = 0; rsess = 0; rgen = 0; rrel = false }
 
 proctype Daemon(byte m) {
   byte runs;                 /* runs ended: a crash or a stop, then one restart */
   bool unsure, proof, got;
   byte unsure_sent, c, v, f, rts, rhwm, rfloor;
   byte rsess, rgen;          /* the reaper's reading: taken on session rsess, in the role's holding rgen */
+  bool rrel;                 /* and whether the node it read was marked released */
 
 start:
   start_run();
@@ -92,7 +96,7 @@ start:
          pending[m] = false;
          if
          :: connected && moves == c && inuse && in_ver == v && in_token == sf_token[m] && alive == 0 ->
-            moves++; in_token = token[m]; in_floor = f; in_ts = wall(m); in_mtime = now; in_ver++;
+            moves++; in_token = token[m]; in_floor = f; in_ts = wall(m); in_mtime = now; in_ver++; in_released = false;
             alive = sess[m]; answer(got);
             printf("MSC: t=%d machine %d (token %d) takes the worker ID back from token %d, floor %d, ts %d; answer arrives: %d\n",
                    now, m, token[m], sf_token[m], f, wall(m), got);
@@ -173,6 +177,7 @@ start:
             inuse && in_ver == v &&
             (alive == sess[m] || alive == 0) ->
             in_ts = wall(m); in_hwm = last[m]; in_mtime = now; in_ver++; alive = sess[m];
+            in_released = false;
             answer(got);
             printf("MSC: t=%d machine %d (token %d) heartbeat ts %d hwm %d; answer arrives: %d\n",
                    now, m, token[m], wall(m), last[m], got);
@@ -195,10 +200,11 @@ start:
    * next_reaper), owner or not: RecycleStrategy::reap -> ReaperRole ->
    * RecyclePool::reclaim_stale ---- */
   :: atomic { go && connected && reaper == sess[m] && inuse && !(own[m] && in_inc == inc[m]) &&
-              now - in_mtime > RECLAIM && once(REAPED) -> did[m] = did[m] | REAPED;
-       c = moves; v = in_ver; rts = in_ts; rhwm = in_hwm; rfloor = in_floor; pending[m] = true;
+              reclaimable && once(REAPED) -> did[m] = did[m] | REAPED;
+       c = moves; v = in_ver; rts = in_ts; rhwm = in_hwm; rfloor = in_floor; rrel = in_released;
+       pending[m] = true;
        rsess = sess[m]; rgen = role_gen;
-       printf("MSC: t=%d machine %d (session %d, the reaper) reads the stale worker ID at version %d\n", now, m, sess[m], v) }
+       printf("MSC: t=%d machine %d (session %d, the reaper) reads the stale or released worker ID at version %d (released: %d)\n", now, m, sess[m], v, rrel) }
     do
     /* our session ended and a new one is made meanwhile (Coordinator::connect,
      * on another thread while the pass waits: the reaper's timer fires later) */
@@ -222,7 +228,12 @@ start:
              * reading taken in that same holding */
             assert(reaper == sess[m] && rgen == role_gen);
             delete_inuse(); notuse = true; moves++;
-            no_floor = max(rfloor, max(rhwm, rts + LEASE));   /* InuseData::last_possible_ms */
+            /* InuseData::last_possible_ms: a mark's lease_ms is 0 */
+#ifndef RELEASED_FLOOR_WITHOUT_TS
+            no_floor = max(rfloor, max(rhwm, rts + (rrel -> 0 : LEASE)));
+#else
+            no_floor = (rrel -> rfloor : max(rfloor, max(rhwm, rts + LEASE)));
+#endif
             printf("MSC: t=%d machine %d (session %d) reclaims the stale worker ID (read at version %d in session %d: last heartbeat ts %d), floor %d\n",
                    now, m, sess[m], v, rsess, rts, no_floor)
          :: else
@@ -236,12 +247,20 @@ start:
 
 #ifndef LIVENESS
   /* ---- a clean stop: Coordinator::shutdown closes the generator, then
-   * RecyclePool::release (one multi: set inuse (move counter), delete
-   * inuse/0, create notuse/0 {floor}, delete alive/0) ---- */
+   * RecyclePool::release: the move (one multi: set inuse (move counter),
+   * delete inuse/0, create notuse/0 {floor}, delete alive/0) if the count
+   * it remembers still holds; else the mark (one multi: check inuse (move
+   * counter), set inuse/0 (version) {ts, hwm: its last unit, lease_ms 0,
+   * released}, delete alive/0), which the reaper returns at once ---- */
   :: atomic { go && own[m] && connected && faults < FAULTS -> faults++;
        if
        :: inuse && in_inc == inc[m] && in_token == token[m] ->
-          no_floor = last[m]; delete_inuse(); notuse = true; moves++;   /* last >= floor */
+          if
+          :: no_floor = last[m]; delete_inuse(); notuse = true; moves++   /* last >= floor */
+          :: in_released = true; in_ts = last[m]; in_hwm = last[m]; in_mtime = now; in_ver++;
+             printf("MSC: t=%d machine %d (token %d) marks its node released instead (another move came first)\n",
+                    now, m, token[m])
+          fi;
           if :: alive == sess[m] -> alive = 0 :: else fi;
           sf_token[m] = 0                            /* TimeReservation::forget_owner */
        :: else
@@ -252,6 +271,16 @@ start:
        expire(sess[m]);                              /* zookeeper_close */
        up[m] = false; runs++ }
     goto restart
+#endif
+
+#ifdef MARK_BEFORE_CLOSE
+  /* mutant: the mark written before the generator closes: it issues on */
+  :: atomic { go && own[m] && connected && inuse && in_inc == inc[m] && in_token == token[m] &&
+              !in_released && faults < FAULTS -> faults++;
+       in_released = true; in_ts = last[m]; in_hwm = last[m]; in_mtime = now; in_ver++;
+       if :: alive == sess[m] -> alive = 0 :: else fi;
+       printf("MSC: t=%d machine %d (token %d) marks its node released at %d, and issues on\n",
+              now, m, token[m], last[m]) }
 #endif
 
   :: crash()

@@ -102,6 +102,7 @@ bool in_lease = true;       /* lease_ms is not 0 (a release sets 0) */
 #else
 bool in_lease;
 #endif
+bool in_released;           /* pool: {"released": true}, a clean stop's mark (lease_ms 0) */
 byte alive;                 /* <root>/alive/0: the session holding it, 0 none */
 byte root_floor;            /* <root> {"floor"}: the migration floor, 0 none (only rises) */
 byte acked[NSESS];          /* <root>/floor_acks/<session>: the floor it confirmed, 0 none */
@@ -259,7 +260,8 @@ inline lose() {
 
 /* The inuse node is deleted: its fields are gone. */
 inline delete_inuse() {
-  inuse = false; in_token = 0; in_ver = 0; in_ts = 0; in_hwm = 0; in_floor = 0; in_mtime = 0; in_inc = 0
+  inuse = false; in_token = 0; in_ver = 0; in_ts = 0; in_hwm = 0; in_floor = 0; in_mtime = 0; in_inc = 0;
+  in_released = false
 }
 
 /* Coordinator::start: a fresh owner token and session. */

@@ -74,6 +74,8 @@ checks=(
   "unversioned-reclaim|violates 1|-DUNVERSIONED_RECLAIM"
   "claim-without-moves|violates 1|-DCLAIM_WITHOUT_MOVES"
   "heartbeat-without-moves|violates 1|-DHEARTBEAT_WITHOUT_MOVES"
+  "mark-before-close|violates 1|-DMARK_BEFORE_CLOSE"
+  "released-floor-without-ts|violates 1|-DRELEASED_FLOOR_WITHOUT_TS"
   "no-lease|violates 3|-DNO_LEASE"
   "sequential-floor-without-lease|violates 1|-DSEQUENTIAL -DFLOOR_WITHOUT_LEASE"
   "claim-ignores-floor|violates 5|-DCLAIM_IGNORES_FLOOR"

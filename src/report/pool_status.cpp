@@ -67,6 +67,7 @@ std::string ranges(const std::vector<std::uint32_t>& ids) {
 
 std::string_view owner_state(const PoolMember& taken, std::chrono::milliseconds reclaim_after) {
   if (!taken.owner_data) return "unknown";
+  if (taken.owner_data->released) return "released";  // the reaper's next pass returns it
   if (taken.heartbeat_age_ms > reclaim_after.count()) return "reclaimable";
   if (taken.heartbeat_age_ms > taken.owner_data->lease_ms) return "lease_expired";
   return "live";

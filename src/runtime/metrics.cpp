@@ -154,6 +154,10 @@ void render_coordination(const CoordinationGauges& c, BootClock::time_point now,
   counter("snowflake_heartbeats_total", "Heartbeats written to ZooKeeper.", c.heartbeats);
   counter("snowflake_heartbeat_failures_total", "Heartbeats that failed (retried with backoff).",
           c.heartbeat_failures);
+  counter("snowflake_heartbeat_retries_total",
+          "Heartbeat writes refused because the worker-ID pool moved meanwhile (a release or "
+          "reclaim elsewhere), read and sent again at once.",
+          c.heartbeat_retries);
   counter("snowflake_zookeeper_sessions_total", "ZooKeeper sessions opened.", c.sessions);
   counter("snowflake_zookeeper_requests_total",
           "Requests sent to ZooKeeper over all of this daemon's sessions (pings not counted): its "
@@ -162,7 +166,9 @@ void render_coordination(const CoordinationGauges& c, BootClock::time_point now,
   counter("snowflake_worker_acquisitions_total", "Worker IDs acquired.", c.worker_acquisitions);
   counter("snowflake_workers_lost_total", "Worker IDs found taken or changed under us.",
           c.workers_lost);
-  counter("snowflake_workers_reclaimed_total", "Stale worker IDs this daemon returned to the pool.",
+  counter("snowflake_workers_reclaimed_total",
+          "Stale worker IDs, and those stopped daemons marked released, this daemon returned to "
+          "the pool.",
           c.workers_reclaimed);
   counter("snowflake_cluster_history_losses_total",
           "Times this daemon found that ZooKeeper had lost or rolled back some of the cluster's "

@@ -25,6 +25,10 @@ namespace {
 using std::chrono::milliseconds;
 constexpr milliseconds kMinBackoff{100};
 constexpr milliseconds kMaxBackoff{5'000};
+// How long the reaper gathers stopped daemons' marks after an alive node
+// goes before its pass: a fleet stopping at once comes back in a few passes
+// (each a bump of the move count per 512 IDs), not one per stop.
+constexpr milliseconds kReleaseGather{1'000};
 
 std::string host_of(const std::string& advertise) {
   return advertise.substr(0, advertise.rfind(':'));
@@ -80,6 +84,7 @@ Result<void, std::string> Coordinator::start() {
   strategy_ = make_strategy(predecessor);
   reapers_dir_ = strategy_->reapers_dir();
   claimers_dir_ = strategy_->claimers_dir();
+  alive_dir_ = strategy_->alive_dir();
   // The cluster this directory has been part of: if ZooKeeper comes back
   // without it, this daemon knows it existed.
   auto known = state::load_cluster_id(state_dir_->dir(), options_.root);
@@ -144,7 +149,8 @@ bool Coordinator::wait_for(milliseconds d) {
   // once, not at the next heartbeat.
   wake_.wait_for(lock, d, [this] {
     return stopping_ || root_events_ != root_events_seen_ ||
-           reaper_events_ != reaper_events_seen_ || claim_events_ != claim_events_seen_;
+           reaper_events_ != reaper_events_seen_ || claim_events_ != claim_events_seen_ ||
+           alive_events_ != alive_events_seen_;
   });
   return !stopping_;
 }
@@ -217,6 +223,7 @@ Coordinator::Step Coordinator::tick() {
   if ((fence_owed_ || freeze_owed_) && !settle_loss()) return Step::retry;
   bool root_changed = false;
   bool reaper_changed = false;
+  bool alive_changed = false;
   {
     std::lock_guard lock(mutex_);
     root_changed = root_events_ != root_events_seen_;
@@ -225,19 +232,31 @@ Coordinator::Step Coordinator::tick() {
     reaper_events_seen_ = reaper_events_;
     if (claim_events_ != claim_events_seen_) strategy_->claim_watch_fired();
     claim_events_seen_ = claim_events_;
+    alive_changed = alive_events_ != alive_events_seen_;
+    alive_events_seen_ = alive_events_;
   }
+  if (alive_changed && !release_pass_due_) release_pass_due_ = clock_.monotonic() + kReleaseGather;
   if (root_changed && !read_migration_floor()) return Step::retry;
   confirm_migration_floor();
   if (reaper_changed) {
     // The candidate below ours ended: the role may be ours now, and a stale
     // node may have waited for it since its holder died.
     strategy_->reaper_watch_fired();
-    reap(std::nullopt);
+    (void)reap(std::nullopt);
+  }
+  if (release_pass_due_ && clock_.monotonic() >= *release_pass_due_) {
+    // The watch is left again by this pass's listing. A pass that failed or
+    // left marks behind is tried again a moment later: nothing else would
+    // come for them before the next heartbeat's pass (minutes by default).
+    release_pass_due_.reset();
+    if (!reap(std::nullopt)) release_pass_due_ = clock_.monotonic() + kReleaseGather;
   }
   if (!generator_) return acquire();
   const auto now = clock_.monotonic();
   if (now < next_heartbeat_) {
-    idle_for(std::chrono::duration_cast<milliseconds>(next_heartbeat_ - now) + milliseconds(1));
+    const auto until =
+        release_pass_due_ ? std::min(next_heartbeat_, *release_pass_due_) : next_heartbeat_;
+    idle_for(std::chrono::duration_cast<milliseconds>(until - now) + milliseconds(1));
     return Step::idle;
   }
   return renew();
@@ -283,10 +302,11 @@ void Coordinator::adopt_session() {
     const bool root = path == options_.root;
     const bool reaper = under(reapers_dir_);
     const bool claimer = under(claimers_dir_);
-    if (!root && !reaper && !claimer) return;
+    const bool alive = !alive_dir_.empty() && path == alive_dir_;
+    if (!root && !reaper && !claimer && !alive) return;
     {
       std::lock_guard lock(mutex_);
-      ++(root ? root_events_ : reaper ? reaper_events_ : claim_events_);
+      ++(root ? root_events_ : reaper ? reaper_events_ : claimer ? claim_events_ : alive_events_);
     }
     wake_.notify_all();
   });

@@ -165,6 +165,11 @@ Coordinator::Step Coordinator::acquire() {
   next_heartbeat_ =
       owned.fresh_mtime_ms ? owned.sent + options_.settings.heartbeat_interval : clock_.monotonic();
   if (held) next_heartbeat_ = std::max(grace_end_, clock_.monotonic());
+  // At once, not at the first heartbeat (minutes away by default): this
+  // stands us in the reaper's line, and the role's holder leaves its watch
+  // on alive/, by which it returns the IDs that stopping daemons mark
+  // (RecyclePool::release) within seconds. (Only the pool has the role.)
+  if (!reapers_dir_.empty()) (void)reap(owned.fresh_mtime_ms);
   return Step::ok;
 }
 
@@ -262,6 +267,10 @@ Coordinator::Step Coordinator::renew() {
   }
   if (!history_follows(zxid_before, written.value().zxid, "heartbeat")) return Step::lost;
   gauges_.heartbeats.fetch_add(1, std::memory_order_relaxed);
+  gauges_.heartbeat_retries.fetch_add(written.value().retried, std::memory_order_relaxed);
+  if (written.value().retried > gauges_.heartbeat_retries_most.load(std::memory_order_relaxed)) {
+    gauges_.heartbeat_retries_most.store(written.value().retried, std::memory_order_relaxed);
+  }
   gauges_.last_heartbeat.store(sent, std::memory_order_relaxed);
   last_confirmed_sent_ = sent;
   // Answered over a connection younger than the grace: the lease running
@@ -290,11 +299,11 @@ Coordinator::Step Coordinator::renew() {
   return Step::ok;
 }
 
-void Coordinator::reap(std::optional<std::int64_t> zk_now_ms) {
+bool Coordinator::reap(std::optional<std::int64_t> zk_now_ms) {
   auto reaped = strategy_->reap(*zk_, zk_now_ms);
   if (!reaped) {
     spdlog::warn("reclaiming stale worker IDs failed: {}", reaped.error().message);
-    return;
+    return false;
   }
   const ReapResult& r = reaped.value();
   gauges_.reaper.store(strategy_->reaper(), std::memory_order_relaxed);
@@ -304,7 +313,7 @@ void Coordinator::reap(std::optional<std::int64_t> zk_now_ms) {
   }
   if (r.moved > 0) {
     gauges_.workers_reclaimed.fetch_add(static_cast<std::uint64_t>(r.moved));
-    spdlog::info("returned {} stale worker ID(s) to the pool", r.moved);
+    spdlog::info("returned {} stale or released worker ID(s) to the pool", r.moved);
   }
   for (const std::uint32_t id : r.unreadable) {
     if (reported_unreadable_.insert(id).second) {
@@ -314,6 +323,7 @@ void Coordinator::reap(std::optional<std::int64_t> zk_now_ms) {
           id);
     }
   }
+  return !r.incomplete;
 }
 
 void Coordinator::lose(const std::string& why) {

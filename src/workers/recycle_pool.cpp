@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "pool_ops.hpp"
 #include "snowflake/zk/cluster_tree.hpp"
 
 namespace snowflake::coord {
@@ -14,10 +15,6 @@ namespace snowflake::coord {
 namespace {
 
 constexpr std::size_t kCreatesPerMulti = 128;
-constexpr int kMaxClaimAttempts = 5;  // re-reads after a race before giving up for now
-// Stale worker IDs returned to notuse in one multi (4 ops each and the
-// move, some 20 KB: well under ZooKeeper's 1 MB request limit).
-constexpr std::size_t kReclaimBatch = 64;
 // Waiting for the pool's filler: a watch on its lock wakes the waiters when
 // it goes, so N daemons of a cluster's first start cost ZooKeeper a few
 // requests each however long the fill takes (polls every 50 ms had 1,000
@@ -26,24 +23,9 @@ constexpr std::size_t kReclaimBatch = 64;
 // longest wait without a look is only a backstop.
 constexpr auto kLockWaitMax = std::chrono::milliseconds(5000);
 
-bool is_race(const ZkError& e) {
-  return e.code == ZkErrc::bad_version || e.code == ZkErrc::no_node ||
-         e.code == ZkErrc::node_exists;
-}
-
-std::optional<std::uint32_t> pool_worker_id(const std::string& name, std::uint32_t max_id) {
-  const auto id = worker_id_of_node(name);
-  if (!id || *id > max_id) return std::nullopt;
-  return id;
-}
-
 bool is_complete(const std::string& pool_data) {
   const auto state = nlohmann::json::parse(pool_data, nullptr, false);
   return state.is_object() && state.value("complete", false);
-}
-
-CoordError lost(const std::string& path, std::string_view why) {
-  return {CoordErrc::lost, fmt::format("{} {}", path, why)};
 }
 
 }  // namespace
@@ -376,8 +358,9 @@ Result<PoolClaim, CoordError> RecyclePool::take_over(ZkSession& zk, std::uint32_
   return CoordError{CoordErrc::zookeeper, fmt::format("{} kept changing during takeover", path)};
 }
 
-Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim, std::int64_t ts,
-                                                std::int64_t hwm) {
+Result<std::uint32_t, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
+                                                         std::int64_t ts, std::int64_t hwm) {
+  std::uint32_t refused = 0;
   InuseData next = claim.data;
   next.ts = ts;
   next.hwm = hwm;
@@ -420,180 +403,21 @@ Result<void, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClaim& claim,
       claim.zxid = written.value()[1].mzxid;
       claim.alive_session = zk.session_id();
       claim.move_count = count;
-      return outcome::success();
+      return refused;
     }
     const ZkError& e = written.error();
     BOOST_OUTCOME_TRY(
         about_alive, alive_.recover(zk, claim.worker_id, e, claim.data.owner, claim.alive_session));
     if (about_alive) continue;
-    if (e.path == inuse_ && e.code == ZkErrc::bad_version)
+    if (e.path == inuse_ && e.code == ZkErrc::bad_version) {
+      ++refused;
       continue;  // a move elsewhere: read again
+    }
     if (e.code == ZkErrc::bad_version || e.code == ZkErrc::no_node) continue;  // read what happened
     return CoordError::from(e);  // connection loss and the like: the next try reads the outcome
   }
   return CoordError{CoordErrc::zookeeper,
                     fmt::format("the pool kept moving during our heartbeat of {}", claim.path)};
-}
-
-Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
-    ZkSession& zk, std::int64_t zk_now_ms, std::chrono::milliseconds reclaim_after,
-    std::optional<std::uint32_t> our_worker_id) {
-  return reclaim_stale(
-      zk, [zk_now_ms]() -> Result<std::int64_t, CoordError> { return zk_now_ms; }, reclaim_after,
-      our_worker_id);
-}
-
-Result<ReapResult, CoordError> RecyclePool::reclaim_stale(
-    ZkSession& zk, const std::function<Result<std::int64_t, CoordError>()>& zk_now,
-    std::chrono::milliseconds reclaim_after, std::optional<std::uint32_t> our_worker_id,
-    const std::function<bool()>& between_batches) {
-  // Candidates first, by two listings: an inuse node whose owner's session
-  // holds its alive node is not reclaimable, however old its last write
-  // (rule 6), so only the others are read. At rest that is none: two reads
-  // a pass, whatever the pool's size. The listings only choose; the multi
-  // below proves (move count, node version, alive node absent).
-  BOOST_OUTCOME_TRY(names, zk.children(inuse_));
-  BOOST_OUTCOME_TRY(alive_names, zk.children(alive_.dir()));
-  const std::set<std::string> alive(alive_names.begin(), alive_names.end());
-  ReapResult result;
-  result.pool_size = max_worker_id_ + 1;
-  result.in_use = static_cast<std::uint32_t>(names.size());
-  in_use_seen_ = result.in_use;
-  std::vector<std::uint32_t> candidates;
-  for (const auto& name : names) {
-    const auto id = pool_worker_id(name, max_worker_id_);
-    if (id && id != our_worker_id && !alive.contains(name)) candidates.push_back(*id);
-  }
-  if (candidates.empty()) return result;
-  BOOST_OUTCOME_TRY(now_ms, zk_now());
-  // Up to kReclaimBatch a multi, and one move a multi: every running
-  // daemon's heartbeat checks the move count, so a move per worker ID would
-  // fail each of them once per reclaim (a wave of them after a node's
-  // crash, hundreds of heartbeats retried at once), where a batch of 64
-  // fails each once. Each batch reads the count, then its nodes, so a move
-  // elsewhere costs that batch a reading, not the pass.
-  for (std::size_t first = 0; first < candidates.size(); first += kReclaimBatch) {
-    if (first > 0 && between_batches && !between_batches()) break;
-    const std::size_t n = std::min(kReclaimBatch, candidates.size() - first);
-    BOOST_OUTCOME_TRY(
-        reclaim_batch(zk, {candidates.data() + first, n}, now_ms, reclaim_after, result));
-  }
-  in_use_seen_ = result.in_use;
-  return result;
-}
-
-Result<std::vector<RecyclePool::StaleNode>, CoordError> RecyclePool::read_stale(
-    ZkSession& zk, std::span<const std::uint32_t> ids, const std::set<std::uint32_t>& skipped,
-    std::int64_t now_ms, std::chrono::milliseconds reclaim_after, ReapResult& result) {
-  std::vector<StaleNode> stale;
-  for (const std::uint32_t id : ids) {
-    if (skipped.contains(id)) continue;
-    if (const auto it = fresh_until_.find(id); it != fresh_until_.end() && now_ms <= it->second) {
-      continue;  // written since, if at all: fresher still
-    }
-    BOOST_OUTCOME_TRY(node, zk.try_get(inuse_path(id)));
-    if (!node) continue;
-    const NodeStat& s = node.value().stat;
-    const auto old = decode_inuse(node.value().data);
-    // Its own lease too: one granted under a longer reclaim_after than ours
-    // (a rollout of new timings, a holder's lease) runs to its end.
-    std::int64_t threshold = reclaim_after.count();
-    if (old) {
-      const bool holder = old->owner.instance.starts_with(kLeaseInstancePrefix);
-      const auto margin = safety_margin_ + (holder ? max_skew_ : std::chrono::milliseconds(0));
-      threshold = std::max(threshold, old->lease_ms + margin.count());
-    }
-    if (now_ms - s.mtime_ms <= threshold) {
-      fresh_until_[id] = s.mtime_ms + threshold;
-      continue;
-    }
-    fresh_until_.erase(id);
-    if (!old) {  // no floor to hand on: an operator must look
-      if (std::find(result.unreadable.begin(), result.unreadable.end(), id) ==
-          result.unreadable.end()) {
-        result.unreadable.push_back(id);
-      }
-      continue;
-    }
-    // Its owner stopped issuing by its lease and its time fence, long ago;
-    // the next owner starts above anything it may have issued.
-    stale.push_back({id, s.version, old->last_possible_ms()});
-  }
-  return stale;
-}
-
-Result<void, CoordError> RecyclePool::reclaim_batch(ZkSession& zk,
-                                                    std::span<const std::uint32_t> ids,
-                                                    std::int64_t now_ms,
-                                                    std::chrono::milliseconds reclaim_after,
-                                                    ReapResult& result) {
-  std::set<std::uint32_t> skipped;  // held, or moved since it was read: the next pass's
-  for (int attempt = 0; attempt < kMaxClaimAttempts; ++attempt) {
-    // The count before the nodes: a move after our readings changes it, and
-    // the multi then fails instead of acting on them.
-    BOOST_OUTCOME_TRY(count, move_count(zk));
-    BOOST_OUTCOME_TRY(stale, read_stale(zk, ids, skipped, now_ms, reclaim_after, result));
-    while (!stale.empty()) {
-      // Each node's ops as alone: its version, and its owner's session
-      // ended (no alive node: one live owner per ID).
-      std::vector<ZkOp> ops{ZkOp::set(inuse_, "", count)};
-      for (const StaleNode& node : stale) {
-        const auto [make, remove] = alive_.absent(node.id);
-        ops.insert(ops.end(),
-                   {ZkOp::remove(inuse_path(node.id), node.version),
-                    ZkOp::create(notuse_path(node.id), encode(NotuseData{node.last_possible_ms})),
-                    make, remove});
-      }
-      auto done = zk.multi(ops);
-      if (done) {
-        result.moved += static_cast<int>(stale.size());
-        result.in_use -= static_cast<std::uint32_t>(stale.size());
-        return outcome::success();
-      }
-      const ZkError& e = done.error();
-      if (e.outcome_unknown()) return outcome::success();  // the next pass reads afresh
-      if (e.path == inuse_) break;                         // a move elsewhere: read again
-      const auto culprit = std::find_if(stale.begin(), stale.end(), [&](const StaleNode& n) {
-        return e.path == inuse_path(n.id) || e.path == notuse_path(n.id) ||
-               e.path == alive_.path(n.id);
-      });
-      if (culprit == stale.end()) {
-        if (is_race(e)) return outcome::success();  // the next pass reads afresh
-        return CoordError::from(e);
-      }
-      if (!is_race(e)) return CoordError::from(e);
-      // That ID alone is left (its owner's session lives, or it moved since
-      // we read it), the others sent again: the multi failed whole, so the
-      // count still stands.
-      if (e.path == alive_.path(culprit->id) && e.code == ZkErrc::node_exists) {
-        result.held.push_back(culprit->id);
-      }
-      skipped.insert(culprit->id);
-      stale.erase(culprit);
-    }
-    if (stale.empty()) return outcome::success();
-  }
-  return outcome::success();  // the pool kept moving: the next pass
-}
-
-Result<void, CoordError> RecyclePool::release(ZkSession& zk, const PoolClaim& claim,
-                                              std::int64_t floor) {
-  for (int attempt = 0; attempt < kMaxClaimAttempts; ++attempt) {
-    BOOST_OUTCOME_TRY(count, move_count(zk));
-    BOOST_OUTCOME_TRY(node, read_owned(zk, claim.path, claim.data.owner));
-    const NodeStat& s = node.second;
-    if (s.czxid != claim.czxid) return lost(claim.path, "was reclaimed and given to another owner");
-    std::vector<ZkOp> ops{ZkOp::set(inuse_, "", count), ZkOp::remove(claim.path, s.version),
-                          ZkOp::create(notuse_path(claim.worker_id), encode(NotuseData{floor}))};
-    const bool ours_alive = claim.alive_session == zk.session_id() && claim.alive_session != 0;
-    if (ours_alive) ops.push_back(ZkOp::remove(alive_.path(claim.worker_id), -1));
-    auto done = zk.multi(ops);
-    if (done) return outcome::success();
-    if (!is_race(done.error()) && !done.error().outcome_unknown())
-      return CoordError::from(done.error());
-  }
-  return CoordError{CoordErrc::zookeeper,
-                    fmt::format("{} kept changing during release", claim.path)};
 }
 
 }  // namespace snowflake::coord

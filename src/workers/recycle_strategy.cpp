@@ -14,6 +14,8 @@ RecycleStrategy::RecycleStrategy(RecycleSettings settings, OwnerToken token,
       role_(pool_.reapers_dir()),
       line_(pool_.claimers_dir()) {
   pool_.set_lease_margins(settings_.safety_margin, settings_.max_skew);
+  pool_.watch_alive(true);
+  pool_.set_reclaim_batch(512);
 }
 
 Ownership RecycleStrategy::own(PoolClaim claim, const AcquireRequest& request) {
@@ -130,7 +132,8 @@ void RecycleStrategy::leave_line(ZkSession& zk) {
 Result<WriteStamp, CoordError> RecycleStrategy::renew(ZkSession& zk, std::int64_t ts,
                                                       std::int64_t hwm) {
   if (line_.in_line(zk)) leave_line(zk);
-  if (auto beat = pool_.heartbeat(zk, *claim_, ts, hwm); !beat) {
+  auto beat = pool_.heartbeat(zk, *claim_, ts, hwm);
+  if (!beat) {
     // Gone, another owner's, taken again, or its alive node another
     // session's: in the pool only a reclaim (after reclaim_after, past our
     // lease) or a proven takeover (of a dead run's) does any of that.
@@ -139,12 +142,18 @@ Result<WriteStamp, CoordError> RecycleStrategy::renew(ZkSession& zk, std::int64_
     }
     return beat.error();
   }
-  return WriteStamp{claim_->mtime_ms, claim_->zxid};
+  return WriteStamp{claim_->mtime_ms, claim_->zxid, beat.value()};
 }
 
 Result<void, CoordError> RecycleStrategy::give_back(ZkSession& zk, std::int64_t floor) {
   if (!claim_) return outcome::success();
-  BOOST_OUTCOME_TRYV(pool_.release(zk, *claim_, std::max(floor, claim_->data.floor)));
+  BOOST_OUTCOME_TRY(how, pool_.release(zk, *claim_, std::max(floor, claim_->data.floor)));
+  if (how == Release::marked) {
+    spdlog::info(
+        "worker ID {} marked released (other moves came first): the reaper returns it at its "
+        "next pass",
+        claim_->worker_id);
+  }
   claim_.reset();
   return outcome::success();
 }

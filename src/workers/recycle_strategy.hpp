@@ -59,6 +59,7 @@ class RecycleStrategy final : public WorkerStrategy {
   bool reaper() const noexcept override { return role_.holder_session() != 0; }
   std::string claimers_dir() const override { return pool_.claimers_dir(); }
   void claim_watch_fired() noexcept override { line_.look_again(); }
+  std::string alive_dir() const override { return pool_.alive().dir(); }
 
  private:
   // nullopt: no takeover to try (any more); go on to claim.

@@ -30,6 +30,9 @@ struct AcquireRequest {
 struct WriteStamp {
   std::int64_t mtime_ms = 0;
   std::int64_t zxid = 0;
+  // Writes refused first because the pool moved meanwhile (a release or a
+  // reclaim elsewhere bumps its count), each read and sent again.
+  std::uint32_t retried = 0;
 };
 
 struct Ownership {
@@ -99,6 +102,11 @@ class WorkerStrategy {
   // are ahead): the claimer just ahead of us left, so our turn may be here.
   virtual std::string claimers_dir() const { return {}; }
   virtual void claim_watch_fired() noexcept {}
+  // Where the reaper's pass leaves a watch on the children (the pool's
+  // alive nodes): one going (a stop, a session's end) wakes the coordinator
+  // for a pass soon, so stopped daemons' marked IDs come back within
+  // seconds, not at the next heartbeat. Empty: none.
+  virtual std::string alive_dir() const { return {}; }
 };
 
 }  // namespace snowflake::coord

@@ -39,12 +39,13 @@ std::optional<std::uint32_t> worker_id_of_node(std::string_view name) {
 std::string encode(const OwnerToken& o) { return json(o).dump(); }
 
 std::string encode(const InuseData& d) {
-  return json{{"owner", d.owner},
-              {"floor", d.floor},
-              {"ts", d.ts},
-              {"hwm", d.hwm},
-              {"lease_ms", d.lease_ms}}
-      .dump();
+  json j{{"owner", d.owner},
+         {"floor", d.floor},
+         {"ts", d.ts},
+         {"hwm", d.hwm},
+         {"lease_ms", d.lease_ms}};
+  if (d.released) j["released"] = true;
+  return j.dump();
 }
 
 std::string encode(const NotuseData& d) { return json{{"floor", d.floor}}.dump(); }
@@ -67,10 +68,12 @@ std::optional<OwnerToken> decode_owner(std::string_view text) {
 
 std::optional<InuseData> decode_inuse(std::string_view text) {
   return decode_json_object<InuseData>(text, [](const json& j) {
-    return InuseData{j.at("owner").get<OwnerToken>(), json_integer_at<std::int64_t>(j, "floor"),
+    return InuseData{j.at("owner").get<OwnerToken>(),
+                     json_integer_at<std::int64_t>(j, "floor"),
                      json_integer_at<std::int64_t>(j, "ts"),
                      json_integer_at<std::int64_t>(j, "hwm"),
-                     json_integer_at<std::int64_t>(j, "lease_ms")};
+                     json_integer_at<std::int64_t>(j, "lease_ms"),
+                     j.value("released", false)};  // a non-boolean: unreadable
   });
 }
 

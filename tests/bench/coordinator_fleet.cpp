@@ -14,10 +14,18 @@
 //   ready SECONDS REQUESTS
 // (the seconds since the start, the ZooKeeper requests this process sent),
 // then answers one command per line of standard input:
-//   stats  ->  stats REQUESTS HEARTBEATS READY REAPERS RECLAIMED
-//              (summed over its coordinators; READY: how many may issue now)
-//   stop   ->  every coordinator shut down (its worker ID given back), then
-//              stopped SECONDS, and the program exits
+//   stats  ->  stats REQUESTS HEARTBEATS READY REAPERS RECLAIMED RETRIES MAX_RETRIES MAX_BEAT
+//              (summed over its coordinators; READY: how many may issue now;
+//              RETRIES: heartbeat writes a move elsewhere refused, since the
+//              last `mark`, MAX_RETRIES the most of one coordinator, MAX_BEAT
+//              of one heartbeat; -1 for a build whose coordinator does not
+//              count them)
+//   mark   ->  marked (the retries counted from now)
+//   pool   ->  pool INUSE NOTUSE MOVES, read from ZooKeeper on a session of
+//              its own (the pool's inuse and notuse nodes, its move count;
+//              -1 each when they could not be read)
+//   stop   ->  every coordinator shut down at once, 64 at a time (its worker
+//              ID given back), then stopped SECONDS, and the program exits
 // A coordinator that fails for good prints "fatal INDEX WHY" and the program
 // exits 1.
 
@@ -42,6 +50,7 @@
 #include "snowflake/runtime/coordination_gauges.hpp"
 #include "snowflake/runtime/worker_slot.hpp"
 #include "snowflake/workers/coordinator.hpp"
+#include "snowflake/zk/zk_session.hpp"
 
 namespace {
 
@@ -82,6 +91,43 @@ coord::CoordinatorOptions options_for(const Config& c, const std::filesystem::pa
 
 double seconds_since(Steady::time_point t) {
   return std::chrono::duration<double>(Steady::now() - t).count();
+}
+
+// A coordinator's refused heartbeat writes; -1 where the build's gauges do
+// not count them (a baseline revision built with this file: scale_sim.py).
+template <class Gauges>
+long long heartbeat_retries(const Gauges& g) {
+  if constexpr (requires { g.heartbeat_retries.load(); }) {
+    return static_cast<long long>(g.heartbeat_retries.load());
+  } else {
+    return -1;
+  }
+}
+
+// The most one heartbeat had since `mark` (which resets it), or -1 likewise.
+template <class Gauges>
+long long heartbeat_retries_most(Gauges& g, bool reset) {
+  if constexpr (requires { g.heartbeat_retries_most.load(); }) {
+    return static_cast<long long>(reset ? g.heartbeat_retries_most.exchange(0)
+                                        : g.heartbeat_retries_most.load());
+  } else {
+    return -1;
+  }
+}
+
+// Shuts every member down at once: a fleet stopping together (a node
+// drained, a cluster scaled to zero), `threads` stops in flight at a time.
+void stop_all(std::vector<std::unique_ptr<Member>>& fleet, int threads) {
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> stoppers;
+  for (int t = 0; t < threads; ++t) {
+    stoppers.emplace_back([&] {
+      for (std::size_t i = next.fetch_add(1); i < fleet.size(); i = next.fetch_add(1)) {
+        fleet[i]->coordinator->shutdown();
+      }
+    });
+  }
+  for (auto& t : stoppers) t.join();
 }
 
 }  // namespace
@@ -141,22 +187,66 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(zookeeper_requests_sent.load()));
   std::fflush(stdout);
 
+  std::vector<long long> retries_marked(fleet.size(), 0);
+  const coord::ZkSettings zk_options{.hosts = config.value().zookeeper.hosts,
+                                     .session_timeout = config.value().zookeeper.session_timeout,
+                                     .connect_timeout = config.value().zookeeper.connect_timeout};
+  std::shared_ptr<coord::ZkSession> reader;  // for `pool`, made at its first use
+  const std::string pool_dir = config.value().zookeeper.root + "/pool";
   for (std::string line; std::getline(std::cin, line);) {
     if (line == "stats") {
       unsigned long long beats = 0;
       unsigned long long reclaimed = 0;
       int reapers = 0;
-      for (const auto& m : fleet) {
-        beats += m->gauges.heartbeats.load();
-        reclaimed += m->gauges.workers_reclaimed.load();
-        reapers += m->gauges.reaper.load() ? 1 : 0;
+      long long retries = 0;
+      long long most = 0;
+      long long most_beat = 0;
+      for (std::size_t i = 0; i < fleet.size(); ++i) {
+        const Member& m = *fleet[i];
+        beats += m.gauges.heartbeats.load();
+        reclaimed += m.gauges.workers_reclaimed.load();
+        reapers += m.gauges.reaper.load() ? 1 : 0;
+        const long long r = heartbeat_retries(m.gauges);
+        const long long b = heartbeat_retries_most(fleet[i]->gauges, false);
+        if (r < 0 || b < 0) {
+          retries = most = most_beat = -1;
+        } else if (retries >= 0) {
+          retries += r - retries_marked[i];
+          most = std::max(most, r - retries_marked[i]);
+          most_beat = std::max(most_beat, b);
+        }
       }
-      std::printf("stats %llu %llu %d %d %llu\n",
+      std::printf("stats %llu %llu %d %d %llu %lld %lld %lld\n",
                   static_cast<unsigned long long>(zookeeper_requests_sent.load()), beats,
-                  ready_count(), reapers, reclaimed);
+                  ready_count(), reapers, reclaimed, retries, most, most_beat);
+    } else if (line == "mark") {
+      for (std::size_t i = 0; i < fleet.size(); ++i) {
+        retries_marked[i] = heartbeat_retries(fleet[i]->gauges);
+        heartbeat_retries_most(fleet[i]->gauges, true);
+      }
+      std::printf("marked\n");
+    } else if (line == "pool") {
+      if (!reader || reader->gone()) {
+        auto made = coord::ZkSession::connect(zk_options);
+        if (!made) {  // not read this time: asked again
+          std::printf("pool -1 -1 -1\n");
+          std::fflush(stdout);
+          continue;
+        }
+        reader = std::move(made).value();
+      }
+      const auto inuse = reader->children(pool_dir + "/inuse");
+      const auto notuse = reader->children(pool_dir + "/notuse");
+      const auto moves = reader->exists(pool_dir + "/inuse");
+      if (inuse && notuse && moves && moves.value()) {
+        std::printf("pool %zu %zu %d\n", inuse.value().size(), notuse.value().size(),
+                    moves.value()->version);
+      } else {
+        std::printf("pool -1 -1 -1\n");
+      }
     } else if (line == "stop") {
       const auto stopping = Steady::now();
-      for (auto& m : fleet) m->coordinator->shutdown();
+      stop_all(fleet, 64);
       std::printf("stopped %.3f\n", seconds_since(stopping));
       std::fflush(stdout);
       return failed ? 1 : 0;

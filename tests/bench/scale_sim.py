@@ -46,9 +46,26 @@ rest is most of what a fleet sends.
 --check START,REST exits 1 if start pkts/d exceeds START or rest pkts/d/beat
 exceeds REST at any N (the regression test CI runs at a small N).
 
+--mass-stop K measures a fleet stopping at once instead: K daemons that keep
+running are started first (a process of their own; the reaper's role is
+theirs), then the N, and once all are at rest the N stop at once (every
+process, 64 stops in flight in each). Printed per N:
+
+  stop s            from the stop command to the last stopped daemon (the
+                    slowest process's own count)
+  back s            from the stop until ZooKeeper holds no inuse node but
+                    the K's (every stopped daemon's worker ID in notuse)
+  moves             bumps of the pool's move count meanwhile (each refuses
+                    every running daemon's next heartbeat write once)
+  retries           heartbeat writes of the K refused by a move and sent
+                    again, from the stop to a heartbeat after "back"
+  max/daemon        the most of one of the K
+  max/beat          the most of one heartbeat ("-" these three: a build that
+                    does not count them, as a BASELINE_REV before they were)
+
 Usage: scale_sim.py FLEET SNOWFLAKED N [N ...] [--ensemble] [--heartbeat-ms MS]
                     [--idle-seconds S] [--per-process K] [--tick-ms MS]
-                    [--waves] [--session-ms MS] [--check START,REST]
+                    [--waves] [--session-ms MS] [--check START,REST] [--mass-stop K]
 """
 
 import argparse
@@ -103,18 +120,18 @@ def config(zk, n, heartbeat_ms, state_dir, session_ms=10000):
 class Fleets:
     """N simulated daemons in processes of at most `per_process` each."""
 
-    def __init__(self, binary, config_path, work, n, per_process, waves=False):
+    def __init__(self, binary, config_path, work, n, per_process, waves=False, first=0):
         self.processes = []
         self.ready_requests = {}  # pid: requests when ready, read while starting in waves
         self.counts = []
         state = tempfile.mkdtemp(prefix="snowflake-scale-sim-",
                                  dir="/dev/shm" if os.path.isdir("/dev/shm") else work)
         self.state = state
-        first = 0
+        end = first + n
         self.lines = {}
         self.started = time.monotonic()
-        while first < n:
-            count = min(per_process, n - first)
+        while first < end:
+            count = min(per_process, end - first)
             log = open(os.path.join(work, f"fleet{len(self.processes)}.log"), "w",
                        encoding="utf-8")
             self.processes.append(subprocess.Popen(
@@ -178,14 +195,28 @@ class Fleets:
         return time.monotonic() - self.started, requests
 
     def stats(self, processes=None):
-        """Summed over the processes: requests, heartbeats, ready, reapers, reclaimed."""
-        total = [0, 0, 0, 0, 0]
+        """Summed over the processes: requests, heartbeats, ready, reapers,
+        reclaimed, heartbeat retries since `mark` (-1: not counted); and the
+        most retries of one daemon, and of one heartbeat."""
+        total = [0, 0, 0, 0, 0, 0]
+        most = [0, 0]
         for p in processes or self.processes:
             p.stdin.write("stats\n")
             p.stdin.flush()
         for p in processes or self.processes:
-            total = [a + int(b) for a, b in zip(total, self.read(p, "stats", 30))]
-        return total
+            fields = [int(v) for v in self.read(p, "stats", 30)]
+            counted = total[5] >= 0 and fields[5] >= 0
+            total = [a + b for a, b in zip(total, fields[:6])]
+            total[5] = total[5] if counted else -1
+            most = [max(most[0], fields[6]), max(most[1], fields[7])] if counted else [-1, -1]
+        return total + most
+
+    def ask(self, command, word, limit=30):
+        """One command to the first process, its answer split."""
+        p = self.processes[0]
+        p.stdin.write(command + "\n")
+        p.stdin.flush()
+        return self.read(p, word, limit)
 
     def kill_last(self):
         p = self.processes.pop()
@@ -235,6 +266,49 @@ def reclaim_seconds(fleets, heartbeat_ms, limit):
     return time.monotonic() - started
 
 
+def mass_stop(fleet_binary, zk, config_path, work, n, args):
+    """K keepers, then N started, then the N stopped at once: see --mass-stop."""
+    keep = args.mass_stop
+    beat_s = args.heartbeat_ms / 1000
+    keepers = Fleets(fleet_binary, config_path, work, keep, keep, waves=True)
+    fleets = None
+    try:
+        fleets = Fleets(fleet_binary, config_path, work, n, args.per_process, first=keep)
+        fleets.all_ready(limit=120 + n / 10)
+        time.sleep(2 * beat_s)  # at rest: every daemon has beaten since
+        keepers.ask("mark", "marked")
+        moves_before = int(keepers.ask("pool", "pool")[2])
+        if moves_before < 0:
+            sys.exit("scale_sim: the pool's move count could not be read")
+        started = time.monotonic()
+        for p in fleets.processes:
+            p.stdin.write("stop\n")
+            p.stdin.flush()
+        back = None
+        limit = 120 + n / 10
+        while back is None:
+            inuse = int(keepers.ask("pool", "pool")[0])  # -1: not read this time
+            if 0 <= inuse <= keep:
+                back = time.monotonic() - started
+            elif time.monotonic() - started > limit:
+                print(f"scale_sim: {inuse - keep} worker IDs not back within {limit} s",
+                      file=sys.stderr)
+                back = math.inf
+            else:
+                time.sleep(0.2)
+        # Each process's own count, from its stop command to its last stop.
+        stopped = max(float(fleets.read(p, "stopped", limit)[0]) for p in fleets.processes)
+        moves = int(keepers.ask("pool", "pool")[2]) - moves_before
+        time.sleep(beat_s * 1.5)  # every keeper has beaten since the last move
+        totals = keepers.stats()
+        return {"n": n, "keep": keep, "stop_s": stopped, "back_s": back, "moves": moves,
+                "retries": totals[5], "most": totals[6], "most_beat": totals[7]}
+    finally:
+        if fleets:
+            fleets.kill()
+        keepers.kill()
+
+
 def measure(fleet_binary, snowflaked, n, args):
     beat_s = args.heartbeat_ms / 1000
     with tempfile.TemporaryDirectory(prefix="snowflake-scale-sim-") as work:
@@ -249,10 +323,12 @@ def measure(fleet_binary, snowflaked, n, args):
         try:
             config_path = os.path.join(work, "config.json")
             with open(config_path, "w", encoding="utf-8") as f:
-                json.dump(config(zk, n, args.heartbeat_ms, os.path.join(work, "create-state"),
-                                 args.session_ms), f)
+                json.dump(config(zk, n + args.mass_stop, args.heartbeat_ms,
+                             os.path.join(work, "create-state"), args.session_ms), f)
             subprocess.run([snowflaked, "cluster", "create", "--config", config_path,
                             "--wait", "30000"], check=True, stdout=subprocess.DEVNULL)
+            if args.mass_stop:
+                return mass_stop(fleet_binary, zk, config_path, work, n, args)
             before, zxid_before = zk.mntr(), zk.zxid()
             fleets = Fleets(fleet_binary, config_path, work, n, args.per_process, args.waves)
             took, start_requests = fleets.all_ready(limit=120 + n / 10)
@@ -297,6 +373,8 @@ def main():
     parser.add_argument("--session-ms", type=int, default=10000)
     parser.add_argument("--log-dir", help="keep what the processes print besides their figures")
     parser.add_argument("--check", help="START,REST: bounds on start pkts/d and rest pkts/d/beat")
+    parser.add_argument("--mass-stop", type=int, default=0, metavar="K",
+                        help="K keep running while the N stop at once: see above")
     args = parser.parse_args()
     global LOG_DIR  # pylint: disable=global-statement
     LOG_DIR = args.log_dir
@@ -306,10 +384,22 @@ def main():
     print(f"simulated recycle daemons (coordinators, {args.per_process} to a process) started "
           f"{started} against one {zookeeper}, heartbeat {args.heartbeat_ms} ms, sessions "
           f"{args.session_ms} ms, tickTime {args.tick_ms} ms:")
+    failed = False
+    if args.mass_stop:
+        print(f"{'daemons':>8} {'keep':>6} {'stop s':>7} {'back s':>7} {'moves':>6} "
+              f"{'retries':>8} {'max/daemon':>11} {'max/beat':>9}")
+        for n in args.n:
+            r = measure(args.fleet, args.snowflaked, n, args)
+            counted = r["retries"] >= 0
+            print(f"{r['n']:>8} {r['keep']:>6} {r['stop_s']:>7.1f} {r['back_s']:>7.1f} "
+                  f"{r['moves']:>6} {r['retries'] if counted else '-':>8} "
+                  f"{r['most'] if counted else '-':>11} "
+                  f"{r['most_beat'] if counted else '-':>9}", flush=True)
+            failed = failed or r["back_s"] == math.inf
+        sys.exit(1 if failed else 0)
     print(f"{'daemons':>8} {'ready s':>8} {'start pkts/d':>13} {'start writes/d':>15} "
           f"{'start req/d':>12} {'rest pkts/d/beat':>17} {'rest req/d/beat':>16} {'conns/d':>8} "
           f"{'reapers':>8} {'reclaim s':>10} {'stop s':>7}")
-    failed = False
     for n in args.n:
         r = measure(args.fleet, args.snowflaked, n, args)
         reclaim = ("-" if r["reclaim_s"] is None

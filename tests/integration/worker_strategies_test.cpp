@@ -677,7 +677,7 @@ TEST_CASE("recycle: heartbeat after a new session and the reaper racing: exactly
     std::this_thread::sleep_for(60ms);  // let A's node age past reclaim_after (50 ms) in ZK time
     REQUIRE(pool_b.heartbeat(*sb, b, kNow, kNow));
     std::atomic<bool> go{false};
-    Result<void, CoordError> beat = outcome::success();
+    Result<std::uint32_t, CoordError> beat = 0U;
     Result<ReapResult, CoordError> reaped = ReapResult{};
     std::thread ta([&] {
       while (!go) {
@@ -698,9 +698,13 @@ TEST_CASE("recycle: heartbeat after a new session and the reaper racing: exactly
     CHECK(a_kept != (reaped.value().moved == 1));
     CHECK(sa->exists(pool_a.inuse_path(a.worker_id)).value().has_value() == a_kept);
     CHECK(alive_held(*sa, a.worker_id) == a_kept);
-    // Clean up for the next round.
+    // Clean up for the next round: a release after another's finds the move
+    // count moved, marks its node instead, and the reaper returns it.
     if (a_kept) REQUIRE(pool_a.release(*sa, a, kNow));
     REQUIRE(pool_b.release(*sb, b, kNow));
+    const auto returned = pool_b.reclaim_stale(*sb, kNow, 50ms, std::nullopt);
+    REQUIRE(returned);
+    CHECK(returned.value().moved == 1);  // the marked one, whichever was second
   }
 }
 

@@ -53,6 +53,27 @@ TEST_CASE("node data: a sequential node of 0.1 (no owner, floor, lease) still re
   CHECK_FALSE(decode_sequential(R"({"host":"web-0","port":8080,"ts":5,"hwm":4,"floor":0.5})"));
 }
 
+TEST_CASE(
+    "node data: a clean stop's released mark round-trips, is absent from other nodes, and only a "
+    "boolean reads",
+    "[node_data]") {
+  const auto plain = decode_inuse(inuse_with("1735689600000"));
+  REQUIRE(plain);
+  CHECK_FALSE(plain->released);
+  CHECK(encode(*plain).find("released") == std::string::npos);  // as older daemons wrote it
+  InuseData marked = *plain;
+  marked.released = true;
+  marked.lease_ms = 0;
+  marked.ts = marked.hwm = 1735689661000;
+  const auto back = decode_inuse(encode(marked));
+  REQUIRE(back);
+  CHECK(*back == marked);
+  CHECK(back->last_possible_ms() == 1735689661000);  // its last stamp: no lease after it
+  std::string text = inuse_with("1735689600000");
+  text.insert(text.size() - 1, R"(,"released":1)");
+  CHECK_FALSE(decode_inuse(text));
+}
+
 TEST_CASE("node data: Leaf's forever/ nodes are told from ours", "[node_data][leaf]") {
   // As Leaf's SnowflakeZookeeperHolder writes them (Jackson: port as a string).
   CHECK(is_leaf_node_data(R"({"ip":"10.0.0.1","port":"8080","timestamp":1764000000000})"));

@@ -21,8 +21,8 @@ using namespace snowflake;
 
 namespace {
 
-constexpr std::int64_t kHour = 3'600'000;
-constexpr std::int64_t kNov26Noon = 1'795'694'400'000;  // 2026-11-26T12:00:00Z
+constexpr std::int64_t kAnHour = 3'600'000;
+constexpr std::int64_t kNoonNov26 = 1'795'694'400'000;  // 2026-11-26T12:00:00Z
 
 PeriodicSequence invoices() {
   return PeriodicSequence(
@@ -38,14 +38,14 @@ TEST_CASE(
     "[period]") {
   auto seq = invoices();
   const auto held = seq.hold();
-  CHECK(seq.slot_at(kNov26Noon, held) == nullptr);  // nothing taken up yet
-  const Period today = seq.rule().period_at(kNov26Noon);
+  CHECK(seq.slot_at(kNoonNov26, held) == nullptr);  // nothing taken up yet
+  const Period today = seq.rule().period_at(kNoonNov26);
   PeriodSlot* slot = seq.install(today);
   REQUIRE(slot != nullptr);
   CHECK(seq.install(today) == slot);  // once
   CHECK(slot->entry.tag == "invoice@2026-11-26");
   CHECK(slot->printed.format(123) == "INV-20261126-000123");
-  CHECK(seq.slot_at(kNov26Noon, held) == slot);
+  CHECK(seq.slot_at(kNoonNov26, held) == slot);
   CHECK(seq.slot_at(today.begins_ms, held) == slot);
   CHECK(seq.slot_at(today.next_begins_ms - 1, held) == slot);
   CHECK(seq.slot_at(today.next_begins_ms, held) == nullptr);  // tomorrow: not yet here
@@ -64,7 +64,7 @@ TEST_CASE(
   const Period third = seq.rule().next_after(next->period);
   PeriodSlot* after = seq.install(third);
   CHECK(seq.live(held) == std::vector<PeriodSlot*>{after, next});
-  CHECK(seq.slot_at(kNov26Noon, held) == nullptr);
+  CHECK(seq.slot_at(kNoonNov26, held) == nullptr);
   CHECK(seq.install(today) == nullptr);
   CHECK(slot->entry.tag == "invoice@2026-11-26");  // still alive for who holds it
   // What the supplier asks before it makes a period's node, and what a
@@ -83,7 +83,7 @@ TEST_CASE(
     "whole",
     "[period]") {
   auto seq = invoices();
-  Period p = seq.rule().period_at(kNov26Noon);
+  Period p = seq.rule().period_at(kNoonNov26);
   seq.install(p);
   std::atomic<bool> done{false};
   std::atomic<int> wrong{0};
@@ -91,9 +91,9 @@ TEST_CASE(
   std::vector<std::thread> readers;
   for (int r = 0; r < 3; ++r) {
     readers.emplace_back([&, r] {
-      std::int64_t at = kNov26Noon + r * 7 * kHour;
+      std::int64_t at = kNoonNov26 + r * 7 * kAnHour;
       while (!done.load()) {
-        at += 5 * kHour;  // across the days the main thread installs
+        at += 5 * kAnHour;  // across the days the main thread installs
         const auto held = seq.hold();
         if (PeriodSlot* s = seq.slot_at(at, held)) {
           found.fetch_add(1);
@@ -105,7 +105,7 @@ TEST_CASE(
         for (PeriodSlot* s : seq.live(held)) {
           if (s->entry.tag.empty()) wrong.fetch_add(1);
         }
-        if (at > kNov26Noon + 40 * 24 * kHour) at = kNov26Noon;
+        if (at > kNoonNov26 + 40 * 24 * kAnHour) at = kNoonNov26;
       }
     });
   }
@@ -152,7 +152,7 @@ TEST_CASE(
     "[period]") {
   auto seq = invoices();
   Supplied supplied;
-  Period p = seq.rule().period_at(kNov26Noon);
+  Period p = seq.rule().period_at(kNoonNov26);
   std::size_t most = 0;
   for (int day = 0; day < 1000; ++day) {
     PeriodSlot* slot = seq.install(p);
@@ -179,17 +179,17 @@ TEST_CASE(
     "[period]") {
   auto seq = invoices();
   Supplied none;
-  const Period today = seq.rule().period_at(kNov26Noon);
+  const Period today = seq.rule().period_at(kNoonNov26);
   seq.install(today);
   // A request finds today's slot and keeps it (a wait for numbers).
   auto request = std::make_unique<PeriodicSequence::Hold>(seq.hold());
-  PeriodSlot* found = seq.slot_at(kNov26Noon, *request);
+  PeriodSlot* found = seq.slot_at(kNoonNov26, *request);
   REQUIRE(found != nullptr);
   // The reply of another request took numbers of today and is being written.
   InFlightToken writing;
   {
     const auto held = seq.hold();
-    PeriodSlot* other = seq.slot_at(kNov26Noon, held);
+    PeriodSlot* other = seq.slot_at(kNoonNov26, held);
     REQUIRE(other == found);
     writing = other->entry.replies.enter();
   }

@@ -69,6 +69,13 @@ struct CoordinationGauges {
   std::atomic<bool> pool_exhausted{false};
   std::atomic<std::uint64_t> heartbeats{0};  // successful
   std::atomic<std::uint64_t> heartbeat_failures{0};
+  // Heartbeat writes refused because the pool moved meanwhile (a release or
+  // reclaim elsewhere), read and sent again: what a fleet's stops cost the
+  // daemons that keep running (at most one each per move of the reaper's).
+  std::atomic<std::uint64_t> heartbeat_retries{0};
+  // The most of them one heartbeat had (tests/bench/scale_sim.py's figure:
+  // a mass stop refuses each running daemon's heartbeat at most once).
+  std::atomic<std::uint32_t> heartbeat_retries_most{0};
   std::atomic<std::uint64_t> sessions{0};  // ZooKeeper sessions opened
   std::atomic<std::uint64_t> worker_acquisitions{0};
   std::atomic<std::uint64_t> workers_lost{0};       // our node taken or changed under us

@@ -178,7 +178,9 @@ class Coordinator {
   // the fence, set from what was written, keeps us below it anyway.
   std::int64_t ts_to_write(BootClock::time_point sent, std::int64_t wall_ms) const;
   void saw_zookeeper_time(BootClock::time_point sent, std::int64_t mtime_ms);  // answered now
-  void reap(std::optional<std::int64_t> zk_now_ms);
+  // A pass of the reaper (if the role is ours); false: it failed or left
+  // IDs for later (ReapResult::incomplete).
+  bool reap(std::optional<std::int64_t> zk_now_ms);
   // Reads the cluster root's migration floor and fence, leaving a watch on
   // the root so that a raise wakes us; raises the generator's floor to
   // them. False if ZooKeeper could not be read, or the root is gone or names
@@ -236,8 +238,13 @@ class Coordinator {
   std::uint64_t root_events_seen_ = 0;
   std::uint64_t reaper_events_seen_ = 0;
   std::uint64_t claim_events_seen_ = 0;
-  std::string reapers_dir_;    // the strategy's, fixed at the start
-  std::string claimers_dir_;   // the same
+  std::uint64_t alive_events_seen_ = 0;
+  std::string reapers_dir_;   // the strategy's, fixed at the start
+  std::string claimers_dir_;  // the same
+  std::string alive_dir_;     // the same
+  // A pass of the reaper owed to an alive node's going, gathered for a
+  // moment (a fleet stopping at once: its marks in a few passes).
+  std::optional<BootClock::time_point> release_pass_due_;
   bool skew_checked_ = false;  // the first measurement after boot is fatal if off
   bool skew_held_ = false;
   // Our last write that ZooKeeper answered: when it was sent, and its mtime.
@@ -268,6 +275,8 @@ class Coordinator {
   std::uint64_t reaper_events_ = 0;
   // And on the claimer ahead of us in the claimers' line; under mutex_.
   std::uint64_t claim_events_ = 0;
+  // And on the pool's alive nodes (the reaper's watch); under mutex_.
+  std::uint64_t alive_events_ = 0;
   bool shut_down_ = false;
 
   // By when the heartbeat thread must have moved on (monotonic ns): the

@@ -76,6 +76,9 @@ struct ClaimPlan {
   std::int64_t floor = 0;
 };
 
+// How a clean stop left its worker ID (RecyclePool::release).
+enum class Release : std::uint8_t { returned, marked };
+
 // What a pass of the reaper did.
 struct ReapResult {
   int moved = 0;  // returned to notuse
@@ -86,6 +89,10 @@ struct ReapResult {
   std::uint32_t in_use = 0;
   std::vector<std::uint32_t> held;        // stale, but their owner's session is alive
   std::vector<std::uint32_t> unreadable;  // stale, data unreadable: floor unknown, left alone
+  // Some IDs were left for a later pass (a batch's answer lost, the pool
+  // moving all along, the pass cut short): nothing else may come for them
+  // before the next heartbeat's pass.
+  bool incomplete = false;
 };
 
 class RecyclePool {
@@ -130,17 +137,19 @@ class RecyclePool {
                                           std::int64_t max_floor_ms);
 
   // Versioned write of {ts, hwm}, and our alive node made again after a new
-  // session. lost: the node is gone or not ours any more (stop issuing).
-  // zookeeper: retry.
-  Result<void, CoordError> heartbeat(ZkSession& zk, PoolClaim& claim, std::int64_t ts,
-                                     std::int64_t hwm);
+  // session; answers how many writes a move elsewhere refused first. lost:
+  // the node is gone or not ours any more (stop issuing). zookeeper: retry.
+  Result<std::uint32_t, CoordError> heartbeat(ZkSession& zk, PoolClaim& claim, std::int64_t ts,
+                                              std::int64_t hwm);
 
   // Returns to notuse every other inuse node whose last write is older than
   // `reclaim_after` by ZooKeeper's clock, measured against `zk_now_ms`, and
   // whose owner's session has ended; and older than its own recorded lease
   // + the margin (a lease granted by a daemon with a longer reclaim_after,
-  // or to a holder we do not run, is never cut short; set_lease_margins). The floor it leaves is
-  // the owner's last possible instant (InuseData::last_possible_ms).
+  // or to a holder we do not run, is never cut short; set_lease_margins); or,
+  // at once, marked released by its owner's clean stop (release()). The
+  // floor it leaves is the owner's last possible instant
+  // (InuseData::last_possible_ms: a mark's last stamp).
   Result<ReapResult, CoordError> reclaim_stale(ZkSession& zk, std::int64_t zk_now_ms,
                                                std::chrono::milliseconds reclaim_after,
                                                std::optional<std::uint32_t> our_worker_id);
@@ -168,10 +177,23 @@ class RecyclePool {
     max_skew_ = max_skew;
   }
   const std::string& reapers_dir() const noexcept { return reapers_; }
+  // A pass's listing of alive/ leaves a watch (the daemon's reaper: one
+  // going wakes it for the next pass; WorkerStrategy::alive_dir).
+  void watch_alive(bool on) noexcept { watch_alive_ = on; }
+  // Stale or marked worker IDs returned in one multi (4 ops each and the
+  // move: 512 are some 200 KB, well under ZooKeeper's 1 MB request limit).
+  // Each multi bumps the move count once, refusing every running daemon's
+  // next heartbeat write once: the daemons' pool returns a fleet's mass
+  // stop in 512s. 64 by default: a lease pool's pass answers its holders'
+  // renewals between batches (lease_service.cpp), each a batch's reads.
+  void set_reclaim_batch(std::size_t ids) noexcept { batch_ = std::max<std::size_t>(1, ids); }
   const std::string& claimers_dir() const noexcept { return claimers_; }
 
-  // Moves our node back to notuse carrying `floor`.
-  Result<void, CoordError> release(ZkSession& zk, const PoolClaim& claim, std::int64_t floor);
+  // A clean stop, once our generator has stopped issuing, `floor` its last
+  // stamp: our node moved back to notuse carrying `floor` (returned), or,
+  // when another move came first (a fleet stopping at once), marked
+  // released with it (InuseData::released) for the reaper's next pass.
+  Result<Release, CoordError> release(ZkSession& zk, const PoolClaim& claim, std::int64_t floor);
 
   // A node that serves only as ZooKeeper's clock (ZkSession::time_of_write).
   const std::string& clock_path() const noexcept { return clock_; }
@@ -208,7 +230,7 @@ class RecyclePool {
   Result<std::vector<StaleNode>, CoordError> read_stale(
       ZkSession& zk, std::span<const std::uint32_t> ids, const std::set<std::uint32_t>& skipped,
       std::int64_t now_ms, std::chrono::milliseconds reclaim_after, ReapResult& result);
-  // reclaim_stale's moves for up to kReclaimBatch IDs, in one multi: the
+  // reclaim_stale's moves for up to batch_ IDs, in one multi: the
   // count read, then the nodes; an ID held or moved meanwhile is left, the
   // others sent again. Counted into `result`.
   Result<void, CoordError> reclaim_batch(ZkSession& zk, std::span<const std::uint32_t> ids,
@@ -227,6 +249,8 @@ class RecyclePool {
   std::uint32_t max_worker_id_;
   std::chrono::milliseconds safety_margin_{0};
   std::chrono::milliseconds max_skew_{0};
+  bool watch_alive_ = false;
+  std::size_t batch_ = 64;
   std::mt19937_64 random_;
   // A claim whose outcome a lost connection hid: checked first next time.
   std::optional<std::uint32_t> unsure_claim_;

@@ -6,7 +6,7 @@
 //   <root>/alive/<id>           ephemeral: the owner token of worker ID <id>'s holder
 //   <root>/forever/<host>:<port>-<seq>   {host, port, owner, floor, ts, hwm, lease_ms}
 //   <root>/pool/notuse/<id>     {floor}
-//   <root>/pool/inuse/<id>      {owner, floor, ts, hwm, lease_ms}
+//   <root>/pool/inuse/<id>      {owner, floor, ts, hwm, lease_ms[, released]}
 
 #include <cstdint>
 #include <optional>
@@ -27,6 +27,12 @@ struct InuseData {
   std::int64_t ts = 0;        // its wall clock at its last heartbeat
   std::int64_t hwm = 0;       // its high-water mark then
   std::int64_t lease_ms = 0;  // its lease_timeout: it may issue until ts + lease_ms
+  // Written by its owner's clean stop, when the move back to notuse did
+  // not go through at once (another move came first): it has stopped
+  // issuing, ts is its last stamp and lease_ms 0, and the reaper may return
+  // it at its next pass without waiting for reclaim_after (RecyclePool::
+  // release). Older daemons ignore the key and reclaim it when stale.
+  bool released = false;
   // The last instant this owner can have used: the floor for whoever next
   // takes its worker ID.
   std::int64_t last_possible_ms() const;
