@@ -71,10 +71,11 @@ struct CoordinationGauges {
   std::atomic<std::uint64_t> heartbeat_failures{0};
   // Heartbeat writes refused because the pool moved meanwhile (a release or
   // reclaim elsewhere), read and sent again: what a fleet's stops cost the
-  // daemons that keep running (at most one each per move of the reaper's).
+  // daemons that keep running (one a heartbeat, unless the pool moves again
+  // while it reads and writes).
   std::atomic<std::uint64_t> heartbeat_retries{0};
-  // The most of them one heartbeat had (tests/bench/scale_sim.py's figure:
-  // a mass stop refuses each running daemon's heartbeat at most once).
+  // The most of them one heartbeat had (tests/bench/scale_sim.py's figure
+  // for a mass stop: max/beat).
   std::atomic<std::uint32_t> heartbeat_retries_most{0};
   std::atomic<std::uint64_t> sessions{0};  // ZooKeeper sessions opened
   std::atomic<std::uint64_t> worker_acquisitions{0};
