@@ -63,9 +63,18 @@ process, 64 stops in flight in each). Printed per N:
   max/beat          the most of one heartbeat ("-" these three: a build that
                     does not count them, as a BASELINE_REV before they were)
 
+--day-turn T measures the day's turn instead: N daemons serving T
+sequences that restart each day, their clocks faked to just before a
+midnight (tests/bench/day_turn.py says what is printed); --turn-lead S:
+the faked seconds from the launch to midnight (the start, a minute of
+first asks, two heartbeats and 75 s; 240 by default, 300 for 1,000
+daemons and 8 tags here). Standalone ZooKeeper only (--ensemble and
+--check are for the other modes).
+
 Usage: scale_sim.py FLEET SNOWFLAKED N [N ...] [--ensemble] [--heartbeat-ms MS]
                     [--idle-seconds S] [--per-process K] [--tick-ms MS]
                     [--waves] [--session-ms MS] [--check START,REST] [--mass-stop K]
+                    [--day-turn T [--turn-lead S]]
 """
 
 import argparse
@@ -120,7 +129,8 @@ def config(zk, n, heartbeat_ms, state_dir, session_ms=10000):
 class Fleets:
     """N simulated daemons in processes of at most `per_process` each."""
 
-    def __init__(self, binary, config_path, work, n, per_process, waves=False, first=0):
+    def __init__(self, binary, config_path, work, n, per_process, waves=False, first=0,
+                 env=None, tags=()):
         self.processes = []
         self.ready_requests = {}  # pid: requests when ready, read while starting in waves
         self.counts = []
@@ -136,9 +146,9 @@ class Fleets:
                        encoding="utf-8")
             self.processes.append(subprocess.Popen(
                 ["setpriv", "--pdeathsig", "KILL", "--", binary, config_path, state,
-                 str(first), str(count)],
+                 str(first), str(count), *tags],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-                bufsize=1))
+                bufsize=1, env=dict(os.environ, **(env or {}))))
             self.counts.append(count)
             first += count
             # A thread per process hands its lines over (a select on a pipe
@@ -375,6 +385,9 @@ def main():
     parser.add_argument("--check", help="START,REST: bounds on start pkts/d and rest pkts/d/beat")
     parser.add_argument("--mass-stop", type=int, default=0, metavar="K",
                         help="K keep running while the N stop at once: see above")
+    parser.add_argument("--day-turn", type=int, default=0, metavar="T",
+                        help="T sequences restarting each day: the day's turn, see above")
+    parser.add_argument("--turn-lead", type=int, default=240, metavar="S")
     args = parser.parse_args()
     global LOG_DIR  # pylint: disable=global-statement
     LOG_DIR = args.log_dir
@@ -385,6 +398,14 @@ def main():
           f"{started} against one {zookeeper}, heartbeat {args.heartbeat_ms} ms, sessions "
           f"{args.session_ms} ms, tickTime {args.tick_ms} ms:")
     failed = False
+    if args.day_turn:
+        import day_turn  # pylint: disable=import-outside-toplevel
+        day_turn.print_header()
+        for n in args.n:
+            r = day_turn.turn(args.fleet, args.snowflaked, n, args, Fleets, config, LOG_DIR)
+            day_turn.print_row(r, args.day_turn)
+            failed = failed or r["all_s"] is None
+        sys.exit(1 if failed else 0)
     if args.mass_stop:
         print(f"{'daemons':>8} {'keep':>6} {'stop s':>7} {'back s':>7} {'moves':>6} "
               f"{'retries':>8} {'max/daemon':>11} {'max/beat':>9}")

@@ -358,7 +358,7 @@ class Nemesis {
   void start_history_loss(Applied& a, std::size_t i) {
     const auto start_runbook = [&] {
       a.runbook = runbook_.start(
-          a.plan.kind, a.start_us,
+          a.plan.kind,
           std::chrono::steady_clock::now() + std::chrono::milliseconds(a.plan.duration_ms), i);
     };
     runbook_.take_baseline();  // before the loss: a loss counted after is this one

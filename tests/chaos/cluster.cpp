@@ -533,6 +533,12 @@ bool ChaosCluster::is_up(int d) const {
   return s.process && !s.held_down && !s.frozen && !s.restart_at && s.process->running();
 }
 
+std::string ChaosCluster::log_text(int d) const {
+  std::lock_guard lock(mutex_);
+  const Slot& s = *slots_[idx(d)];
+  return s.process ? s.process->stderr_text() : std::string();
+}
+
 std::vector<std::string> ChaosCluster::shut_down() {
   stopping_ = true;
   if (supervisor_.joinable()) supervisor_.join();

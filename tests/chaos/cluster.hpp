@@ -165,6 +165,8 @@ class ChaosCluster {
   bool zk_restore(const std::function<void()>& while_down);
   // Whether daemon `d` runs, neither stopped nor frozen on purpose.
   bool is_up(int d) const;
+  // What daemon `d`'s current run has logged so far ("" before its first).
+  std::string log_text(int d) const;
   // `snowflaked ARGS --config <admin>` to its end (30 s at most): its exit
   // code, -1 if it did not end.
   int run_admin(std::vector<std::string> args, const std::string& log_name) const;

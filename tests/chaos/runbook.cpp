@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "../support/http_client.hpp"
 #include "../support/wall_clock.hpp"
 
 namespace snowflake::chaos {
@@ -17,8 +16,6 @@ using test::wall_us_now;
 
 namespace {
 
-// The chaos config's fence: lease 1500 + margin 500 + skew 2000 ms.
-constexpr std::int64_t kFenceMs = 4000;
 // How long the runbook waits for daemons to notice, and for a raise to be
 // confirmed (a daemon cut off drops what it held once back: up to 8 s).
 constexpr auto kNoticeWithin = 20s;
@@ -27,31 +24,19 @@ constexpr auto kRaiseWithin = 30s;
 constexpr auto kFenceWithin = 60s;
 constexpr int kExitNoSequence = 2;  // seq raise on a tag ZooKeeper does not have
 
-// A field of /status's `cluster`, null if absent.
-const nlohmann::json& cluster_field(const nlohmann::json& status, const char* name,
-                                    const char* sub = nullptr) {
-  static const nlohmann::json none;
-  if (!status.is_object() || !status.contains("cluster")) return none;
-  const auto& cluster = status["cluster"];
-  if (!cluster.is_object() || !cluster.contains(name)) return none;
-  const auto& v = cluster[name];
-  if (!sub) return v;
-  return v.is_object() && v.contains(sub) ? v[sub] : none;
-}
-
 }  // namespace
 
 std::future<RunbookOutcome> LostDataRunbook::start(
-    const std::string& kind, std::int64_t loss_us,
-    std::chrono::steady_clock::time_point planned_end, std::size_t index) {
+    const std::string& kind, std::chrono::steady_clock::time_point planned_end,
+    std::size_t index) {
   std::vector<int> runs;
   for (int d = 0; d < cluster_.daemons(); ++d) runs.push_back(cluster_.run(d));
-  return std::async(std::launch::async, [this, kind, loss_us, runs, planned_end, index] {
-    return run(kind, loss_us, runs, planned_end, index);
+  return std::async(std::launch::async, [this, kind, runs, planned_end, index] {
+    return run(kind, runs, planned_end, index);
   });
 }
 
-RunbookOutcome LostDataRunbook::run(const std::string& kind, std::int64_t loss_us,
+RunbookOutcome LostDataRunbook::run(const std::string& kind,
                                     std::vector<int> runs_at_loss,
                                     std::chrono::steady_clock::time_point planned_end,
                                     std::size_t index) {
@@ -81,7 +66,7 @@ RunbookOutcome LostDataRunbook::run(const std::string& kind, std::int64_t loss_u
         code);
   }
   std::this_thread::sleep_until(planned_end);  // the plan's time for the daemons to notice
-  out.note += await_noticed(loss_us, runs_at_loss);
+  out.note += await_noticed(runs_at_loss);
   for (std::size_t q = 0; q < std::size(kChaosSequences); ++q) {
     out.raises.push_back(raise(q, kind, index));
   }
@@ -173,69 +158,49 @@ void LostDataRunbook::raise_daily(const std::string& after, std::size_t index,
 
 void LostDataRunbook::take_baseline() {
   for (int d = 0; d < cluster_.daemons(); ++d) {
-    // Unknown (down, frozen, no answer): its count proves nothing for this
-    // loss, only its run or the fence it sees (noticed()).
-    LossesSeen seen{cluster_.run(d), kCountUnknown};
-    std::optional<test::HttpReply> reply;
-    try {
-      if (cluster_.is_up(d)) reply = test::http_get(cluster_.port(d), "/status");
-    } catch (const std::exception&) {
-    }
-    if (reply && reply->status == 200) {
-      const auto status = nlohmann::json::parse(reply->body, nullptr, false);
-      const auto& losses = cluster_field(status, "history_losses");
-      if (losses.is_number_unsigned()) seen.losses = losses.get<std::uint64_t>();
-    }
+    const LogMark mark{cluster_.run(d), cluster_.log_text(d).size()};
     std::lock_guard lock(mutex_);
-    losses_seen_[d] = seen;
+    log_marks_[d] = mark;
   }
 }
 
-std::string LostDataRunbook::await_noticed(std::int64_t loss_us,
-                                           const std::vector<int>& runs_at_loss) {
+std::string LostDataRunbook::await_noticed(const std::vector<int>& runs_at_loss) {
   const auto deadline = std::chrono::steady_clock::now() + kNoticeWithin;
   std::vector<int> waiting;
   for (int d = 0; d < cluster_.daemons(); ++d) waiting.push_back(d);
   while (true) {
-    std::erase_if(waiting, [&](int d) { return noticed(d, loss_us, runs_at_loss); });
+    std::erase_if(waiting, [&](int d) { return noticed(d, runs_at_loss); });
     if (waiting.empty() || std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(100ms);  // a poll of /status
+    std::this_thread::sleep_for(100ms);  // a read of each log
   }
   return waiting.empty() ? std::string()
                          : fmt::format(", not noticed by d{} within {} s",
                                        fmt::join(waiting, ", d"), kNoticeWithin.count());
 }
 
-bool LostDataRunbook::noticed(int d, std::int64_t loss_us, const std::vector<int>& runs_at_loss) {
+// As docs/operations.md tells the operator before any raise: the daemon
+// logged `sequences: frozen` after the loss, then that its holder node says
+// what it had handed out, or that it held no numbers; or it is a run
+// started since. Neither its count of losses nor the fence it shows will
+// do: both come before its sequences stop (a daemon with no worker ID
+// showed the runbook's fence while it handed out a range the restore had
+// forgotten, and noticed the loss 3 s later, after a raise had confirmed).
+bool LostDataRunbook::noticed(int d, const std::vector<int>& runs_at_loss) {
   const int run = cluster_.run(d);
   if (run != runs_at_loss[static_cast<std::size_t>(d)]) return true;
   if (!cluster_.is_up(d)) return false;  // stopped or frozen: it may hold numbers still
-  std::optional<test::HttpReply> reply;
-  try {
-    reply = test::http_get(cluster_.port(d), "/status");
-  } catch (const std::exception&) {  // refused: it went down a moment ago
-    return false;
-  }
-  if (!reply || reply->status != 200) return false;
-  const auto status = nlohmann::json::parse(reply->body, nullptr, false);
-  const auto& losses = cluster_field(status, "history_losses");
+  std::size_t from = 0;
   {
     std::lock_guard lock(mutex_);
-    LossesSeen& seen = losses_seen_[d];
-    const std::uint64_t before = seen.run == run ? seen.losses : 0;
-    if (losses.is_number_unsigned() && losses.get<std::uint64_t>() > before) {
-      seen = {run, losses.get<std::uint64_t>()};
-      return true;
-    }
+    const LogMark& mark = log_marks_[d];
+    if (mark.run == run) from = mark.logged;
   }
-  // Nothing of its own lost (it held nothing the loss took), but back on
-  // ZooKeeper since: it sees a fence written after the loss (one from
-  // before ended at most a fence's length after it was written, and losses
-  // are further apart than that).
-  const auto& until = cluster_field(status, "fence", "until_ms");
-  // The fence is on the cluster's clock (the base offset ahead of real time).
-  return until.is_number() &&
-         until.get<std::int64_t>() >= loss_us / 1000 + cluster_.base_offset_ms() + kFenceMs / 2;
+  const std::string log = cluster_.log_text(d);
+  const auto frozen = log.find("sequences: frozen", from);
+  if (frozen == std::string::npos) return false;
+  return log.find("this daemon's holder node says what it had handed out", frozen) !=
+             std::string::npos ||
+         log.find("this daemon held no numbers", frozen) != std::string::npos;
 }
 
 Fault LostDataRunbook::raise(std::size_t q, const std::string& after, std::size_t index) {

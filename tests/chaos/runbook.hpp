@@ -39,28 +39,25 @@ class LostDataRunbook {
  public:
   LostDataRunbook(ChaosCluster& cluster, const ChaosLoad& load) : cluster_(cluster), load_(load) {}
 
-  // Starts the runbook for a loss of `kind` (zk_wipe, zk_restore) that
-  // happened at `loss_us` (real clock); the sequences wait for `planned_end`.
-  // Each daemon's count of losses as its /status says it now, just before
-  // ZooKeeper loses its data: a loss counted later is this one. (Counted
-  // lazily instead, a daemon the last runbook judged by the fence it saw,
-  // whose count of that loss came later, passed for having noticed the next
-  // one while cut off from ZooKeeper: seed 29 with holders.)
+  // Where each daemon's log stands just before ZooKeeper loses its data:
+  // the lines docs/operations.md tells the operator to wait for must come
+  // after it (noticed()).
   void take_baseline();
-  std::future<RunbookOutcome> start(const std::string& kind, std::int64_t loss_us,
+  // Starts the runbook for a loss of `kind` (zk_wipe, zk_restore) that
+  // has just happened; the sequences wait for `planned_end`.
+  std::future<RunbookOutcome> start(const std::string& kind,
                                     std::chrono::steady_clock::time_point planned_end,
                                     std::size_t index);
 
  private:
-  struct LossesSeen {  // what a daemon's /status said, last time it counted a loss
+  struct LogMark {  // a daemon's run, and how much it had logged, at the loss
     int run = -1;
-    std::uint64_t losses = 0;  // kCountUnknown: its count is no sign of this loss
+    std::size_t logged = 0;
   };
-  static constexpr std::uint64_t kCountUnknown = UINT64_MAX;
-  RunbookOutcome run(const std::string& kind, std::int64_t loss_us, std::vector<int> runs_at_loss,
+  RunbookOutcome run(const std::string& kind, std::vector<int> runs_at_loss,
                      std::chrono::steady_clock::time_point planned_end, std::size_t index);
-  std::string await_noticed(std::int64_t loss_us, const std::vector<int>& runs_at_loss);
-  bool noticed(int d, std::int64_t loss_us, const std::vector<int>& runs_at_loss);
+  std::string await_noticed(const std::vector<int>& runs_at_loss);
+  bool noticed(int d, const std::vector<int>& runs_at_loss);
   Fault raise(std::size_t q, const std::string& after, std::size_t index);
   void raise_daily(const std::string& after, std::size_t index, RunbookOutcome& out);
   int until_done(const std::vector<std::string>& args, const std::string& log_name,
@@ -68,8 +65,8 @@ class LostDataRunbook {
 
   ChaosCluster& cluster_;
   const ChaosLoad& load_;
-  std::mutex mutex_;  // losses_seen_: two runbooks may overlap
-  std::map<int, LossesSeen> losses_seen_;
+  std::mutex mutex_;  // log_marks_: two runbooks may overlap
+  std::map<int, LogMark> log_marks_;
 };
 
 }  // namespace snowflake::chaos
