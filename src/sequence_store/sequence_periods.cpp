@@ -11,6 +11,7 @@
 #include "snowflake/base/clock.hpp"
 #include "snowflake/sequence_store/sequence_supplier.hpp"
 #include "snowflake/sequences/number_template.hpp"
+#include "snowflake/sequences/period_spread.hpp"
 #include "snowflake/zk/cluster_tree.hpp"
 
 namespace snowflake::coord {
@@ -18,12 +19,13 @@ namespace snowflake::coord {
 namespace {
 
 // How long before a boundary the next period is made and its first range
-// taken: no request waits for ZooKeeper at midnight.
-constexpr std::int64_t kPeriodLeadMs = 60'000;
-// How long past a period's end plus the skew bound this daemon still holds
-// it: less than kPeriodRemovalMarginMs, so it is let go of (and its holder
-// entry with it) before anyone may remove its node.
-constexpr std::int64_t kLetGoMarginMs = 30'000;
+// taken (no request waits for ZooKeeper at midnight), and how long past a
+// period's end plus the skew bound this daemon still holds it (let go of,
+// with its holder entry, before anyone may remove its node): each daemon
+// at its own point of a window, so a fleet does not act at one instant
+// (sequences/period_spread.hpp).
+static_assert(kLetGoMarginMaxMs < kPeriodRemovalMarginMs);
+static_assert(kPeriodRemovalAfterMs == kPeriodRemovalMarginMs);
 // For this long after a period begins, its ranges are sized by the rate of
 // the period before (at least): its own meter starts from nothing.
 constexpr std::int64_t kRateHintMs = 60'000;
@@ -107,8 +109,10 @@ void SequenceSupplier::supply_periodic(SequenceEntry& parent) {
   if (wanted && zk_ && zk_->connected() && BootClock::now() >= ps.retry_at) {
     const Period current = seq.rule().period_at(now);
     open_period(parent, ps, current);
-    if (now >= current.next_begins_ms - kPeriodLeadMs) {
-      open_period(parent, ps, seq.rule().next_after(current));
+    const Period next = seq.rule().next_after(current);
+    if (now >=
+        current.next_begins_ms - period_lead_ms(options_.run, period_tag(parent.tag, next.key))) {
+      open_period(parent, ps, next);
     }
     if (now >= ps.removal_next_ms || current.key != ps.removal_looked_in) {
       remove_old_periods(seq, ps, current);
@@ -274,12 +278,15 @@ void SequenceSupplier::let_go_of_over_periods() {
            !restore_owed_.contains(name) && !record_.tags.contains(name);
   });
   const std::int64_t now = wall_ms();
-  const std::int64_t wait_out = options_.max_skew.count() + kLetGoMarginMs;
+  const auto let_go_at = [this](const std::string& name, const Period& p) {
+    return p.ends_ms + options_.max_skew.count() +
+           let_go_margin_ms(options_.run, name, options_.max_skew.count());
+  };
   std::vector<std::string> over;
   for (const auto& [name, slot] : period_slots_) {
     const Period& p = slot->period;
     if (p.ends_ms == INT64_MAX || restore_owed_.contains(name)) continue;
-    if (now > p.ends_ms + wait_out) over.push_back(name);
+    if (now > let_go_at(name, p)) over.push_back(name);
   }
   const auto steady = BootClock::now();
   if (over.empty() || steady < let_go_confirm_at_ || !zk_ || !zk_->connected()) return;
@@ -298,7 +305,7 @@ void SequenceSupplier::let_go_of_over_periods() {
   const std::int64_t zk_ms = zk_now.value() ? *zk_now.value() : now;
   std::int64_t soonest = INT64_MAX;
   for (const auto& name : over) {
-    const std::int64_t due = period_slots_.at(name)->period.ends_ms + wait_out;
+    const std::int64_t due = let_go_at(name, period_slots_.at(name)->period);
     if (zk_ms <= due) {
       soonest = std::min(soonest, due - zk_ms);
       if (!held_past_end_.insert(name).second) continue;  // said once

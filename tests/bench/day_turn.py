@@ -33,7 +33,7 @@ import zookeeper_server
 from seq_period import clock_env  # libfaketime's wall clock, as that benchmark's
 
 BEFORE_S = 75  # sampled from this many seconds before midnight
-AFTER_S = 60  # ... to this many after (a day is let go of 32 s after it ends)
+AFTER_S = 60  # ... to this many after (a day is let go of 32 to 47 s after it ends)
 
 
 def sample(fleets, zk, boundary_ms):

@@ -142,8 +142,8 @@ class Fleets:
         self.started = time.monotonic()
         while first < end:
             count = min(per_process, end - first)
-            log = open(os.path.join(work, f"fleet{len(self.processes)}.log"), "w",
-                       encoding="utf-8")
+            log = open(os.path.join(LOG_DIR or work, f"fleet{len(self.processes)}.log"), "w",
+                       encoding="utf-8")  # kept with --log-dir
             self.processes.append(subprocess.Popen(
                 ["setpriv", "--pdeathsig", "KILL", "--", binary, config_path, state,
                  str(first), str(count), *tags],
@@ -391,6 +391,8 @@ def main():
     args = parser.parse_args()
     global LOG_DIR  # pylint: disable=global-statement
     LOG_DIR = args.log_dir
+    if LOG_DIR:
+        os.makedirs(LOG_DIR, exist_ok=True)
     bounds = [float(v) for v in args.check.split(",")] if args.check else None
     started = "in waves of a process" if args.waves else "at once"
     zookeeper = "3-node ensemble" if args.ensemble else "standalone ZooKeeper"

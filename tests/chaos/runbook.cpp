@@ -27,17 +27,21 @@ constexpr int kExitNoSequence = 2;  // seq raise on a tag ZooKeeper does not hav
 }  // namespace
 
 std::future<RunbookOutcome> LostDataRunbook::start(
-    const std::string& kind, std::chrono::steady_clock::time_point planned_end,
-    std::size_t index) {
-  std::vector<int> runs;
-  for (int d = 0; d < cluster_.daemons(); ++d) runs.push_back(cluster_.run(d));
-  return std::async(std::launch::async, [this, kind, runs, planned_end, index] {
-    return run(kind, runs, planned_end, index);
+    const std::string& kind, std::chrono::steady_clock::time_point planned_end, std::size_t index) {
+  // Each runbook its own loss's marks: a later loss's baseline moves
+  // log_marks_ while this one may still wait.
+  Marks marks;
+  {
+    std::lock_guard lock(mutex_);
+    marks = log_marks_;
+  }
+  for (int d = 0; d < cluster_.daemons(); ++d) marks[d].run_at_start = cluster_.run(d);
+  return std::async(std::launch::async, [this, kind, marks, planned_end, index] {
+    return run(kind, marks, planned_end, index);
   });
 }
 
-RunbookOutcome LostDataRunbook::run(const std::string& kind,
-                                    std::vector<int> runs_at_loss,
+RunbookOutcome LostDataRunbook::run(const std::string& kind, const Marks& marks,
                                     std::chrono::steady_clock::time_point planned_end,
                                     std::size_t index) {
   RunbookOutcome out;
@@ -66,7 +70,7 @@ RunbookOutcome LostDataRunbook::run(const std::string& kind,
         code);
   }
   std::this_thread::sleep_until(planned_end);  // the plan's time for the daemons to notice
-  out.note += await_noticed(runs_at_loss);
+  out.note += await_noticed(marks);
   for (std::size_t q = 0; q < std::size(kChaosSequences); ++q) {
     out.raises.push_back(raise(q, kind, index));
   }
@@ -158,18 +162,18 @@ void LostDataRunbook::raise_daily(const std::string& after, std::size_t index,
 
 void LostDataRunbook::take_baseline() {
   for (int d = 0; d < cluster_.daemons(); ++d) {
-    const LogMark mark{cluster_.run(d), cluster_.log_text(d).size()};
+    const LogMark mark{cluster_.run(d), cluster_.log_text(d).size(), -1};
     std::lock_guard lock(mutex_);
     log_marks_[d] = mark;
   }
 }
 
-std::string LostDataRunbook::await_noticed(const std::vector<int>& runs_at_loss) {
+std::string LostDataRunbook::await_noticed(const Marks& marks) {
   const auto deadline = std::chrono::steady_clock::now() + kNoticeWithin;
   std::vector<int> waiting;
   for (int d = 0; d < cluster_.daemons(); ++d) waiting.push_back(d);
   while (true) {
-    std::erase_if(waiting, [&](int d) { return noticed(d, runs_at_loss); });
+    std::erase_if(waiting, [&](int d) { return noticed(d, marks.at(d)); });
     if (waiting.empty() || std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(100ms);  // a read of each log
   }
@@ -181,20 +185,17 @@ std::string LostDataRunbook::await_noticed(const std::vector<int>& runs_at_loss)
 // As docs/operations.md tells the operator before any raise: the daemon
 // logged `sequences: frozen` after the loss, then that its holder node says
 // what it had handed out, or that it held no numbers; or it is a run
-// started since. Neither its count of losses nor the fence it shows will
-// do: both come before its sequences stop (a daemon with no worker ID
-// showed the runbook's fence while it handed out a range the restore had
-// forgotten, and noticed the loss 3 s later, after a raise had confirmed).
-bool LostDataRunbook::noticed(int d, const std::vector<int>& runs_at_loss) {
+// started since the runbook did. (A run started between the baseline and
+// the runbook's start may have lived through the loss: its whole log
+// counts, and one that started after it and held nothing may not say so.) Neither its count of
+// losses nor the fence it shows will do: both come before its sequences stop (a daemon with no
+// worker ID showed the runbook's fence while it handed out a range the restore had forgotten, and
+// noticed the loss 3 s later, after a raise had confirmed).
+bool LostDataRunbook::noticed(int d, const LogMark& mark) {
   const int run = cluster_.run(d);
-  if (run != runs_at_loss[static_cast<std::size_t>(d)]) return true;
+  if (run != mark.run_at_start) return true;
   if (!cluster_.is_up(d)) return false;  // stopped or frozen: it may hold numbers still
-  std::size_t from = 0;
-  {
-    std::lock_guard lock(mutex_);
-    const LogMark& mark = log_marks_[d];
-    if (mark.run == run) from = mark.logged;
-  }
+  const std::size_t from = mark.run == run ? mark.logged : 0;
   const std::string log = cluster_.log_text(d);
   const auto frozen = log.find("sequences: frozen", from);
   if (frozen == std::string::npos) return false;

@@ -53,11 +53,13 @@ class LostDataRunbook {
   struct LogMark {  // a daemon's run, and how much it had logged, at the loss
     int run = -1;
     std::size_t logged = 0;
+    int run_at_start = -1;  // its run when the runbook started
   };
-  RunbookOutcome run(const std::string& kind, std::vector<int> runs_at_loss,
+  using Marks = std::map<int, LogMark>;
+  RunbookOutcome run(const std::string& kind, const Marks& marks,
                      std::chrono::steady_clock::time_point planned_end, std::size_t index);
-  std::string await_noticed(const std::vector<int>& runs_at_loss);
-  bool noticed(int d, const std::vector<int>& runs_at_loss);
+  std::string await_noticed(const Marks& marks);
+  bool noticed(int d, const LogMark& mark);
   Fault raise(std::size_t q, const std::string& after, std::size_t index);
   void raise_daily(const std::string& after, std::size_t index, RunbookOutcome& out);
   int until_done(const std::vector<std::string>& args, const std::string& log_name,
@@ -66,7 +68,7 @@ class LostDataRunbook {
   ChaosCluster& cluster_;
   const ChaosLoad& load_;
   std::mutex mutex_;  // log_marks_: two runbooks may overlap
-  std::map<int, LogMark> log_marks_;
+  Marks log_marks_;
 };
 
 }  // namespace snowflake::chaos
