@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "snowflake/base/json_integer.hpp"
+#include "snowflake/base/mix64.hpp"
 #include "snowflake/zk/alive_node.hpp"
 #include "snowflake/zk/cluster_tree.hpp"
 #include "snowflake/zk/node_data.hpp"
@@ -27,10 +28,7 @@ std::uint64_t stable_hash(std::string_view tag, std::uint32_t id) {
   for (const char c : tag) mix_in(static_cast<unsigned char>(c));
   mix_in(0);
   for (int shift = 0; shift < 32; shift += 8) mix_in(static_cast<unsigned char>(id >> shift));
-  h += 0x9e3779b97f4a7c15ULL;
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-  return h ^ (h >> 31);
+  return splitmix64_finalize(h + 0x9e3779b97f4a7c15ULL);
 }
 
 // The lease its writer recorded in a worker node (recycle's inuse data or

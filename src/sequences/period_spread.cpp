@@ -4,19 +4,11 @@
 #include <functional>
 #include <string>
 
+#include "snowflake/base/mix64.hpp"
+
 namespace snowflake {
 
 namespace {
-
-// splitmix64's finaliser: std::hash of a string may keep structure of its
-// input in the low bits; the point must not follow the run names' pattern.
-std::uint64_t mixed(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // A point in [low, high], fixed for this run and period.
 std::int64_t point_in(std::string_view run, std::string_view period, std::string_view what,
@@ -24,7 +16,9 @@ std::int64_t point_in(std::string_view run, std::string_view period, std::string
   std::string key;
   key.reserve(run.size() + period.size() + what.size() + 2);
   key.append(run).append(1, '\n').append(period).append(1, '\n').append(what);
-  const std::uint64_t h = mixed(std::hash<std::string>{}(key));
+  // std::hash of a string may keep its input's structure in the low bits:
+  // mixed, the point does not follow the run names' pattern.
+  const std::uint64_t h = splitmix64_finalize(std::hash<std::string>{}(key));
   return low + static_cast<std::int64_t>(h % static_cast<std::uint64_t>(high - low + 1));
 }
 

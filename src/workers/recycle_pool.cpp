@@ -40,7 +40,8 @@ RecyclePool::RecyclePool(const std::string& root, std::uint32_t max_worker_id)
       claimers_(tree::pool_claimers(root)),
       alive_(root),
       max_worker_id_(max_worker_id),
-      random_(std::random_device{}()) {}
+      random_(std::random_device{}()),
+      count_watch_(inuse_) {}
 
 Result<void, CoordError> RecyclePool::ensure(ZkSession& zk, std::chrono::milliseconds patience) {
   // A complete pool was marked so after its directories were made: one read
@@ -131,7 +132,15 @@ Result<void, CoordError> RecyclePool::fill(ZkSession& zk) {
 }
 
 Result<std::int32_t, CoordError> RecyclePool::move_count(ZkSession& zk) {
-  auto stat = zk.exists(inuse_);
+  return counted(zk.exists(inuse_));
+}
+
+Result<std::int32_t, CoordError> RecyclePool::watched_move_count(ZkSession& zk) {
+  return counted(count_watch_.read(zk));
+}
+
+Result<std::int32_t, CoordError> RecyclePool::counted(
+    const Result<std::optional<NodeStat>, ZkError>& stat) {
   if (!stat) return CoordError::from(stat.error());
   if (!stat.value()) return CoordError{CoordErrc::zookeeper, fmt::format("{} is missing", inuse_)};
   in_use_seen_ = static_cast<std::uint32_t>(std::max(0, stat.value()->num_children));
@@ -367,12 +376,16 @@ Result<std::uint32_t, CoordError> RecyclePool::heartbeat(ZkSession& zk, PoolClai
   for (int attempt = 0; attempt < kMaxClaimAttempts; ++attempt) {
     // The write goes through only if no move happened since the node was
     // known ours: no reclaim-and-claim can slip in between. At rest that is
-    // since our last write (one request); else since a reading now.
+    // since our last write (one request), while the watch our last reading
+    // of the count left has not fired; else since a reading now (which
+    // leaves the watch again): a move elsewhere refuses no heartbeat that
+    // learnt of it first (node_change_watch.hpp).
     std::int32_t count = 0;
-    if (claim.move_count && attempt == 0) {
+    if (claim.move_count && attempt == 0 &&
+        count_watch_.since_read(zk) == NodeChangeWatch::Since::unchanged) {
       count = *claim.move_count;
     } else {
-      auto now = move_count(zk);
+      auto now = watched_move_count(zk);
       if (!now) {
         // The pool's directory gone: our node went with it (only a wipe or
         // a restore deletes it), as lost as a node deleted on its own; not

@@ -179,8 +179,9 @@ Result<Release, CoordError> RecyclePool::release(ZkSession& zk, const PoolClaim&
   // count, so when a fleet stops at once the first such move refuses all
   // the others' (and every running daemon's next heartbeat once); those
   // are not sent again, each a read and a move behind the last, one at a
-  // time through the count (4,500 at once took minutes), but marked below.
-  if (claim.move_count) {
+  // time through the count (4,500 at once took minutes), but marked below;
+  // nor is it sent when the count's watch says a move came first.
+  if (claim.move_count && count_watch_.since_read(zk) != NodeChangeWatch::Since::changed) {
     std::vector<ZkOp> ops{ZkOp::set(inuse_, "", *claim.move_count),
                           ZkOp::remove(claim.path, claim.version),
                           ZkOp::create(notuse_path(claim.worker_id), encode(NotuseData{floor}))};

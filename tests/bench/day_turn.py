@@ -4,13 +4,13 @@ TAG arguments), serving T sequences that restart each day in UTC. Every
 clock (ZooKeeper's, `cluster create`'s, `seq create`'s, the fleet's) is
 moved by libfaketime (monotonic clocks left real) so that midnight comes
 --turn-lead s after the launch (the start, its first asks spread over a
-minute, and two heartbeats at rest must fit before 75 s ahead of it); then, once a second from 75 s
+minute, and two heartbeats at rest must fit before 135 s ahead of it); then, once a second from 135 s
 before midnight to 60 s after, the ZooKeeper requests the fleet sent, the
 packets ZooKeeper received, and how many daemons hold every tag's next
 day's range. Printed per N:
 
   rest req/s     requests a second before the turn (heartbeats, pings)
-  peak req/s     the most in one second from 62 s before midnight on
+  peak req/s     the most in one second from 122 s before midnight on
   peak/rest      the burst, as a multiple of the rest
   turn req/d     requests per daemon beyond the rest, over the turn
   peak pkts/s    the most packets ZooKeeper received in one second
@@ -32,7 +32,8 @@ import time
 import zookeeper_server
 from seq_period import clock_env  # libfaketime's wall clock, as that benchmark's
 
-BEFORE_S = 75  # sampled from this many seconds before midnight
+BEFORE_S = 135  # sampled from this many seconds before midnight
+REST_UNTIL_S = 122  # at rest until this many (the first takes: 120 s before)
 AFTER_S = 60  # ... to this many after (a day is let go of 32 to 47 s after it ends)
 
 
@@ -114,7 +115,7 @@ def turn(fleet_binary, snowflaked, n, args, fleets_class, config, log_dir=None):
 
 
 def figures(n, samples, boundary):
-    rest_end = max(i for i, s in enumerate(samples) if s[0] <= boundary - 62)
+    rest_end = max(i for i, s in enumerate(samples) if s[0] <= boundary - REST_UNTIL_S)
     rest = rate(samples, 0, rest_end, 1)
     turn_rates = [rate(samples, i - 1, i, 1) for i in range(rest_end + 1, len(samples))]
     packets = [rate(samples, i - 1, i, 2) for i in range(1, len(samples))]

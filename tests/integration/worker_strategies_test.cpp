@@ -642,6 +642,37 @@ TEST_CASE("recycle: the reaper takes a silent node only once its owner's session
   CHECK(pool_a.heartbeat(*back, a, kNow, kNow).error().code == CoordErrc::lost);
 }
 
+TEST_CASE("recycle: a heartbeat that learnt of a move elsewhere reads first and is not refused",
+          "[zk][recycle]") {
+  ZooKeeperServer zk;
+  auto sa = connect(zk);
+  auto sc = connect(zk);
+  RecyclePool pool_a = make_pool(*sa, 4);
+  RecyclePool pool_c(kRoot, 3);
+  auto a = claim(pool_a, *sa, owner_data("a")).value();
+  auto c = claim(pool_c, *sc, owner_data("c")).value();
+  // The first heartbeat reads the count (and leaves its watch); at rest the
+  // next is refused by nothing.
+  CHECK(pool_a.heartbeat(*sa, a, kNow + 1, kNow + 1).value() == 0);
+  CHECK(pool_a.heartbeat(*sa, a, kNow + 2, kNow + 2).value() == 0);
+  // C stops: its release moves, bumping the count A remembers.
+  const std::uint64_t events = sa->node_events();
+  REQUIRE(pool_c.release(*sc, c, kNow + 5).value() == Release::returned);
+  REQUIRE(eventually([&] { return sa->node_events() > events; }));
+  // Told by the watch, A reads the count before it writes: not refused (a
+  // write on the count remembered was, once at every move elsewhere).
+  CHECK(pool_a.heartbeat(*sa, a, kNow + 3, kNow + 3).value() == 0);
+  CHECK(pool_a.heartbeat(*sa, a, kNow + 4, kNow + 4).value() == 0);
+  // A second stop that learnt of the move marks its node at once (its move,
+  // on the count it remembers, would be refused).
+  auto c2 = claim(pool_c, *sc, owner_data("c2")).value();
+  const std::uint64_t before = sc->node_events();
+  CHECK(pool_c.heartbeat(*sc, c2, kNow + 6, kNow + 6).value() == 0);  // reads, watches
+  REQUIRE(pool_a.release(*sa, a, kNow + 7).value() == Release::returned);
+  REQUIRE(eventually([&] { return sc->node_events() > before; }));
+  CHECK(pool_c.release(*sc, c2, kNow + 8).value() == Release::marked);
+}
+
 TEST_CASE("recycle: the reaper leaves a stale node it cannot read", "[zk][recycle][safety]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
@@ -723,7 +754,7 @@ TEST_CASE("recycle: a node reclaimed and claimed again is not mistaken for ours"
 
 TEST_CASE(
     "recycle: a heartbeat at rest is one request, another's claim changes nothing, and it reads "
-    "first after a release elsewhere",
+    "first after a release elsewhere, told by its watch",
     "[zk][recycle]") {
   ZooKeeperServer zk;
   auto s = connect(zk);
@@ -736,16 +767,20 @@ TEST_CASE(
     REQUIRE(pool.heartbeat(*s, mine, ts, ts));
     return s->requests_sent() - before;
   };
-  CHECK(cost(kNow + 1) == 1);
+  // The first reads the count (leaving its watch) and our node.
+  CHECK(cost(kNow + 1) == 3);
   CHECK(cost(kNow + 2) == 1);
   // Another daemon's claim checks the move count and leaves it: a rollout's
   // claims do not fail the heartbeats of those already running.
   auto theirs = claim(pool_other, *other, owner_data("theirs")).value();
   CHECK(cost(kNow + 3) == 1);
-  // Its release moves the pool: our multi fails on the move count, then the
-  // count and our node are read and the write goes through.
+  // Its release moves the pool; told by the watch, the heartbeat reads the
+  // count and our node first, and the write goes through (on the count
+  // remembered, it was refused first: 4 requests).
+  const std::uint64_t events = s->node_events();
   REQUIRE(pool_other.release(*other, theirs, kNow));
-  CHECK(cost(kNow + 4) == 4);
+  REQUIRE(eventually([&] { return s->node_events() > events; }));
+  CHECK(cost(kNow + 4) == 3);
   CHECK(cost(kNow + 5) == 1);
   CHECK(decode_inuse(s->get(mine.path).value().data)->ts == kNow + 5);
 }

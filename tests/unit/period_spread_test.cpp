@@ -69,7 +69,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a fleet's takes and let-gos spread evenly over their windows", "[period]") {
-  // 3,000 daemons: evenly spread, 100 a second over the lead's 30 s and 200
+  // 3,000 daemons: evenly spread, 33 a second over the lead's 90 s and 200
   // over the let-go's 15; all at one point would be 3,000.
   constexpr int kRuns = 3000;
   std::vector<std::int64_t> leads;

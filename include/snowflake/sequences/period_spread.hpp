@@ -14,10 +14,14 @@
 
 namespace snowflake {
 
-// The window the first range of the next period is taken in: from 60 s
+// The window the first range of the next period is taken in: from 120 s
 // before its boundary to 30 s before (no request waits for ZooKeeper at the
 // boundary; 30 s leaves a ZooKeeper that answers slowly time to answer).
-inline constexpr std::int64_t kPeriodLeadMaxMs = 60'000;
+// Its width sets how many daemons race on a period's node each second: over
+// 30 s, 1,000 daemons with 8 daily tags kept ZooKeeper saturated and lost
+// about 9 takes in 10 (a range cost some 20 requests; docs/CONTRIBUTING.md,
+// "Benchmarks", the day's turn).
+inline constexpr std::int64_t kPeriodLeadMaxMs = 120'000;
 inline constexpr std::int64_t kPeriodLeadMinMs = 30'000;
 // The window a period over is let go of in: from 30 s past its end plus the
 // skew bound to 45 s past, before anyone may remove its node (at

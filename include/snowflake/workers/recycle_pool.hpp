@@ -39,6 +39,7 @@
 #include "snowflake/zk/alive_node.hpp"
 #include "snowflake/zk/cluster_tree.hpp"
 #include "snowflake/zk/coord_error.hpp"
+#include "snowflake/zk/node_change_watch.hpp"
 #include "snowflake/zk/node_data.hpp"
 #include "snowflake/zk/zk_session.hpp"
 
@@ -208,8 +209,14 @@ class RecyclePool {
 
   // The pool's move count (the version of inuse/'s own data), read now.
   Result<std::int32_t, CoordError> move_count(ZkSession& zk);
+  // The same, leaving a watch on the count (heartbeat and release use it to
+  // know, without a reading, whether the count they remember is still it).
+  Result<std::int32_t, CoordError> watched_move_count(ZkSession& zk);
 
  private:
+  // The count from a reading of inuse/ (its version; its children counted
+  // into in_use_seen_).
+  Result<std::int32_t, CoordError> counted(const Result<std::optional<NodeStat>, ZkError>& stat);
   // Reads an inuse node and checks `owner` holds it; lost if not.
   Result<std::pair<InuseData, NodeStat>, CoordError> read_owned(ZkSession& zk,
                                                                 const std::string& path,
@@ -256,6 +263,8 @@ class RecyclePool {
   std::optional<std::uint32_t> unsure_claim_;
   std::set<std::uint32_t> unusable_;
   std::optional<std::uint32_t> in_use_seen_;
+  // Whether the count a claim remembers may still be it (node_change_watch.hpp).
+  NodeChangeWatch count_watch_;
   // By worker ID, ZooKeeper's time before which a node read fresh cannot be
   // stale (its mtime then + its threshold; a later write only moves it on):
   // a node without an alive node (a lease's, a dead daemon's) is read again
