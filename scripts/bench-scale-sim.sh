@@ -11,7 +11,7 @@
 #        scripts/bench-scale-sim.sh 100 1000 5000 --ensemble
 #        scripts/bench-scale-sim.sh 1000 5000 --ensemble --waves --per-process 500
 #        BASELINE_REV=HEAD~1 scripts/bench-scale-sim.sh 5000 --mass-stop 500 --heartbeat-ms 30000
-#        BASELINE_REV=HEAD~1 scripts/bench-scale-sim.sh 1000 --day-turn 8 --turn-lead 300
+#        BASELINE_REV=HEAD~1 scripts/bench-scale-sim.sh 1000 --day-turn 8 --turn-lead 420
 # With BASELINE_REV, that revision's coordinator code (with this tree's
 # coordinator_fleet.cpp, which compiles against either) is built too and
 # simulated first with the same arguments: its table, then this tree's.

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "snowflake/base/mix64.hpp"
+
 namespace snowflake {
 
 namespace {
@@ -32,10 +34,7 @@ std::chrono::milliseconds ceil_ms(std::int64_t ns) {
 std::uint64_t thread_random() {
   thread_local std::uint64_t x =
       std::random_device{}() ^ (std::uint64_t{std::random_device{}()} << 32);
-  std::uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  return splitmix64_finalize(x += 0x9E3779B97F4A7C15ULL);
 }
 
 }  // namespace

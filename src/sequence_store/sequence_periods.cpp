@@ -133,8 +133,8 @@ void SequenceSupplier::supply_periodic(SequenceEntry& parent) {
     if (!new_period) ps.rate = slot->entry.gauges.rate.load(std::memory_order_relaxed);
     state.rate_hint = new_period ? ps.rate : 0;
     // The next period holds, before its boundary, what the rate now takes
-    // a range to be: its first range was taken a minute early, perhaps at
-    // no rate yet.
+    // a range to be: its first range was taken up to two minutes early,
+    // perhaps at no rate yet.
     const SequenceBufferState buffered = slot->entry.buffer.state();
     const bool top_up = ahead && state.last_size > 0 &&
                         buffered.current_left + buffered.queued < next_size(state, ps.rate) / 2;

@@ -67,7 +67,7 @@ process, 64 stops in flight in each). Printed per N:
 sequences that restart each day, their clocks faked to just before a
 midnight (tests/bench/day_turn.py says what is printed); --turn-lead S:
 the faked seconds from the launch to midnight (the start, a minute of
-first asks, two heartbeats and 75 s; 240 by default, 300 for 1,000
+first asks, two heartbeats and 135 s; 300 by default, 420 for 1,000
 daemons and 8 tags here). Standalone ZooKeeper only (--ensemble and
 --check are for the other modes).
 
@@ -387,7 +387,7 @@ def main():
                         help="K keep running while the N stop at once: see above")
     parser.add_argument("--day-turn", type=int, default=0, metavar="T",
                         help="T sequences restarting each day: the day's turn, see above")
-    parser.add_argument("--turn-lead", type=int, default=240, metavar="S")
+    parser.add_argument("--turn-lead", type=int, default=300, metavar="S")
     args = parser.parse_args()
     global LOG_DIR  # pylint: disable=global-statement
     LOG_DIR = args.log_dir

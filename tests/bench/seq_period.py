@@ -6,7 +6,7 @@ with their wall clocks set by libfaketime to some seconds before midnight
 in Berlin at the end of the 25-hour day (2026-10-25, 23:00 UTC). wrk
 measures SECONDS of load well before the boundary (steady), then SECONDS
 with the boundary in the middle; between the two the daemon has made the
-next day's node and taken its first range, as it does 30 to 60 s before
+next day's node and taken its first range, as it does 30 to 120 s before
 midnight, so at the boundary no request should wait for ZooKeeper.
 
 Prints both p50 and p99, the ratio of the p99s (goal: at most 2), the

@@ -95,7 +95,7 @@ struct FakedCluster {
 // Each daemon asked in turn by a thread of its own until real time `until_ms`
 // (at most 200,000 answers each); what came back, in send order per daemon.
 // Before real time `full_from_ms` at most one request every 5 ms a thread:
-// the daemons may be ready a minute before the boundary, and a fast
+// the daemons may be ready two minutes before the boundary, and a fast
 // machine at full speed reached the cap before it (one period seen).
 std::vector<PeriodAnswer> load(FakedCluster& c, std::int64_t full_from_ms, std::int64_t until_ms) {
   std::vector<std::vector<PeriodAnswer>> each(c.daemons.size());

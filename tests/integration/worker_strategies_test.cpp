@@ -663,14 +663,17 @@ TEST_CASE("recycle: a heartbeat that learnt of a move elsewhere reads first and 
   // write on the count remembered was, once at every move elsewhere).
   CHECK(pool_a.heartbeat(*sa, a, kNow + 3, kNow + 3).value() == 0);
   CHECK(pool_a.heartbeat(*sa, a, kNow + 4, kNow + 4).value() == 0);
-  // A second stop that learnt of the move marks its node at once (its move,
-  // on the count it remembers, would be refused).
+  // A stop that learnt of a move marks its node at once (its move, on the
+  // count it remembers, would be refused).
   auto c2 = claim(pool_c, *sc, owner_data("c2")).value();
   const std::uint64_t before = sc->node_events();
   CHECK(pool_c.heartbeat(*sc, c2, kNow + 6, kNow + 6).value() == 0);  // reads, watches
   REQUIRE(pool_a.release(*sa, a, kNow + 7).value() == Release::returned);
   REQUIRE(eventually([&] { return sc->node_events() > before; }));
+  const auto sent = sc->requests_sent();
   CHECK(pool_c.release(*sc, c2, kNow + 8).value() == Release::marked);
+  // The count, the node, the mark: no move sent to be refused first.
+  CHECK(sc->requests_sent() - sent == 3);
 }
 
 TEST_CASE("recycle: the reaper leaves a stale node it cannot read", "[zk][recycle][safety]") {
