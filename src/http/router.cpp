@@ -40,7 +40,7 @@ constexpr std::size_t kMaxTargetLength = 2048;
 // The cluster's fence (cluster/cluster_identity.hpp), while it is up: the
 // 503 that says so, until when, and why.
 std::optional<Response> fence_refusal(const RouterContext& ctx) {
-  const std::int64_t until = ctx.coordination.fence_until_ms.load(std::memory_order_relaxed);
+  const std::int64_t until = ctx.coordination.fence_until_ms.load(std::memory_order_acquire);
   const std::int64_t now = SystemClock::instance().wall_ms();
   if (until == INT64_MIN || until < now) return std::nullopt;
   const bool lost =

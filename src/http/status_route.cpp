@@ -26,8 +26,9 @@ nlohmann::ordered_json floor_json(std::int64_t floor_ms) {
 nlohmann::ordered_json cluster_json(const RouterContext& ctx) {
   if (!ctx.info.timings && !ctx.sequences) return nullptr;
   const auto& co = ctx.coordination;
+  // The fence's end first (Coordinator::apply_fence stores it last).
+  const std::int64_t until = co.fence_until_ms.load(std::memory_order_acquire);
   const ClusterWords words = co.cluster.get();
-  const std::int64_t until = co.fence_until_ms.load(std::memory_order_relaxed);
   nlohmann::ordered_json fence = nullptr;
   if (until != INT64_MIN) {
     fence = {{"until", format_iso8601_ms(until)},

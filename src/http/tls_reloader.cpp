@@ -81,9 +81,9 @@ void TlsReloader::reload(bool again) {
   gauges_.cert_not_before_s.store(id.not_before_s, std::memory_order_relaxed);
   gauges_.cert_not_after_s.store(id.not_after_s, std::memory_order_relaxed);
   gauges_.reloads_ok.fetch_add(1, std::memory_order_relaxed);
+  gauges_.reload_failing.store(false, std::memory_order_relaxed);
   install_(std::move(contexts).value());
   failing_ = false;
-  gauges_.reload_failing.store(false, std::memory_order_relaxed);
   seen_ = id.stamp;  // taken before the read: a change since is read at the next looks
   spdlog::info("TLS: certificate reloaded from {}: {}, serial {}, expires {}", files_.cert_file,
                id.subject, id.serial, format_iso8601_ms(id.not_after_s * 1000));

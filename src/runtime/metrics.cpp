@@ -100,7 +100,8 @@ namespace {
 void render_cluster_fence(const CoordinationGauges& c, fmt::memory_buffer& out) {
   const Lines line{out};
   const auto relaxed = std::memory_order_relaxed;
-  const std::int64_t fence_until = c.fence_until_ms.load(relaxed);
+  // The end first (Coordinator::apply_fence stores it after the kind).
+  const std::int64_t fence_until = c.fence_until_ms.load(std::memory_order_acquire);
   const bool fence_up =
       fence_until != INT64_MIN && fence_until >= SystemClock::instance().wall_ms();
   const FenceGauge fence_kind = c.fence_kind.load(relaxed);

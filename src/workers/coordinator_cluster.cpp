@@ -160,12 +160,19 @@ bool Coordinator::settle_loss() {
 void Coordinator::apply_fence(const std::optional<ClusterFence>& fence) {
   if (fence == fence_) return;
   fence_ = fence;
-  gauges_.fence_until_ms.store(fence ? fence->until_ms : INT64_MIN, std::memory_order_relaxed);
-  gauges_.fence_kind.store(gauge_of(fence), std::memory_order_relaxed);
-  gauges_.cluster.update([&](ClusterWords& w) {
-    w.fence_reason = fence ? fence->reason : std::string();
-    w.fence_at_ms = fence ? fence->at_ms : 0;
-  });
+  // Readers (/status, the 503) load the fence's end first: a fence put up
+  // shows its end only once its kind and reason are there, and one lifted
+  // loses its end before them.
+  const auto describe = [&] {
+    gauges_.fence_kind.store(gauge_of(fence), std::memory_order_relaxed);
+    gauges_.cluster.update([&](ClusterWords& w) {
+      w.fence_reason = fence ? fence->reason : std::string();
+      w.fence_at_ms = fence ? fence->at_ms : 0;
+    });
+  };
+  if (fence) describe();
+  gauges_.fence_until_ms.store(fence ? fence->until_ms : INT64_MIN, std::memory_order_release);
+  if (!fence) describe();
   if (fence) {
     spdlog::info("the cluster's fence: no ID at or below {} ({}: {})",
                  format_iso8601_ms(fence->until_ms), to_string(fence->kind), fence->reason);

@@ -424,9 +424,14 @@ TEST_CASE(
   CHECK(fence["kind"] == "history_lost");
   const std::int64_t until = fence["until_ms"].get<std::int64_t>();
   // The sequence, as ZooKeeper holds it now: frozen, above what each held.
+  // Frozen after the fence is in force (each tag read and written in turn).
   auto s = connect(zk);
-  const auto node = json::parse(s->get(kE2eRoot + "/sequences/invoice").value().data);
-  CHECK(node.value("frozen", false));
+  CHECK(eventually(
+      [&] {
+        const auto node = s->get(kE2eRoot + "/sequences/invoice");
+        return node && json::parse(node.value().data).value("frozen", false);
+      },
+      30s));
   INFO("a: " << log_tail(a) << "\nb: " << log_tail(b));  // why one is not ready (once, in CI)
   REQUIRE(eventually([&] { return ready(a).has_value() && ready(b).has_value(); }, 60s));
   const auto resumed = loads[0]->ids.issued() + loads[1]->ids.issued();
