@@ -209,11 +209,11 @@ class RecyclePool {
 
   // The pool's move count (the version of inuse/'s own data), read now.
   Result<std::int32_t, CoordError> move_count(ZkSession& zk);
-  // The same, leaving a watch on the count (heartbeat and release use it to
-  // know, without a reading, whether the count they remember is still it).
-  Result<std::int32_t, CoordError> watched_move_count(ZkSession& zk);
 
  private:
+  // move_count(), leaving a watch on the count (heartbeat and release use it
+  // to know, without a reading, whether the count they remember is still it).
+  Result<std::int32_t, CoordError> watched_move_count(ZkSession& zk);
   // The count from a reading of inuse/ (its version; its children counted
   // into in_use_seen_).
   Result<std::int32_t, CoordError> counted(const Result<std::optional<NodeStat>, ZkError>& stat);
